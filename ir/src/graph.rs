@@ -1,0 +1,294 @@
+//! The lazy graph: a `petgraph::StableGraph` of typed nodes.
+//!
+//! Every node carries its op, dtype and shape, fixed when the node is created. Edges
+//! point from producer to consumer and carry the consumer's input slot. Nodes are kept
+//! alive by *pins* (one per tensor storage that currently refers to the node) and by
+//! consumers; [`Graph::unpin`] removes every node that neither a pin nor a live
+//! consumer reaches, so a program that builds and realizes graphs in a loop runs in
+//! bounded memory.
+//!
+//! # Invariants (checked by [`Graph::verify`])
+//! - every node's inputs occupy slots `0..n` exactly once, with `n` fixed by the op;
+//! - `Binary` inputs have one dtype and the node's shape; predicates output `bool`;
+//! - `View` layouts stay inside the input's element count;
+//! - `WriteView`'s value input has the layout's shape and the node's dtype.
+
+use crate::dtype::DType;
+use crate::op::{InputId, Op};
+use crate::shape::{fmt_shape, numel};
+use hashbrown::HashMap;
+use petgraph::stable_graph::{NodeIndex, StableGraph};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use std::fmt;
+
+/// Handle of a graph node. Its `Display` is the raw index (`%12`); dumps renumber
+/// nodes in topological order so that their text is deterministic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(NodeIndex<u32>);
+
+impl NodeId {
+    /// The raw index (stable while the node lives; reused after removal).
+    pub fn index(self) -> usize {
+        self.0.index()
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0.index())
+    }
+}
+
+/// One node: what it computes and the type of its output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The operation.
+    pub op: Op,
+    /// Output dtype.
+    pub dtype: DType,
+    /// Output shape (the output is contiguous row-major).
+    pub shape: Vec<usize>,
+    /// Number of tensor storages that refer to this node.
+    pins: u32,
+}
+
+impl Node {
+    /// Number of output elements.
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+}
+
+/// The graph of recorded operations.
+///
+/// ```
+/// use lazyfuse_ir::{DType, Graph, Op, Scalar};
+/// let mut g = Graph::new();
+/// let a = g.add(Op::Full(Scalar::Int(1)), DType::I64, vec![2], &[]);
+/// g.pin(a);
+/// assert_eq!(g.len(), 1);
+/// g.unpin(a);
+/// assert_eq!(g.len(), 0);
+/// ```
+#[derive(Default)]
+pub struct Graph {
+    graph: StableGraph<Node, u32>,
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of live nodes.
+    pub fn len(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    /// True when no node lives.
+    pub fn is_empty(&self) -> bool {
+        self.graph.node_count() == 0
+    }
+
+    /// Adds a node whose inputs are `inputs` in slot order. The node starts unpinned:
+    /// pin it, or consume it, before the next [`Graph::unpin`] can collect it.
+    pub fn add(&mut self, op: Op, dtype: DType, shape: Vec<usize>, inputs: &[NodeId]) -> NodeId {
+        let id = self.graph.add_node(Node {
+            op,
+            dtype,
+            shape,
+            pins: 0,
+        });
+        for (slot, input) in inputs.iter().enumerate() {
+            self.graph.add_edge(input.0, id, slot as u32);
+        }
+        NodeId(id)
+    }
+
+    /// The node behind a handle. Panics on a removed node, which only a bug in the
+    /// pinning discipline can produce (handles keep their nodes alive).
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.graph[id.0]
+    }
+
+    /// True when the handle names a live node.
+    pub fn contains(&self, id: NodeId) -> bool {
+        self.graph.contains_node(id.0)
+    }
+
+    /// Inputs of a node in slot order.
+    pub fn inputs(&self, id: NodeId) -> Vec<NodeId> {
+        let mut edges: Vec<(u32, NodeId)> = self
+            .graph
+            .edges_directed(id.0, Direction::Incoming)
+            .map(|e| (*e.weight(), NodeId(e.source())))
+            .collect();
+        edges.sort_unstable_by_key(|(slot, _)| *slot);
+        edges.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// Number of consumers of a node.
+    pub fn consumer_count(&self, id: NodeId) -> usize {
+        self.graph
+            .edges_directed(id.0, Direction::Outgoing)
+            .count()
+    }
+
+    /// Records one more storage referring to the node.
+    pub fn pin(&mut self, id: NodeId) {
+        self.graph[id.0].pins += 1;
+    }
+
+    /// Drops one reference to the node and removes every node that is no longer
+    /// reachable from a pinned node. Returns the input buffers those nodes held, so the
+    /// owner can free them.
+    pub fn unpin(&mut self, id: NodeId) -> Vec<InputId> {
+        let node = &mut self.graph[id.0];
+        debug_assert!(node.pins > 0, "unpin of an unpinned node {id}");
+        node.pins = node.pins.saturating_sub(1);
+        let mut freed = Vec::new();
+        let mut stack = vec![id];
+        while let Some(n) = stack.pop() {
+            if !self.graph.contains_node(n.0) {
+                continue;
+            }
+            let node = &self.graph[n.0];
+            if node.pins > 0 || self.consumer_count(n) > 0 {
+                continue;
+            }
+            let inputs = self.inputs(n);
+            if let Some(removed) = self.graph.remove_node(n.0) {
+                if let Op::Input(buf) = removed.op {
+                    freed.push(buf);
+                }
+            }
+            stack.extend(inputs);
+        }
+        freed
+    }
+
+    /// Every node the targets depend on (targets included), producers first. Each
+    /// node appears once; the order is deterministic for a given graph.
+    pub fn topo_order(&self, targets: &[NodeId]) -> Vec<NodeId> {
+        let mut order = Vec::new();
+        let mut state: HashMap<NodeId, bool> = HashMap::new(); // false: open, true: done
+        for &t in targets {
+            let mut stack = vec![(t, false)];
+            while let Some((n, expanded)) = stack.pop() {
+                if expanded {
+                    state.insert(n, true);
+                    order.push(n);
+                    continue;
+                }
+                if state.contains_key(&n) {
+                    continue;
+                }
+                state.insert(n, false);
+                stack.push((n, true));
+                for input in self.inputs(n).into_iter().rev() {
+                    if !state.contains_key(&input) {
+                        stack.push((input, false));
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// The deterministic text form of everything the targets depend on. Nodes are
+    /// renumbered `%0, %1, …` in topological order; targets are marked with `->`.
+    ///
+    /// ```text
+    /// %0 = input(buf3) : float32[2, 3]
+    /// %1 = full(value=2) : float32[]
+    /// %2 = view(%1; shape=[2, 3], strides=[0, 0], offset=0) : float32[2, 3]
+    /// %3 = mul(%0, %2) : float32[2, 3]  -> t0
+    /// ```
+    pub fn dump(&self, targets: &[NodeId]) -> String {
+        let order = self.topo_order(targets);
+        let names: HashMap<NodeId, usize> = order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut out = String::new();
+        for n in &order {
+            let node = self.node(*n);
+            let args: Vec<String> = self
+                .inputs(*n)
+                .iter()
+                .map(|i| format!("%{}", names[i]))
+                .collect();
+            let attrs = node.op.attributes();
+            let inner = match (args.is_empty(), attrs.is_empty()) {
+                (true, _) => attrs,
+                (false, true) => args.join(", "),
+                (false, false) => format!("{}; {}", args.join(", "), attrs),
+            };
+            out.push_str(&format!(
+                "%{} = {}({}) : {}{}",
+                names[n],
+                node.op.name(),
+                inner,
+                node.dtype,
+                fmt_shape(&node.shape)
+            ));
+            let marks: Vec<String> = targets
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| *t == n)
+                .map(|(i, _)| format!("t{i}"))
+                .collect();
+            if !marks.is_empty() {
+                out.push_str(&format!("  -> {}", marks.join(", ")));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Checks the invariants listed in the module doc for every live node.
+    pub fn verify(&self) -> Result<(), String> {
+        for idx in self.graph.node_indices() {
+            let id = NodeId(idx);
+            let node = self.node(id);
+            let inputs = self.inputs(id);
+            let arity_ok = match &node.op {
+                Op::Input(_) | Op::Full(_) | Op::Arange { .. } => inputs.is_empty(),
+                Op::View(_) | Op::Cast | Op::Unary(_) | Op::Reduce { .. } => inputs.len() == 1,
+                Op::ArgReduce { .. } | Op::Cumsum { .. } | Op::Softmax { .. } => inputs.len() == 1,
+                Op::Binary(_) | Op::Matmul | Op::WriteView(_) => inputs.len() == 2,
+                Op::Where => inputs.len() == 3,
+                Op::Cat { .. } => !inputs.is_empty(),
+            };
+            if !arity_ok {
+                return Err(format!("{id}: {} has {} inputs", node.op.name(), inputs.len()));
+            }
+            match &node.op {
+                Op::Binary(b) => {
+                    let (x, y) = (self.node(inputs[0]), self.node(inputs[1]));
+                    if x.dtype != y.dtype || x.shape != node.shape || y.shape != node.shape {
+                        return Err(format!("{id}: binary inputs not promoted/broadcast"));
+                    }
+                    if b.is_predicate() != (node.dtype == DType::Bool && b.is_predicate()) {
+                        return Err(format!("{id}: predicate output is not bool"));
+                    }
+                }
+                Op::View(l) => {
+                    if l.required_storage() > self.node(inputs[0]).numel() || l.shape != node.shape {
+                        return Err(format!("{id}: view {l} out of its input's bounds"));
+                    }
+                }
+                Op::WriteView(l) => {
+                    let value = self.node(inputs[1]);
+                    if value.shape != l.shape || value.dtype != node.dtype {
+                        return Err(format!("{id}: write_view value does not match {l}"));
+                    }
+                    if l.required_storage() > self.node(inputs[0]).numel() {
+                        return Err(format!("{id}: write_view {l} out of bounds"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

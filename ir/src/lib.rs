@@ -1,0 +1,26 @@
+//! lazyfuse-ir: the semantic core of lazyfuse, decided at graph-build time.
+//!
+//! In processing order: element types ([`dtype`], [`scalar`]), shapes and
+//! broadcasting ([`shape`], [`broadcast`]), type promotion ([`promote`]), layouts and
+//! the view ops ([`layout`], [`view`]), the per-op typing rules ([`typing`]), and the
+//! lazy graph itself ([`op`], [`graph`]). Nothing here touches memory or devices.
+#![deny(missing_docs)]
+
+pub mod broadcast;
+pub mod dtype;
+pub mod error;
+pub mod graph;
+pub mod layout;
+pub mod op;
+pub mod promote;
+pub mod scalar;
+pub mod shape;
+pub mod typing;
+pub mod view;
+
+pub use dtype::{Category, DType};
+pub use error::{Error, Result};
+pub use graph::{Graph, Node, NodeId};
+pub use layout::Layout;
+pub use op::{ArgReduceOp, BinaryOp, InputId, Op, ReduceOp, UnaryOp};
+pub use scalar::Scalar;

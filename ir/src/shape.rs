@@ -1,0 +1,56 @@
+//! Shapes: element counts, contiguous strides and Python-style dim wrapping.
+
+use crate::error::{Error, Result};
+
+/// Number of elements of a shape (1 for the zero-dim shape `[]`).
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::shape::numel(&[2, 3]), 6);
+/// assert_eq!(lazyfuse_ir::shape::numel(&[]), 1);
+/// ```
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Row-major (C-contiguous) strides of a shape, in elements. Like PyTorch, a
+/// size-0 or size-1 dim does not zero the strides of the dims before it: each stride
+/// is the product of `max(size, 1)` of the dims after it.
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
+/// assert_eq!(lazyfuse_ir::shape::contiguous_strides(&[2, 0, 4]), vec![4, 4, 1]);
+/// ```
+pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc: isize = 1;
+    for i in (0..shape.len()).rev() {
+        strides[i] = acc;
+        acc *= shape[i].max(1) as isize;
+    }
+    strides
+}
+
+/// Wraps a Python-style dim (`-1` is the last) into `0..ndim`, with PyTorch's
+/// error text. A zero-dim tensor accepts `-1` and `0` (as PyTorch's scalar wrapping).
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::shape::wrap_dim(-1, 3).unwrap(), 2);
+/// assert!(lazyfuse_ir::shape::wrap_dim(3, 3).is_err());
+/// ```
+pub fn wrap_dim(dim: isize, ndim: usize) -> Result<usize> {
+    let n = ndim.max(1) as isize;
+    if dim < -n || dim >= n {
+        return Err(Error::DimOutOfRange {
+            dim,
+            min: -n,
+            max: n - 1,
+        });
+    }
+    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+}
+
+/// Formats a shape as PyTorch prints sizes in messages: `[2, 3]`.
+pub fn fmt_shape(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}

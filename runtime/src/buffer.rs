@@ -1,0 +1,234 @@
+//! `Buffer`: a flat, typed, host-memory array holding one storage's elements, and the
+//! `Element` trait that ties each Rust element type to its `DType`.
+
+use half::{bf16, f16};
+use lazyfuse_ir::{DType, Layout};
+use num_complex::Complex;
+
+/// A flat array of one dtype. Storage-only dtypes (float8, complex32, bcomplex32)
+/// are kept as raw little-endian bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buffer {
+    /// `bool`
+    Bool(Vec<bool>),
+    /// `uint8`
+    U8(Vec<u8>),
+    /// `int8`
+    I8(Vec<i8>),
+    /// `int16`
+    I16(Vec<i16>),
+    /// `int32`
+    I32(Vec<i32>),
+    /// `int64`
+    I64(Vec<i64>),
+    /// `uint16`
+    U16(Vec<u16>),
+    /// `uint32`
+    U32(Vec<u32>),
+    /// `uint64`
+    U64(Vec<u64>),
+    /// `float16`
+    F16(Vec<f16>),
+    /// `bfloat16`
+    BF16(Vec<bf16>),
+    /// `float32`
+    F32(Vec<f32>),
+    /// `float64`
+    F64(Vec<f64>),
+    /// `complex64`
+    C64(Vec<Complex<f32>>),
+    /// `complex128`
+    C128(Vec<Complex<f64>>),
+    /// A storage-only dtype as raw bytes (`size_in_bytes` per element).
+    Raw {
+        /// the dtype
+        dtype: DType,
+        /// the bytes
+        bytes: Vec<u8>,
+    },
+}
+
+/// Applies `$body` to the typed vector inside a buffer, binding it to `$v`. The
+/// `Raw` case runs `$raw`.
+#[macro_export]
+macro_rules! with_buffer {
+    ($buf:expr, $v:ident => $body:expr, raw => $raw:expr) => {
+        match $buf {
+            $crate::Buffer::Bool($v) => $body,
+            $crate::Buffer::U8($v) => $body,
+            $crate::Buffer::I8($v) => $body,
+            $crate::Buffer::I16($v) => $body,
+            $crate::Buffer::I32($v) => $body,
+            $crate::Buffer::I64($v) => $body,
+            $crate::Buffer::U16($v) => $body,
+            $crate::Buffer::U32($v) => $body,
+            $crate::Buffer::U64($v) => $body,
+            $crate::Buffer::F16($v) => $body,
+            $crate::Buffer::BF16($v) => $body,
+            $crate::Buffer::F32($v) => $body,
+            $crate::Buffer::F64($v) => $body,
+            $crate::Buffer::C64($v) => $body,
+            $crate::Buffer::C128($v) => $body,
+            $crate::Buffer::Raw { .. } => $raw,
+        }
+    };
+}
+
+impl Buffer {
+    /// The dtype of the elements.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::Bool(_) => DType::Bool,
+            Buffer::U8(_) => DType::U8,
+            Buffer::I8(_) => DType::I8,
+            Buffer::I16(_) => DType::I16,
+            Buffer::I32(_) => DType::I32,
+            Buffer::I64(_) => DType::I64,
+            Buffer::U16(_) => DType::U16,
+            Buffer::U32(_) => DType::U32,
+            Buffer::U64(_) => DType::U64,
+            Buffer::F16(_) => DType::F16,
+            Buffer::BF16(_) => DType::BF16,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F64(_) => DType::F64,
+            Buffer::C64(_) => DType::C64,
+            Buffer::C128(_) => DType::C128,
+            Buffer::Raw { dtype, .. } => *dtype,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_buffer!(self, v => v.len(), raw => match self {
+            Buffer::Raw { dtype, bytes } => bytes.len() / dtype.size_in_bytes(),
+            _ => unreachable!(),
+        })
+    }
+
+    /// True when the buffer holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A buffer of `len` zeros (false, 0, +0.0) of `dtype`.
+    pub fn zeros(dtype: DType, len: usize) -> Buffer {
+        match dtype {
+            DType::Bool => Buffer::Bool(vec![false; len]),
+            DType::U8 => Buffer::U8(vec![0; len]),
+            DType::I8 => Buffer::I8(vec![0; len]),
+            DType::I16 => Buffer::I16(vec![0; len]),
+            DType::I32 => Buffer::I32(vec![0; len]),
+            DType::I64 => Buffer::I64(vec![0; len]),
+            DType::U16 => Buffer::U16(vec![0; len]),
+            DType::U32 => Buffer::U32(vec![0; len]),
+            DType::U64 => Buffer::U64(vec![0; len]),
+            DType::F16 => Buffer::F16(vec![f16::ZERO; len]),
+            DType::BF16 => Buffer::BF16(vec![bf16::ZERO; len]),
+            DType::F32 => Buffer::F32(vec![0.0; len]),
+            DType::F64 => Buffer::F64(vec![0.0; len]),
+            DType::C64 => Buffer::C64(vec![Complex::new(0.0, 0.0); len]),
+            DType::C128 => Buffer::C128(vec![Complex::new(0.0, 0.0); len]),
+            other => Buffer::Raw {
+                dtype: other,
+                bytes: vec![0; len * other.size_in_bytes()],
+            },
+        }
+    }
+
+    /// Wraps a vector of elements.
+    pub fn from_vec<T: Element>(data: Vec<T>) -> Buffer {
+        T::into_buffer(data)
+    }
+
+    /// The elements as a slice, if `T` is the buffer's element type.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::slice(self)
+    }
+
+    /// Copies the elements a layout addresses, in the layout's row-major order, into a
+    /// new contiguous buffer. The caller guarantees `layout.required_storage() <=
+    /// self.len()` (the graph verifier checks it for every `View`).
+    pub fn gather(&self, layout: &Layout) -> Buffer {
+        if layout.is_identity_of(self.len()) {
+            return self.clone();
+        }
+        match self {
+            Buffer::Raw { dtype, bytes } => {
+                let size = dtype.size_in_bytes();
+                let mut out = Vec::with_capacity(layout.numel() * size);
+                for o in layout.offsets() {
+                    out.extend_from_slice(&bytes[o * size..(o + 1) * size]);
+                }
+                Buffer::Raw {
+                    dtype: *dtype,
+                    bytes: out,
+                }
+            }
+            _ => with_buffer!(self, v => {
+                let out: Vec<_> = layout.offsets().map(|o| v[o]).collect();
+                Buffer::from_vec(out)
+            }, raw => unreachable!()),
+        }
+    }
+}
+
+/// A Rust type that is the element type of one dtype.
+pub trait Element: Copy + Send + Sync + std::fmt::Debug + 'static {
+    /// The dtype whose elements are `Self`.
+    const DTYPE: DType;
+    /// Wraps a vector into a [`Buffer`].
+    fn into_buffer(data: Vec<Self>) -> Buffer;
+    /// The buffer's elements, if it holds `Self`.
+    fn slice(buffer: &Buffer) -> Option<&[Self]>;
+}
+
+macro_rules! element {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn into_buffer(data: Vec<Self>) -> Buffer {
+                Buffer::$variant(data)
+            }
+            fn slice(buffer: &Buffer) -> Option<&[Self]> {
+                match buffer {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+element!(bool, Bool);
+element!(u8, U8);
+element!(i8, I8);
+element!(i16, I16);
+element!(i32, I32);
+element!(i64, I64);
+element!(u16, U16);
+element!(u32, U32);
+element!(u64, U64);
+element!(f16, F16);
+element!(bf16, BF16);
+element!(f32, F32);
+element!(f64, F64);
+element!(Complex<f32>, C64);
+element!(Complex<f64>, C128);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_transposed() {
+        let b = Buffer::from_vec(vec![0i64, 1, 2, 3, 4, 5]);
+        let l = Layout {
+            shape: vec![3, 2],
+            strides: vec![1, 3],
+            offset: 0,
+        };
+        assert_eq!(b.gather(&l), Buffer::from_vec(vec![0i64, 3, 1, 4, 2, 5]));
+        assert_eq!(b.dtype(), DType::I64);
+        assert_eq!(Buffer::zeros(DType::F8E5M2, 3).len(), 3);
+    }
+}

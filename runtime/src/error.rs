@@ -1,0 +1,21 @@
+//! The runtime's error type: failures found while executing a graph.
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure during execution.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// Integer division (or remainder) by zero, found in the data.
+    #[error("ZeroDivisionError")]
+    ZeroDivision,
+    /// An integer raised to a negative integer power, found in the data.
+    #[error("Integers to negative integer powers are not allowed.")]
+    NegativeIntegerPower,
+    /// The graph asks for something the interpreter cannot do yet.
+    #[error("lazyfuse does not support {0} yet")]
+    Unsupported(String),
+    /// The graph is malformed (a bug in the builder, reported instead of a panic).
+    #[error("malformed graph: {0}")]
+    Malformed(String),
+}

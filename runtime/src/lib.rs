@@ -1,0 +1,15 @@
+//! lazyfuse-runtime: buffers and execution.
+//!
+//! Today this crate holds host [`Buffer`]s and the reference interpreter
+//! ([`interp`]), which executes a graph node by node with PyTorch's numerics. The
+//! interpreter is the oracle every compiled backend is compared with.
+#![deny(missing_docs)]
+
+pub mod buffer;
+pub mod error;
+pub mod interp;
+
+pub use buffer::{Buffer, Element};
+pub use error::{Error, Result};
+pub use half;
+pub use num_complex::Complex;
