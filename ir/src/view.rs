@@ -99,9 +99,7 @@ fn compute_stride(
             || (old_shape[tensor_d - 1] != 1
                 && Some(old_strides[tensor_d - 1]) != tensor_numel.checked_mul(chunk_base_stride));
         if chunk_ends {
-            while view_d >= 0
-                && (view_numel < tensor_numel || new_shape[view_d as usize] == 1)
-            {
+            while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
                 new_strides[view_d as usize] = view_numel.checked_mul(chunk_base_stride)?;
                 view_numel = view_numel.checked_mul(new_shape[view_d as usize] as isize)?;
                 view_d -= 1;
@@ -163,7 +161,8 @@ impl Layout {
             }
         }
         let known = known.ok_or_else(invalid)?;
-        let fits = numel == known || (infer_dim.is_some() && known > 0 && numel % known == 0);
+        let fits =
+            numel == known || (infer_dim.is_some() && known > 0 && numel.is_multiple_of(known));
         if !fits {
             return Err(invalid());
         }
@@ -401,7 +400,7 @@ impl Layout {
         }
         let index = if index < 0 { index + size } else { index };
         let mut out = self.clone();
-        out.offset = shift(self.offset, index * self.strides[d])?;
+        out.offset = shift(self.offset, mul_stride(index as usize, self.strides[d])?)?;
         out.shape.remove(d);
         out.strides.remove(d);
         Ok(out)
@@ -514,7 +513,10 @@ impl Layout {
             storage_offset = if offset >= 0 {
                 shift(self.offset, mul_stride(offset as usize, self.strides[b])?)?
             } else {
-                shift(self.offset, mul_stride(offset.unsigned_abs(), self.strides[a])?)?
+                shift(
+                    self.offset,
+                    mul_stride(offset.unsigned_abs(), self.strides[a])?,
+                )?
             };
         }
         let diag_stride = self.strides[a]
@@ -562,19 +564,20 @@ impl Layout {
             ));
         }
         const ITEMSIZE: u128 = 8;
-        // ATen's computeStorageNbytes, in u128 so that huge requests fail the bounds
-        // check instead of overflowing.
+        // ATen's computeStorageNbytes, in saturating u128 so that huge requests fail the
+        // bounds check instead of overflowing.
         let needed_elems: u128 = if size.contains(&0) {
             0
         } else {
-            1 + size
-                .iter()
+            size.iter()
                 .zip(stride)
-                .map(|(&s, &st)| (s as u128 - 1) * st as u128)
-                .sum::<u128>()
+                .map(|(&s, &st)| (s as u128 - 1).saturating_mul(st as u128))
+                .fold(1u128, u128::saturating_add)
         };
         if needed_elems > 0 {
-            let needed = (needed_elems + offset as u128) * ITEMSIZE;
+            let needed = needed_elems
+                .saturating_add(offset as u128)
+                .saturating_mul(ITEMSIZE);
             let have = storage_numel as u128 * ITEMSIZE;
             if needed > have {
                 return Err(Error::invalid(
@@ -603,7 +606,9 @@ impl Layout {
         if size > max_size {
             return Err(Error::invalid(
                 "unfold",
-                format!("maximum size for tensor at dimension {d} is {max_size} but size is {size}"),
+                format!(
+                    "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
+                ),
             ));
         }
         if step == 0 {
@@ -870,7 +875,10 @@ mod tests {
         let c = Layout::contiguous(&[2, 3]);
         assert_eq!(c.view(&[2, 1, 3, 1]).unwrap().strides, vec![3, 3, 1, 1]);
         // A 0-d input gives stride 1 everywhere.
-        assert_eq!(Layout::contiguous(&[]).view(&[1, 1]).unwrap().strides, vec![1, 1]);
+        assert_eq!(
+            Layout::contiguous(&[]).view(&[1, 1]).unwrap().strides,
+            vec![1, 1]
+        );
     }
 
     #[test]
@@ -918,10 +926,16 @@ mod tests {
     fn expand_stride_rule() {
         let a = l(&[4, 1], &[1, 1], 0);
         // Expanded dim: 0; kept dim: its stride; new leading size-1 dims: size*stride.
-        assert_eq!(a.expand(&[1, 1, 4, 2]).unwrap(), l(&[1, 1, 4, 2], &[4, 4, 1, 0], 0));
+        assert_eq!(
+            a.expand(&[1, 1, 4, 2]).unwrap(),
+            l(&[1, 1, 4, 2], &[4, 4, 1, 0], 0)
+        );
         assert_eq!(a.expand(&[3, -1, 1]).unwrap(), l(&[3, 4, 1], &[0, 1, 1], 0));
         // A 0-d input: stride 0 everywhere, size-1 dims included.
-        assert_eq!(Layout::contiguous(&[]).expand(&[1, 3]).unwrap().strides, vec![0, 0]);
+        assert_eq!(
+            Layout::contiguous(&[]).expand(&[1, 3]).unwrap().strides,
+            vec![0, 0]
+        );
         let err = a.expand(&[4, 3, 2]).unwrap_err();
         assert!(matches!(err, Error::Expand { dim: 1, .. }), "{err}");
         assert!(a.expand(&[-1, 4, 1]).is_err());
@@ -934,7 +948,10 @@ mod tests {
         assert_eq!(a.unsqueeze(0).unwrap(), l(&[1, 3, 4], &[3, 1, 3], 2));
         assert_eq!(a.unsqueeze(1).unwrap(), l(&[3, 1, 4], &[1, 12, 3], 2));
         assert_eq!(a.unsqueeze(-1).unwrap(), l(&[3, 4, 1], &[1, 3, 1], 2));
-        assert_eq!(Layout::contiguous(&[]).unsqueeze(-1).unwrap(), l(&[1], &[1], 0));
+        assert_eq!(
+            Layout::contiguous(&[]).unsqueeze(-1).unwrap(),
+            l(&[1], &[1], 0)
+        );
         assert!(a.unsqueeze(3).is_err());
         assert!(a.unsqueeze(-4).is_err());
     }
@@ -943,8 +960,14 @@ mod tests {
     fn slice_narrow_select_offsets() {
         let a = Layout::contiguous(&[3, 2, 3]);
         // An empty slice still moves the offset by start * stride.
-        assert_eq!(a.slice(2, Some(-1), Some(-1), 1).unwrap(), l(&[3, 2, 0], &[6, 3, 1], 2));
-        assert_eq!(a.slice(0, None, None, 2).unwrap(), l(&[2, 2, 3], &[12, 3, 1], 0));
+        assert_eq!(
+            a.slice(2, Some(-1), Some(-1), 1).unwrap(),
+            l(&[3, 2, 0], &[6, 3, 1], 2)
+        );
+        assert_eq!(
+            a.slice(0, None, None, 2).unwrap(),
+            l(&[2, 2, 3], &[12, 3, 1], 0)
+        );
         assert_eq!(a.slice(0, Some(-10), Some(10), 1).unwrap(), a);
         assert_eq!(a.narrow(1, -1, 1).unwrap(), l(&[3, 1, 3], &[6, 3, 1], 3));
         assert!(a.narrow(1, 1, 2).is_err());
@@ -975,11 +998,17 @@ mod tests {
         let a = Layout::contiguous(&[5]);
         assert_eq!(a.unfold(0, 2, 2).unwrap(), l(&[2, 2], &[2, 1], 0));
         assert_eq!(
-            Layout::contiguous(&[3]).unfold(0, 4, 1).unwrap_err().to_string(),
+            Layout::contiguous(&[3])
+                .unfold(0, 4, 1)
+                .unwrap_err()
+                .to_string(),
             "maximum size for tensor at dimension 0 is 3 but size is 4"
         );
         assert!(a.unfold(0, 2, 0).is_err());
-        assert_eq!(Layout::contiguous(&[]).unfold(0, 1, 1).unwrap(), l(&[1], &[1], 0));
+        assert_eq!(
+            Layout::contiguous(&[]).unfold(0, 1, 1).unwrap(),
+            l(&[1], &[1], 0)
+        );
         assert!(a.as_strided(&[2, 2], &[2, 1], 1, 5).is_ok());
         assert_eq!(
             a.as_strided(&[2, 2], &[2, 1], 2, 5).unwrap_err().to_string(),
@@ -987,7 +1016,10 @@ mod tests {
         );
         assert!(a.as_strided(&[0, 2], &[100, 1], 100, 5).is_ok());
         let parts = a.split(2, 0).unwrap();
-        assert_eq!(parts.iter().map(|p| p.shape[0]).collect::<Vec<_>>(), vec![2, 2, 1]);
+        assert_eq!(
+            parts.iter().map(|p| p.shape[0]).collect::<Vec<_>>(),
+            vec![2, 2, 1]
+        );
         assert_eq!(parts[2].offset, 4);
         let chunks = Layout::contiguous(&[0, 2]).chunk(3, 0).unwrap();
         assert_eq!(chunks.len(), 3);
@@ -998,11 +1030,34 @@ mod tests {
     }
 
     #[test]
+    fn absurd_arguments_are_errors_not_panics() {
+        let a = Layout::contiguous(&[4]);
+        let big = usize::MAX;
+        assert!(a
+            .as_strided(&[big, big, big], &[isize::MAX; 3], big, 4)
+            .is_err());
+        assert!(Layout::infer_shape(&[isize::MAX, isize::MAX, -1], 4).is_err());
+        assert!(a.narrow(0, isize::MIN, big).is_err());
+        assert!(a.slice(0, Some(isize::MIN), Some(isize::MAX), big).is_err()); // stride 1 * usize::MAX overflows isize
+        assert!(a.diagonal(isize::MIN, 0, 1).is_err());
+        assert!(a.unsqueeze(0).unwrap().diagonal(isize::MIN, 0, 1).is_ok());
+        assert!(a.expand(&[isize::MAX, 4]).is_ok());
+        assert!(a.expand(&[-2, 4]).is_err());
+        assert!(a.unfold(0, big, 1).is_err());
+        assert!(a.split(big, 0).is_ok());
+        assert!(a.split_sizes(&[big, 5], 0).is_err());
+        assert!(a.chunk(big, 0).is_ok());
+    }
+
+    #[test]
     fn flatten_movedim_t() {
         let a = Layout::contiguous(&[2, 3, 4]);
         assert_eq!(a.flatten(0, 1).unwrap().unwrap(), l(&[6, 4], &[4, 1], 0));
         assert_eq!(a.flatten(1, 1).unwrap().unwrap(), a);
-        assert_eq!(Layout::contiguous(&[]).flatten(0, -1).unwrap().unwrap(), l(&[1], &[1], 0));
+        assert_eq!(
+            Layout::contiguous(&[]).flatten(0, -1).unwrap().unwrap(),
+            l(&[1], &[1], 0)
+        );
         let p = a.movedim(0, -1).unwrap();
         assert_eq!(p, l(&[3, 4, 2], &[4, 1, 12], 0));
         assert_eq!(p.flatten(1, 2).unwrap(), None);
@@ -1011,7 +1066,10 @@ mod tests {
         assert!(a.t().is_err());
         assert_eq!(a.mt().unwrap(), l(&[2, 4, 3], &[12, 1, 4], 0));
         assert!(Layout::contiguous(&[3]).mt().is_err());
-        assert_eq!(a.unflatten(-1, &[2, -1]).unwrap(), l(&[2, 3, 2, 2], &[12, 4, 2, 1], 0));
+        assert_eq!(
+            a.unflatten(-1, &[2, -1]).unwrap(),
+            l(&[2, 3, 2, 2], &[12, 4, 2, 1], 0)
+        );
         assert!(a.unflatten(0, &[3, -1]).is_err());
     }
 }

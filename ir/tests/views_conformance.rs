@@ -104,7 +104,8 @@ fn ints(args: &Value, key: &str) -> Result<Vec<isize>, String> {
 /// A non-negative argument; PyTorch refuses negative sizes/steps/offsets, so a
 /// negative one is the op's failure, not the harness's.
 fn nonneg(v: isize, what: &str) -> Result<usize, Error> {
-    usize::try_from(v).map_err(|_| Error::invalid(what, format!("{what} must be non-negative, got {v}")))
+    usize::try_from(v)
+        .map_err(|_| Error::invalid(what, format!("{what} must be non-negative, got {v}")))
 }
 
 /// Outcome of one step: the op's own refusal (`Op`) or a harness problem (`Harness`,
@@ -176,11 +177,9 @@ fn apply(model: &mut Model, t: &Tensor, op: &str, args: &Value) -> Result<Tensor
             Some(d) => same(l.squeeze_dim(d)?),
         },
         "unsqueeze" => same(l.unsqueeze(int(args, "dim")?)?),
-        "diagonal" => same(l.diagonal(
-            int(args, "offset")?,
-            int(args, "dim1")?,
-            int(args, "dim2")?,
-        )?),
+        "diagonal" => {
+            same(l.diagonal(int(args, "offset")?, int(args, "dim1")?, int(args, "dim2")?)?)
+        }
         "as_strided" => {
             let size = ints(args, "size")?
                 .into_iter()
@@ -367,7 +366,10 @@ fn run_case(case: &Value) -> Result<(), String> {
             return match result {
                 Err(e) if !e.starts_with("harness") => Ok(()),
                 Err(e) => Err(e),
-                Ok(()) => Err(format!("write {op} succeeded, want {}", case["write_error"])),
+                Ok(()) => Err(format!(
+                    "write {op} succeeded, want {}",
+                    case["write_error"]
+                )),
             };
         }
         result.map_err(|e| format!("write {op}: {e}"))?;
@@ -379,7 +381,9 @@ fn run_case(case: &Value) -> Result<(), String> {
         return Ok(());
     }
 
-    let values = case.get("values").ok_or("case without values/error/write")?;
+    let values = case
+        .get("values")
+        .ok_or("case without values/error/write")?;
     let got = model.read(&t);
     if t.layout.required_storage() > model.storages[t.storage].len() {
         return Err(format!("final layout {} exceeds its storage", t.layout));
@@ -389,7 +393,8 @@ fn run_case(case: &Value) -> Result<(), String> {
 
 #[test]
 fn views_conformance() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/conformance/views.jsonl");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/conformance/views.jsonl");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let mut checked = 0;
@@ -398,15 +403,18 @@ fn views_conformance() {
         if line.trim().is_empty() {
             continue;
         }
-        let case: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("line {}: bad JSON: {e}", n + 1));
+        let case: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("line {}: bad JSON: {e}", n + 1));
         let id = case["id"].as_str().unwrap_or("?").to_string();
         checked += 1;
         if let Err(e) = run_case(&case) {
             failures.push(format!("{id}: {e}"));
         }
     }
-    println!("views conformance: {checked} cases checked, {} failed", failures.len());
+    println!(
+        "views conformance: {checked} cases checked, {} failed",
+        failures.len()
+    );
     assert_eq!(checked, 1230, "the corpus has 1230 cases");
     assert!(
         failures.is_empty(),
