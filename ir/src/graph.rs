@@ -131,9 +131,7 @@ impl Graph {
 
     /// Number of consumers of a node.
     pub fn consumer_count(&self, id: NodeId) -> usize {
-        self.graph
-            .edges_directed(id.0, Direction::Outgoing)
-            .count()
+        self.graph.edges_directed(id.0, Direction::Outgoing).count()
     }
 
     /// Records one more storage referring to the node.
@@ -208,7 +206,8 @@ impl Graph {
     /// ```
     pub fn dump(&self, targets: &[NodeId]) -> String {
         let order = self.topo_order(targets);
-        let names: HashMap<NodeId, usize> = order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let names: HashMap<NodeId, usize> =
+            order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
         let mut out = String::new();
         for n in &order {
             let node = self.node(*n);
@@ -247,47 +246,56 @@ impl Graph {
 
     /// Checks the invariants listed in the module doc for every live node.
     pub fn verify(&self) -> Result<(), String> {
-        for idx in self.graph.node_indices() {
-            let id = NodeId(idx);
-            let node = self.node(id);
-            let inputs = self.inputs(id);
-            let arity_ok = match &node.op {
-                Op::Input(_) | Op::Full(_) | Op::Arange { .. } => inputs.is_empty(),
-                Op::View(_) | Op::Cast | Op::Unary(_) | Op::Reduce { .. } => inputs.len() == 1,
-                Op::ArgReduce { .. } | Op::Cumsum { .. } | Op::Softmax { .. } => inputs.len() == 1,
-                Op::Binary(_) | Op::Matmul | Op::WriteView(_) => inputs.len() == 2,
-                Op::Where => inputs.len() == 3,
-                Op::Cat { .. } => !inputs.is_empty(),
-            };
-            if !arity_ok {
-                return Err(format!("{id}: {} has {} inputs", node.op.name(), inputs.len()));
+        self.graph
+            .node_indices()
+            .try_for_each(|idx| self.verify_node(NodeId(idx)))
+    }
+
+    /// Checks the module doc's invariants for one node (the builder runs this on
+    /// every node it adds, in debug builds).
+    pub fn verify_node(&self, id: NodeId) -> Result<(), String> {
+        let node = self.node(id);
+        let inputs = self.inputs(id);
+        let arity_ok = match &node.op {
+            Op::Input(_) | Op::Full(_) | Op::Arange { .. } => inputs.is_empty(),
+            Op::View(_) | Op::Cast | Op::Unary(_) | Op::Reduce { .. } => inputs.len() == 1,
+            Op::ArgReduce { .. } | Op::Cumsum { .. } | Op::Softmax { .. } => inputs.len() == 1,
+            Op::Binary(_) | Op::Matmul | Op::WriteView(_) => inputs.len() == 2,
+            Op::Where => inputs.len() == 3,
+            Op::Cat { .. } => !inputs.is_empty(),
+        };
+        if !arity_ok {
+            return Err(format!(
+                "{id}: {} has {} inputs",
+                node.op.name(),
+                inputs.len()
+            ));
+        }
+        match &node.op {
+            Op::Binary(b) => {
+                let (x, y) = (self.node(inputs[0]), self.node(inputs[1]));
+                if x.dtype != y.dtype || x.shape != node.shape || y.shape != node.shape {
+                    return Err(format!("{id}: binary inputs not promoted/broadcast"));
+                }
+                if b.is_predicate() && node.dtype != DType::Bool {
+                    return Err(format!("{id}: predicate output is not bool"));
+                }
             }
-            match &node.op {
-                Op::Binary(b) => {
-                    let (x, y) = (self.node(inputs[0]), self.node(inputs[1]));
-                    if x.dtype != y.dtype || x.shape != node.shape || y.shape != node.shape {
-                        return Err(format!("{id}: binary inputs not promoted/broadcast"));
-                    }
-                    if b.is_predicate() != (node.dtype == DType::Bool && b.is_predicate()) {
-                        return Err(format!("{id}: predicate output is not bool"));
-                    }
-                }
-                Op::View(l) => {
-                    if l.required_storage() > self.node(inputs[0]).numel() || l.shape != node.shape {
-                        return Err(format!("{id}: view {l} out of its input's bounds"));
-                    }
-                }
-                Op::WriteView(l) => {
-                    let value = self.node(inputs[1]);
-                    if value.shape != l.shape || value.dtype != node.dtype {
-                        return Err(format!("{id}: write_view value does not match {l}"));
-                    }
-                    if l.required_storage() > self.node(inputs[0]).numel() {
-                        return Err(format!("{id}: write_view {l} out of bounds"));
-                    }
-                }
-                _ => {}
+            Op::View(l)
+                if l.required_storage() > self.node(inputs[0]).numel() || l.shape != node.shape =>
+            {
+                return Err(format!("{id}: view {l} out of its input's bounds"));
             }
+            Op::WriteView(l) => {
+                let value = self.node(inputs[1]);
+                if value.shape != l.shape || value.dtype != node.dtype {
+                    return Err(format!("{id}: write_view value does not match {l}"));
+                }
+                if l.required_storage() > self.node(inputs[0]).numel() {
+                    return Err(format!("{id}: write_view {l} out of bounds"));
+                }
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -46,7 +46,11 @@ pub fn wrap_dim(dim: isize, ndim: usize) -> Result<usize> {
             max: n - 1,
         });
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Formats a shape as PyTorch prints sizes in messages: `[2, 3]`.
