@@ -1,0 +1,31 @@
+//! Runs the PyTorch-generated conformance corpus (`tests/data/conformance`) through the
+//! runner of `examples/conformance.rs` and fails when any case fails.
+
+#[path = "../examples/conformance.rs"]
+mod runner;
+
+use std::path::Path;
+
+#[test]
+fn conformance_corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance");
+    let summary = runner::run_dir(&dir);
+    assert_eq!(summary.files.len(), 6, "expected the six corpus files");
+    for f in &summary.files {
+        assert!(
+            f.passed + f.failed + f.unsupported > 0,
+            "{} ran no case",
+            f.name
+        );
+    }
+    assert_eq!(
+        summary.failed,
+        0,
+        "{} of {} conformance cases failed (first: {:?}); {} unsupported, {} extended",
+        summary.failed,
+        summary.passed + summary.failed + summary.unsupported,
+        summary.failures.first(),
+        summary.unsupported,
+        summary.extended.len()
+    );
+}
