@@ -234,7 +234,7 @@ fn float8_to_f64(dtype: DType, b: u8) -> f64 {
     if !ieee_specials && !fnuz && exp == max_exp && man == (1 << man_bits) - 1 {
         return f64::NAN;
     }
-    let scale = 2f64.powi(man_bits as i32);
+    let scale = 2f64.powi(man_bits);
     if exp == 0 {
         sign * f64::from(man) / scale * 2f64.powi(1 - bias)
     } else {
