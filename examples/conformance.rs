@@ -22,9 +22,11 @@
 use lazyfuse::half::{bf16, f16};
 use lazyfuse::{Complex, DType, Element, RoundingMode, Scalar, Tensor};
 use serde_json::Value;
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::Once;
 
 // ---------------------------------------------------------------------------------------
 // Results of a run
@@ -1377,8 +1379,30 @@ fn run_views(case: &Value) -> R<Outcome> {
 // ---------------------------------------------------------------------------------------
 // Driving
 
+thread_local! {
+    /// True while this thread runs a case, whose panics are caught and reported.
+    static IN_CASE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs (once) a panic hook that stays silent for panics inside a case (they are
+/// caught and reported as failures; the default hook would print a banner in the
+/// middle of the report) and defers to the previous hook everywhere else.
+fn install_quiet_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_CASE.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs one case, turning runner errors and panics into failures.
 pub fn run_case(kind: &str, case: &Value) -> Outcome {
+    install_quiet_panic_hook();
+    IN_CASE.with(|c| c.set(true));
     let result = catch_unwind(AssertUnwindSafe(|| match kind {
         "promotion" => run_promotion(case),
         "inplace" => run_inplace(case),
@@ -1388,6 +1412,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "views" => run_views(case),
         other => harness(format!("no runner for file kind '{other}'")),
     }));
+    IN_CASE.with(|c| c.set(false));
     match result {
         Ok(Ok(o)) => o,
         Ok(Err(RunErr::Harness(m))) => Outcome::Fail(format!("runner: {m}")),
@@ -1507,14 +1532,9 @@ pub fn run_dir(dir: &Path) -> Summary {
             .push(format!("{}: no .jsonl files", dir.display()));
         println!("no .jsonl files in {}", dir.display());
     }
-    // Panics are caught per case; the default hook would print each one's backtrace
-    // banner in the middle of the report, so it is silenced for the run.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
     for f in &files {
         run_file(f, &mut summary);
     }
-    std::panic::set_hook(hook);
     println!(
         "extended beyond the reference: {} cases",
         summary.extended.len()
