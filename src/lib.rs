@@ -1,1 +1,83 @@
-//! lazyfuse
+//! lazyfuse: a lazy tensor library with PyTorch's semantics.
+//!
+//! Build a computation with a PyTorch-shaped API; nothing runs until
+//! [`Tensor::realize`] or a read such as [`Tensor::to_vec`]. Type promotion,
+//! broadcasting and view layouts are decided while the graph is built, exactly as
+//! PyTorch decides them, and errors surface then, as values.
+//!
+//! ```
+//! use lazyfuse::{DType, Tensor};
+//! let x = Tensor::arange(0.0, 6.0, 1.0, DType::F32)?.view(&[2, 3])?;
+//! let y = x.mul(0.5)?.add(&x.sum(&[1], true)?)?; // [2, 3] + [2, 1]
+//! assert_eq!(y.to_vec::<f32>()?, vec![3.0, 3.5, 4.0, 13.5, 14.0, 14.5]);
+//! # Ok::<(), lazyfuse::Error>(())
+//! ```
+//!
+//! The crates behind this facade, in processing order: `lazyfuse-ir` (dtypes,
+//! promotion, views, the graph), `lazyfuse-codegen` (native code, to come) and
+//! `lazyfuse-runtime` (buffers and the reference interpreter).
+#![deny(missing_docs)]
+
+mod device;
+mod display;
+mod error;
+mod operand;
+mod ops;
+mod store;
+mod tensor;
+
+pub use device::Device;
+pub use error::{Error, Result};
+pub use lazyfuse_ir::{BinaryOp, DType, Layout, Scalar};
+pub use lazyfuse_runtime::{half, Complex, Element};
+pub use operand::Operand;
+pub use ops::elementwise::RoundingMode;
+pub use store::{live_graph_nodes, set_dump_ir};
+pub use tensor::Tensor;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+static DEFAULT_DTYPE: AtomicU8 = AtomicU8::new(DType::F32 as u8);
+
+/// The default floating dtype (`float32` unless changed): what a Python float
+/// literal, integer true division and `Tensor::scalar(1.5)` produce.
+pub fn default_dtype() -> DType {
+    let index = DEFAULT_DTYPE.load(Ordering::Relaxed);
+    DType::ALL
+        .into_iter()
+        .find(|d| *d as u8 == index)
+        .unwrap_or(DType::F32)
+}
+
+/// Sets the default floating dtype; only floating dtypes are accepted (as PyTorch).
+///
+/// ```
+/// use lazyfuse::{set_default_dtype, DType};
+/// assert!(set_default_dtype(DType::I32).is_err());
+/// ```
+pub fn set_default_dtype(dtype: DType) -> Result<()> {
+    if !matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64) {
+        return Err(lazyfuse_ir::Error::invalid(
+            "set_default_dtype",
+            format!("only floating-point types are supported as the default type, got {dtype}"),
+        )
+        .into());
+    }
+    DEFAULT_DTYPE.store(dtype as u8, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The dtype PyTorch's `torch.result_type` gives for these operands (tensors and
+/// host scalars), with the priorities dimensioned tensor > zero-dim tensor > scalar.
+///
+/// ```
+/// use lazyfuse::{result_type, DType, Tensor};
+/// let a = Tensor::zeros(&[2], DType::I32);
+/// let z = Tensor::zeros(&[], DType::F64);
+/// assert_eq!(result_type(&[(&a).into(), (&z).into()]).unwrap(), DType::F64);
+/// assert_eq!(result_type(&[(&a).into(), 7i64.into()]).unwrap(), DType::I32);
+/// ```
+pub fn result_type(operands: &[Operand]) -> Result<DType> {
+    let types: Vec<_> = operands.iter().map(Operand::operand_type).collect();
+    Ok(lazyfuse_ir::promote::result_type(&types, default_dtype())?)
+}

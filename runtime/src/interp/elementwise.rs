@@ -134,10 +134,9 @@ fn float_unary<S: FloatStore>(op: UnaryOp, x: &[S]) -> Result<Buffer> {
     })
 }
 
-fn complex_unary<P: CReal>(op: UnaryOp, x: &[Complex<P>]) -> Result<Buffer>
+fn complex_unary<P: CReal + Element>(op: UnaryOp, x: &[Complex<P>]) -> Result<Buffer>
 where
     Complex<P>: Element,
-    P: Element,
 {
     use UnaryOp::*;
     let one = Complex::new(P::ONE, P::ZERO);

@@ -1,0 +1,62 @@
+//! The facade's error type: wraps the IR's (build-time) and the runtime's
+//! (realize-time) errors and adds the API's own, all with PyTorch-like messages.
+
+/// Result alias of the lazyfuse API.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Any failure of a lazyfuse operation.
+///
+/// ```
+/// use lazyfuse::{DType, Tensor};
+/// let a = Tensor::zeros(&[2], DType::F32);
+/// let b = Tensor::zeros(&[3], DType::F32);
+/// let err = a.add(&b).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// Found while building the graph: shapes, dtypes, dims, views, promotion.
+    #[error(transparent)]
+    Build(#[from] lazyfuse_ir::Error),
+    /// Found while executing the graph (integer division by zero, …).
+    #[error(transparent)]
+    Runtime(#[from] lazyfuse_runtime::Error),
+    /// `to_vec::<T>` with a `T` that is not the tensor's element type.
+    #[error("to_vec: expected element type {requested} but the tensor's dtype is {actual}")]
+    ElementType {
+        /// the dtype of the requested `T`
+        requested: lazyfuse_ir::DType,
+        /// the tensor's dtype
+        actual: lazyfuse_ir::DType,
+    },
+    /// Data whose length does not match the requested shape.
+    #[error("{op}: shape {shape:?} has {expected} elements but the data has {actual}")]
+    DataLength {
+        /// the constructor
+        op: &'static str,
+        /// the requested shape
+        shape: Vec<usize>,
+        /// elements the shape needs
+        expected: usize,
+        /// elements given
+        actual: usize,
+    },
+    /// An unknown device string.
+    #[error("Expected one of cpu, cuda device type at start of device string: {0}")]
+    Device(String),
+}
+
+impl Error {
+    /// True when the failure is a gap of lazyfuse ("not supported yet"), not a
+    /// refusal that PyTorch makes too.
+    pub fn is_unsupported(&self) -> bool {
+        match self {
+            Error::Build(e) => e.is_unsupported(),
+            Error::Runtime(lazyfuse_runtime::Error::Unsupported(_)) => true,
+            _ => false,
+        }
+    }
+}

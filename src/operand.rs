@@ -1,0 +1,75 @@
+//! `Operand`: the right-hand side of a binary op — a tensor or a host scalar.
+//!
+//! A host scalar is PyTorch's "wrapped number": in promotion it has the lowest
+//! priority and only its category counts (`int32 tensor + 2.5` is `float32`).
+
+use crate::tensor::Tensor;
+use lazyfuse_ir::promote::{OperandType, Priority};
+use lazyfuse_ir::Scalar;
+
+/// A tensor or a host scalar used as an operand.
+///
+/// ```
+/// use lazyfuse::{DType, Operand, Tensor};
+/// let t = Tensor::ones(&[2], DType::I32);
+/// assert_eq!(t.mul(2.5).unwrap().dtype(), DType::F32);
+/// let _: Operand = (&t).into();
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum Operand<'a> {
+    /// A tensor (dimensioned or zero-dim).
+    Tensor(&'a Tensor),
+    /// A wrapped host number.
+    Scalar(Scalar),
+}
+
+impl Operand<'_> {
+    /// The operand's shape (`[]` for scalars).
+    pub(crate) fn shape(&self) -> Vec<usize> {
+        match self {
+            Operand::Tensor(t) => t.shape(),
+            Operand::Scalar(_) => Vec::new(),
+        }
+    }
+
+    /// How the operand takes part in promotion.
+    pub(crate) fn operand_type(&self) -> OperandType {
+        match self {
+            Operand::Tensor(t) => OperandType {
+                dtype: t.dtype(),
+                priority: if t.ndim() == 0 {
+                    Priority::ZeroDim
+                } else {
+                    Priority::Dimensioned
+                },
+            },
+            Operand::Scalar(s) => OperandType {
+                dtype: s.wrapped_dtype(),
+                priority: Priority::Wrapped,
+            },
+        }
+    }
+}
+
+impl<'a> From<&'a Tensor> for Operand<'a> {
+    fn from(t: &'a Tensor) -> Self {
+        Operand::Tensor(t)
+    }
+}
+
+macro_rules! scalar_operand {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand<'_> {
+            fn from(v: $t) -> Self {
+                Operand::Scalar(Scalar::from(v))
+            }
+        }
+    )*};
+}
+scalar_operand!(bool, i32, i64, f32, f64);
+
+impl From<Scalar> for Operand<'_> {
+    fn from(s: Scalar) -> Self {
+        Operand::Scalar(s)
+    }
+}

@@ -1,0 +1,482 @@
+//! Elementwise ops: binary arithmetic, comparisons, logical and bitwise ops, unary
+//! math, `where`, `clamp` and dtype conversion.
+//!
+//! Each op asks `lazyfuse_ir::typing` for its signature (compute and output dtypes,
+//! PyTorch's refusals), broadcasts the shapes, and records one node whose inputs are
+//! already cast and expanded. Value checks PyTorch makes on host scalars (integer
+//! division by a zero scalar, integer powers with a negative scalar) happen here too.
+
+use crate::default_dtype;
+use crate::error::Result;
+use crate::operand::Operand;
+use crate::store::with_store;
+use crate::tensor::Tensor;
+use lazyfuse_ir::broadcast::{broadcast_all, broadcast_shapes};
+use lazyfuse_ir::promote::{result_type, OperandType};
+use lazyfuse_ir::{typing, BinaryOp, DType, Error as IrError, NodeId, Op, Scalar, UnaryOp};
+
+/// How `div_mode` rounds the quotient.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoundingMode {
+    /// Toward negative infinity (Python `//`).
+    Floor,
+    /// Toward zero (C division).
+    Trunc,
+}
+
+/// Refusals PyTorch makes by looking at a host scalar's value.
+pub(crate) fn check_scalar_value(op: BinaryOp, compute: DType, b: &Operand) -> Result<()> {
+    let Operand::Scalar(s) = b else { return Ok(()) };
+    let integral = compute.is_integer() || compute == DType::Bool;
+    let divides = matches!(
+        op,
+        BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
+    );
+    if integral && divides && s.is_zero() {
+        return Err(IrError::ZeroDivision.into());
+    }
+    if op == BinaryOp::Pow && integral {
+        if let Scalar::Int(e) = s {
+            if *e < 0 {
+                return Err(IrError::invalid(
+                    "pow",
+                    "Integers to negative integer powers are not allowed.",
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads an operand as a node of `dtype` broadcast to `shape`.
+pub(crate) fn operand_node(
+    store: &mut crate::store::Store,
+    operand: &Operand,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<NodeId> {
+    match operand {
+        Operand::Tensor(t) => t.node_as(store, dtype, shape),
+        Operand::Scalar(s) => {
+            let full = store.add(Op::Full(*s), dtype, Vec::new(), &[]);
+            let layout = lazyfuse_ir::Layout::contiguous(&[]).expand(&to_isize(shape))?;
+            Ok(store.view_node(full, &layout))
+        }
+    }
+}
+
+/// Clips an integer bound into the range of an integer dtype.
+fn saturate(bound: Option<Scalar>, dtype: DType) -> Option<Scalar> {
+    let (lo, hi): (i128, i128) = match dtype {
+        DType::U8 => (0, u8::MAX as i128),
+        DType::I8 => (i8::MIN as i128, i8::MAX as i128),
+        DType::I16 => (i16::MIN as i128, i16::MAX as i128),
+        DType::I32 => (i32::MIN as i128, i32::MAX as i128),
+        DType::U16 => (0, u16::MAX as i128),
+        DType::U32 => (0, u32::MAX as i128),
+        DType::U64 => (0, u64::MAX as i128),
+        _ => return bound,
+    };
+    match bound {
+        Some(Scalar::Int(v)) => Some(Scalar::Int(
+            (v as i128).clamp(lo, hi.min(i64::MAX as i128)) as i64
+        )),
+        other => other,
+    }
+}
+
+pub(crate) fn to_isize(shape: &[usize]) -> Vec<isize> {
+    shape.iter().map(|&s| s as isize).collect()
+}
+
+/// What PyTorch computes instead of the `pow` kernel when a host scalar makes the
+/// answer trivial: an exponent of 0 gives ones, an exponent of 1 the base, a base of 1
+/// ones (so `bool_tensor ** False` succeeds although no bool `pow` kernel exists).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PowShortcut {
+    Ones,
+    Base,
+}
+
+pub(crate) fn pow_shortcut(op: BinaryOp, a: &Operand, b: &Operand) -> Option<PowShortcut> {
+    if op != BinaryOp::Pow {
+        return None;
+    }
+    let is = |o: &Operand, v: f64| matches!(o, Operand::Scalar(s) if scalar_equals(*s, v));
+    if is(b, 0.0) || is(a, 1.0) {
+        Some(PowShortcut::Ones)
+    } else if is(b, 1.0) {
+        Some(PowShortcut::Base)
+    } else {
+        None
+    }
+}
+
+fn scalar_equals(s: Scalar, v: f64) -> bool {
+    match s {
+        Scalar::Complex(re, im) => re == v && im == 0.0,
+        other => other.to_f64() == v,
+    }
+}
+
+/// The node for `pow` taken by a short cut, of `dtype` and `shape`.
+pub(crate) fn pow_shortcut_node(
+    store: &mut crate::store::Store,
+    shortcut: PowShortcut,
+    base: &Operand,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<NodeId> {
+    match shortcut {
+        PowShortcut::Ones => Ok(store.add(Op::Full(Scalar::Int(1)), dtype, shape.to_vec(), &[])),
+        PowShortcut::Base => operand_node(store, base, dtype, shape),
+    }
+}
+
+/// PyTorch computes `eq`/`ne` of a float16/bfloat16 tensor and a complex host scalar
+/// in complex32/bcomplex32. Widening both sides to complex64 gives the same answer,
+/// once a host scalar's parts are rounded to the half type as PyTorch's conversion does.
+fn widen_half_complex(op: BinaryOp, compute: DType, operand: Operand) -> (DType, Operand) {
+    let round: fn(f64) -> f64 = match compute {
+        DType::C32 => |x| half::f16::from_f64(x).to_f64(),
+        DType::BC32 => |x| half::bf16::from_f64(x).to_f64(),
+        _ => return (compute, operand),
+    };
+    if !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+        return (compute, operand);
+    }
+    let operand = match operand {
+        Operand::Scalar(s) => {
+            let (re, im) = match s {
+                Scalar::Complex(re, im) => (re, im),
+                other => (other.to_f64(), 0.0),
+            };
+            Operand::Scalar(Scalar::Complex(round(re), round(im)))
+        }
+        tensor => tensor,
+    };
+    (DType::C64, operand)
+}
+
+/// Records `a op b` with PyTorch's promotion and broadcasting; either operand may be
+/// a host scalar, not both.
+pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> {
+    if let (Operand::Scalar(_), Operand::Scalar(_)) = (&a, &b) {
+        return Err(
+            IrError::invalid(op_name(op), "expected at least one operand to be a tensor").into(),
+        );
+    }
+    let shape = broadcast_shapes(&a.shape(), &b.shape())?;
+    if let Some(shortcut) = pow_shortcut(op, &a, &b) {
+        let dtype = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
+        if !matches!(dtype, DType::C32 | DType::BC32) && !dtype.is_float8() {
+            return with_store(|s| {
+                let node = pow_shortcut_node(s, shortcut, &a, dtype, &shape)?;
+                Ok(Tensor::from_node(s, node))
+            });
+        }
+    }
+    let sig = typing::binary(op, a.operand_type(), b.operand_type(), default_dtype())?;
+    check_scalar_value(op, sig.compute, &b)?;
+    let (compute, a) = widen_half_complex(op, sig.compute, a);
+    let (_, b) = widen_half_complex(op, sig.compute, b);
+    with_store(|s| {
+        let na = operand_node(s, &a, compute, &shape)?;
+        let nb = operand_node(s, &b, compute, &shape)?;
+        let node = s.add(Op::Binary(op), sig.output, shape, &[na, nb]);
+        Ok(Tensor::from_node(s, node))
+    })
+}
+
+fn op_name(op: BinaryOp) -> String {
+    Op::Binary(op).name()
+}
+
+pub(crate) fn unary_op(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    let sig = typing::unary(op, t.dtype(), default_dtype())?;
+    let shape = t.shape();
+    with_store(|s| {
+        let input = t.node_as(s, sig.compute, &shape)?;
+        let node = s.add(Op::Unary(op), sig.output, shape, &[input]);
+        Ok(Tensor::from_node(s, node))
+    })
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Tensor> {
+                    binary_op(BinaryOp::$op, Operand::Tensor(self), other.into())
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    /// `self + other` with PyTorch's promotion and broadcasting.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::ones(&[2, 1], DType::I32);
+    /// let b = Tensor::ones(&[3], DType::F16);
+    /// let c = a.add(&b).unwrap();
+    /// assert_eq!((c.shape(), c.dtype()), (vec![2, 3], DType::F16));
+    /// ```
+    add => Add;
+    /// `self - other` (refused for bool operands, as in PyTorch).
+    sub => Sub;
+    /// `self * other`.
+    mul => Mul;
+    /// True division: integer operands give the default float dtype.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let q = Tensor::from_vec(vec![7i64, -7], &[2]).unwrap().div(2).unwrap();
+    /// assert_eq!(q.to_vec::<f32>().unwrap(), vec![3.5, -3.5]);
+    /// ```
+    div => Div;
+    /// `floor(self / other)` (Python `//`).
+    floor_divide => DivFloor;
+    /// Python modulo: the result has the sign of `other`.
+    remainder => Remainder;
+    /// C modulo: the result has the sign of `self`.
+    fmod => Fmod;
+    /// `self ** other`.
+    pow => Pow;
+    /// Elementwise maximum; NaN propagates.
+    maximum => Maximum;
+    /// Elementwise minimum; NaN propagates.
+    minimum => Minimum;
+    /// `atan2(self, other)`.
+    atan2 => Atan2;
+    /// `self == other` (bool).
+    eq => Eq;
+    /// `self != other` (bool).
+    ne => Ne;
+    /// `self < other` (bool).
+    lt => Lt;
+    /// `self <= other` (bool).
+    le => Le;
+    /// `self > other` (bool).
+    gt => Gt;
+    /// `self >= other` (bool).
+    ge => Ge;
+    /// Logical and of truth values (bool).
+    logical_and => LogicalAnd;
+    /// Logical or of truth values (bool).
+    logical_or => LogicalOr;
+    /// Logical xor of truth values (bool).
+    logical_xor => LogicalXor;
+    /// Bitwise and (logical for bool); refused for floats.
+    bitwise_and => BitwiseAnd;
+    /// Bitwise or (logical for bool); refused for floats.
+    bitwise_or => BitwiseOr;
+    /// Bitwise xor (logical for bool); refused for floats.
+    bitwise_xor => BitwiseXor;
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Result<Tensor> {
+                    unary_op(self, UnaryOp::$op)
+                }
+            )*
+        }
+    };
+}
+
+unary_methods! {
+    /// `-self` (integers wrap; refused for bool).
+    neg => Neg;
+    /// `|self|`; complex gives the (real) modulus.
+    abs => Abs;
+    /// `-1`, `0` or `1`; refused for complex.
+    sign => Sign;
+    /// `e^self`; integers give the default float dtype.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let e = Tensor::zeros(&[1], DType::I32).exp().unwrap();
+    /// assert_eq!((e.dtype(), e.to_vec::<f32>().unwrap()), (DType::F32, vec![1.0]));
+    /// ```
+    exp => Exp;
+    /// Natural logarithm.
+    log => Log;
+    /// Square root.
+    sqrt => Sqrt;
+    /// `1 / sqrt(self)`.
+    rsqrt => Rsqrt;
+    /// Sine.
+    sin => Sin;
+    /// Cosine.
+    cos => Cos;
+    /// Hyperbolic tangent.
+    tanh => Tanh;
+    /// Logistic sigmoid.
+    sigmoid => Sigmoid;
+    /// `max(self, 0)`.
+    relu => Relu;
+    /// Round toward negative infinity.
+    floor => Floor;
+    /// Round toward positive infinity.
+    ceil => Ceil;
+    /// Round half to even.
+    round => Round;
+    /// Round toward zero.
+    trunc => Trunc;
+    /// `1 / self`.
+    reciprocal => Reciprocal;
+    /// `self == 0` (bool).
+    logical_not => LogicalNot;
+    /// Bitwise not (logical not for bool); refused for floats.
+    bitwise_not => BitwiseNot;
+    /// `self != self` (bool).
+    isnan => IsNan;
+}
+
+impl Tensor {
+    /// `a op b` for any two operands of which at least one is a tensor: the form
+    /// behind Python's reflected operators (`2 - t` is `binary(Sub, 2, &t)`,
+    /// `2 ** t` is `binary(Pow, 2, &t)`), with the same promotion as the methods.
+    ///
+    /// ```
+    /// use lazyfuse::{BinaryOp, DType, Tensor};
+    /// let t = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    /// let r = Tensor::binary(BinaryOp::Sub, 10, &t).unwrap();
+    /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![9, 8]);
+    /// let p = Tensor::binary(BinaryOp::Pow, 2.0, &t).unwrap();
+    /// assert_eq!((p.dtype(), p.to_vec::<f32>().unwrap()), (DType::F32, vec![2.0, 4.0]));
+    /// ```
+    pub fn binary<'a, 'b>(
+        op: BinaryOp,
+        a: impl Into<Operand<'a>>,
+        b: impl Into<Operand<'b>>,
+    ) -> Result<Tensor> {
+        binary_op(op, a.into(), b.into())
+    }
+
+    /// Division with a rounding mode.
+    ///
+    /// ```
+    /// use lazyfuse::{RoundingMode, Tensor};
+    /// let a = Tensor::from_vec(vec![-7i32, 7], &[2]).unwrap();
+    /// assert_eq!(a.div_mode(2, RoundingMode::Floor).unwrap().to_vec::<i32>().unwrap(), vec![-4, 3]);
+    /// assert_eq!(a.div_mode(2, RoundingMode::Trunc).unwrap().to_vec::<i32>().unwrap(), vec![-3, 3]);
+    /// ```
+    pub fn div_mode<'a>(
+        &self,
+        other: impl Into<Operand<'a>>,
+        mode: RoundingMode,
+    ) -> Result<Tensor> {
+        let op = match mode {
+            RoundingMode::Floor => BinaryOp::DivFloor,
+            RoundingMode::Trunc => BinaryOp::DivTrunc,
+        };
+        binary_op(op, Operand::Tensor(self), other.into())
+    }
+
+    /// Elements of `a` where `cond` is true, else of `b`; all three broadcast.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let c = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    /// let w = Tensor::where_cond(&c, 1, 2.5).unwrap();
+    /// assert_eq!(w.to_vec::<f32>().unwrap(), vec![1.0, 2.5]);
+    /// ```
+    pub fn where_cond<'a, 'b>(
+        cond: &Tensor,
+        a: impl Into<Operand<'a>>,
+        b: impl Into<Operand<'b>>,
+    ) -> Result<Tensor> {
+        let (a, b) = (a.into(), b.into());
+        if cond.dtype() != DType::Bool {
+            return Err(IrError::invalid(
+                "where",
+                format!("where expected condition to be a boolean tensor, but got a tensor with dtype {}", cond.dtype().torch_name()),
+            )
+            .into());
+        }
+        let dtype = typing::where_(a.operand_type(), b.operand_type(), default_dtype())?;
+        let shape = broadcast_all(&[&cond.shape(), &a.shape(), &b.shape()])?;
+        with_store(|s| {
+            let nc = cond.node_as(s, DType::Bool, &shape)?;
+            let na = operand_node(s, &a, dtype, &shape)?;
+            let nb = operand_node(s, &b, dtype, &shape)?;
+            let node = s.add(Op::Where, dtype, shape, &[nc, na, nb]);
+            Ok(Tensor::from_node(s, node))
+        })
+    }
+
+    /// Clamps into `[min, max]` (either bound may be absent). The result dtype
+    /// promotes the tensor with the bounds as scalars; if `min > max` every element
+    /// becomes `max`; NaN stays NaN.
+    ///
+    /// ```
+    /// use lazyfuse::{Scalar, Tensor};
+    /// let t = Tensor::from_vec(vec![-2i64, 0, 5], &[3]).unwrap();
+    /// let c = t.clamp(Some(Scalar::Int(-1)), Some(Scalar::Float(2.5))).unwrap();
+    /// assert_eq!(c.to_vec::<f32>().unwrap(), vec![-1.0, 0.0, 2.5]);
+    /// ```
+    pub fn clamp(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+        let wrapped = |b: Option<Scalar>| b.map(|v| OperandType::wrapped(v.wrapped_dtype()));
+        let sig = typing::clamp(
+            Operand::Tensor(self).operand_type(),
+            wrapped(min),
+            wrapped(max),
+            default_dtype(),
+        )?;
+        let dtype = sig.output;
+        // An integer bound outside the dtype's range acts as the range's end (PyTorch
+        // compares with the bound's value: `uint8.clamp(min=-3)` changes nothing).
+        let (min, max) = (saturate(min, dtype), saturate(max, dtype));
+        let shape = self.shape();
+        with_store(|s| {
+            let mut node = self.node_as(s, dtype, &shape)?;
+            for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
+                if let Some(v) = bound {
+                    let b = operand_node(s, &Operand::Scalar(v), dtype, &shape)?;
+                    node = s.add(Op::Binary(op), dtype, shape.clone(), &[node, b]);
+                }
+            }
+            Ok(Tensor::from_node(s, node))
+        })
+    }
+
+    /// Converts to `dtype` (PyTorch's `.to(dtype)`): floats truncate toward zero into
+    /// integers, integers wrap, nonzero becomes `true`, complex drops the imaginary
+    /// part. Converting to the same dtype returns this tensor itself (aliasing).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::from_vec(vec![-1.7f32, 300.0], &[2]).unwrap();
+    /// assert_eq!(t.to_dtype(DType::I32).unwrap().to_vec::<i32>().unwrap(), vec![-1, 300]);
+    /// assert_eq!(t.to_dtype(DType::Bool).unwrap().to_vec::<bool>().unwrap(), vec![true, true]);
+    /// ```
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        if dtype.is_float8()
+            || self.dtype().is_float8()
+            || matches!(dtype, DType::C32 | DType::BC32)
+        {
+            return Err(IrError::Unsupported(format!(
+                "conversion from {} to {dtype}",
+                self.dtype()
+            ))
+            .into());
+        }
+        with_store(|s| {
+            let read = self.node(s);
+            let node = s.cast_node(read, dtype);
+            Ok(Tensor::from_node(s, node))
+        })
+    }
+}

@@ -1,0 +1,216 @@
+//! In-place ops (`add_`, `mul_`, `fill_`, `copy_`, …) by functionalization.
+//!
+//! An in-place op computes its value from the storage's current version, then
+//! records a `write_view` node: the old version with the elements this tensor's
+//! layout addresses replaced. The storage moves to that new version, so the write
+//! reaches the base and every other view of the storage, while values computed
+//! earlier from the old version keep it. PyTorch's rules hold: the result must be
+//! castable to the destination dtype, broadcasting may not change the destination's
+//! shape, and a destination whose elements share memory, or an input that partly
+//! overlaps it, is refused.
+
+use crate::default_dtype;
+use crate::error::Result;
+use crate::operand::Operand;
+use crate::ops::elementwise::{
+    check_scalar_value, operand_node, pow_shortcut, pow_shortcut_node, RoundingMode,
+};
+use crate::store::{with_store, Store};
+use crate::tensor::{check_fill_value, Tensor};
+use lazyfuse_ir::broadcast::inplace_shape;
+use lazyfuse_ir::promote::result_type;
+use lazyfuse_ir::{typing, BinaryOp, Error as IrError, NodeId, Op, Scalar};
+
+/// PyTorch's `get_overlap_status(a, b) == Partial`: the two tensors share storage,
+/// are not the very same view, and their memory ranges intersect.
+fn partially_overlaps(dest: &Tensor, src: &Tensor) -> bool {
+    if !dest.shares_storage(src) || dest.numel() == 0 || src.numel() == 0 {
+        return false;
+    }
+    let (a, b) = (dest.layout(), src.layout());
+    if !a.is_non_overlapping_and_dense() || !b.is_non_overlapping_and_dense() {
+        return false; // PyTorch: "too hard" to tell, so it lets the op run.
+    }
+    let (a_begin, b_begin) = (a.offset, b.offset);
+    let (a_end, b_end) = (a_begin + a.numel(), b_begin + b.numel());
+    if a_begin == b_begin && a_end == b_end {
+        return a.strides != b.strides;
+    }
+    a_begin < b_end && b_begin < a_end
+}
+
+impl Tensor {
+    /// Moves the storage to a version in which this view's elements are `value`
+    /// (a node of this tensor's shape and dtype).
+    fn write(&self, store: &mut Store, value: NodeId) {
+        let storage = &self.0.storage;
+        let old = storage.node();
+        let base = store.graph.node(old);
+        let (dtype, shape) = (base.dtype, base.shape.clone());
+        let new = store.add(
+            Op::WriteView(self.0.layout.clone()),
+            dtype,
+            shape,
+            &[old, value],
+        );
+        store.move_storage(storage, new);
+    }
+
+    fn check_destination(&self, src: Option<&Tensor>) -> Result<()> {
+        if self.0.layout.has_internal_overlap() {
+            return Err(IrError::InternalOverlap.into());
+        }
+        if src.is_some_and(|s| partially_overlaps(self, s)) {
+            return Err(IrError::PartialOverlap.into());
+        }
+        Ok(())
+    }
+
+    fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
+        let me = Operand::Tensor(self);
+        let shape = self.shape();
+        inplace_shape(&shape, &other.shape())?;
+        let src = match other {
+            Operand::Tensor(t) => Some(t),
+            Operand::Scalar(_) => None,
+        };
+        if let Some(shortcut) = pow_shortcut(op, &me, &other) {
+            let dtype = result_type(&[me.operand_type(), other.operand_type()], default_dtype())?;
+            typing::inplace(dtype, self.dtype())?;
+            self.check_destination(src)?;
+            return with_store(|s| {
+                let value = pow_shortcut_node(s, shortcut, &me, self.dtype(), &shape)?;
+                self.write(s, value);
+                Ok(())
+            });
+        }
+        let sig =
+            typing::binary_inplace(op, me.operand_type(), other.operand_type(), default_dtype())?;
+        check_scalar_value(op, sig.compute, &other)?;
+        self.check_destination(src)?;
+        with_store(|s| {
+            let a = operand_node(s, &me, sig.compute, &shape)?;
+            let b = operand_node(s, &other, sig.compute, &shape)?;
+            let value = s.add(Op::Binary(op), sig.output, shape.clone(), &[a, b]);
+            let value = s.cast_node(value, self.dtype());
+            self.write(s, value);
+            Ok(())
+        })
+    }
+
+    /// Sets every element to `value` (converted to this dtype). Allowed even where
+    /// elements share memory (an expanded view).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let base = Tensor::zeros(&[2, 2], DType::I64);
+    /// base.select(0, 1).unwrap().fill_(7).unwrap();
+    /// assert_eq!(base.to_vec::<i64>().unwrap(), vec![0, 0, 7, 7]);
+    /// ```
+    pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
+        let value = value.into();
+        check_fill_value(value, self.dtype())?;
+        with_store(|s| {
+            let v = s.add(Op::Full(value), self.dtype(), self.shape(), &[]);
+            self.write(s, v);
+            Ok(())
+        })
+    }
+
+    /// Copies `src` (broadcast to this shape, converted to this dtype) into this
+    /// tensor.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let dst = Tensor::zeros(&[2, 2], DType::I32);
+    /// dst.copy_(&Tensor::from_vec(vec![1.9f32, -2.9], &[2]).unwrap()).unwrap();
+    /// assert_eq!(dst.to_vec::<i32>().unwrap(), vec![1, -2, 1, -2]);
+    /// ```
+    pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        let shape = self.shape();
+        inplace_shape(&shape, &src.shape())?;
+        let same_view = self.shares_storage(src)
+            && self.layout() == src.layout()
+            && self.dtype() == src.dtype();
+        if same_view {
+            return Ok(());
+        }
+        if src.dtype().is_float8() || self.dtype().is_float8() {
+            return Err(IrError::Unsupported(format!(
+                "copy_ from {} to {}",
+                src.dtype(),
+                self.dtype()
+            ))
+            .into());
+        }
+        self.check_destination(Some(src))?;
+        with_store(|s| {
+            let read = src.node(s);
+            let cast = s.cast_node(read, self.dtype());
+            let layout = lazyfuse_ir::Layout::contiguous(&src.shape())
+                .expand(&crate::ops::elementwise::to_isize(&shape))?;
+            let value = s.view_node(cast, &layout);
+            self.write(s, value);
+            Ok(())
+        })
+    }
+
+    /// In-place division with a rounding mode.
+    pub fn div_mode_<'a>(&self, other: impl Into<Operand<'a>>, mode: RoundingMode) -> Result<()> {
+        let op = match mode {
+            RoundingMode::Floor => BinaryOp::DivFloor,
+            RoundingMode::Trunc => BinaryOp::DivTrunc,
+        };
+        self.inplace_binary(op, other.into())
+    }
+}
+
+macro_rules! inplace_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name<'a>(&self, other: impl Into<Operand<'a>>) -> Result<()> {
+                    self.inplace_binary(BinaryOp::$op, other.into())
+                }
+            )*
+        }
+    };
+}
+
+inplace_methods! {
+    /// `self += other`; the write reaches every view of the storage.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let base = Tensor::zeros(&[2, 3], DType::F32);
+    /// let col = base.select(1, 0).unwrap();
+    /// col.add_(5).unwrap();
+    /// assert_eq!(base.to_vec::<f32>().unwrap(), vec![5.0, 0.0, 0.0, 5.0, 0.0, 0.0]);
+    /// let ints = Tensor::zeros(&[2], DType::I32);
+    /// assert!(ints.add_(0.5).is_err()); // float result can't be cast to int
+    /// ```
+    add_ => Add;
+    /// `self -= other`.
+    sub_ => Sub;
+    /// `self *= other`.
+    mul_ => Mul;
+    /// `self /= other` (true division).
+    div_ => Div;
+    /// `self //= other`.
+    floor_divide_ => DivFloor;
+    /// `self %= other` (Python modulo).
+    remainder_ => Remainder;
+    /// C modulo in place.
+    fmod_ => Fmod;
+    /// `self **= other`.
+    pow_ => Pow;
+    /// `self &= other`.
+    bitwise_and_ => BitwiseAnd;
+    /// `self |= other`.
+    bitwise_or_ => BitwiseOr;
+    /// `self ^= other`.
+    bitwise_xor_ => BitwiseXor;
+    /// `self = atan2(self, other)`.
+    atan2_ => Atan2;
+}

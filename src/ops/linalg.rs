@@ -1,0 +1,228 @@
+//! `matmul` (every `torch.matmul` shape case), `cat` and `stack`.
+//!
+//! `matmul` reduces every case to one batched `[B, M, K] @ [B, K, N]` node: 1-D
+//! operands gain a dim that is removed afterwards, batch dims broadcast, and the
+//! operands are read through views (a node's output is contiguous, so a reshape of
+//! it is only a view).
+
+use crate::error::Result;
+use crate::ops::elementwise::to_isize;
+use crate::store::with_store;
+use crate::tensor::Tensor;
+use lazyfuse_ir::broadcast::broadcast_shapes;
+use lazyfuse_ir::promote::{result_type, OperandType, Priority};
+use lazyfuse_ir::shape::{fmt_shape, numel, wrap_dim};
+use lazyfuse_ir::{typing, Error as IrError, Layout, Op};
+
+impl Tensor {
+    /// Matrix product with `torch.matmul`'s shape rules: dot product (1-D·1-D),
+    /// matrix-vector, vector-matrix, matrix-matrix and batched with broadcast batch
+    /// dims. Both operands must have the same dtype (no promotion, as in PyTorch).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    /// let v = Tensor::from_vec(vec![1.0f32, 1.0], &[2]).unwrap();
+    /// assert_eq!(a.matmul(&v).unwrap().to_vec::<f32>().unwrap(), vec![3.0, 7.0]);
+    /// assert_eq!(v.matmul(&v).unwrap().shape(), Vec::<usize>::new());
+    /// ```
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (sa, sb) = (self.shape(), other.shape());
+        if sa.is_empty() || sb.is_empty() {
+            return Err(IrError::invalid(
+                "matmul",
+                format!(
+                    "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+                    sa.len(),
+                    sb.len()
+                ),
+            )
+            .into());
+        }
+        let dtype = typing::matmul_nd(self.dtype(), sa.len(), other.dtype(), sb.len())?;
+        // Promote 1-D operands to matrices, remembering which dims to drop after.
+        let (a_mat, drop_m) = if sa.len() == 1 {
+            (vec![1, sa[0]], true)
+        } else {
+            (sa.clone(), false)
+        };
+        let (b_mat, drop_n) = if sb.len() == 1 {
+            (vec![sb[0], 1], true)
+        } else {
+            (sb.clone(), false)
+        };
+        let (m, k) = (a_mat[a_mat.len() - 2], a_mat[a_mat.len() - 1]);
+        let (k2, n) = (b_mat[b_mat.len() - 2], b_mat[b_mat.len() - 1]);
+        if k != k2 {
+            return Err(matmul_shape_error(&sa, &sb, m, k, k2, n).into());
+        }
+        let batch_a = &a_mat[..a_mat.len() - 2];
+        let batch_b = &b_mat[..b_mat.len() - 2];
+        let batch = broadcast_shapes(batch_a, batch_b)?;
+        let b = numel(&batch);
+        let mut out_shape = batch.clone();
+        if !drop_m {
+            out_shape.push(m);
+        }
+        if !drop_n {
+            out_shape.push(n);
+        }
+        let full = |mat: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(mat).collect() };
+        with_store(|s| {
+            let read_a = self.node(s);
+            let a_layout = Layout::contiguous(&a_mat).expand(&to_isize(&full([m, k])))?;
+            let a_full = s.view_node(read_a, &a_layout);
+            let a3 = s.view_node(a_full, &Layout::contiguous(&[b, m, k]));
+            let read_b = other.node(s);
+            let b_layout = Layout::contiguous(&b_mat).expand(&to_isize(&full([k, n])))?;
+            let b_full = s.view_node(read_b, &b_layout);
+            let b3 = s.view_node(b_full, &Layout::contiguous(&[b, k, n]));
+            let product = s.add(Op::Matmul, dtype, vec![b, m, n], &[a3, b3]);
+            let out = s.view_node(product, &Layout::contiguous(&out_shape));
+            Ok(Tensor::from_node(s, out))
+        })
+    }
+
+    /// Concatenates along `dim`; dtypes promote; shapes must match elsewhere.
+    /// (Legacy rule kept from PyTorch: 1-D empty tensors are skipped.)
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::ones(&[1, 2], DType::I32);
+    /// let b = Tensor::zeros(&[2, 2], DType::F32);
+    /// let c = Tensor::cat(&[&a, &b], 0).unwrap();
+    /// assert_eq!((c.shape(), c.dtype()), (vec![3, 2], DType::F32));
+    /// ```
+    pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        if tensors.is_empty() {
+            return Err(IrError::invalid(
+                "cat",
+                "torch.cat(): expected a non-empty list of Tensors",
+            )
+            .into());
+        }
+        for (i, t) in tensors.iter().enumerate() {
+            if t.ndim() == 0 {
+                return Err(IrError::invalid(
+                    "cat",
+                    format!("zero-dimensional tensor (at position {i}) cannot be concatenated"),
+                )
+                .into());
+            }
+        }
+        let types: Vec<OperandType> = tensors
+            .iter()
+            .map(|t| OperandType {
+                dtype: t.dtype(),
+                priority: Priority::Dimensioned,
+            })
+            .collect();
+        let dtype = result_type(&types, crate::default_dtype())?;
+        let parts: Vec<&Tensor> = tensors
+            .iter()
+            .copied()
+            .filter(|t| !(t.ndim() == 1 && t.numel() == 0))
+            .collect();
+        let Some(first) = parts.first() else {
+            return Ok(Tensor::zeros(&[0], dtype));
+        };
+        let reference = first.shape();
+        let axis = wrap_dim(dim, reference.len())?;
+        let mut out_shape = reference.clone();
+        out_shape[axis] = 0;
+        for (i, t) in parts.iter().enumerate() {
+            let shape = t.shape();
+            if shape.len() != reference.len() {
+                return Err(IrError::invalid(
+                    "cat",
+                    format!(
+                        "Tensors must have same number of dimensions: got {} and {}",
+                        reference.len(),
+                        shape.len()
+                    ),
+                )
+                .into());
+            }
+            for d in 0..shape.len() {
+                if d != axis && shape[d] != reference[d] {
+                    return Err(IrError::invalid(
+                        "cat",
+                        format!(
+                            "Sizes of tensors must match except in dimension {axis}. Expected size {} but got size {} for tensor number {i} in the list.",
+                            reference[d], shape[d]
+                        ),
+                    )
+                    .into());
+                }
+            }
+            out_shape[axis] += shape[axis];
+        }
+        with_store(|s| {
+            let mut inputs = Vec::with_capacity(parts.len());
+            for t in &parts {
+                inputs.push(t.node_as(s, dtype, &t.shape())?);
+            }
+            let node = s.add(Op::Cat { axis }, dtype, out_shape, &inputs);
+            Ok(Tensor::from_node(s, node))
+        })
+    }
+
+    /// Stacks equal-shaped tensors along a new dim `dim`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::ones(&[2], DType::F32);
+    /// assert_eq!(Tensor::stack(&[&a, &a], 1).unwrap().shape(), vec![2, 2]);
+    /// ```
+    pub fn stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        let Some(first) = tensors.first() else {
+            return Err(IrError::invalid("stack", "stack expects a non-empty TensorList").into());
+        };
+        let reference = first.shape();
+        for (i, t) in tensors.iter().enumerate() {
+            if t.shape() != reference {
+                return Err(IrError::invalid(
+                    "stack",
+                    format!(
+                        "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                        fmt_shape(&reference),
+                        fmt_shape(&t.shape())
+                    ),
+                )
+                .into());
+            }
+        }
+        let axis = wrap_dim(dim, reference.len() + 1)?;
+        let unsqueezed = tensors
+            .iter()
+            .map(|t| t.unsqueeze(axis as isize))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&Tensor> = unsqueezed.iter().collect();
+        Tensor::cat(&refs, axis as isize)
+    }
+}
+
+/// PyTorch's message for the shape case that failed.
+fn matmul_shape_error(
+    sa: &[usize],
+    sb: &[usize],
+    m: usize,
+    k: usize,
+    k2: usize,
+    n: usize,
+) -> IrError {
+    let message = match (sa.len(), sb.len()) {
+        (1, 1) => format!(
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            sa[0], sb[0], sa[0], sb[0]
+        ),
+        (2, 1) => format!("size mismatch, got input ({m}), mat ({m}x{k}), vec ({k2})"),
+        (1, 2) | (2, 2) => format!("mm: mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})"),
+        _ => format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{}, {k}] but got: [{}, {k2}].",
+            numel(&sa[..sa.len().saturating_sub(2)]).max(1),
+            numel(&sb[..sb.len().saturating_sub(2)]).max(1)
+        ),
+    };
+    IrError::invalid("matmul", message)
+}

@@ -1,0 +1,209 @@
+//! The process-wide graph store: one lazy graph, the realized buffers its `input`
+//! nodes name, and the storages that tensor handles share.
+//!
+//! Every tensor handle points at a [`Storage`]; a storage names the graph node whose
+//! output is its current contents (its newest *version*: an in-place write makes a new
+//! node and moves the storage to it). A storage pins its node; dropping the last
+//! handle releases the pin. Releases are queued and applied the next time the store is
+//! locked, so a `Drop` never has to take the store's lock (no re-entrancy, no
+//! deadlock), and the graph stays bounded in a build-and-realize loop.
+
+use crate::error::Result;
+use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
+use lazyfuse_runtime::Buffer;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+/// The graph and the buffers of its input nodes.
+pub(crate) struct Store {
+    pub(crate) graph: Graph,
+    pub(crate) buffers: HashMap<InputId, Arc<Buffer>>,
+    next_input: u64,
+}
+
+static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
+    Mutex::new(Store {
+        graph: Graph::new(),
+        buffers: HashMap::new(),
+        next_input: 0,
+    })
+});
+
+/// Pins released by dropped storages, applied at the next lock of the store.
+static RELEASED: Mutex<Vec<NodeId>> = Mutex::new(Vec::new());
+
+static NEXT_STORAGE: AtomicU64 = AtomicU64::new(0);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave the graph half-edited in a way later
+    // calls depend on (every edit is a complete node insertion), so poisoning is ignored.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs `f` with the store locked, after applying queued releases.
+pub(crate) fn with_store<R>(f: impl FnOnce(&mut Store) -> R) -> R {
+    let mut store = lock(&STORE);
+    let released = std::mem::take(&mut *lock(&RELEASED));
+    for node in released {
+        store.unpin(node);
+    }
+    f(&mut store)
+}
+
+/// Number of live graph nodes (after applying queued releases).
+///
+/// A diagnostic: a program that keeps no tensor alive between iterations sees this
+/// stay bounded.
+///
+/// ```
+/// let n = lazyfuse::live_graph_nodes();
+/// assert!(n < usize::MAX);
+/// ```
+pub fn live_graph_nodes() -> usize {
+    with_store(|s| s.graph.len())
+}
+
+/// Whether `LAZYFUSE_DUMP_IR` (or [`set_dump_ir`]) asks for IR dumps.
+static DUMP_IR: LazyLock<AtomicBool> = LazyLock::new(|| {
+    AtomicBool::new(std::env::var_os("LAZYFUSE_DUMP_IR").is_some_and(|v| v != "0"))
+});
+
+/// Turns printing of the IR at every realize on or off (to standard error); the
+/// environment variable `LAZYFUSE_DUMP_IR` sets the initial value.
+pub fn set_dump_ir(on: bool) {
+    DUMP_IR.store(on, Ordering::Relaxed);
+}
+
+pub(crate) fn dump_ir_enabled() -> bool {
+    DUMP_IR.load(Ordering::Relaxed)
+}
+
+impl Store {
+    /// Adds a node (see [`Graph::add`]).
+    pub(crate) fn add(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        shape: Vec<usize>,
+        inputs: &[NodeId],
+    ) -> NodeId {
+        let id = self.graph.add(op, dtype, shape, inputs);
+        debug_assert_eq!(self.graph.verify_node(id), Ok(()));
+        id
+    }
+
+    /// Adds an input node holding `buffer`.
+    pub(crate) fn add_input(&mut self, buffer: Buffer, shape: Vec<usize>) -> NodeId {
+        let id = InputId(self.next_input);
+        self.next_input += 1;
+        let dtype = buffer.dtype();
+        self.buffers.insert(id, Arc::new(buffer));
+        self.graph.add(Op::Input(id), dtype, shape, &[])
+    }
+
+    /// A node whose output is `layout` read from `node`'s output: `node` itself when
+    /// the layout is the identity of the node's shape, else a `view` node.
+    pub(crate) fn view_node(&mut self, node: NodeId, layout: &Layout) -> NodeId {
+        let n = self.graph.node(node);
+        if n.shape == layout.shape && layout.is_identity_of(n.numel()) {
+            return node;
+        }
+        let dtype = n.dtype;
+        self.add(
+            Op::View(layout.clone()),
+            dtype,
+            layout.shape.clone(),
+            &[node],
+        )
+    }
+
+    /// A node converting `node` to `dtype` (the node itself when it has that dtype).
+    pub(crate) fn cast_node(&mut self, node: NodeId, dtype: DType) -> NodeId {
+        let n = self.graph.node(node);
+        if n.dtype == dtype {
+            return node;
+        }
+        let shape = n.shape.clone();
+        self.add(Op::Cast, dtype, shape, &[node])
+    }
+
+    fn unpin(&mut self, node: NodeId) {
+        for freed in self.graph.unpin(node) {
+            self.buffers.remove(&freed);
+        }
+    }
+
+    /// Executes the storage's current node (if it is not an input already) and moves
+    /// the storage to an input node holding the result.
+    pub(crate) fn realize(&mut self, storage: &Storage) -> Result<()> {
+        let node = storage.node();
+        if matches!(self.graph.node(node).op, Op::Input(_)) {
+            return Ok(());
+        }
+        if dump_ir_enabled() {
+            eprintln!(
+                "== lazyfuse: graph as built ==\n{}",
+                self.graph.dump(&[node])
+            );
+            eprintln!("== lazyfuse: graph after passes (no passes yet: unchanged) ==");
+            eprintln!("== lazyfuse: kernels: none (reference interpreter, one node at a time) ==");
+        }
+        let mut outputs = lazyfuse_runtime::interp::execute(&self.graph, &self.buffers, &[node])?;
+        let buffer = Arc::try_unwrap(outputs.remove(0)).unwrap_or_else(|shared| (*shared).clone());
+        let shape = self.graph.node(node).shape.clone();
+        let input = self.add_input(buffer, shape);
+        self.move_storage(storage, input);
+        Ok(())
+    }
+
+    /// Points the storage at a new version node.
+    pub(crate) fn move_storage(&mut self, storage: &Storage, node: NodeId) {
+        self.graph.pin(node);
+        let old = std::mem::replace(&mut *lock(&storage.node), node);
+        self.unpin(old);
+    }
+
+    /// The realized buffer behind a storage whose node is an input.
+    pub(crate) fn buffer_of(&self, storage: &Storage) -> Option<Arc<Buffer>> {
+        match self.graph.node(storage.node()).op {
+            Op::Input(id) => self.buffers.get(&id).cloned(),
+            _ => None,
+        }
+    }
+}
+
+/// A storage: the memory that a tensor and all its views share. Its contents are the
+/// output of one graph node, its current version.
+pub(crate) struct Storage {
+    /// Unique for the life of the process (aliasing checks compare it).
+    pub(crate) id: u64,
+    /// Number of elements.
+    pub(crate) numel: usize,
+    node: Mutex<NodeId>,
+}
+
+impl Storage {
+    /// A storage whose contents are `node`'s output; pins the node.
+    pub(crate) fn new(store: &mut Store, node: NodeId) -> Arc<Storage> {
+        store.graph.pin(node);
+        Arc::new(Storage {
+            id: NEXT_STORAGE.fetch_add(1, Ordering::Relaxed),
+            numel: store.graph.node(node).numel(),
+            node: Mutex::new(node),
+        })
+    }
+
+    /// The current version's node. Read it only with the store locked: the store
+    /// is what moves it.
+    pub(crate) fn node(&self) -> NodeId {
+        *lock(&self.node)
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        let node = *lock(&self.node);
+        lock(&RELEASED).push(node);
+    }
+}

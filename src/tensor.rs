@@ -1,0 +1,368 @@
+//! `Tensor`: a handle to a lazily computed tensor — a storage plus a layout.
+//!
+//! Constructors record source nodes; ops record more nodes (see `ops/`); nothing runs
+//! until [`Tensor::realize`] or a read such as [`Tensor::to_vec`]. A clone is a second
+//! name for the same tensor (it aliases the same storage), like a second Python name.
+
+use crate::error::{Error, Result};
+use crate::store::{with_store, Storage, Store};
+use crate::{default_dtype, Device};
+use lazyfuse_ir::{DType, Layout, NodeId, Op, Scalar};
+use lazyfuse_runtime::{Buffer, Element};
+use std::fmt;
+use std::sync::Arc;
+
+/// A lazy tensor: dtype, shape and layout are known at once; values are computed on
+/// [`Tensor::realize`] or a read.
+///
+/// ```
+/// use lazyfuse::Tensor;
+/// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// let b = a.mul(2.0).unwrap().add(&a).unwrap();
+/// assert_eq!(b.to_vec::<f32>().unwrap(), vec![3.0, 6.0, 9.0, 12.0]);
+/// assert_eq!(b.to_string(), "tensor([[ 3.,  6.],\n        [ 9., 12.]])");
+/// ```
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+pub(crate) struct TensorImpl {
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) layout: Layout,
+    pub(crate) dtype: DType,
+}
+
+impl Tensor {
+    /// A new tensor owning a fresh storage whose contents are `node`'s output.
+    pub(crate) fn from_node(store: &mut Store, node: NodeId) -> Tensor {
+        let n = store.graph.node(node);
+        let (dtype, layout) = (n.dtype, Layout::contiguous(&n.shape));
+        Tensor(Arc::new(TensorImpl {
+            storage: Storage::new(store, node),
+            layout,
+            dtype,
+        }))
+    }
+
+    /// A view: the same storage under another layout.
+    pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage: Arc::clone(&self.0.storage),
+            layout,
+            dtype: self.0.dtype,
+        }))
+    }
+
+    /// The node that reads this tensor's elements (in logical order) from the
+    /// storage's current version.
+    pub(crate) fn node(&self, store: &mut Store) -> NodeId {
+        let base = self.0.storage.node();
+        store.view_node(base, &self.0.layout)
+    }
+
+    /// The node reading this tensor converted to `dtype` and broadcast to `shape`
+    /// (which the caller has checked is a broadcast of this tensor's shape).
+    pub(crate) fn node_as(
+        &self,
+        store: &mut Store,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Result<NodeId> {
+        let target: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
+        if dtype == self.0.dtype {
+            let layout = self.0.layout.expand(&target)?;
+            return Ok(store.view_node(self.0.storage.node(), &layout));
+        }
+        let read = self.node(store);
+        let cast = store.cast_node(read, dtype);
+        let layout = Layout::contiguous(&self.0.layout.shape).expand(&target)?;
+        Ok(store.view_node(cast, &layout))
+    }
+
+    fn from_buffer(buffer: Buffer, shape: &[usize], op: &'static str) -> Result<Tensor> {
+        let expected = lazyfuse_ir::shape::numel(shape);
+        if buffer.len() != expected {
+            return Err(Error::DataLength {
+                op,
+                shape: shape.to_vec(),
+                expected,
+                actual: buffer.len(),
+            });
+        }
+        Ok(with_store(|s| {
+            let node = s.add_input(buffer, shape.to_vec());
+            Tensor::from_node(s, node)
+        }))
+    }
+
+    /// A tensor holding `data` (row-major) with the given shape.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    /// assert_eq!(t.dtype(), DType::I32);
+    /// assert!(Tensor::from_vec(vec![1i32, 2, 3], &[2, 2]).is_err());
+    /// ```
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        Tensor::from_buffer(Buffer::from_vec(data), shape, "from_vec")
+    }
+
+    /// A tensor holding a copy of `data` (row-major) with the given shape.
+    ///
+    /// ```
+    /// let t = lazyfuse::Tensor::from_slice(&[true, false], &[2]).unwrap();
+    /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![true, false]);
+    /// ```
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        Tensor::from_vec(data.to_vec(), shape)
+    }
+
+    /// A zero-dim tensor: floats get the default dtype, integers `int64`, bools `bool`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::scalar(1.5).dtype(), DType::F32);
+    /// assert_eq!(Tensor::scalar(3).dtype(), DType::I64);
+    /// assert_eq!(Tensor::scalar(3).shape(), Vec::<usize>::new());
+    /// ```
+    pub fn scalar(value: impl Into<Scalar>) -> Tensor {
+        let value = value.into();
+        let dtype = value.natural_dtype(default_dtype());
+        Tensor::constant(&[], value, dtype)
+    }
+
+    fn constant(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+        with_store(|s| {
+            let node = s.add(Op::Full(value), dtype, shape.to_vec(), &[]);
+            Tensor::from_node(s, node)
+        })
+    }
+
+    /// A tensor of zeros.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2], DType::I8).to_vec::<i8>().unwrap(), vec![0, 0]);
+    /// ```
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::constant(shape, Scalar::Int(0), dtype)
+    }
+
+    /// A tensor of ones.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::ones(&[2], DType::Bool).to_vec::<bool>().unwrap(), vec![true, true]);
+    /// ```
+    pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::constant(shape, Scalar::Int(1), dtype)
+    }
+
+    /// A tensor filled with `value` converted to `dtype`. A complex value with a
+    /// nonzero imaginary part cannot fill a real tensor (PyTorch's error).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::full(&[2], 2.5, DType::I32).unwrap();
+    /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 2]);
+    /// ```
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        let value = value.into();
+        check_fill_value(value, dtype)?;
+        Ok(Tensor::constant(shape, value, dtype))
+    }
+
+    /// Values `start, start + step, …` below `end` (above, for a negative step).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 5.0, 2.0, DType::I64).unwrap();
+    /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 2, 4]);
+    /// ```
+    pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
+        let bad = |m: &str| Err(lazyfuse_ir::Error::invalid("arange", m).into());
+        if step == 0.0 {
+            return bad("step must be nonzero");
+        }
+        if !start.is_finite() || !end.is_finite() {
+            return bad(&format!("unsupported range: {start} -> {end}"));
+        }
+        if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
+            return bad("upper bound and larger bound inconsistent with step sign");
+        }
+        if dtype == DType::Bool || dtype.is_complex() || dtype.is_float8() {
+            return Err(lazyfuse_ir::Error::not_implemented("arange_cpu", dtype).into());
+        }
+        let len = ((end - start) / step).ceil().max(0.0) as usize;
+        Ok(with_store(|s| {
+            let node = s.add(Op::Arange { start, step }, dtype, vec![len], &[]);
+            Tensor::from_node(s, node)
+        }))
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> Vec<usize> {
+        self.0.layout.shape.clone()
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    /// The device (always the CPU for now).
+    pub fn device(&self) -> Device {
+        Device::Cpu
+    }
+
+    /// Number of dims.
+    pub fn ndim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+
+    /// Strides in elements, as PyTorch reports them.
+    pub fn strides(&self) -> Vec<isize> {
+        self.0.layout.strides.clone()
+    }
+
+    /// Offset of the first element in the storage, in elements.
+    pub fn storage_offset(&self) -> usize {
+        self.0.layout.offset
+    }
+
+    /// PyTorch's `is_contiguous` (row-major).
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+
+    /// True when both tensors view the same storage.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert!(a.t().unwrap().shares_storage(&a));
+    /// assert!(!a.add(1).unwrap().shares_storage(&a));
+    /// ```
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        self.0.storage.id == other.0.storage.id
+    }
+
+    /// The layout (shape, strides, offset) over the storage.
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+
+    /// Whether the storage's current contents are computed already.
+    pub fn is_realized(&self) -> bool {
+        with_store(|s| matches!(s.graph.node(self.0.storage.node()).op, Op::Input(_)))
+    }
+
+    /// Computes the storage's contents (once) and returns this tensor.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::ones(&[3], DType::F32).add(1).unwrap();
+    /// assert!(!t.is_realized());
+    /// let t = t.realize().unwrap();
+    /// assert!(t.is_realized());
+    /// ```
+    pub fn realize(&self) -> Result<Tensor> {
+        with_store(|s| s.realize(&self.0.storage))?;
+        Ok(self.clone())
+    }
+
+    /// The elements in logical row-major order, as a contiguous buffer.
+    pub(crate) fn read_buffer(&self) -> Result<Buffer> {
+        with_store(|s| {
+            s.realize(&self.0.storage)?;
+            let buffer = s
+                .buffer_of(&self.0.storage)
+                .expect("a realized storage's node is an input with a buffer");
+            Ok(buffer.gather(&self.0.layout))
+        })
+    }
+
+    /// The elements in logical row-major order. `T` must be the dtype's element type.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::F64).unwrap().view(&[2, 3]).unwrap();
+    /// assert_eq!(t.t().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    /// assert!(t.to_vec::<f32>().is_err());
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.0.dtype {
+            return Err(Error::ElementType {
+                requested: T::DTYPE,
+                actual: self.0.dtype,
+            });
+        }
+        let buffer = self.read_buffer()?;
+        Ok(buffer
+            .as_slice::<T>()
+            .map(<[T]>::to_vec)
+            .unwrap_or_default())
+    }
+
+    /// The text form of the graph this tensor's storage depends on (what
+    /// `LAZYFUSE_DUMP_IR` prints), for inspection and golden tests.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2], DType::F32).exp().unwrap();
+    /// assert_eq!(t.graph_text(), "%0 = full(value=0) : float32[2]\n%1 = exp(%0) : float32[2]  -> t0\n");
+    /// ```
+    pub fn graph_text(&self) -> String {
+        with_store(|s| s.graph.dump(&[self.0.storage.node()]))
+    }
+}
+
+/// PyTorch refuses to fill a real tensor with a complex value that has an imaginary
+/// part ("value cannot be converted to type float without overflow").
+pub(crate) fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
+    if let Scalar::Complex(_, im) = value {
+        if im != 0.0 && !dtype.is_complex() {
+            return Err(lazyfuse_ir::Error::invalid(
+                "fill",
+                format!(
+                    "value cannot be converted to type {} without overflow",
+                    dtype.torch_name().to_lowercase()
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Debug for Tensor {
+    /// Shape, dtype, device and whether the values are computed; computes nothing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tensor(shape={:?}, dtype={}, device={}, realized={})",
+            self.0.layout.shape,
+            self.0.dtype,
+            self.device(),
+            self.is_realized()
+        )
+    }
+}
+
+impl fmt::Display for Tensor {
+    /// PyTorch's printing (`tensor([1., 2.])`), realizing the tensor first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.read_buffer() {
+            Ok(buffer) => f.write_str(&crate::display::format_tensor(
+                &buffer,
+                &self.0.layout.shape,
+                default_dtype(),
+            )),
+            Err(e) => write!(f, "<tensor could not be computed: {e}>"),
+        }
+    }
+}

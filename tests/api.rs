@@ -1,0 +1,138 @@
+//! Integration tests of the public API's contract: laziness, aliasing, in-place
+//! writes through views, errors as values, bounded graph memory, thread safety.
+
+use lazyfuse::{DType, Error, Scalar, Tensor};
+
+#[test]
+fn nothing_runs_until_realize() {
+    let a = Tensor::ones(&[4], DType::F32);
+    let b = a.add(1).unwrap().mul(3).unwrap();
+    assert!(!b.is_realized());
+    // Shape and dtype are known without computing.
+    assert_eq!((b.shape(), b.dtype()), (vec![4], DType::F32));
+    let b = b.realize().unwrap();
+    assert!(b.is_realized());
+    assert_eq!(b.to_vec::<f32>().unwrap(), vec![6.0; 4]);
+}
+
+#[test]
+fn tensor_is_send_sync_and_clones_alias() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Tensor>();
+    let a = Tensor::zeros(&[3], DType::I64);
+    let b = a.clone();
+    b.add_(2).unwrap();
+    assert_eq!(a.to_vec::<i64>().unwrap(), vec![2, 2, 2]);
+    assert!(a.shares_storage(&b));
+}
+
+#[test]
+fn tensors_cross_threads() {
+    let a = Tensor::arange(0.0, 100.0, 1.0, DType::F64).unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                a.mul(i as f64)
+                    .unwrap()
+                    .sum(&[], false)
+                    .unwrap()
+                    .to_vec::<f64>()
+                    .unwrap()[0]
+            })
+        })
+        .collect();
+    let sums: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(sums, vec![0.0, 4950.0, 9900.0, 14850.0]);
+}
+
+#[test]
+fn writes_reach_base_and_other_views_but_not_earlier_results() {
+    let base = Tensor::arange(0.0, 6.0, 1.0, DType::I64)
+        .unwrap()
+        .view(&[2, 3])
+        .unwrap();
+    let before = base.mul(10).unwrap(); // recorded before the write: keeps the old values
+    let col = base.select(1, 1).unwrap();
+    let row = base.select(0, 1).unwrap();
+    col.mul_(100).unwrap();
+    assert_eq!(base.to_vec::<i64>().unwrap(), vec![0, 100, 2, 3, 400, 5]);
+    assert_eq!(row.to_vec::<i64>().unwrap(), vec![3, 400, 5]);
+    assert_eq!(before.to_vec::<i64>().unwrap(), vec![0, 10, 20, 30, 40, 50]);
+}
+
+#[test]
+fn inplace_rules_match_pytorch() {
+    let ints = Tensor::zeros(&[2], DType::I32);
+    let err = ints.add_(1.5).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "result type Float can't be cast to the desired output type Int"
+    );
+    let small = Tensor::zeros(&[1, 3], DType::F32);
+    let err = small.add_(&Tensor::zeros(&[2, 3], DType::F32)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "output with shape [1, 3] doesn't match the broadcast shape [2, 3]"
+    );
+    let expanded = Tensor::zeros(&[1, 3], DType::F32).expand(&[2, 3]).unwrap();
+    assert!(
+        matches!(expanded.add_(1), Err(Error::Build(lazyfuse_ir_error)) if lazyfuse_ir_error.to_string().starts_with("unsupported operation: more than one element"))
+    );
+    expanded.fill_(2.0).unwrap();
+    assert_eq!(expanded.to_vec::<f32>().unwrap(), vec![2.0; 6]);
+    let square = Tensor::zeros(&[2, 2], DType::F32);
+    assert!(
+        square.add_(&square.t().unwrap()).is_err(),
+        "partial overlap is refused"
+    );
+    square.add_(&square).unwrap(); // full overlap is fine
+}
+
+#[test]
+fn integer_division_by_zero_is_an_error() {
+    let a = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    assert!(
+        a.floor_divide(0).is_err(),
+        "a zero scalar is refused at build time"
+    );
+    let zero = Tensor::from_vec(vec![1i32, 0], &[2]).unwrap();
+    let q = a.remainder(&zero).unwrap(); // data-dependent: found at realize
+    assert_eq!(q.realize().unwrap_err().to_string(), "ZeroDivisionError");
+    let f = a.to_dtype(DType::F32).unwrap().div(&zero).unwrap();
+    assert_eq!(f.to_vec::<f32>().unwrap(), vec![1.0, f32::INFINITY]);
+}
+
+#[test]
+fn graph_memory_stays_bounded_in_a_loop() {
+    let x = Tensor::ones(&[16], DType::F32);
+    let mut acc = x.clone();
+    for i in 0..2000 {
+        let y = x.mul(i as f64).unwrap().add(&acc).unwrap().tanh().unwrap();
+        acc = y.realize().unwrap();
+    }
+    // Only a handful of nodes stay alive (other tests may run concurrently, so the
+    // bound is loose; without collection there would be >10k).
+    assert!(
+        lazyfuse::live_graph_nodes() < 2000,
+        "{} live nodes",
+        lazyfuse::live_graph_nodes()
+    );
+    assert_eq!(acc.numel(), 16);
+}
+
+#[test]
+fn scalar_constructors_and_display() {
+    assert_eq!(Tensor::scalar(2.5).to_string(), "tensor(2.5000)");
+    assert_eq!(Tensor::scalar(true).dtype(), DType::Bool);
+    let t = Tensor::full(&[2], Scalar::Int(3), DType::I32).unwrap();
+    assert_eq!(t.to_string(), "tensor([3, 3], dtype=torch.int32)");
+    assert!(format!("{t:?}").contains("dtype=int32"));
+}
+
+#[test]
+fn to_vec_checks_the_element_type() {
+    let t = Tensor::zeros(&[2], DType::F16);
+    assert!(t.to_vec::<f32>().is_err());
+    assert_eq!(t.to_vec::<lazyfuse::half::f16>().unwrap().len(), 2);
+}

@@ -1,0 +1,85 @@
+//! Golden tests of the graph's text form: each case builds a graph through the
+//! public API and compares `graph_text()` with `tests/golden/<name>.txt`.
+//! `LAZYFUSE_BLESS=1 cargo test --test golden` rewrites the files; a mismatch
+//! prints a line diff.
+
+use lazyfuse::{DType, Scalar, Tensor};
+use std::path::PathBuf;
+
+fn check(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("LAZYFUSE_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing {}; run with LAZYFUSE_BLESS=1 to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let mut diff = String::new();
+        let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+        for i in 0..e.len().max(a.len()) {
+            match (e.get(i), a.get(i)) {
+                (Some(x), Some(y)) if x == y => diff.push_str(&format!("  {x}\n")),
+                (x, y) => {
+                    if let Some(x) = x {
+                        diff.push_str(&format!("- {x}\n"));
+                    }
+                    if let Some(y) = y {
+                        diff.push_str(&format!("+ {y}\n"));
+                    }
+                }
+            }
+        }
+        panic!("golden {name} differs (LAZYFUSE_BLESS=1 to accept):\n{diff}");
+    }
+}
+
+#[test]
+fn promotion_inserts_casts_and_expands() {
+    let a = Tensor::zeros(&[2, 3], DType::I32);
+    let b = Tensor::ones(&[3], DType::F16);
+    let c = a.mul(&b).unwrap().add(2.5).unwrap();
+    check("promotion", &c.graph_text());
+}
+
+#[test]
+fn views_compose_into_one_read() {
+    let base = Tensor::arange(0.0, 24.0, 1.0, DType::F32).unwrap();
+    let v = base
+        .view(&[2, 3, 4])
+        .unwrap()
+        .permute(&[2, 0, 1])
+        .unwrap()
+        .select(0, 1)
+        .unwrap()
+        .exp()
+        .unwrap();
+    check("views", &v.graph_text());
+}
+
+#[test]
+fn inplace_writes_make_versions() {
+    let base = Tensor::zeros(&[2, 2], DType::F64);
+    base.select(0, 1).unwrap().add_(1).unwrap();
+    base.t().unwrap().fill_(Scalar::Float(0.5)).unwrap();
+    check("inplace", &base.graph_text());
+}
+
+#[test]
+fn reductions_and_matmul() {
+    let a = Tensor::ones(&[2, 3], DType::F32);
+    let b = Tensor::ones(&[3], DType::F32);
+    let m = a.matmul(&b).unwrap().softmax(0).unwrap();
+    let s = a
+        .sum(&[1], true)
+        .unwrap()
+        .add(&m.unsqueeze(1).unwrap())
+        .unwrap();
+    check("reduce_matmul", &s.graph_text());
+}
