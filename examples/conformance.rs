@@ -20,7 +20,7 @@
 //! * an unknown `op`/`family`, a malformed case or a panic is a failure, never a skip.
 
 use lazyfuse::half::{bf16, f16};
-use lazyfuse::{Complex, DType, Element, RoundingMode, Scalar, Tensor};
+use lazyfuse::{BinaryOp, Complex, DType, Element, RoundingMode, Scalar, Tensor};
 use serde_json::Value;
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -725,37 +725,44 @@ fn binary(op: &str, a: &Arg, b: &Arg, mode: Option<RoundingMode>) -> R<Tensor> {
     })
 }
 
-/// `scalar OP tensor`. The API takes the tensor as receiver, so the ops whose operands
-/// commute (for values and for promotion, which is symmetric) swap them; comparisons swap
-/// and mirror. The others have no scalar-left form in the API.
+/// `scalar OP tensor` through `Tensor::binary`, the form behind Python's reflected
+/// operators (`2 - t`), so promotion and errors are the library's own for that order.
 fn binary_scalar_left(op: &str, s: Scalar, b: &Arg, mode: Option<RoundingMode>) -> R<Tensor> {
     let Arg::T(b) = b else {
         return harness(format!("'{op}' with two scalar operands"));
     };
-    Ok(match op {
-        "add" => b.add(s)?,
-        "mul" => b.mul(s)?,
-        "eq" => b.eq(s)?,
-        "ne" => b.ne(s)?,
-        "lt" => b.gt(s)?,
-        "le" => b.ge(s)?,
-        "gt" => b.lt(s)?,
-        "ge" => b.le(s)?,
-        "bitwise_and" => b.bitwise_and(s)?,
-        "bitwise_or" => b.bitwise_or(s)?,
-        "bitwise_xor" => b.bitwise_xor(s)?,
-        "logical_and" => b.logical_and(s)?,
-        "logical_or" => b.logical_or(s)?,
-        "logical_xor" => b.logical_xor(s)?,
-        "maximum" => b.maximum(s)?,
-        "minimum" => b.minimum(s)?,
-        _ => {
-            let _ = mode;
+    let op = match (op, mode) {
+        ("div", Some(RoundingMode::Floor)) | ("floor_divide", None) => BinaryOp::DivFloor,
+        ("div", Some(RoundingMode::Trunc)) => BinaryOp::DivTrunc,
+        ("div", None) => BinaryOp::Div,
+        ("add", None) => BinaryOp::Add,
+        ("sub", None) => BinaryOp::Sub,
+        ("mul", None) => BinaryOp::Mul,
+        ("remainder", None) => BinaryOp::Remainder,
+        ("fmod", None) => BinaryOp::Fmod,
+        ("pow", None) => BinaryOp::Pow,
+        ("maximum", None) => BinaryOp::Maximum,
+        ("minimum", None) => BinaryOp::Minimum,
+        ("atan2", None) => BinaryOp::Atan2,
+        ("eq", None) => BinaryOp::Eq,
+        ("ne", None) => BinaryOp::Ne,
+        ("lt", None) => BinaryOp::Lt,
+        ("le", None) => BinaryOp::Le,
+        ("gt", None) => BinaryOp::Gt,
+        ("ge", None) => BinaryOp::Ge,
+        ("logical_and", None) => BinaryOp::LogicalAnd,
+        ("logical_or", None) => BinaryOp::LogicalOr,
+        ("logical_xor", None) => BinaryOp::LogicalXor,
+        ("bitwise_and", None) => BinaryOp::BitwiseAnd,
+        ("bitwise_or", None) => BinaryOp::BitwiseOr,
+        ("bitwise_xor", None) => BinaryOp::BitwiseXor,
+        (other, mode) => {
             return harness(format!(
-                "the lazyfuse API has no form of '{op}' with a scalar left operand"
-            ));
+                "unknown binary op '{other}' (rounding mode {mode:?})"
+            ))
         }
-    })
+    };
+    Ok(Tensor::binary(op, s, b)?)
 }
 
 /// `where(cond, a, b)` with tensor or scalar branches.
