@@ -800,7 +800,7 @@ fn unary(op: &str, x: &Tensor, args: &Value) -> R<Tensor> {
         "bitwise_not" => x.bitwise_not()?,
         "isnan" => x.isnan()?,
         "sum" => x.sum(&[], false)?,
-        "prod" => x.prod(None, false)?,
+        "prod" => x.prod(&[], false)?,
         "mean" => x.mean(&[], false)?,
         "amax" => x.amax(&[], false)?,
         "amin" => x.amin(&[], false)?,
@@ -882,7 +882,7 @@ fn values_op(op: &str, inputs: &[Tensor], args: &Value) -> R<Tensor> {
             one(1)?;
             let (x, dim, kd) = (&inputs[0], arg_opt_isize(args, "dim")?, keepdim(args)?);
             Ok(match op {
-                "prod" => x.prod(dim, kd)?,
+                "prod" => x.prod(dim.as_slice(), kd)?,
                 "argmax" => x.argmax(dim, kd)?,
                 _ => x.argmin(dim, kd)?,
             })

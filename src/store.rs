@@ -134,8 +134,10 @@ impl Store {
         }
     }
 
-    /// Executes the storage's current node (if it is not an input already) and moves
-    /// the storage to an input node holding the result.
+    /// Executes the storage's current node, unless it is an input already, and turns
+    /// it into an input node holding the result. Every other node of the graph that a
+    /// live tensor still names is computed on the way and kept the same way, so that
+    /// nothing computed here is computed again by a later realize.
     pub(crate) fn realize(&mut self, storage: &Storage) -> Result<()> {
         let node = storage.node();
         if matches!(self.graph.node(node).op, Op::Input(_)) {
@@ -149,11 +151,26 @@ impl Store {
             eprintln!("== lazyfuse: graph after passes (no passes yet: unchanged) ==");
             eprintln!("== lazyfuse: kernels: none (reference interpreter, one node at a time) ==");
         }
-        let mut outputs = lazyfuse_runtime::interp::execute(&self.graph, &self.buffers, &[node])?;
-        let buffer = Arc::try_unwrap(outputs.remove(0)).unwrap_or_else(|shared| (*shared).clone());
-        let shape = self.graph.node(node).shape.clone();
-        let input = self.add_input(buffer, shape);
-        self.move_storage(storage, input);
+        let targets: Vec<NodeId> = self
+            .graph
+            .topo_order(&[node])
+            .into_iter()
+            .filter(|&n| {
+                n == node
+                    || (self.graph.is_pinned(n) && !matches!(self.graph.node(n).op, Op::Input(_)))
+            })
+            .collect();
+        let outputs = lazyfuse_runtime::interp::execute(&self.graph, &self.buffers, &targets)?;
+        // Producers first: replacing a node releases its producers, which are
+        // never targets computed later in this loop.
+        for (target, buffer) in targets.into_iter().zip(outputs) {
+            let id = InputId(self.next_input);
+            self.next_input += 1;
+            self.buffers.insert(id, buffer);
+            for freed in self.graph.replace_with_input(target, id) {
+                self.buffers.remove(&freed);
+            }
+        }
         Ok(())
     }
 

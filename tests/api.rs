@@ -136,3 +136,23 @@ fn to_vec_checks_the_element_type() {
     assert!(t.to_vec::<f32>().is_err());
     assert_eq!(t.to_vec::<lazyfuse::half::f16>().unwrap().len(), 2);
 }
+
+#[test]
+fn realize_computes_each_node_once() {
+    let x = Tensor::arange(0.0, 4.0, 1.0, DType::F32).unwrap();
+    let y = x.mul(2).unwrap().exp().unwrap();
+    let total = y.sum(&[], false).unwrap();
+    assert!(!y.is_realized());
+    total.realize().unwrap();
+    // `y` is named by a live tensor, so it was kept when `total` was computed ...
+    assert!(y.is_realized());
+    // ... and `total`'s node is now an input: its graph is one node.
+    assert_eq!(
+        total.graph_text().lines().count(),
+        1,
+        "{}",
+        total.graph_text()
+    );
+    let expected: f32 = (0..4).map(|i| ((2 * i) as f32).exp()).sum();
+    assert!((total.to_vec::<f32>().unwrap()[0] - expected).abs() < 1e-3);
+}

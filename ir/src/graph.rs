@@ -139,6 +139,11 @@ impl Graph {
         self.graph[id.0].pins += 1;
     }
 
+    /// True when some storage refers to the node.
+    pub fn is_pinned(&self, id: NodeId) -> bool {
+        self.graph[id.0].pins > 0
+    }
+
     /// Drops one reference to the node and removes every node that is no longer
     /// reachable from a pinned node. Returns the input buffers those nodes held, so the
     /// owner can free them.
@@ -146,8 +151,30 @@ impl Graph {
         let node = &mut self.graph[id.0];
         debug_assert!(node.pins > 0, "unpin of an unpinned node {id}");
         node.pins = node.pins.saturating_sub(1);
+        self.collect(vec![id])
+    }
+
+    /// Turns a computed node into an input node holding its result: its consumers now
+    /// read the buffer, and its producers are released (and collected when nothing
+    /// else reaches them). Returns the input buffers collected nodes held.
+    pub fn replace_with_input(&mut self, id: NodeId, input: InputId) -> Vec<InputId> {
+        let producers = self.inputs(id);
+        let incoming: Vec<_> = self
+            .graph
+            .edges_directed(id.0, Direction::Incoming)
+            .map(|e| e.id())
+            .collect();
+        for edge in incoming {
+            self.graph.remove_edge(edge);
+        }
+        self.graph[id.0].op = Op::Input(input);
+        self.collect(producers)
+    }
+
+    /// Removes the candidates that neither a pin nor a consumer keeps alive, and then
+    /// their producers in turn.
+    fn collect(&mut self, mut stack: Vec<NodeId>) -> Vec<InputId> {
         let mut freed = Vec::new();
-        let mut stack = vec![id];
         while let Some(n) = stack.pop() {
             if !self.graph.contains_node(n.0) {
                 continue;

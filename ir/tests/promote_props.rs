@@ -138,11 +138,9 @@ proptest! {
         prop_assert_eq!(ab.is_ok(), ba.is_ok(), "{:?} {:?} {:?}: {:?} vs {:?}", op, a, b, ab, ba);
         match (ab, ba) {
             (Ok(x), Ok(y)) => prop_assert_eq!(x, y),
-            // The same kind of failure; a promotion error names its operands in order.
-            (Err(Error::UnsignedPromotion { a: x, b: y }), Err(e)) => {
-                prop_assert_eq!(e, Error::UnsignedPromotion { a: y, b: x })
-            }
-            // Other promotion errors name operands in order too: same variant.
+            // The same kind of failure. The dtypes a promotion error names follow
+            // PyTorch's internal result-type state (dimensioned before zero-dim),
+            // not the operand order, so only the variant is compared.
             (Err(x), Err(y)) => {
                 prop_assert_eq!(std::mem::discriminant(&x), std::mem::discriminant(&y))
             }
@@ -156,7 +154,13 @@ proptest! {
     fn a_dimensioned_operand_outranks_same_category_others(
         d in any_dtype(), o in any_operand(), df in default_float()
     ) {
-        prop_assume!(o.priority != Priority::Dimensioned);
+        // Only lower priorities are of interest: a dimensioned draw stands for zero-dim
+        // (rejecting it instead exhausts proptest's reject budget on long runs).
+        let o = if o.priority == Priority::Dimensioned {
+            OperandType { priority: Priority::ZeroDim, ..o }
+        } else {
+            o
+        };
         let other = match o.priority {
             Priority::Wrapped => match o.dtype {
                 DType::F64 => df,

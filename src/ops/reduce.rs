@@ -84,12 +84,17 @@ impl Tensor {
         self.reduce("sum", ReduceOp::Sum, dims, keepdim)
     }
 
-    /// Product over one dim, or all (`None`); bool and integers multiply into `int64`.
-    pub fn prod(&self, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
-        match dim {
-            Some(d) => self.reduce("prod", ReduceOp::Prod, &[d], keepdim),
-            None => self.reduce("prod", ReduceOp::Prod, &[], false),
-        }
+    /// Product over `dims` (`[]` = all); bool and integers multiply into `int64`.
+    /// (PyTorch's `prod` takes one dim; several are accepted here, like `sum`.)
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
+    /// assert_eq!(t.prod(&[0], false).unwrap().to_vec::<i64>().unwrap(), vec![3, 8]);
+    /// assert_eq!(t.prod(&[], false).unwrap().to_vec::<i64>().unwrap(), vec![24]);
+    /// ```
+    pub fn prod(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+        self.reduce("prod", ReduceOp::Prod, dims, keepdim)
     }
 
     /// Mean over `dims` (`[]` = all); floating and complex inputs only.
