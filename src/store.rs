@@ -79,6 +79,27 @@ pub(crate) fn dump_ir_enabled() -> bool {
     DUMP_IR.load(Ordering::Relaxed)
 }
 
+/// Whether every recorded node is checked by the graph verifier: always in debug
+/// builds; in release builds when `LAZYFUSE_VERIFY` is set or [`set_verify`] asks.
+static VERIFY: LazyLock<AtomicBool> = LazyLock::new(|| {
+    AtomicBool::new(
+        cfg!(debug_assertions) || std::env::var_os("LAZYFUSE_VERIFY").is_some_and(|v| v != "0"),
+    )
+});
+
+/// Turns the graph verifier on or off for every node recorded from now on (the test
+/// suites turn it on in release builds). A node that breaks an invariant of
+/// `lazyfuse_ir::graph` is a lazyfuse bug, reported by a panic naming the invariant.
+///
+/// ```
+/// lazyfuse::set_verify(true);
+/// let t = lazyfuse::Tensor::zeros(&[2], lazyfuse::DType::F32).exp().unwrap();
+/// assert_eq!(t.numel(), 2);
+/// ```
+pub fn set_verify(on: bool) {
+    VERIFY.store(on, Ordering::Relaxed);
+}
+
 impl Store {
     /// Adds a node (see [`Graph::add`]).
     pub(crate) fn add(
@@ -89,7 +110,11 @@ impl Store {
         inputs: &[NodeId],
     ) -> NodeId {
         let id = self.graph.add(op, dtype, shape, inputs);
-        debug_assert_eq!(self.graph.verify_node(id), Ok(()));
+        if VERIFY.load(Ordering::Relaxed) {
+            if let Err(broken) = self.graph.verify_node(id) {
+                panic!("lazyfuse bug: the graph builder broke an invariant: {broken}");
+            }
+        }
         id
     }
 

@@ -5,6 +5,7 @@ use lazyfuse::{DType, Error, Scalar, Tensor};
 
 #[test]
 fn nothing_runs_until_realize() {
+    lazyfuse::set_verify(true);
     let a = Tensor::ones(&[4], DType::F32);
     let b = a.add(1).unwrap().mul(3).unwrap();
     assert!(!b.is_realized());
@@ -17,6 +18,7 @@ fn nothing_runs_until_realize() {
 
 #[test]
 fn tensor_is_send_sync_and_clones_alias() {
+    lazyfuse::set_verify(true);
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Tensor>();
     let a = Tensor::zeros(&[3], DType::I64);
@@ -28,6 +30,7 @@ fn tensor_is_send_sync_and_clones_alias() {
 
 #[test]
 fn tensors_cross_threads() {
+    lazyfuse::set_verify(true);
     let a = Tensor::arange(0.0, 100.0, 1.0, DType::F64).unwrap();
     let handles: Vec<_> = (0..4)
         .map(|i| {
@@ -48,6 +51,7 @@ fn tensors_cross_threads() {
 
 #[test]
 fn writes_reach_base_and_other_views_but_not_earlier_results() {
+    lazyfuse::set_verify(true);
     let base = Tensor::arange(0.0, 6.0, 1.0, DType::I64)
         .unwrap()
         .view(&[2, 3])
@@ -63,6 +67,7 @@ fn writes_reach_base_and_other_views_but_not_earlier_results() {
 
 #[test]
 fn inplace_rules_match_pytorch() {
+    lazyfuse::set_verify(true);
     let ints = Tensor::zeros(&[2], DType::I32);
     let err = ints.add_(1.5).unwrap_err();
     assert_eq!(
@@ -91,6 +96,7 @@ fn inplace_rules_match_pytorch() {
 
 #[test]
 fn integer_division_by_zero_is_an_error() {
+    lazyfuse::set_verify(true);
     let a = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
     assert!(
         a.floor_divide(0).is_err(),
@@ -105,6 +111,7 @@ fn integer_division_by_zero_is_an_error() {
 
 #[test]
 fn graph_memory_stays_bounded_in_a_loop() {
+    lazyfuse::set_verify(true);
     let x = Tensor::ones(&[16], DType::F32);
     let mut acc = x.clone();
     for i in 0..2000 {
@@ -123,6 +130,7 @@ fn graph_memory_stays_bounded_in_a_loop() {
 
 #[test]
 fn scalar_constructors_and_display() {
+    lazyfuse::set_verify(true);
     assert_eq!(Tensor::scalar(2.5).to_string(), "tensor(2.5000)");
     assert_eq!(Tensor::scalar(true).dtype(), DType::Bool);
     let t = Tensor::full(&[2], Scalar::Int(3), DType::I32).unwrap();
@@ -132,6 +140,7 @@ fn scalar_constructors_and_display() {
 
 #[test]
 fn to_vec_checks_the_element_type() {
+    lazyfuse::set_verify(true);
     let t = Tensor::zeros(&[2], DType::F16);
     assert!(t.to_vec::<f32>().is_err());
     assert_eq!(t.to_vec::<lazyfuse::half::f16>().unwrap().len(), 2);
@@ -139,6 +148,7 @@ fn to_vec_checks_the_element_type() {
 
 #[test]
 fn realize_computes_each_node_once() {
+    lazyfuse::set_verify(true);
     let x = Tensor::arange(0.0, 4.0, 1.0, DType::F32).unwrap();
     let y = x.mul(2).unwrap().exp().unwrap();
     let total = y.sum(&[], false).unwrap();

@@ -42,6 +42,7 @@ fn check(name: &str, actual: &str) {
 
 #[test]
 fn promotion_inserts_casts_and_expands() {
+    lazyfuse::set_verify(true);
     let a = Tensor::zeros(&[2, 3], DType::I32);
     let b = Tensor::ones(&[3], DType::F16);
     let c = a.mul(&b).unwrap().add(2.5).unwrap();
@@ -50,6 +51,7 @@ fn promotion_inserts_casts_and_expands() {
 
 #[test]
 fn views_compose_into_one_read() {
+    lazyfuse::set_verify(true);
     let base = Tensor::arange(0.0, 24.0, 1.0, DType::F32).unwrap();
     let v = base
         .view(&[2, 3, 4])
@@ -65,6 +67,7 @@ fn views_compose_into_one_read() {
 
 #[test]
 fn inplace_writes_make_versions() {
+    lazyfuse::set_verify(true);
     let base = Tensor::zeros(&[2, 2], DType::F64);
     base.select(0, 1).unwrap().add_(1).unwrap();
     base.t().unwrap().fill_(Scalar::Float(0.5)).unwrap();
@@ -73,6 +76,7 @@ fn inplace_writes_make_versions() {
 
 #[test]
 fn reductions_and_matmul() {
+    lazyfuse::set_verify(true);
     let a = Tensor::ones(&[2, 3], DType::F32);
     let b = Tensor::ones(&[3], DType::F32);
     let m = a.matmul(&b).unwrap().softmax(0).unwrap();

@@ -79,6 +79,7 @@ proptest! {
         shape in proptest::collection::vec(1..4usize, 1..4),
         steps in proptest::collection::vec(step(), 1..5),
     ) {
+        lazyfuse::set_verify(true);
         let numel: usize = shape.iter().product();
         let shape_i: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
         let base = Tensor::arange(0.0, numel as f64, 1.0, DType::I64).unwrap().view(&shape_i).unwrap();

@@ -223,7 +223,8 @@ impl Graph {
     }
 
     /// The deterministic text form of everything the targets depend on. Nodes are
-    /// renumbered `%0, %1, …` in topological order; targets are marked with `->`.
+    /// renumbered `%0, %1, …` in topological order and input buffers `buf0, buf1, …` in
+    /// order of appearance; targets are marked with `->`.
     ///
     /// ```text
     /// %0 = input(buf3) : float32[2, 3]
@@ -235,6 +236,7 @@ impl Graph {
         let order = self.topo_order(targets);
         let names: HashMap<NodeId, usize> =
             order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut buffers: HashMap<InputId, usize> = HashMap::new();
         let mut out = String::new();
         for n in &order {
             let node = self.node(*n);
@@ -243,7 +245,15 @@ impl Graph {
                 .iter()
                 .map(|i| format!("%{}", names[i]))
                 .collect();
-            let attrs = node.op.attributes();
+            // Buffers are numbered by first appearance too, so that the text does not
+            // depend on what else the process has allocated.
+            let attrs = match node.op {
+                Op::Input(id) => {
+                    let next = buffers.len();
+                    format!("buf{}", buffers.entry(id).or_insert(next))
+                }
+                _ => node.op.attributes(),
+            };
             let inner = match (args.is_empty(), attrs.is_empty()) {
                 (true, _) => attrs,
                 (false, true) => args.join(", "),
