@@ -21,6 +21,7 @@
 
 use half::{bf16, f16};
 use lazyfuse_ir::DType;
+use lazyfuse_runtime::interp::float8::Format;
 use lazyfuse_runtime::Buffer;
 
 /// `PRINT_OPTS.precision`
@@ -171,6 +172,11 @@ impl Elements {
 
 /// Decodes the storage-only dtypes kept as raw little-endian bytes: complex32 and
 /// bcomplex32 (pairs of 16-bit floats) and the float8 formats.
+///
+/// Float8 elements print as the floats they stand for: `_tensor_str` converts the
+/// four sign-magnitude formats to float16 (exactly: every one of their values is a
+/// float16) and formats `float8_e8m0fnu` through `float32`, so the value decoded with
+/// the interpreter's codec is what PyTorch formats.
 fn raw_elements(dtype: DType, bytes: &[u8]) -> Option<Elements> {
     let halves = |conv: fn(u16) -> f64| -> Vec<f64> {
         bytes
@@ -186,60 +192,11 @@ fn raw_elements(dtype: DType, bytes: &[u8]) -> Option<Elements> {
     Some(match dtype {
         DType::C32 => split(halves(|b| f16::from_bits(b).to_f64())),
         DType::BC32 => split(halves(|b| bf16::from_bits(b).to_f64())),
-        DType::F8E4M3FN
-        | DType::F8E5M2
-        | DType::F8E4M3FNUZ
-        | DType::F8E5M2FNUZ
-        | DType::F8E8M0FNU => {
-            Elements::Real(bytes.iter().map(|&b| float8_to_f64(dtype, b)).collect())
-        }
-        _ => return None,
-    })
-}
-
-/// The value of one float8 byte. The formats differ in exponent width and bias and in
-/// which bit patterns mean NaN/inf: `e5m2` is IEEE-like; `e4m3fn` has no infinities
-/// and NaN at all-ones; the `fnuz` variants have a single NaN at `0x80` (no negative
-/// zero) and a bias one larger; `e8m0fnu` is an unsigned power of two with NaN at `0xff`.
-fn float8_to_f64(dtype: DType, b: u8) -> f64 {
-    let (exp_bits, bias, ieee_specials, fnuz) = match dtype {
-        DType::F8E5M2 => (5, 15, true, false),
-        DType::F8E4M3FN => (4, 7, false, false),
-        DType::F8E4M3FNUZ => (4, 8, false, true),
-        DType::F8E5M2FNUZ => (5, 16, false, true),
         _ => {
-            // e8m0fnu: 2^(b - 127), 0xff is NaN.
-            return if b == 0xff {
-                f64::NAN
-            } else {
-                2f64.powi(i32::from(b) - 127)
-            };
+            let format = Format::of(dtype)?;
+            Elements::Real(bytes.iter().map(|&b| f64::from(format.decode(b))).collect())
         }
-    };
-    let man_bits = 7 - exp_bits;
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((b >> man_bits) & ((1 << exp_bits) - 1));
-    let man = i32::from(b & ((1 << man_bits) - 1));
-    let max_exp = (1 << exp_bits) - 1;
-    if fnuz && b == 0x80 {
-        return f64::NAN;
-    }
-    if ieee_specials && exp == max_exp {
-        return if man == 0 {
-            sign * f64::INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    if !ieee_specials && !fnuz && exp == max_exp && man == (1 << man_bits) - 1 {
-        return f64::NAN;
-    }
-    let scale = 2f64.powi(man_bits);
-    if exp == 0 {
-        sign * f64::from(man) / scale * 2f64.powi(1 - bias)
-    } else {
-        sign * (1.0 + f64::from(man) / scale) * 2f64.powi(exp - bias)
-    }
+    })
 }
 
 /// `_Formatter`: the printing mode and common width of one set of values.
@@ -709,15 +666,49 @@ mod tests {
     }
 
     #[test]
-    fn float8_decoding() {
-        assert_eq!(float8_to_f64(DType::F8E4M3FN, 0x38), 1.0);
-        assert!(float8_to_f64(DType::F8E4M3FN, 0x7f).is_nan());
-        assert_eq!(float8_to_f64(DType::F8E4M3FN, 0x7e), 448.0);
-        assert_eq!(float8_to_f64(DType::F8E5M2, 0x3c), 1.0);
-        assert_eq!(float8_to_f64(DType::F8E5M2, 0x7c), f64::INFINITY);
-        assert_eq!(float8_to_f64(DType::F8E4M3FNUZ, 0x40), 1.0);
-        assert!(float8_to_f64(DType::F8E5M2FNUZ, 0x80).is_nan());
-        assert_eq!(float8_to_f64(DType::F8E8M0FNU, 127), 1.0);
-        assert_eq!(float8_to_f64(DType::F8E4M3FN, 0x01), 2f64.powi(-9));
+    fn float8() {
+        let f8 = |dtype: DType, values: &[f32], shape: &[usize]| {
+            let format = Format::of(dtype).unwrap();
+            let bytes = values.iter().map(|&v| format.encode(v)).collect();
+            format_tensor(&Buffer::Raw { dtype, bytes }, shape, DType::F32)
+        };
+        assert_eq!(
+            f8(DType::F8E4M3FN, &[1.0, -0.5, f32::NAN], &[3]),
+            "tensor([ 1.0000, -0.5000,     nan], dtype=torch.float8_e4m3fn)"
+        );
+        // integer-valued: `1.` style, the width from the nonzero finite values only (as
+        // PyTorch's); 1000 overflows to NaN in e4m3fn, to inf in e5m2
+        assert_eq!(
+            f8(DType::F8E4M3FN, &[1.0, 2.0, -0.0, 1000.0], &[2, 2]),
+            "tensor([[1., 2.],\n        [-0., nan]], dtype=torch.float8_e4m3fn)"
+        );
+        assert_eq!(
+            f8(DType::F8E5M2, &[1000.0, 1e6, -1e6], &[3]),
+            "tensor([1024.,   inf,  -inf], dtype=torch.float8_e5m2)"
+        );
+        assert_eq!(
+            f8(DType::F8E4M3FNUZ, &[0.3], &[]),
+            "tensor(0.3125, dtype=torch.float8_e4m3fnuz)"
+        );
+        assert_eq!(
+            // -0 is +0 in fnuz; 1e-5 rounds to the smallest subnormal, 2^-17
+            f8(DType::F8E5M2FNUZ, &[-0.0, 1e-5], &[2]),
+            "tensor([0.0000e+00, 7.6294e-06], dtype=torch.float8_e5m2fnuz)"
+        );
+        assert_eq!(
+            f8(DType::F8E8M0FNU, &[1.0, 3.0, 0.25], &[3]),
+            "tensor([1.0000, 4.0000, 0.2500], dtype=torch.float8_e8m0fnu)"
+        );
+        assert_eq!(
+            format_tensor(
+                &Buffer::Raw {
+                    dtype: DType::F8E5M2,
+                    bytes: vec![]
+                },
+                &[0],
+                DType::F32
+            ),
+            "tensor([], dtype=torch.float8_e5m2)"
+        );
     }
 }

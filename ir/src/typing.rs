@@ -509,16 +509,21 @@ pub fn matmul_nd(a: DType, a_ndim: usize, b: DType, b_ndim: usize) -> Result<DTy
 }
 
 /// The dtype of `where(cond, a, b)`: the promotion of `a` and `b` (`cond` is bool and
-/// takes no part).
+/// takes no part). `where` only selects elements, so float8 (storage only) is allowed,
+/// as PyTorch's `where` kernel allows it.
 ///
 /// ```
 /// use lazyfuse_ir::{typing::where_, promote::OperandType, DType};
 /// let r = where_(OperandType::wrapped(DType::I64), OperandType::wrapped(DType::F64), DType::F32);
 /// assert_eq!(r.unwrap(), DType::F32);
+/// let f8 = OperandType::dimensioned(DType::F8E5M2);
+/// assert_eq!(where_(f8, OperandType::wrapped(DType::F64), DType::F32).unwrap(), DType::F8E5M2);
 /// ```
 pub fn where_(a: OperandType, b: OperandType, default_float: DType) -> Result<DType> {
     let common = result_type(&[a, b], default_float)?;
-    computable(common)?;
+    if !common.is_float8() {
+        computable(common)?;
+    }
     Ok(common)
 }
 

@@ -378,8 +378,15 @@ fn casts() {
     assert_eq!(g.get::<f32>(r), vec![1.5, 0.0]);
     let b = g.node(Op::Cast, DType::Bool, &[2], &[x]);
     assert_eq!(g.get::<bool>(b), vec![true, true]);
+    // float8 is storage only but convertible: the real part, through float32
     let f8 = g.node(Op::Cast, DType::F8E5M2, &[2], &[x]);
-    assert!(matches!(g.run(f8), Err(Error::Unsupported(_))));
+    let f8_bytes = Buffer::Raw {
+        dtype: DType::F8E5M2,
+        bytes: vec![0x3e, 0x00],
+    };
+    assert_eq!(g.run(f8).unwrap(), f8_bytes);
+    let c32 = g.node(Op::Cast, DType::C32, &[2], &[x]);
+    assert!(matches!(g.run(c32), Err(Error::Unsupported(_))));
 }
 
 #[test]

@@ -453,20 +453,25 @@ impl Tensor {
     /// integers, integers wrap, nonzero becomes `true`, complex drops the imaginary
     /// part. Converting to the same dtype returns this tensor itself (aliasing).
     ///
+    /// The float8 dtypes convert both ways, always through `float32` (c10's `Float8_*`
+    /// types only convert to and from `float`): encoding rounds to nearest even, and
+    /// overflow gives NaN (`e4m3fn`, the `fnuz` formats) or infinity (`e5m2`).
+    /// `complex32` and `bcomplex32` are not conversion targets (an error whose
+    /// `is_unsupported()` is true).
+    ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
     /// let t = Tensor::from_vec(vec![-1.7f32, 300.0], &[2]).unwrap();
     /// assert_eq!(t.to_dtype(DType::I32).unwrap().to_vec::<i32>().unwrap(), vec![-1, 300]);
     /// assert_eq!(t.to_dtype(DType::Bool).unwrap().to_vec::<bool>().unwrap(), vec![true, true]);
+    /// let f8 = t.to_dtype(DType::F8E4M3FN).unwrap(); // -1.7 → -1.75, 300 → 288
+    /// assert_eq!(f8.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap(), vec![-1.75, 288.0]);
     /// ```
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
-        if dtype.is_float8()
-            || self.dtype().is_float8()
-            || matches!(dtype, DType::C32 | DType::BC32)
-        {
+        if matches!(dtype, DType::C32 | DType::BC32) {
             return Err(IrError::Unsupported(format!(
                 "conversion from {} to {dtype}",
                 self.dtype()

@@ -19,7 +19,7 @@ use crate::store::{with_store, Store};
 use crate::tensor::{check_fill_value, Tensor};
 use lazyfuse_ir::broadcast::inplace_shape;
 use lazyfuse_ir::promote::result_type;
-use lazyfuse_ir::{typing, BinaryOp, Error as IrError, NodeId, Op, Scalar};
+use lazyfuse_ir::{typing, BinaryOp, DType, Error as IrError, NodeId, Op, Scalar};
 
 /// PyTorch's `get_overlap_status(a, b) == Partial`: the two tensors share storage,
 /// are not the very same view, and their memory ranges intersect.
@@ -117,8 +117,8 @@ impl Tensor {
         })
     }
 
-    /// Copies `src` (broadcast to this shape, converted to this dtype) into this
-    /// tensor.
+    /// Copies `src` (broadcast to this shape, converted to this dtype by the rules of
+    /// [`Tensor::to_dtype`], float8 included) into this tensor.
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
@@ -135,7 +135,7 @@ impl Tensor {
         if same_view {
             return Ok(());
         }
-        if src.dtype().is_float8() || self.dtype().is_float8() {
+        if self.dtype() != src.dtype() && matches!(self.dtype(), DType::C32 | DType::BC32) {
             return Err(IrError::Unsupported(format!(
                 "copy_ from {} to {}",
                 src.dtype(),

@@ -12,8 +12,16 @@
 //!   `float32`, as c10's `Half(float)` constructor does); `float64 → float16/bfloat16`
 //!   also goes through `float32`, because c10's `Half`/`BFloat16` only have `float`
 //!   constructors and `static_cast<Half>(double)` rounds twice;
-//! - to complex: real values get a zero imaginary part.
+//! - to complex: real values get a zero imaginary part;
+//! - to a float8 dtype: the value goes to `float32` first, as above (so `float64` and
+//!   `int64` round twice, as c10's `Float8_*(float)` constructors make
+//!   `static_cast<Float8_*>(double)` do), then [`float8::Format::encode`] rounds it;
+//! - from a float8 dtype: the code decodes exactly to `float32`
+//!   ([`float8::Format::decode`]) and converts on by the rules for a float source.
+//!
+//! `complex32` and `bcomplex32` stay unconvertible (they are promotion results only).
 
+use super::float8;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use half::{bf16, f16};
@@ -184,11 +192,17 @@ pub(crate) fn build(to: DType, n: usize, get: impl Fn(usize) -> Value) -> Result
                 })
                 .collect(),
         ),
-        other => {
-            return Err(Error::Unsupported(format!(
-                "conversion to {other} (a storage-only dtype)"
-            )))
-        }
+        other => match float8::Format::of(other) {
+            Some(format) => Buffer::Raw {
+                dtype: other,
+                bytes: (0..n).map(|i| format.encode(get(i).to_f32())).collect(),
+            },
+            None => {
+                return Err(Error::Unsupported(format!(
+                    "conversion to {other} (a storage-only dtype)"
+                )))
+            }
+        },
     })
 }
 
@@ -216,9 +230,15 @@ pub(crate) fn cast(x: &Buffer, to: DType) -> Result<Buffer> {
         Buffer::F64(v) => from(v, to),
         Buffer::C64(v) => from(v, to),
         Buffer::C128(v) => from(v, to),
-        Buffer::Raw { dtype, .. } => Err(Error::Unsupported(format!(
-            "conversion from {dtype} (a storage-only dtype)"
-        ))),
+        Buffer::Raw { dtype, bytes } => match float8::Format::of(*dtype) {
+            // one byte per element; every code is exactly an f32
+            Some(format) => build(to, bytes.len(), |i| {
+                Value::Float(f64::from(format.decode(bytes[i])))
+            }),
+            None => Err(Error::Unsupported(format!(
+                "conversion from {dtype} (a storage-only dtype)"
+            ))),
+        },
     }
 }
 
@@ -238,5 +258,106 @@ pub(crate) fn arange(start: f64, step: f64, to: DType, n: usize) -> Result<Buffe
         })
     } else {
         build(to, n, |i| Value::Float(start + i as f64 * step))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(dtype: DType, bytes: &[u8]) -> Buffer {
+        Buffer::Raw {
+            dtype,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    fn bytes(b: &Buffer) -> &[u8] {
+        match b {
+            Buffer::Raw { bytes, .. } => bytes,
+            other => panic!("not raw: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn to_float8_goes_through_float32() {
+        // 1 + 2^-4 + 2^-30 is just above the e4m3fn tie between 1.0 and 1.125, but
+        // float32 drops the 2^-30 first, so the tie goes to the even code 1.0 (0x38).
+        let x = Buffer::from_vec(vec![1.0625f64 + 2f64.powi(-30), 1.0625]);
+        assert_eq!(bytes(&cast(&x, DType::F8E4M3FN).unwrap()), [0x38, 0x38]);
+        let x = Buffer::from_vec(vec![1.0625f32 + 2f32.powi(-20)]);
+        assert_eq!(bytes(&cast(&x, DType::F8E4M3FN).unwrap()), [0x39]);
+        // integers: 300 rounds to 288 (0x79 = 1.125 · 2^8); -1000 overflows to -NaN
+        let x = Buffer::from_vec(vec![300i64, -1000, 0]);
+        assert_eq!(
+            bytes(&cast(&x, DType::F8E4M3FN).unwrap()),
+            [0x79, 0xff, 0x00]
+        );
+        let x = Buffer::from_vec(vec![255u8]);
+        assert_eq!(bytes(&cast(&x, DType::F8E5M2).unwrap()), [0x5c]); // 256
+        let x = Buffer::from_vec(vec![true, false]);
+        assert_eq!(bytes(&cast(&x, DType::F8E4M3FNUZ).unwrap()), [0x40, 0x00]);
+        // complex: the real part only
+        let x = Buffer::from_vec(vec![Complex::new(-2.0f32, 7.0)]);
+        assert_eq!(bytes(&cast(&x, DType::F8E5M2).unwrap()), [0xc0]);
+        let x = Buffer::from_vec(vec![f16::from_f32(-0.0), f16::INFINITY]);
+        assert_eq!(bytes(&cast(&x, DType::F8E4M3FN).unwrap()), [0x80, 0x7f]);
+    }
+
+    #[test]
+    fn from_float8_decodes_then_converts() {
+        // e4m3fn: -1.75, 448, NaN, -0
+        let x = raw(DType::F8E4M3FN, &[0xbe, 0x7e, 0x7f, 0x80]);
+        let f = cast(&x, DType::F32).unwrap();
+        let f = f.as_slice::<f32>().unwrap();
+        assert_eq!(&f[..2], [-1.75, 448.0]);
+        assert!(f[2].is_nan() && f[3] == 0.0 && f[3].is_sign_negative());
+        let i = cast(&x, DType::I32).unwrap();
+        assert_eq!(i.as_slice::<i32>().unwrap()[..2], [-1, 448]);
+        let b = cast(&x, DType::Bool).unwrap();
+        assert_eq!(b.as_slice::<bool>().unwrap(), [true, true, true, false]);
+        let c = cast(&x, DType::C128).unwrap();
+        assert_eq!(
+            c.as_slice::<Complex<f64>>().unwrap()[0],
+            Complex::new(-1.75, 0.0)
+        );
+        // e8m0: 2^-127 and 2^127 leave float16's range
+        let x = raw(DType::F8E8M0FNU, &[0x00, 0xfe, 0x7f]);
+        let h = cast(&x, DType::F16).unwrap();
+        let h = h.as_slice::<f16>().unwrap();
+        assert_eq!(h, [f16::ZERO, f16::INFINITY, f16::ONE]);
+        // float8 to float8: e5m2's infinity is NaN in e4m3fn and in e4m3fnuz
+        let x = raw(DType::F8E5M2, &[0x7c, 0xfc, 0x3c]);
+        assert_eq!(
+            bytes(&cast(&x, DType::F8E4M3FN).unwrap()),
+            [0x7f, 0xff, 0x38]
+        );
+        assert_eq!(
+            bytes(&cast(&x, DType::F8E4M3FNUZ).unwrap()),
+            [0x80, 0x80, 0x40]
+        );
+    }
+
+    #[test]
+    fn full_of_float8() {
+        let b = full(Scalar::Float(1.5), DType::F8E4M3FN, 2).unwrap();
+        assert_eq!(b, raw(DType::F8E4M3FN, &[0x3c, 0x3c]));
+        // zero in e8m0fnu is the smallest power of two, code 0
+        assert_eq!(
+            full(Scalar::Int(0), DType::F8E8M0FNU, 1).unwrap(),
+            raw(DType::F8E8M0FNU, &[0])
+        );
+        assert_eq!(
+            full(Scalar::Complex(-3.0, 0.0), DType::F8E5M2FNUZ, 1).unwrap(),
+            raw(DType::F8E5M2FNUZ, &[0xc6]) // -3 = -1.5 · 2^1: s 10001 10
+        );
+    }
+
+    #[test]
+    fn half_complex_stays_unsupported() {
+        let c32 = raw(DType::C32, &[0; 4]);
+        assert!(matches!(cast(&c32, DType::F32), Err(Error::Unsupported(_))));
+        let x = Buffer::from_vec(vec![1.0f32]);
+        assert!(matches!(cast(&x, DType::BC32), Err(Error::Unsupported(_))));
     }
 }
