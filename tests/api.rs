@@ -166,3 +166,31 @@ fn realize_computes_each_node_once() {
     let expected: f32 = (0..4).map(|i| ((2 * i) as f32).exp()).sum();
     assert!((total.to_vec::<f32>().unwrap()[0] - expected).abs() < 1e-3);
 }
+
+#[test]
+fn fill_values_must_fit_the_dtype() {
+    lazyfuse::set_verify(true);
+    let msg = |r: lazyfuse::Result<Tensor>| r.unwrap_err().to_string();
+    assert_eq!(
+        msg(Tensor::full(&[2], 300, DType::U8)),
+        "value cannot be converted to type uint8_t without overflow"
+    );
+    // A negative integer wraps into an unsigned type that holds its magnitude.
+    assert_eq!(
+        Tensor::full(&[1], -3, DType::U8)
+            .unwrap()
+            .to_vec::<u8>()
+            .unwrap(),
+        vec![253]
+    );
+    assert!(Tensor::full(&[1], -300, DType::U8).is_err());
+    assert!(Tensor::full(&[1], f64::NAN, DType::I32).is_err());
+    assert!(Tensor::full(&[1], 1e5, DType::F16).is_err());
+    assert!(Tensor::full(&[1], f64::INFINITY, DType::F16).is_ok());
+    assert!(Tensor::full(&[1], 1000.0, DType::F8E4M3FN).is_err());
+    assert!(Tensor::full(&[1], 2.5, DType::Bool).is_ok());
+    let t = Tensor::zeros(&[2], DType::I8);
+    assert!(t.fill_(128).is_err());
+    t.fill_(-128).unwrap();
+    assert_eq!(t.to_vec::<i8>().unwrap(), vec![-128, -128]);
+}
