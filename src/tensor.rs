@@ -79,7 +79,7 @@ impl Tensor {
     }
 
     fn from_buffer(buffer: Buffer, shape: &[usize], op: &'static str) -> Result<Tensor> {
-        let expected = lazyfuse_ir::shape::numel(shape);
+        let expected = lazyfuse_ir::shape::checked_numel(shape, buffer.dtype())?;
         if buffer.len() != expected {
             return Err(Error::DataLength {
                 op,
@@ -168,6 +168,7 @@ impl Tensor {
     pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
         let value = value.into();
         check_fill_value(value, dtype)?;
+        lazyfuse_ir::shape::checked_numel(shape, dtype)?;
         Ok(Tensor::constant(shape, value, dtype))
     }
 

@@ -194,3 +194,15 @@ fn fill_values_must_fit_the_dtype() {
     t.fill_(-128).unwrap();
     assert_eq!(t.to_vec::<i8>().unwrap(), vec![-128, -128]);
 }
+
+#[test]
+fn overflowing_shapes_are_refused() {
+    lazyfuse::set_verify(true);
+    let err = Tensor::full(&[usize::MAX, 2], 0, DType::F32).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("Storage size calculation overflowed"),
+        "{err}"
+    );
+    assert!(Tensor::from_vec(Vec::<f32>::new(), &[1 << 62, 4]).is_err());
+}

@@ -1,5 +1,6 @@
 //! Shapes: element counts, contiguous strides and Python-style dim wrapping.
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 
 /// Number of elements of a shape (1 for the zero-dim shape `[]`).
@@ -10,6 +11,33 @@ use crate::error::{Error, Result};
 /// ```
 pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
+}
+
+/// Number of elements, or PyTorch's error when it (or the storage in bytes of
+/// `dtype`) does not fit in memory arithmetic.
+///
+/// ```
+/// use lazyfuse_ir::{shape::checked_numel, DType};
+/// assert_eq!(checked_numel(&[2, 3], DType::F32).unwrap(), 6);
+/// assert!(checked_numel(&[usize::MAX, 2], DType::F32).is_err());
+/// ```
+pub fn checked_numel(shape: &[usize], dtype: DType) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .filter(|n| {
+            n.checked_mul(dtype.size_in_bytes())
+                .is_some_and(|b| b <= isize::MAX as usize)
+        })
+        .ok_or_else(|| {
+            Error::invalid(
+                "empty",
+                format!(
+                    "Storage size calculation overflowed with sizes={}",
+                    fmt_shape(shape)
+                ),
+            )
+        })
 }
 
 /// Row-major (C-contiguous) strides of a shape, in elements. Like PyTorch, a
