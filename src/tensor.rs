@@ -359,15 +359,8 @@ pub(crate) fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
 
 /// Whether a host number converts to an integer dtype without overflow.
 fn integer_fits(value: Scalar, dtype: DType) -> bool {
-    let (lo, hi): (i128, i128) = match dtype {
-        DType::U8 => (0, u8::MAX.into()),
-        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
-        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
-        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        DType::I64 => (i64::MIN.into(), i64::MAX.into()),
-        DType::U16 => (0, u16::MAX.into()),
-        DType::U32 => (0, u32::MAX.into()),
-        _ => (0, u64::MAX.into()),
+    let Some((lo, hi)) = dtype.integer_range() else {
+        return false;
     };
     match value {
         // Negative integers wrap into unsigned types whose range holds their magnitude.

@@ -237,6 +237,28 @@ impl DType {
         matches!(self, DType::U8 | DType::U16 | DType::U32 | DType::U64)
     }
 
+    /// The smallest and largest value of an integer dtype (`None` for other dtypes).
+    ///
+    /// ```
+    /// use lazyfuse_ir::DType;
+    /// assert_eq!(DType::I8.integer_range(), Some((-128, 127)));
+    /// assert_eq!(DType::U64.integer_range(), Some((0, u64::MAX as i128)));
+    /// assert_eq!(DType::F32.integer_range(), None);
+    /// ```
+    pub fn integer_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            DType::U8 => (0, u8::MAX.into()),
+            DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+            DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+            DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+            DType::I64 => (i64::MIN.into(), i64::MAX.into()),
+            DType::U16 => (0, u16::MAX.into()),
+            DType::U32 => (0, u32::MAX.into()),
+            DType::U64 => (0, u64::MAX.into()),
+            _ => return None,
+        })
+    }
+
     /// True for the float8 dtypes, which can be stored and converted but not computed on.
     pub fn is_float8(self) -> bool {
         matches!(

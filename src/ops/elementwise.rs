@@ -68,21 +68,11 @@ pub(crate) fn operand_node(
 
 /// Clips an integer bound into the range of an integer dtype.
 fn saturate(bound: Option<Scalar>, dtype: DType) -> Option<Scalar> {
-    let (lo, hi): (i128, i128) = match dtype {
-        DType::U8 => (0, u8::MAX as i128),
-        DType::I8 => (i8::MIN as i128, i8::MAX as i128),
-        DType::I16 => (i16::MIN as i128, i16::MAX as i128),
-        DType::I32 => (i32::MIN as i128, i32::MAX as i128),
-        DType::U16 => (0, u16::MAX as i128),
-        DType::U32 => (0, u32::MAX as i128),
-        DType::U64 => (0, u64::MAX as i128),
-        _ => return bound,
-    };
-    match bound {
-        Some(Scalar::Int(v)) => Some(Scalar::Int(
-            (v as i128).clamp(lo, hi.min(i64::MAX as i128)) as i64
+    match (bound, dtype.integer_range()) {
+        (Some(Scalar::Int(v)), Some((lo, hi))) => Some(Scalar::Int(
+            (v as i128).clamp(lo, hi.min(i64::MAX.into())) as i64,
         )),
-        other => other,
+        (other, _) => other,
     }
 }
 
