@@ -67,7 +67,7 @@ impl Tensor {
         dtype: DType,
         shape: &[usize],
     ) -> Result<NodeId> {
-        let target: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
+        let target = crate::ops::elementwise::to_isize(shape);
         if dtype == self.0.dtype {
             let layout = self.0.layout.expand(&target)?;
             return Ok(store.view_node(self.0.storage.node(), &layout));

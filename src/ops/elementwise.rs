@@ -76,6 +76,7 @@ fn saturate(bound: Option<Scalar>, dtype: DType) -> Option<Scalar> {
     }
 }
 
+/// A shape as the `isize` dims that `expand` and `view` take.
 pub(crate) fn to_isize(shape: &[usize]) -> Vec<isize> {
     shape.iter().map(|&s| s as isize).collect()
 }

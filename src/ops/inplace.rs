@@ -145,11 +145,7 @@ impl Tensor {
         }
         self.check_destination(Some(src))?;
         with_store(|s| {
-            let read = src.node(s);
-            let cast = s.cast_node(read, self.dtype());
-            let layout = lazyfuse_ir::Layout::contiguous(&src.shape())
-                .expand(&crate::ops::elementwise::to_isize(&shape))?;
-            let value = s.view_node(cast, &layout);
+            let value = src.node_as(s, self.dtype(), &shape)?;
             self.write(s, value);
             Ok(())
         })

@@ -84,8 +84,7 @@ impl Tensor {
 
     /// Expands to `other`'s shape.
     pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
-        let shape: Vec<isize> = other.shape().iter().map(|&s| s as isize).collect();
-        self.expand(&shape)
+        self.expand(&crate::ops::elementwise::to_isize(&other.shape()))
     }
 
     /// `length` elements of `dim` from `start` (negative counts from the end).
