@@ -17,18 +17,20 @@ fn storage_only(dtype: DType) -> bool {
 }
 
 /// `gather`'s dtype table: every computable dtype; complex32 and the float8 types are
-/// refused with the kernel name PyTorch reports.
+/// refused with the kernel name PyTorch reports, which depends on whether its
+/// "expanded index" path would run (`expanded_index`: `dim == 0` and an index whose
+/// strides are `[1, 0, 0, …]`, on a tensor with dims).
 ///
 /// ```
 /// use lazyfuse_ir::{indexing::gather_dtype, DType};
-/// assert!(gather_dtype(DType::Bool).is_ok());
+/// assert!(gather_dtype(DType::Bool, false).is_ok());
 /// assert_eq!(
-///     gather_dtype(DType::C32).unwrap_err().to_string(),
+///     gather_dtype(DType::C32, false).unwrap_err().to_string(),
 ///     "\"scatter_gather_tensor_cpu\" not implemented for 'ComplexHalf'"
 /// );
 /// ```
-pub fn gather_dtype(dtype: DType) -> Result<()> {
-    if dtype.is_float8() {
+pub fn gather_dtype(dtype: DType, expanded_index: bool) -> Result<()> {
+    if dtype.is_float8() && expanded_index {
         return Err(Error::not_implemented("gather_expanded_index", dtype));
     }
     if storage_only(dtype) {
@@ -38,17 +40,29 @@ pub fn gather_dtype(dtype: DType) -> Result<()> {
 }
 
 /// The dtype table of `scatter` (`reduce: None`; `value`: a host scalar source),
-/// `scatter_add` (`Sum`) and `scatter_reduce`.
+/// `scatter_add` (`Sum`) and `scatter_reduce` (`include_self: false` has a kernel of
+/// its own, missing for the wide unsigned and storage-only dtypes).
 ///
 /// ```
 /// use lazyfuse_ir::{indexing::scatter_dtype, DType, ScatterReduce};
-/// assert!(scatter_dtype(DType::Bool, Some(ScatterReduce::Amax), false).is_ok());
+/// assert!(scatter_dtype(DType::Bool, Some(ScatterReduce::Amax), true, false).is_ok());
 /// assert_eq!(
-///     scatter_dtype(DType::C64, Some(ScatterReduce::Amin), false).unwrap_err().to_string(),
+///     scatter_dtype(DType::C64, Some(ScatterReduce::Amin), true, false).unwrap_err().to_string(),
 ///     "\"scatter_gather_tensor_cpu_reduce_amin\" not implemented for 'ComplexFloat'"
 /// );
 /// ```
-pub fn scatter_dtype(dtype: DType, reduce: Option<ScatterReduce>, value: bool) -> Result<()> {
+pub fn scatter_dtype(
+    dtype: DType,
+    reduce: Option<ScatterReduce>,
+    include_self: bool,
+    value: bool,
+) -> Result<()> {
+    if !include_self && (storage_only(dtype) || dtype.is_wide_unsigned()) {
+        return Err(Error::not_implemented(
+            "scatter_reduce_exclude_input_init",
+            dtype,
+        ));
+    }
     let refused = match reduce {
         None | Some(ScatterReduce::Sum) | Some(ScatterReduce::Prod) => storage_only(dtype),
         Some(ScatterReduce::Mean) => {
@@ -120,15 +134,18 @@ pub fn triangle_dtype(dtype: DType, upper: bool) -> Result<()> {
     Ok(())
 }
 
-/// `flip`'s dtype table: no complex32 or float8 kernel.
+/// `flip`'s dtype table: no complex32 or float8 kernel, except on PyTorch's path that
+/// copies whole blocks, taken when the elements after the last flipped dim
+/// (`inner`) are more than one.
 ///
 /// ```
 /// use lazyfuse_ir::{indexing::flip_dtype, DType};
-/// assert!(flip_dtype(DType::U64).is_ok());
-/// assert!(flip_dtype(DType::F8E4M3FN).is_err());
+/// assert!(flip_dtype(DType::U64, 1).is_ok());
+/// assert!(flip_dtype(DType::F8E4M3FN, 1).is_err());
+/// assert!(flip_dtype(DType::F8E4M3FN, 4).is_ok());
 /// ```
-pub fn flip_dtype(dtype: DType) -> Result<()> {
-    if storage_only(dtype) {
+pub fn flip_dtype(dtype: DType, inner: usize) -> Result<()> {
+    if storage_only(dtype) && inner <= 1 {
         return Err(Error::not_implemented("flip_cpu", dtype));
     }
     Ok(())
@@ -354,9 +371,15 @@ mod tests {
     #[test]
     fn scatter_reduce_tables() {
         use ScatterReduce::*;
-        assert!(scatter_dtype(DType::U16, Some(Sum), false).is_ok());
+        assert!(scatter_dtype(DType::U16, Some(Sum), true, false).is_ok());
         assert_eq!(
-            scatter_dtype(DType::Bool, Some(Mean), false)
+            scatter_dtype(DType::U16, Some(Sum), false, false)
+                .unwrap_err()
+                .to_string(),
+            "\"scatter_reduce_exclude_input_init\" not implemented for 'UInt16'"
+        );
+        assert_eq!(
+            scatter_dtype(DType::Bool, Some(Mean), true, false)
                 .unwrap_err()
                 .to_string(),
             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
@@ -367,8 +390,8 @@ mod tests {
                 .to_string(),
             "\"scatter_gather_scalar_cpu\" not implemented for 'ComplexHalf'"
         );
-        assert!(scatter_dtype(DType::U64, Some(Amax), false).is_err());
-        assert!(scatter_dtype(DType::C128, Some(Mean), false).is_ok());
+        assert!(scatter_dtype(DType::U64, Some(Amax), true, false).is_err());
+        assert!(scatter_dtype(DType::C128, Some(Mean), true, false).is_ok());
     }
 
     #[test]

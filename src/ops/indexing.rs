@@ -82,7 +82,12 @@ impl Tensor {
         }
         rules::scatter_gather_index_dtype("gather", index.dtype(), index.numel())?;
         rules::gather_shape(&self.shape(), axis, &index.shape())?;
-        rules::gather_dtype(self.dtype())?;
+        let strides = index.strides();
+        let expanded = axis == 0
+            && self.ndim() > 0
+            && strides.first() == Some(&1)
+            && strides[1..].iter().all(|&st| st == 0);
+        rules::gather_dtype(self.dtype(), expanded)?;
         with_store(|s| {
             let x = self.node(s);
             let i = index_node(s, index);
@@ -191,7 +196,8 @@ impl Tensor {
             .into());
         }
         rules::masked_select_dtype(self.dtype())?;
-        let shape = broadcast_shapes(&self.shape(), &mask.shape())?;
+        // PyTorch broadcasts the mask first (its name in the message is "tensor a").
+        let shape = broadcast_shapes(&mask.shape(), &self.shape())?;
         let truth = mask.expand(&to_isize(&shape))?.to_vec::<bool>()?;
         let positions: Vec<i64> = truth
             .iter()
@@ -241,7 +247,12 @@ impl Tensor {
         };
         let shape = self.shape();
         rules::scatter_shape(&shape, axis, &index.shape(), src_shape.as_deref())?;
-        rules::scatter_dtype(dtype, reduce, matches!(src, Source::Value(_)))?;
+        rules::scatter_dtype(
+            dtype,
+            reduce,
+            include_self || reduce.is_none(),
+            matches!(src, Source::Value(_)),
+        )?;
         let x = self.node(s);
         if index.numel() == 0 {
             return Ok(x);
@@ -610,8 +621,12 @@ impl Tensor {
             }
             axes.push(a);
         }
-        rules::flip_dtype(self.dtype())?;
         axes.sort_unstable();
+        let shape = nonempty(&self.shape());
+        let inner = axes
+            .last()
+            .map_or(self.numel(), |&a| numel(&shape[a + 1..]));
+        rules::flip_dtype(self.dtype(), inner)?;
         with_store(|s| {
             let x = self.node(s);
             let node = s.add(Op::Flip { axes }, self.dtype(), self.shape(), &[x]);
