@@ -385,7 +385,7 @@ mod tests {
             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
         );
         assert_eq!(
-            scatter_dtype(DType::C32, None, true)
+            scatter_dtype(DType::C32, None, true, true)
                 .unwrap_err()
                 .to_string(),
             "\"scatter_gather_scalar_cpu\" not implemented for 'ComplexHalf'"
