@@ -317,7 +317,7 @@ impl PadDim {
 /// ```
 pub fn pad_plan(shape: &[usize], pad: &[i64]) -> Result<Vec<PadDim>> {
     let bad = |m: String| Err(Error::invalid("pad", m));
-    if pad.len() % 2 != 0 {
+    if !pad.len().is_multiple_of(2) {
         return bad("Padding length must be divisible by 2".into());
     }
     if pad.len() / 2 > shape.len() {
