@@ -218,7 +218,8 @@ pub fn gather_shape(input: &[usize], axis: usize, index: &[usize]) -> Result<()>
 
 /// ATen's `scatter_shape_check` (skipped for an empty index): the index has the input's
 /// number of dims, is no larger than the input in every dim but `axis`, and no larger
-/// than `src` (when the source is a tensor) in every dim.
+/// than `src` (when the source is a tensor) in every dim; then `src` has the index's
+/// number of dims.
 ///
 /// ```
 /// use lazyfuse_ir::indexing::scatter_shape;
@@ -265,6 +266,13 @@ pub fn scatter_shape(
         }
     }
     if !wrong {
+        // (checked after the sizes: a source with fewer dims fails with the dim error)
+        if src.is_some_and(|src| nonempty_shape(src).len() != i.len()) {
+            return Err(Error::invalid(
+                "scatter",
+                "Index tensor must have the same number of dimensions as src tensor",
+            ));
+        }
         return Ok(());
     }
     let mut message = format!(

@@ -266,9 +266,6 @@ impl Tensor {
                 if layout.shape.is_empty() {
                     layout = layout.view(&[1])?;
                 }
-                while layout.ndim() > want.len() {
-                    layout = layout.select(-1, 0)?;
-                }
                 for (d, &size) in want.iter().enumerate() {
                     layout = layout.narrow(d as isize, 0, size)?;
                 }
