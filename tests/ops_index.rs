@@ -141,6 +141,30 @@ fn in_place_forms_write_through_views() {
 }
 
 #[test]
+fn in_place_scatter_refuses_a_source_or_index_in_its_own_memory() {
+    let x = Tensor::arange(0.0, 4.0, 1.0, DType::F32).unwrap();
+    let i = ints(&[1, 0], &[2]);
+    let overlap = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+    assert_eq!(message(x.scatter_(0, &i, &x)), overlap);
+    let head = x.narrow(0, 0, 2).unwrap();
+    assert_eq!(
+        message(head.scatter_(0, &i, &x.narrow(0, 1, 2).unwrap())),
+        overlap
+    );
+    let w = Tensor::arange(0.0, 4.0, 1.0, DType::I64).unwrap();
+    let ones = Tensor::ones(&[2], DType::I64);
+    assert_eq!(
+        message(w.scatter_add_(0, &w.narrow(0, 0, 2).unwrap(), &ones)),
+        overlap
+    );
+    // a disjoint part of the same storage is fine, and so is the out-of-place form
+    let tail = x.narrow(0, 2, 2).unwrap();
+    head.scatter_(0, &i, &tail).unwrap();
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![3.0, 2.0, 2.0, 3.0]);
+    assert!(x.scatter(0, &i, &x).is_ok());
+}
+
+#[test]
 fn values_computed_before_an_in_place_scatter_keep_the_old_version() {
     let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
     let before = x.mul(10).unwrap();

@@ -41,6 +41,19 @@ fn nonempty(shape: &[usize]) -> Vec<usize> {
     }
 }
 
+/// PyTorch's `get_overlap_status(a, b) != No` where it can tell: the tensors share a
+/// storage and the memory ranges of two dense layouts intersect.
+fn overlaps(a: &Tensor, b: &Tensor) -> bool {
+    if !a.shares_storage(b) || a.numel() == 0 || b.numel() == 0 {
+        return false;
+    }
+    let (la, lb) = (a.layout(), b.layout());
+    if !la.is_non_overlapping_and_dense() || !lb.is_non_overlapping_and_dense() {
+        return false; // "too hard" for PyTorch too: it lets the op run
+    }
+    la.offset < lb.offset + lb.numel() && lb.offset < la.offset + la.numel()
+}
+
 /// The index read as an `int64` node of its own shape.
 fn index_node(store: &mut Store, index: &Tensor) -> NodeId {
     let read = index.node(store);
@@ -310,6 +323,17 @@ impl Tensor {
         include_self: bool,
     ) -> Result<()> {
         self.check_destination(None)?;
+        // ATen's `assert_no_overlap(self, index)` and `(self, src)`: unlike the
+        // elementwise in-place ops, even the very same view is refused.
+        let src_tensor = match &src {
+            Source::Tensor(t) => Some(*t),
+            Source::Value(_) => None,
+        };
+        for other in std::iter::once(index).chain(src_tensor) {
+            if overlaps(self, other) {
+                return Err(IrError::PartialOverlap.into());
+            }
+        }
         with_store(|s| {
             let node = self.scatter_node(s, dim, index, src, reduce, include_self)?;
             self.write(s, node);
