@@ -344,6 +344,19 @@ case("pad", {"pad": [-3, -2], "value": 0}, {"self": (x, plain)}, lambda self: F.
 case("pad", {"pad": [1, 1], "value": 1000}, {"self": (x.to(torch.int8), plain)}, lambda self: F.pad(self, [1, 1], value=1000))
 case("pad", {"pad": [1, 1], "value": 2.5}, {"self": (x.to(torch.int32), plain)}, lambda self: F.pad(self, [1, 1], value=2.5))
 
+# --- storage-only float8 dtypes move through the data-movement ops ----------------
+for d in [torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz]:
+    x = T([[1.5, -2.0, 0.0], [0.25, 8.0, -0.5]]).to(d)
+    case("index_select", {"dim": 1}, {"self": (x, plain), "index": (L([2, 0]), plain)},
+         lambda self, index: torch.index_select(self, 1, index))
+    case("roll", {"shifts": [1], "dims": [1]}, {"self": (x, plain)}, lambda self: torch.roll(self, 1, 1))
+    case("repeat", {"sizes": [1, 2]}, {"self": (x, plain)}, lambda self: self.repeat(1, 2))
+    case("pad", {"pad": [1, 0], "value": 1}, {"self": (x, plain)}, lambda self: F.pad(self, [1, 0], value=1))
+    case("masked_select", {}, {"self": (x, plain), "mask": (T([True, False, True], torch.bool), plain)},
+         lambda self, mask: torch.masked_select(self, mask))
+    case("flip", {"dims": [0]}, {"self": (x, plain)}, lambda self: torch.flip(self, [0]))
+    case("flip", {"dims": [1]}, {"self": (x, plain)}, lambda self: torch.flip(self, [1]))
+
 # --- more shapes and values ------------------------------------------------------
 case("scatter", {"dim": 1}, {"self": (torch.zeros(2, 3), plain), "index": (L([[2], [0]]), plain),
                              "src": (torch.arange(24.0).reshape(2, 3, 4), plain)},

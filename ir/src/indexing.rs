@@ -291,6 +291,13 @@ pub fn scatter_shape(
 
 /// What `pad` (constant mode) does to one dim: keep `len` elements from `start` of
 /// the input (negative pads crop), then add `before`/`after` elements of the value.
+///
+/// ```
+/// use lazyfuse_ir::indexing::{pad_plan, PadDim};
+/// let plan = pad_plan(&[5], &[-2, 3]).unwrap();
+/// assert_eq!(plan, vec![PadDim { start: 2, len: 3, before: 0, after: 3 }]);
+/// assert_eq!(plan[0].size(), 6);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PadDim {
     /// first input element kept

@@ -280,6 +280,13 @@ pub enum Op {
 }
 
 /// How `scatter_reduce` combines the values that land on one element.
+///
+/// ```
+/// use lazyfuse_ir::{Op, ScatterReduce};
+/// let op = Op::Scatter { axis: 0, reduce: Some(ScatterReduce::Mean), include_self: false };
+/// assert_eq!(op.name(), "scatter_reduce");
+/// assert_eq!(op.attributes(), "axis=0, reduce=mean, include_self=false");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScatterReduce {
     /// sum (`scatter_add`); integers wrap, bool is logical or
