@@ -357,6 +357,23 @@ for d in [torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.f
     case("flip", {"dims": [0]}, {"self": (x, plain)}, lambda self: torch.flip(self, [0]))
     case("flip", {"dims": [1]}, {"self": (x, plain)}, lambda self: torch.flip(self, [1]))
 
+# --- empty results run no kernel, so no dtype is refused --------------------------
+for d in [torch.uint16, torch.uint64, torch.float8_e5m2]:
+    e = torch.zeros(0, 2).to(d)
+    x = torch.zeros(2, 2).to(d)
+    none = torch.zeros(0, 2, dtype=torch.int64)
+    case("flip", {"dims": [1]}, {"self": (e, plain)}, lambda self: torch.flip(self, [1]))
+    case("tril", {"diagonal": 0}, {"self": (e, plain)}, lambda self: torch.tril(self))
+    case("take", {}, {"self": (x, plain), "index": (none, plain)}, lambda self, index: torch.take(self, index))
+    case("masked_select", {}, {"self": (x, plain), "mask": (torch.zeros(2, 2, dtype=torch.bool), plain)},
+         lambda self, mask: torch.masked_select(self, mask))
+    case("scatter_reduce", {"dim": 0, "reduce": "amax", "include_self": False},
+         {"self": (x, plain), "index": (none, plain), "src": (x, plain)},
+         lambda self, index, src: self.scatter_reduce(0, index, src, "amax", include_self=False))
+    case("scatter_reduce", {"dim": 0, "reduce": "amax", "include_self": True},
+         {"self": (e, plain), "index": (L([[0, 0]]), plain), "src": (x, plain)},
+         lambda self, index, src: self.scatter_reduce(0, index, src, "amax"))
+
 # --- more shapes and values ------------------------------------------------------
 case("scatter", {"dim": 1}, {"self": (torch.zeros(2, 3), plain), "index": (L([[2], [0]]), plain),
                              "src": (torch.arange(24.0).reshape(2, 3, 4), plain)},
