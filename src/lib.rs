@@ -28,6 +28,7 @@ mod tensor;
 
 pub use device::Device;
 pub use error::{Error, Result};
+pub use lazyfuse_ir::ScatterReduce;
 pub use lazyfuse_ir::{BinaryOp, DType, Layout, Scalar};
 pub use lazyfuse_runtime::{half, Complex, Element};
 pub use operand::Operand;

@@ -1,5 +1,6 @@
 //! Random programs through the public API: random dtypes, shapes, elementwise ops,
-//! reductions, views, in-place writes, casts, `where`, `matmul` and `cat`.
+//! reductions, views, in-place writes, casts, `where`, `matmul`, `cat` and the
+//! indexing/shaping ops (`gather`, `scatter_add`, `take`, `flip`, `roll`, `pad`, …).
 //!
 //! Each program is built twice; one copy is realized front to back, the other back to
 //! front, and every tensor must print identically (realize order must not change a
@@ -53,6 +54,8 @@ enum Step {
     Cast(usize, usize),
     Matmul(usize, usize),
     Cat(usize, usize),
+    /// an indexing/shaping op of `a`, with in-range indices made from `b`'s values
+    Index(usize, usize, usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -69,6 +72,7 @@ fn step() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, d)| Step::Cast(a, d)),
         (i(), i()).prop_map(|(a, b)| Step::Matmul(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::Cat(a, b)),
+        (i(), i(), i()).prop_map(|(o, a, b)| Step::Index(o, a, b)),
     ]
 }
 
@@ -163,9 +167,31 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
         Step::Cast(a, d) => pick(a).to_dtype(DTYPES[d % DTYPES.len()]),
         Step::Matmul(a, b) => pick(a).matmul(&pick(b)),
         Step::Cat(a, b) => Tensor::cat(&[&pick(a), &pick(b)], 0),
+        Step::Index(o, a, b) => index_step(o, &pick(a), &pick(b)),
     };
     if let Ok(t) = made {
         pool.push(t);
+    }
+}
+
+/// The indexing and shaping ops; index values are `b`'s reduced modulo the size they
+/// address, so that every index is in range (an out-of-range one would fail at
+/// realize, which `observe` allows only for division by zero).
+fn index_step(o: usize, t: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let last = t.shape().last().copied().unwrap_or(1) as i64;
+    let first = t.shape().first().copied().unwrap_or(1) as i64;
+    let index_of = |u: &Tensor, size: i64| u.to_dtype(DType::I64)?.remainder(size);
+    match o % 10 {
+        0 => t.flip(&[0]),
+        1 => t.roll(&[1], &[-1]),
+        2 => t.tril(0),
+        3 => t.tile(&[2]),
+        4 => t.pad(&[1, 0], 0),
+        5 => t.gather(-1, &index_of(t, last)?),
+        6 => t.index_select(0, &index_of(&b.reshape(&[-1])?, first)?),
+        7 => t.take(&index_of(b, t.numel() as i64)?),
+        8 => t.scatter_add(-1, &index_of(t, last)?, t),
+        _ => t.masked_select(&b.gt(0)?),
     }
 }
 
@@ -234,4 +260,20 @@ fn graph_text_is_deterministic() {
         .map(Tensor::graph_text)
         .collect();
     assert_eq!(a, b);
+}
+
+#[test]
+fn index_steps_record_and_compute() {
+    lazyfuse::set_verify(true);
+    let steps: Vec<Step> = (0..10).map(|o| Step::Index(o, 0, 1)).collect();
+    let sources = [(7, 0, 1), (4, 1, 2)]; // float32 [2, 3], int64 [3]
+    let pool = build(&sources, &steps);
+    assert_eq!(
+        pool.len(),
+        2 + 10,
+        "every index step builds on these sources"
+    );
+    for t in &pool {
+        observe(t);
+    }
 }

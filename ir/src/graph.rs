@@ -300,6 +300,9 @@ impl Graph {
             Op::Binary(_) | Op::Matmul | Op::WriteView(_) => inputs.len() == 2,
             Op::Where => inputs.len() == 3,
             Op::Cat { .. } => !inputs.is_empty(),
+            Op::Flip { .. } => inputs.len() == 1,
+            Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => inputs.len() == 2,
+            Op::Scatter { .. } => inputs.len() == 3,
         };
         if !arity_ok {
             return Err(format!(
@@ -332,8 +335,75 @@ impl Graph {
                     return Err(format!("{id}: write_view {l} out of bounds"));
                 }
             }
+            Op::Gather { .. }
+            | Op::IndexSelect { .. }
+            | Op::Take
+            | Op::Scatter { .. }
+            | Op::Flip { .. } => self.verify_indexing(id)?,
             _ => {}
         }
         Ok(())
+    }
+
+    /// The invariants of the indexing nodes: `int64` indices, shapes that keep every
+    /// position an index names (once its value is checked) inside the input, dtypes.
+    fn verify_indexing(&self, id: NodeId) -> Result<(), String> {
+        let node = self.node(id);
+        let inputs = self.inputs(id);
+        let one = |s: &[usize]| if s.is_empty() { vec![1] } else { s.to_vec() };
+        let x = self.node(inputs[0]);
+        if x.dtype != node.dtype {
+            return Err(format!("{id}: {} changes the dtype", node.op.name()));
+        }
+        let index = inputs.get(1).map(|&i| self.node(i));
+        if index.is_some_and(|i| i.dtype != DType::I64) {
+            return Err(format!("{id}: {} index is not int64", node.op.name()));
+        }
+        let ok = match (&node.op, index) {
+            (Op::Gather { axis }, Some(i)) => {
+                let (xs, is) = (one(&x.shape), one(&i.shape));
+                i.shape == node.shape
+                    && xs.len() == is.len()
+                    && *axis < xs.len()
+                    && (0..xs.len()).all(|d| d == *axis || is[d] <= xs[d] || i.numel() == 0)
+            }
+            (Op::IndexSelect { axis }, Some(i)) => {
+                let mut expected = one(&x.shape);
+                *axis < expected.len() && i.shape.len() == 1 && {
+                    expected[*axis] = i.shape[0];
+                    if x.shape.is_empty() {
+                        node.shape.is_empty() && i.shape[0] == 1
+                    } else {
+                        expected == node.shape
+                    }
+                }
+            }
+            (Op::Take, Some(i)) => i.shape == node.shape,
+            (Op::Scatter { axis, .. }, Some(i)) => {
+                let src = self.node(inputs[2]);
+                let (xs, is) = (one(&x.shape), one(&i.shape));
+                x.shape == node.shape
+                    && src.shape == i.shape
+                    && src.dtype == node.dtype
+                    && xs.len() == is.len()
+                    && *axis < xs.len()
+                    && (0..xs.len()).all(|d| d == *axis || is[d] <= xs[d] || i.numel() == 0)
+            }
+            (Op::Flip { axes }, None) => {
+                x.shape == node.shape
+                    && axes.windows(2).all(|w| w[0] < w[1])
+                    && axes.iter().all(|&a| a < one(&x.shape).len())
+            }
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{id}: {}({}) does not fit its inputs",
+                node.op.name(),
+                node.op.attributes()
+            ))
+        }
     }
 }

@@ -240,6 +240,82 @@ pub enum Op {
     /// When several elements of the layout address one location, the last in row-major
     /// order wins (only `fill_`/`copy_` of equal values can reach that case).
     WriteView(Layout),
+    /// `out[m] = input0[m with m[axis] = input1[m]]`: input 1 is an `int64` index of the
+    /// node's shape and input 0's number of dims (zero-dim counts as one), no larger than
+    /// input 0 in every dim but `axis`. An index outside `[0, size)` of `axis` is an
+    /// execution error (PyTorch's "index 5 is out of bounds for dimension 0 with size 3").
+    Gather {
+        /// the indexed axis
+        axis: usize,
+    },
+    /// Input 0 with `axis` replaced by the `int64` vector input 1 (`index_select`): the
+    /// output's slice `j` along `axis` is input 0's slice `input1[j]`.
+    IndexSelect {
+        /// the indexed axis
+        axis: usize,
+    },
+    /// Input 0 read as a flat vector at the positions held by the `int64` input 1, whose
+    /// shape is the node's (`take`); negative positions count from the end.
+    Take,
+    /// Input 0 (the node's shape and dtype) with, for every position `m` of the `int64`
+    /// index input 1, the element `m with m[axis] = input1[m]` combined with input 2's
+    /// element `m` (input 2 has input 1's shape and the node's dtype). `reduce: None`
+    /// assigns (the last write in row-major order wins); otherwise the contributions
+    /// and, when `include_self`, the old value are reduced.
+    Scatter {
+        /// the indexed axis
+        axis: usize,
+        /// how contributions combine (`None`: plain assignment)
+        reduce: Option<ScatterReduce>,
+        /// whether the old element takes part in the reduction
+        include_self: bool,
+    },
+    /// Input 0 with the order of the elements reversed along each of `axes` (sorted,
+    /// unique). Its own node rather than a view: layouts have no negative strides, and
+    /// PyTorch's `flip` copies too; for a compiler it is a static index map.
+    Flip {
+        /// the reversed axes
+        axes: Vec<usize>,
+    },
+}
+
+/// How `scatter_reduce` combines the values that land on one element.
+///
+/// ```
+/// use lazyfuse_ir::{Op, ScatterReduce};
+/// let op = Op::Scatter { axis: 0, reduce: Some(ScatterReduce::Mean), include_self: false };
+/// assert_eq!(op.name(), "scatter_reduce");
+/// assert_eq!(op.attributes(), "axis=0, reduce=mean, include_self=false");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterReduce {
+    /// sum (`scatter_add`); integers wrap, bool is logical or
+    Sum,
+    /// product; bool is logical and
+    Prod,
+    /// arithmetic mean; integers divide with floor rounding
+    Mean,
+    /// maximum, NaN propagates
+    Amax,
+    /// minimum, NaN propagates
+    Amin,
+}
+
+impl ScatterReduce {
+    /// PyTorch's name of the reduction (`"sum"`, `"amax"`, …).
+    ///
+    /// ```
+    /// assert_eq!(lazyfuse_ir::ScatterReduce::Amax.name(), "amax");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterReduce::Sum => "sum",
+            ScatterReduce::Prod => "prod",
+            ScatterReduce::Mean => "mean",
+            ScatterReduce::Amax => "amax",
+            ScatterReduce::Amin => "amin",
+        }
+    }
 }
 
 impl Op {
@@ -266,6 +342,14 @@ impl Op {
             Op::Matmul => "matmul".into(),
             Op::Cat { .. } => "cat".into(),
             Op::WriteView(_) => "write_view".into(),
+            Op::Gather { .. } => "gather".into(),
+            Op::IndexSelect { .. } => "index_select".into(),
+            Op::Take => "take".into(),
+            Op::Scatter { reduce: None, .. } => "scatter".into(),
+            Op::Scatter {
+                reduce: Some(_), ..
+            } => "scatter_reduce".into(),
+            Op::Flip { .. } => "flip".into(),
         }
     }
 
@@ -292,6 +376,19 @@ impl Op {
             Op::Cumsum { axis } | Op::Softmax { axis, .. } | Op::Cat { axis } => {
                 format!("axis={axis}")
             }
+            Op::Gather { axis } | Op::IndexSelect { axis } => format!("axis={axis}"),
+            Op::Scatter {
+                axis,
+                reduce,
+                include_self,
+            } => match reduce {
+                None => format!("axis={axis}"),
+                Some(r) => format!(
+                    "axis={axis}, reduce={}, include_self={include_self}",
+                    r.name()
+                ),
+            },
+            Op::Flip { axes } => format!("axes={axes:?}"),
             _ => String::new(),
         }
     }

@@ -18,4 +18,8 @@ pub enum Error {
     /// The graph is malformed (a bug in the builder, reported instead of a panic).
     #[error("malformed graph: {0}")]
     Malformed(String),
+    /// An index found in the data is out of range (PyTorch's message, naming the index
+    /// and the size: "index 5 is out of bounds for dimension 0 with size 3").
+    #[error("{0}")]
+    IndexOutOfRange(String),
 }

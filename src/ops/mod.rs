@@ -1,6 +1,7 @@
 //! The op methods of `Tensor`, one file per family.
 
 pub mod elementwise;
+pub mod indexing;
 pub mod inplace;
 pub mod linalg;
 pub mod operators;

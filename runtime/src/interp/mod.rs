@@ -13,12 +13,13 @@
 //! Submodules: [`cast`] (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
 //! [`elementwise`] (unary, binary, where), [`reduce`] (reductions, arg-reductions,
-//! cumsum, softmax), [`matmul`], and [`num`] (the numeric traits the kernels are
-//! generic over).
+//! cumsum, softmax), [`matmul`], `index` (gather, scatter, take, flip), and [`num`]
+//! (the numeric traits the kernels are generic over).
 
 mod cast;
 mod elementwise;
 pub mod float8;
+mod index;
 mod matmul;
 mod num;
 mod reduce;
@@ -182,6 +183,9 @@ fn eval(
         Op::Binary(_) | Op::Matmul | Op::WriteView(_) => 2,
         Op::Where => 3,
         Op::Cat { .. } => args.len().max(1),
+        Op::Flip { .. } => 1,
+        Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => 2,
+        Op::Scatter { .. } => 3,
     };
     if args.len() != arity {
         return Err(Error::Malformed(format!(
@@ -276,6 +280,11 @@ fn eval(
             new(cat(args, &shapes, *axis)?)
         }
         Op::WriteView(layout) => new(write_view(&args[0], layout, &args[1])?),
+        Op::Gather { .. }
+        | Op::IndexSelect { .. }
+        | Op::Take
+        | Op::Scatter { .. }
+        | Op::Flip { .. } => new(index::eval(node, args, arg_nodes)?),
     }
 }
 
