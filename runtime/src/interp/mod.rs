@@ -10,10 +10,10 @@
 //! broadcasting are already explicit as `Cast` and `View` nodes); a node that
 //! contradicts them is reported as [`Error::Malformed`], never a panic.
 //!
-//! Submodules: [`cast`] (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
+//! Submodules: `cast` (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
-//! [`elementwise`] (unary, binary, where), [`reduce`] (reductions, arg-reductions,
-//! cumsum, softmax), [`matmul`], `index` (gather, scatter, take, flip), and [`num`]
+//! `elementwise` (unary, binary, where), `reduce` (reductions, arg-reductions,
+//! cumsum, softmax), `matmul`, `index` (gather, scatter, take, flip), and `num`
 //! (the numeric traits the kernels are generic over).
 
 mod cast;
