@@ -151,6 +151,75 @@ pub enum ReduceOp {
         /// Bessel's correction
         correction: i64,
     },
+    /// sum ignoring NaN (NaN counts as zero)
+    NanSum,
+    /// mean of the non-NaN elements (NaN where there are none)
+    NanMean,
+    /// whether any element is nonzero (output bool, or uint8 for a uint8 input)
+    Any,
+    /// whether every element is nonzero (output bool, or uint8 for a uint8 input)
+    All,
+    /// `log(sum(exp(x)))`, computed as `m + log(sum(exp(x - m)))` with `m` the
+    /// maximum (an infinite `m` is replaced by 0, as PyTorch does)
+    LogSumExp,
+    /// number of nonzero elements (output int64)
+    CountNonzero,
+    /// vector p-norm of the absolute values (output the real dtype)
+    Norm {
+        /// the order `p`
+        ord: NormOrd,
+    },
+}
+
+/// The order `p` of a vector norm, stored by its bits so that ops stay `Eq + Hash`.
+///
+/// ```
+/// use lazyfuse_ir::op::NormOrd;
+/// assert_eq!(NormOrd::new(f64::INFINITY).value(), f64::INFINITY);
+/// assert_eq!(NormOrd::new(2.0).to_string(), "2");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NormOrd(u64);
+
+impl NormOrd {
+    /// The order `p` (`-0.0` is taken as `0.0`).
+    pub fn new(p: f64) -> Self {
+        NormOrd(if p == 0.0 { 0.0f64 } else { p }.to_bits())
+    }
+
+    /// The order as a float.
+    pub fn value(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+impl fmt::Display for NormOrd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.value();
+        if p.is_infinite() {
+            f.write_str(if p > 0.0 { "inf" } else { "-inf" })
+        } else {
+            write!(f, "{p}")
+        }
+    }
+}
+
+/// Inclusive scans along one axis (the output has the input's shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    /// running product (integers wrap; float16/bfloat16 accumulate in float32)
+    Cumprod,
+    /// running maximum; NaN propagates
+    Cummax,
+    /// running minimum; NaN propagates
+    Cummin,
+    /// index of the running maximum (int64 output): the last index of an equal
+    /// maximum, the last NaN once a NaN was seen
+    CummaxIndices,
+    /// index of the running minimum (int64 output), as `CummaxIndices`
+    CumminIndices,
+    /// running `log(sum(exp(x)))`
+    LogCumSumExp,
 }
 
 /// Index-of-extremum reductions; output `int64`.
@@ -240,6 +309,13 @@ pub enum Op {
     /// When several elements of the layout address one location, the last in row-major
     /// order wins (only `fill_`/`copy_` of equal values can reach that case).
     WriteView(Layout),
+    /// An inclusive scan of input 0 along `axis` (shape kept).
+    Scan {
+        /// the scan
+        op: ScanOp,
+        /// the axis
+        axis: usize,
+    },
 }
 
 impl Op {
@@ -257,6 +333,10 @@ impl Op {
             Op::Reduce { op, .. } => match op {
                 ReduceOp::Var { .. } => "var".into(),
                 ReduceOp::Std { .. } => "std".into(),
+                ReduceOp::NanSum => "nansum".into(),
+                ReduceOp::NanMean => "nanmean".into(),
+                ReduceOp::LogSumExp => "logsumexp".into(),
+                ReduceOp::Norm { .. } => "norm".into(),
                 other => snake(&format!("{other:?}")),
             },
             Op::ArgReduce { op, .. } => snake(&format!("{op:?}")),
@@ -266,6 +346,10 @@ impl Op {
             Op::Matmul => "matmul".into(),
             Op::Cat { .. } => "cat".into(),
             Op::WriteView(_) => "write_view".into(),
+            Op::Scan { op, .. } => match op {
+                ScanOp::LogCumSumExp => "logcumsumexp".into(),
+                other => snake(&format!("{other:?}")),
+            },
         }
     }
 
@@ -281,6 +365,7 @@ impl Op {
                     ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
                         format!(", correction={correction}")
                     }
+                    ReduceOp::Norm { ord } => format!(", p={ord}"),
                     _ => String::new(),
                 };
                 format!("axes={axes:?}, keepdim={keepdim}{corr}")
@@ -289,7 +374,10 @@ impl Op {
                 Some(a) => format!("axis={a}, keepdim={keepdim}"),
                 None => "axis=all".into(),
             },
-            Op::Cumsum { axis } | Op::Softmax { axis, .. } | Op::Cat { axis } => {
+            Op::Cumsum { axis }
+            | Op::Softmax { axis, .. }
+            | Op::Cat { axis }
+            | Op::Scan { axis, .. } => {
                 format!("axis={axis}")
             }
             _ => String::new(),

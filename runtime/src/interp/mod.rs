@@ -13,7 +13,8 @@
 //! Submodules: [`cast`] (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
 //! [`elementwise`] (unary, binary, where), [`reduce`] (reductions, arg-reductions,
-//! cumsum, softmax), [`matmul`], and [`num`] (the numeric traits the kernels are
+//! cumsum, softmax; [`reduce_ext`]: nansum, any, logsumexp, norm …), [`scan`]
+//! (cumprod, cummax/cummin, logcumsumexp), [`matmul`], and [`num`] (the numeric traits the kernels are
 //! generic over).
 
 mod cast;
@@ -22,6 +23,8 @@ pub mod float8;
 mod matmul;
 mod num;
 mod reduce;
+mod reduce_ext;
+mod scan;
 
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
@@ -182,6 +185,7 @@ fn eval(
         Op::Binary(_) | Op::Matmul | Op::WriteView(_) => 2,
         Op::Where => 3,
         Op::Cat { .. } => args.len().max(1),
+        Op::Scan { .. } => 1,
     };
     if args.len() != arity {
         return Err(Error::Malformed(format!(
@@ -276,6 +280,11 @@ fn eval(
             new(cat(args, &shapes, *axis)?)
         }
         Op::WriteView(layout) => new(write_view(&args[0], layout, &args[1])?),
+        Op::Scan { op: s, axis } => {
+            let shape = axis_shape(&arg_nodes[0].shape);
+            check_axis(*axis, &shape, op)?;
+            new(scan::scan(*s, &args[0], &shape, *axis)?)
+        }
     }
 }
 
