@@ -329,7 +329,9 @@ impl Graph {
                 let ndim = x.shape.len().max(1);
                 let indices = matches!(op, ScanOp::CummaxIndices | ScanOp::CumminIndices);
                 if x.shape != node.shape || *axis >= ndim {
-                    return Err(format!("{id}: scan shape or axis {axis} does not match its input"));
+                    return Err(format!(
+                        "{id}: scan shape or axis {axis} does not match its input"
+                    ));
                 }
                 if (indices && node.dtype != DType::I64) || (!indices && node.dtype != x.dtype) {
                     return Err(format!("{id}: scan output dtype {}", node.dtype));
@@ -346,7 +348,11 @@ impl Graph {
                     _ => None,
                 };
                 if expected.is_some_and(|d| d != node.dtype) {
-                    return Err(format!("{id}: {} output dtype {}", node.op.name(), node.dtype));
+                    return Err(format!(
+                        "{id}: {} output dtype {}",
+                        node.op.name(),
+                        node.dtype
+                    ));
                 }
             }
             Op::WriteView(l) => {

@@ -11,7 +11,7 @@ use lazyfuse_ir::{typing, ArgReduceOp, Error as IrError, Op, ReduceOp};
 
 /// The sorted, unique axes a dim list names (`[]` = all dims), with PyTorch's
 /// duplicate-dim error.
-fn reduction_axes(op: &str, dims: &[isize], ndim: usize) -> Result<Vec<usize>> {
+pub(crate) fn reduction_axes(op: &str, dims: &[isize], ndim: usize) -> Result<Vec<usize>> {
     if dims.is_empty() {
         return Ok((0..ndim).collect());
     }
@@ -33,7 +33,7 @@ fn reduction_axes(op: &str, dims: &[isize], ndim: usize) -> Result<Vec<usize>> {
     Ok(axes)
 }
 
-fn reduced_shape(shape: &[usize], axes: &[usize], keepdim: bool) -> Vec<usize> {
+pub(crate) fn reduced_shape(shape: &[usize], axes: &[usize], keepdim: bool) -> Vec<usize> {
     shape
         .iter()
         .enumerate()
@@ -45,8 +45,23 @@ fn reduced_shape(shape: &[usize], axes: &[usize], keepdim: bool) -> Vec<usize> {
         .collect()
 }
 
+/// PyTorch's refusal of a full `amax`/`amin`/`max`/`min` of an empty tensor.
+pub(crate) fn empty_full_reduction(name: &str) -> String {
+    format!("{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+}
+
 impl Tensor {
-    fn reduce(&self, name: &str, op: ReduceOp, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+    pub(crate) fn reduce(
+        &self,
+        name: &str,
+        op: ReduceOp,
+        dims: &[isize],
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        if matches!(op, ReduceOp::Amax | ReduceOp::Amin) && dims.is_empty() && self.numel() == 0 {
+            // PyTorch checks this before the dtype (an empty complex tensor gets it too).
+            return Err(IrError::invalid(name, empty_full_reduction(name)).into());
+        }
         let sig = typing::reduce(op, self.dtype(), default_dtype())?;
         let shape = self.shape();
         let axes = reduction_axes(name, dims, shape.len())?;
@@ -204,7 +219,7 @@ impl Tensor {
         wrap_dim(dim, self.ndim()).is_ok_and(|d| d + 1 >= self.ndim())
     }
 
-    fn along_dim(
+    pub(crate) fn along_dim(
         &self,
         dim: isize,
         sig: typing::Signature,
@@ -248,12 +263,18 @@ impl Tensor {
     /// assert_eq!(t.softmax(-1).unwrap().to_vec::<f64>().unwrap(), vec![0.5, 0.5]);
     /// ```
     pub fn softmax(&self, dim: isize) -> Result<Tensor> {
+        if let Some(empty) = self.empty_along(dim)? {
+            return Ok(empty);
+        }
         let sig = typing::softmax_along(self.dtype(), false, self.is_last_dim(dim))?;
         self.along_dim(dim, sig, |axis| Op::Softmax { axis, log: false })
     }
 
     /// Log-softmax along `dim` (floating inputs only).
     pub fn log_softmax(&self, dim: isize) -> Result<Tensor> {
+        if let Some(empty) = self.empty_along(dim)? {
+            return Ok(empty);
+        }
         let sig = typing::softmax_along(self.dtype(), true, self.is_last_dim(dim))?;
         self.along_dim(dim, sig, |axis| Op::Softmax { axis, log: true })
     }

@@ -174,7 +174,10 @@ fn float<S: FloatStore>(op: ReduceOp, v: &[S], outer: usize, inner: usize) -> Re
             S::from_acc(sum(r.iter().map(|x| x.to_acc()).filter(|a| !a.is_nan())))
         }),
         ReduceOp::NanMean => rows(v, outer, inner, |r| {
-            let kept = acc(r).into_iter().filter(|a| !a.is_nan()).collect::<Vec<_>>();
+            let kept = acc(r)
+                .into_iter()
+                .filter(|a| !a.is_nan())
+                .collect::<Vec<_>>();
             let n = <S::A as Real>::from_f64(kept.len() as f64);
             S::from_acc(sum(kept.into_iter()) / n)
         }),
@@ -200,7 +203,10 @@ where
     let wide = |z: &Complex<P>| Complex::new(z.re.to_f64(), z.im.to_f64());
     Ok(match op {
         ReduceOp::Norm { ord } => Buffer::from_vec(rows(v, outer, inner, |r| {
-            let a: Vec<f64> = r.iter().map(|z| z.re.to_f64().hypot(z.im.to_f64())).collect();
+            let a: Vec<f64> = r
+                .iter()
+                .map(|z| z.re.to_f64().hypot(z.im.to_f64()))
+                .collect();
             P::from_f64(norm(ord.value(), &a))
         })),
         // The real parts choose the shift (PyTorch: `amax(real(x))`).
