@@ -344,7 +344,10 @@ impl Graph {
                     ReduceOp::Any | ReduceOp::All => Some(DType::Bool),
                     ReduceOp::CountNonzero => Some(DType::I64),
                     ReduceOp::Norm { .. } => Some(x.dtype.to_real()),
-                    ReduceOp::NanSum | ReduceOp::NanMean | ReduceOp::LogSumExp => Some(x.dtype),
+                    ReduceOp::NanSum
+                    | ReduceOp::NanMean
+                    | ReduceOp::LogSumExp
+                    | ReduceOp::RunningMean => Some(x.dtype),
                     _ => None,
                 };
                 if expected.is_some_and(|d| d != node.dtype) {

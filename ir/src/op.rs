@@ -169,6 +169,10 @@ pub enum ReduceOp {
         /// the order `p`
         ord: NormOrd,
     },
+    /// arithmetic mean by Welford's running update (per part for complex), as
+    /// PyTorch's `var_mean`/`std_mean` return it: an infinity followed by a finite
+    /// value gives NaN where `Mean` gives the infinity
+    RunningMean,
 }
 
 /// The order `p` of a vector norm, stored by its bits so that ops stay `Eq + Hash`.
@@ -337,6 +341,7 @@ impl Op {
                 ReduceOp::NanMean => "nanmean".into(),
                 ReduceOp::LogSumExp => "logsumexp".into(),
                 ReduceOp::Norm { .. } => "norm".into(),
+                ReduceOp::RunningMean => "running_mean".into(),
                 other => snake(&format!("{other:?}")),
             },
             Op::ArgReduce { op, .. } => snake(&format!("{op:?}")),

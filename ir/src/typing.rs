@@ -315,7 +315,7 @@ pub fn reduce(op: ReduceOp, dtype: DType, default_float: DType) -> Result<Signat
     let float_or_complex = cat >= Category::Floating;
     let sig = match op {
         ReduceOp::Sum | ReduceOp::Prod if is_integral(dtype) => Signature::same(DType::I64),
-        ReduceOp::Mean if !float_or_complex => {
+        ReduceOp::Mean | ReduceOp::RunningMean if !float_or_complex => {
             return Err(Error::invalid(
                 "mean",
                 format!(

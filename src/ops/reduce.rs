@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::shape::wrap_dim;
-use lazyfuse_ir::{typing, ArgReduceOp, Error as IrError, Op, ReduceOp};
+use lazyfuse_ir::{typing, ArgReduceOp, Error as IrError, Op, ReduceOp, Scalar};
 
 /// The sorted, unique axes a dim list names (`[]` = all dims), with PyTorch's
 /// duplicate-dim error.
@@ -62,10 +62,10 @@ impl Tensor {
             // PyTorch checks this before the dtype (an empty complex tensor gets it too).
             return Err(IrError::invalid(name, empty_full_reduction(name)).into());
         }
-        let sig = typing::reduce(op, self.dtype(), default_dtype())?;
         let shape = self.shape();
         let axes = reduction_axes(name, dims, shape.len())?;
-        if matches!(op, ReduceOp::Amax | ReduceOp::Amin) {
+        let extreme = matches!(op, ReduceOp::Amax | ReduceOp::Amin);
+        if extreme {
             if let Some(&a) = axes.iter().find(|&&a| shape[a] == 0) {
                 return Err(IrError::invalid(
                     name,
@@ -75,6 +75,15 @@ impl Tensor {
             }
         }
         let out_shape = reduced_shape(&shape, &axes, keepdim);
+        if extreme && self.numel() == 0 && self.dtype().is_complex() {
+            // PyTorch runs no kernel for an empty result, so its complex refusal
+            // does not fire either: the result is empty, of the input dtype.
+            return with_store(|s| {
+                let node = s.add(Op::Full(Scalar::Int(0)), self.dtype(), out_shape, &[]);
+                Ok(Tensor::from_node(s, node))
+            });
+        }
+        let sig = typing::reduce(op, self.dtype(), default_dtype())?;
         with_store(|s| {
             let input = self.node_as(s, sig.compute, &shape)?;
             let node = s.add(

@@ -131,7 +131,7 @@ impl Tensor {
                 if shape.get(a) == Some(&0) {
                     return Err(invalid(
                         "linalg.vector_norm",
-                        format!("linalg.vector_norm cannot compute the {ord} norm on the dimension {a}because this dimension is empty and the operation does not have an identity"),
+                        format!("linalg.vector_norm cannot compute the {ord} norm on the dimension {d}because this dimension is empty and the operation does not have an identity"),
                     ));
                 }
             }
@@ -293,7 +293,7 @@ impl Tensor {
     ) -> Result<(Tensor, Tensor)> {
         typing::moments("var_mean", self.dtype())?;
         let var = self.reduce("var_mean", ReduceOp::Var { correction }, dims, keepdim)?;
-        let mean = self.reduce("var_mean", ReduceOp::Mean, dims, keepdim)?;
+        let mean = self.reduce("var_mean", ReduceOp::RunningMean, dims, keepdim)?;
         Ok((var, mean))
     }
 
@@ -314,7 +314,7 @@ impl Tensor {
     ) -> Result<(Tensor, Tensor)> {
         typing::moments("std_mean", self.dtype())?;
         let std = self.reduce("std_mean", ReduceOp::Std { correction }, dims, keepdim)?;
-        let mean = self.reduce("std_mean", ReduceOp::Mean, dims, keepdim)?;
+        let mean = self.reduce("std_mean", ReduceOp::RunningMean, dims, keepdim)?;
         Ok((std, mean))
     }
 }

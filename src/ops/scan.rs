@@ -92,7 +92,19 @@ impl Tensor {
         indices: ScanOp,
         dim: isize,
     ) -> Result<(Tensor, Tensor)> {
-        if let Some(empty) = self.empty_along(dim)? {
+        // PyTorch runs no kernel on an empty or zero-dim input: the values are the
+        // input and the indices 0, whatever the dtype.
+        let trivial = if self.ndim() == 0 {
+            wrap_dim(dim, 0)?;
+            let shape = self.shape();
+            Some(with_store(|s| {
+                let node = self.node_as(s, self.dtype(), &shape)?;
+                Ok::<_, crate::Error>(Tensor::from_node(s, node))
+            })?)
+        } else {
+            self.empty_along(dim)?
+        };
+        if let Some(empty) = trivial {
             let shape = self.shape();
             let idx = with_store(|s| {
                 let node = s.add(Op::Full(Scalar::Int(0)), DType::I64, shape, &[]);

@@ -24,6 +24,7 @@ pub(crate) fn handles(op: ReduceOp) -> bool {
             | ReduceOp::LogSumExp
             | ReduceOp::CountNonzero
             | ReduceOp::Norm { .. }
+            | ReduceOp::RunningMean
     )
 }
 
@@ -167,6 +168,18 @@ fn norm<R: Real>(p: f64, a: &[R]) -> R {
     sum(a.iter().map(|&x| x.powf(p))).powf(R::ONE / p)
 }
 
+/// The mean by Welford's update `m += (x - m) / n` (NaN for an empty row).
+fn welford<R: Real>(r: &[R]) -> R {
+    if r.is_empty() {
+        return R::NAN;
+    }
+    let mut m = R::ZERO;
+    for (k, &x) in r.iter().enumerate() {
+        m = m + (x - m) / R::from_f64((k + 1) as f64);
+    }
+    m
+}
+
 fn float<S: FloatStore>(op: ReduceOp, v: &[S], outer: usize, inner: usize) -> Result<Buffer> {
     let acc = |r: &[S]| r.iter().map(|x| x.to_acc()).collect::<Vec<S::A>>();
     let out: Vec<S> = match op {
@@ -186,6 +199,7 @@ fn float<S: FloatStore>(op: ReduceOp, v: &[S], outer: usize, inner: usize) -> Re
             let a: Vec<S::A> = r.iter().map(|x| x.to_acc().abs()).collect();
             S::from_acc(norm(ord.value(), &a))
         }),
+        ReduceOp::RunningMean => rows(v, outer, inner, |r| S::from_acc(welford(&acc(r)))),
         _ => return Err(Error::Malformed(format!("{op:?} of {}", S::DTYPE))),
     };
     Ok(Buffer::from_vec(out))
@@ -225,6 +239,11 @@ where
             );
             let l = <f64 as CReal>::c_ln(s) + m;
             Complex::new(P::from_f64(l.re), P::from_f64(l.im))
+        })),
+        ReduceOp::RunningMean => Buffer::from_vec(rows(v, outer, inner, |r| {
+            let re: Vec<f64> = r.iter().map(|z| z.re.to_f64()).collect();
+            let im: Vec<f64> = r.iter().map(|z| z.im.to_f64()).collect();
+            Complex::new(P::from_f64(welford(&re)), P::from_f64(welford(&im)))
         })),
         _ => {
             return Err(Error::Malformed(format!(
