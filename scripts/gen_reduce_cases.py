@@ -247,6 +247,21 @@ case("nansum", "float16", [3], {"dims": [], "keepdim": False}, data=[60000.0, 60
 case("norm", "float16", [2], {"p": 2, "dims": [], "keepdim": False}, data=[60000.0, 60000.0])
 case("max_dim", "bool", [3], {"dim": 0, "keepdim": False}, data=[False, True, True])
 
+# Overflow and underflow where PyTorch accumulates in the compute type, and long rows
+# that exercise float16/bfloat16 accumulation.
+case("norm", "float32", [2], {"p": 2, "dims": [], "keepdim": False}, data=[1e30, 1e30])
+case("norm", "float32", [2], {"p": 2, "dims": [], "keepdim": False}, data=[1e-30, 1e-30])
+case("norm", "complex64", [2], {"p": 2, "dims": [], "keepdim": False}, data=[1e30j, 1e30])
+case("nansum", "float32", [3], {"dims": [], "keepdim": False}, data=[3e38, 3e38, -3e38])
+case("cumprod", "float32", [3], {"dim": 0}, data=[1e30, 1e30, 1e-30])
+for dtype in ["float16", "bfloat16", "float32"]:
+    for op in ["nansum", "nanmean", "logsumexp"]:
+        case(op, dtype, [3, 300], {"dims": [1], "keepdim": False})
+    case("norm", dtype, [3, 300], {"p": 2, "dims": [1], "keepdim": False})
+    case("norm", dtype, [3, 300], {"p": 1, "dims": [1], "keepdim": False})
+    case("logcumsumexp", dtype, [2, 200], {"dim": 1})
+    case("var_mean", dtype, [3, 300], {"dims": [1], "correction": 1, "keepdim": False})
+
 # Empty tensors: which refusals still fire, which ops return an empty result.
 for dtype in ["int64", "bool", "float32", "complex64", "float16"]:
     for shape in [[0], [2, 0]]:

@@ -2,9 +2,11 @@
 //! `all`, `count_nonzero`, `logsumexp` and the vector `norm`.
 //!
 //! [`super::reduce::reduce`] gathers the input with the reduced axes last and hands
-//! the `[outer, inner]` rows here. Accumulation follows the module it extends:
-//! float16/bfloat16 accumulate in float32, float32 in float64, complex in float64,
-//! and every result is rounded once.
+//! the `[outer, inner]` rows here. Real floats accumulate in their compute type
+//! (float16/bfloat16 in float32, like float32 itself) with Neumaier summation, so
+//! overflow and underflow happen where PyTorch's float kernels have them; the
+//! running mean uses the accumulation type; complex computes in float64. Every
+//! result is rounded once.
 
 use super::num::{CReal, FloatStore, Int, Real};
 use super::reduce::{rows, sum};
@@ -181,25 +183,31 @@ fn welford<R: Real>(r: &[R]) -> R {
 }
 
 fn float<S: FloatStore>(op: ReduceOp, v: &[S], outer: usize, inner: usize) -> Result<Buffer> {
-    let acc = |r: &[S]| r.iter().map(|x| x.to_acc()).collect::<Vec<S::A>>();
+    // These accumulate in the compute type (float32 for float16/bfloat16/float32), as
+    // PyTorch's kernels do: a float32 norm or nansum overflows to inf (or underflows)
+    // exactly where PyTorch's does. Neumaier summation keeps the sums accurate.
+    let wide = |r: &[S]| r.iter().map(|x| x.widen()).collect::<Vec<S::C>>();
     let out: Vec<S> = match op {
         ReduceOp::NanSum => rows(v, outer, inner, |r| {
-            S::from_acc(sum(r.iter().map(|x| x.to_acc()).filter(|a| !a.is_nan())))
+            S::narrow(sum(wide(r).into_iter().filter(|a| !a.is_nan())))
         }),
         ReduceOp::NanMean => rows(v, outer, inner, |r| {
-            let kept = acc(r)
+            let kept = wide(r)
                 .into_iter()
                 .filter(|a| !a.is_nan())
                 .collect::<Vec<_>>();
-            let n = <S::A as Real>::from_f64(kept.len() as f64);
-            S::from_acc(sum(kept.into_iter()) / n)
+            let n = <S::C as Real>::from_f64(kept.len() as f64);
+            S::narrow(sum(kept.into_iter()) / n)
         }),
-        ReduceOp::LogSumExp => rows(v, outer, inner, |r| S::from_acc(logsumexp(&acc(r)))),
+        ReduceOp::LogSumExp => rows(v, outer, inner, |r| S::narrow(logsumexp(&wide(r)))),
         ReduceOp::Norm { ord } => rows(v, outer, inner, |r| {
-            let a: Vec<S::A> = r.iter().map(|x| x.to_acc().abs()).collect();
-            S::from_acc(norm(ord.value(), &a))
+            let a: Vec<S::C> = r.iter().map(|x| x.widen().abs()).collect();
+            S::narrow(norm(ord.value(), &a))
         }),
-        ReduceOp::RunningMean => rows(v, outer, inner, |r| S::from_acc(welford(&acc(r)))),
+        ReduceOp::RunningMean => rows(v, outer, inner, |r| {
+            let a: Vec<S::A> = r.iter().map(|x| x.to_acc()).collect();
+            S::from_acc(welford(&a))
+        }),
         _ => return Err(Error::Malformed(format!("{op:?} of {}", S::DTYPE))),
     };
     Ok(Buffer::from_vec(out))
@@ -217,11 +225,9 @@ where
     let wide = |z: &Complex<P>| Complex::new(z.re.to_f64(), z.im.to_f64());
     Ok(match op {
         ReduceOp::Norm { ord } => Buffer::from_vec(rows(v, outer, inner, |r| {
-            let a: Vec<f64> = r
-                .iter()
-                .map(|z| z.re.to_f64().hypot(z.im.to_f64()))
-                .collect();
-            P::from_f64(norm(ord.value(), &a))
+            // In the part type, as for real floats (complex64 overflows like float32).
+            let a: Vec<P> = r.iter().map(|z| z.re.hypot(z.im)).collect();
+            norm(ord.value(), &a)
         })),
         // The real parts choose the shift (PyTorch: `amax(real(x))`).
         ReduceOp::LogSumExp => Buffer::from_vec(rows(v, outer, inner, |r| {
