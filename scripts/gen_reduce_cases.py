@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates tests/data/reduce_cases.jsonl: PyTorch's answers (values, dtypes, shapes,
+"""Generates tests/data/reduce/cases.jsonl: PyTorch's answers (values, dtypes, shapes,
 error messages) for the reductions and scans of lazyfuse's `src/ops/reduce_ext.rs` and
 `src/ops/scan.rs`, replayed by `tests/ops_reduce_oracle.rs`.
 
@@ -285,7 +285,7 @@ for dtype in ["int64", "bool", "float32", "complex64", "float16"]:
         for op in ["var_mean", "std_mean"]:
             case(op, dtype, shape, {"dims": [], "correction": 1, "keepdim": False})
 
-out = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reduce_cases.jsonl")
+out = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reduce", "cases.jsonl")
 with open(out, "w") as f:
     for c in cases:
         f.write(json.dumps(c) + "\n")
