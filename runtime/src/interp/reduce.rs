@@ -334,24 +334,7 @@ pub(crate) fn arg_reduce(
 /// Inclusive prefix sum along `axis`.
 pub(crate) fn cumsum(x: &Buffer, shape: &[usize], axis: usize) -> Result<Buffer> {
     let (g, outer, inner) = axes_last(x, shape, &[axis]);
-    fn scan<T: Copy, A: Copy>(
-        v: &[T],
-        outer: usize,
-        inner: usize,
-        zero: A,
-        add: impl Fn(A, T) -> A,
-        out: impl Fn(A) -> T,
-    ) -> Vec<T> {
-        let mut res = Vec::with_capacity(v.len());
-        for r in 0..outer {
-            let mut acc = zero;
-            for &x in &v[r * inner..(r + 1) * inner] {
-                acc = add(acc, x);
-                res.push(out(acc));
-            }
-        }
-        res
-    }
+    use super::scan::running as scan;
     fn int<T: Int>(v: &[T], o: usize, i: usize) -> Buffer {
         Buffer::from_vec(scan(v, o, i, T::ZERO, T::wrapping_add, |a| a))
     }

@@ -26,8 +26,9 @@ pub(crate) fn scan(op: ScanOp, x: &Buffer, shape: &[usize], axis: usize) -> Resu
     Ok(restore_axis(&y, shape, axis))
 }
 
-/// Applies `step` along each row from `init`, emitting `out(state)` per element.
-fn running<T: Copy, A: Copy, U>(
+/// Applies `step` along each row from `init`, emitting `out(state)` per element
+/// (`cumsum` uses it too).
+pub(crate) fn running<T: Copy, A: Copy, U>(
     v: &[T],
     outer: usize,
     inner: usize,
