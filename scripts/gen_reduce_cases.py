@@ -262,6 +262,20 @@ for dtype in ["float16", "bfloat16", "float32"]:
     case("logcumsumexp", dtype, [2, 200], {"dim": 1})
     case("var_mean", dtype, [3, 300], {"dims": [1], "correction": 1, "keepdim": False})
 
+# Bad dims: out of range and repeated.
+for op in ["nansum", "nanmean", "any", "all", "logsumexp", "count_nonzero"]:
+    case(op, "float32", [2, 3], {"dims": [2], "keepdim": False})
+    case(op, "float32", [2, 3], {"dims": [0, -2], "keepdim": False})
+case("norm", "float32", [2, 3], {"p": 2, "dims": [-3], "keepdim": False})
+case("norm", "float32", [2, 3], {"p": 1, "dims": [1, 1], "keepdim": False})
+for op in ["max_dim", "min_dim"]:
+    case(op, "float32", [2, 3], {"dim": 2, "keepdim": False})
+case("aminmax", "float32", [2, 3], {"dim": -3, "keepdim": False})
+case("var_mean", "float32", [2, 3], {"dims": [0, 0], "correction": 1, "keepdim": False})
+for op in SCAN_OPS:
+    case(op, "float32", [2, 3], {"dim": 2})
+    case(op, "float32", [], {"dim": 1})
+
 # Empty tensors: which refusals still fire, which ops return an empty result.
 for dtype in ["int64", "bool", "float32", "complex64", "float16"]:
     for shape in [[0], [2, 0]]:

@@ -95,7 +95,18 @@ impl Tensor {
         // PyTorch runs no kernel on an empty or zero-dim input: the values are the
         // input and the indices 0, whatever the dtype.
         let trivial = if self.ndim() == 0 {
-            wrap_dim(dim, 0)?;
+            if dim != 0 && dim != -1 {
+                let name = if values == ScanOp::Cummax {
+                    "cummax"
+                } else {
+                    "cummin"
+                };
+                return Err(lazyfuse_ir::Error::invalid(
+                    name,
+                    format!("{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}"),
+                )
+                .into());
+            }
             let shape = self.shape();
             Some(with_store(|s| {
                 let node = self.node_as(s, self.dtype(), &shape)?;
