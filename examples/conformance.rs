@@ -809,6 +809,11 @@ fn unary(op: &str, x: &Tensor, args: &Value) -> R<Tensor> {
         "cumsum" => x.cumsum(dim()?)?,
         "softmax" => x.softmax(dim()?)?,
         "log_softmax" => x.log_softmax(dim()?)?,
+        "all" => x.all(&[], false)?,
+        "any" => x.any(&[], false)?,
+        "nansum" => x.nansum(&[], false)?,
+        "cumprod" => x.cumprod(dim()?)?,
+        "logsumexp" => x.logsumexp(&[dim()?], false)?,
         other => return harness(format!("op '{other}' is not in the lazyfuse API")),
     })
 }
@@ -888,6 +893,19 @@ fn values_op(op: &str, inputs: &[Tensor], args: &Value) -> R<Tensor> {
             })
         }
         "cumsum" | "softmax" | "log_softmax" => {
+            one(1)?;
+            unary(op, &inputs[0], args)
+        }
+        "nansum" | "logsumexp" => {
+            one(1)?;
+            let (x, dims, kd) = (&inputs[0], reduce_dims(args)?, keepdim(args)?);
+            Ok(if op == "nansum" {
+                x.nansum(&dims, kd)?
+            } else {
+                x.logsumexp(&dims, kd)?
+            })
+        }
+        "cumprod" => {
             one(1)?;
             unary(op, &inputs[0], args)
         }

@@ -126,13 +126,24 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
         }
         Step::Reduce(o, a, keepdim) => {
             let t = pick(a);
-            match o % 7 {
+            match o % 17 {
                 0 => t.sum(&[-1], keepdim),
                 1 => t.mean(&[], keepdim),
                 2 => t.amax(&[0], keepdim),
                 3 => t.argmax(Some(-1), keepdim),
                 4 => t.var(&[], 1, keepdim),
                 5 => t.softmax(0),
+                // the reductions and scans of src/ops/reduce_ext.rs and scan.rs
+                7 => t.nansum(&[0], keepdim),
+                8 => t.any(&[-1], keepdim),
+                9 => t.logsumexp(&[-1], keepdim),
+                10 => t.count_nonzero(&[0]),
+                11 => t.norm(2.0, &[], keepdim),
+                12 => t.max_dim(-1, keepdim).map(|(v, _)| v),
+                13 => t.min_dim(0, keepdim).map(|(_, i)| i),
+                14 => t.cumprod(0),
+                15 => t.cummax(-1).map(|(_, i)| i),
+                16 => t.logcumsumexp(-1),
                 _ => t.cumsum(-1),
             }
         }

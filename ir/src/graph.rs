@@ -14,7 +14,7 @@
 //! - `WriteView`'s value input has the layout's shape and the node's dtype.
 
 use crate::dtype::DType;
-use crate::op::{InputId, Op};
+use crate::op::{InputId, Op, ReduceOp, ScanOp};
 use crate::shape::{fmt_shape, numel};
 use hashbrown::HashMap;
 use petgraph::stable_graph::{NodeIndex, StableGraph};
@@ -303,6 +303,7 @@ impl Graph {
             Op::Flip { .. } => inputs.len() == 1,
             Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => inputs.len() == 2,
             Op::Scatter { .. } => inputs.len() == 3,
+            Op::Scan { .. } => inputs.len() == 1,
         };
         if !arity_ok {
             return Err(format!(
@@ -325,6 +326,40 @@ impl Graph {
                 if l.required_storage() > self.node(inputs[0]).numel() || l.shape != node.shape =>
             {
                 return Err(format!("{id}: view {l} out of its input's bounds"));
+            }
+            Op::Scan { op, axis } => {
+                let x = self.node(inputs[0]);
+                let ndim = x.shape.len().max(1);
+                let indices = matches!(op, ScanOp::CummaxIndices | ScanOp::CumminIndices);
+                if x.shape != node.shape || *axis >= ndim {
+                    return Err(format!(
+                        "{id}: scan shape or axis {axis} does not match its input"
+                    ));
+                }
+                if (indices && node.dtype != DType::I64) || (!indices && node.dtype != x.dtype) {
+                    return Err(format!("{id}: scan output dtype {}", node.dtype));
+                }
+            }
+            Op::Reduce { op, .. } => {
+                let x = self.node(inputs[0]);
+                let expected = match op {
+                    ReduceOp::Any | ReduceOp::All if x.dtype == DType::U8 => Some(DType::U8),
+                    ReduceOp::Any | ReduceOp::All => Some(DType::Bool),
+                    ReduceOp::CountNonzero => Some(DType::I64),
+                    ReduceOp::Norm { .. } => Some(x.dtype.to_real()),
+                    ReduceOp::NanSum
+                    | ReduceOp::NanMean
+                    | ReduceOp::LogSumExp
+                    | ReduceOp::RunningMean => Some(x.dtype),
+                    _ => None,
+                };
+                if expected.is_some_and(|d| d != node.dtype) {
+                    return Err(format!(
+                        "{id}: {} output dtype {}",
+                        node.op.name(),
+                        node.dtype
+                    ));
+                }
             }
             Op::WriteView(l) => {
                 let value = self.node(inputs[1]);

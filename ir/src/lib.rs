@@ -23,6 +23,7 @@ pub use dtype::{Category, DType};
 pub use error::{Error, Result};
 pub use graph::{Graph, Node, NodeId};
 pub use layout::Layout;
-pub use op::ScatterReduce;
-pub use op::{ArgReduceOp, BinaryOp, InputId, Op, ReduceOp, UnaryOp};
+pub use op::{
+    ArgReduceOp, BinaryOp, InputId, NormOrd, Op, ReduceOp, ScanOp, ScatterReduce, UnaryOp,
+};
 pub use scalar::Scalar;

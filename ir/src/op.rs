@@ -151,6 +151,79 @@ pub enum ReduceOp {
         /// Bessel's correction
         correction: i64,
     },
+    /// sum ignoring NaN (NaN counts as zero)
+    NanSum,
+    /// mean of the non-NaN elements (NaN where there are none)
+    NanMean,
+    /// whether any element is nonzero (output bool, or uint8 for a uint8 input)
+    Any,
+    /// whether every element is nonzero (output bool, or uint8 for a uint8 input)
+    All,
+    /// `log(sum(exp(x)))`, computed as `m + log(sum(exp(x - m)))` with `m` the
+    /// maximum (an infinite `m` is replaced by 0, as PyTorch does)
+    LogSumExp,
+    /// number of nonzero elements (output int64)
+    CountNonzero,
+    /// vector p-norm of the absolute values (output the real dtype)
+    Norm {
+        /// the order `p`
+        ord: NormOrd,
+    },
+    /// arithmetic mean by Welford's running update (per part for complex), as
+    /// PyTorch's `var_mean`/`std_mean` return it: an infinity followed by a finite
+    /// value gives NaN where `Mean` gives the infinity
+    RunningMean,
+}
+
+/// The order `p` of a vector norm, stored by its bits so that ops stay `Eq + Hash`.
+///
+/// ```
+/// use lazyfuse_ir::op::NormOrd;
+/// assert_eq!(NormOrd::new(f64::INFINITY).value(), f64::INFINITY);
+/// assert_eq!(NormOrd::new(2.0).to_string(), "2");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NormOrd(u64);
+
+impl NormOrd {
+    /// The order `p` (`-0.0` is taken as `0.0`).
+    pub fn new(p: f64) -> Self {
+        NormOrd(if p == 0.0 { 0.0f64 } else { p }.to_bits())
+    }
+
+    /// The order as a float.
+    pub fn value(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+impl fmt::Display for NormOrd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.value();
+        if p.is_infinite() {
+            f.write_str(if p > 0.0 { "inf" } else { "-inf" })
+        } else {
+            write!(f, "{p}")
+        }
+    }
+}
+
+/// Inclusive scans along one axis (the output has the input's shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    /// running product (integers wrap; float16/bfloat16 accumulate in float32)
+    Cumprod,
+    /// running maximum; NaN propagates
+    Cummax,
+    /// running minimum; NaN propagates
+    Cummin,
+    /// index of the running maximum (int64 output): the last index of an equal
+    /// maximum, the last NaN once a NaN was seen
+    CummaxIndices,
+    /// index of the running minimum (int64 output), as `CummaxIndices`
+    CumminIndices,
+    /// running `log(sum(exp(x)))`
+    LogCumSumExp,
 }
 
 /// Index-of-extremum reductions; output `int64`.
@@ -277,6 +350,13 @@ pub enum Op {
         /// the reversed axes
         axes: Vec<usize>,
     },
+    /// An inclusive scan of input 0 along `axis` (shape kept).
+    Scan {
+        /// the scan
+        op: ScanOp,
+        /// the axis
+        axis: usize,
+    },
 }
 
 /// How `scatter_reduce` combines the values that land on one element.
@@ -333,6 +413,11 @@ impl Op {
             Op::Reduce { op, .. } => match op {
                 ReduceOp::Var { .. } => "var".into(),
                 ReduceOp::Std { .. } => "std".into(),
+                ReduceOp::NanSum => "nansum".into(),
+                ReduceOp::NanMean => "nanmean".into(),
+                ReduceOp::LogSumExp => "logsumexp".into(),
+                ReduceOp::Norm { .. } => "norm".into(),
+                ReduceOp::RunningMean => "running_mean".into(),
                 other => snake(&format!("{other:?}")),
             },
             Op::ArgReduce { op, .. } => snake(&format!("{op:?}")),
@@ -350,6 +435,10 @@ impl Op {
                 reduce: Some(_), ..
             } => "scatter_reduce".into(),
             Op::Flip { .. } => "flip".into(),
+            Op::Scan { op, .. } => match op {
+                ScanOp::LogCumSumExp => "logcumsumexp".into(),
+                other => snake(&format!("{other:?}")),
+            },
         }
     }
 
@@ -365,6 +454,7 @@ impl Op {
                     ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
                         format!(", correction={correction}")
                     }
+                    ReduceOp::Norm { ord } => format!(", p={ord}"),
                     _ => String::new(),
                 };
                 format!("axes={axes:?}, keepdim={keepdim}{corr}")
@@ -373,7 +463,10 @@ impl Op {
                 Some(a) => format!("axis={a}, keepdim={keepdim}"),
                 None => "axis=all".into(),
             },
-            Op::Cumsum { axis } | Op::Softmax { axis, .. } | Op::Cat { axis } => {
+            Op::Cumsum { axis }
+            | Op::Softmax { axis, .. }
+            | Op::Cat { axis }
+            | Op::Scan { axis, .. } => {
                 format!("axis={axis}")
             }
             Op::Gather { axis } | Op::IndexSelect { axis } => format!("axis={axis}"),

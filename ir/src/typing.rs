@@ -20,7 +20,7 @@
 
 use crate::dtype::{Category, DType};
 use crate::error::{Error, Result};
-use crate::op::{ArgReduceOp, BinaryOp, ReduceOp, UnaryOp};
+use crate::op::{ArgReduceOp, BinaryOp, ReduceOp, ScanOp, UnaryOp};
 use crate::promote::{can_cast, result_type, OperandType, Priority};
 
 /// The dtypes of one op application.
@@ -297,8 +297,10 @@ pub fn unary(op: UnaryOp, dtype: DType, default_float: DType) -> Result<Signatur
 ///
 /// `sum`/`prod` of bool or integers compute and output `int64`; `mean`, `var`, `std`
 /// accept only floating and complex inputs; `var`/`std` of complex output the real
-/// dtype; `amax`/`amin` refuse complex. (`default_float` is unused by today's rules;
-/// it is taken so that callers need not know which reductions lift integers.)
+/// dtype; `amax`/`amin` refuse complex. `logsumexp` lifts bool and integers to
+/// `default_float`; `nansum` refuses complex; `any`/`all` output bool (uint8 for a
+/// uint8 input); `count_nonzero` outputs int64; `norm` takes floating and complex
+/// inputs and outputs the real dtype.
 ///
 /// ```
 /// use lazyfuse_ir::typing::reduce;
@@ -309,12 +311,11 @@ pub fn unary(op: UnaryOp, dtype: DType, default_float: DType) -> Result<Signatur
 /// assert!(reduce(ReduceOp::Mean, DType::I32, DType::F32).is_err());
 /// ```
 pub fn reduce(op: ReduceOp, dtype: DType, default_float: DType) -> Result<Signature> {
-    let _ = default_float;
     let cat = dtype.category();
     let float_or_complex = cat >= Category::Floating;
     let sig = match op {
         ReduceOp::Sum | ReduceOp::Prod if is_integral(dtype) => Signature::same(DType::I64),
-        ReduceOp::Mean if !float_or_complex => {
+        ReduceOp::Mean | ReduceOp::RunningMean if !float_or_complex => {
             return Err(Error::invalid(
                 "mean",
                 format!(
@@ -343,6 +344,51 @@ pub fn reduce(op: ReduceOp, dtype: DType, default_float: DType) -> Result<Signat
         ReduceOp::Amin if cat == Category::Complex => {
             return Err(Error::not_implemented("min_values_cpu", dtype))
         }
+        ReduceOp::NanMean if !float_or_complex => {
+            return Err(Error::invalid(
+                "nanmean",
+                format!(
+                    "nanmean(): expected input to have floating point or complex dtype but got {}",
+                    dtype.torch_name()
+                ),
+            ))
+        }
+        ReduceOp::NanSum | ReduceOp::NanMean if cat == Category::Complex => {
+            return Err(Error::invalid(
+                "nansum",
+                "nansum on CPU does not support complex inputs",
+            ))
+        }
+        ReduceOp::NanSum if is_integral(dtype) => Signature::same(DType::I64),
+        ReduceOp::Any | ReduceOp::All => Signature {
+            compute: dtype,
+            output: if dtype == DType::U8 {
+                DType::U8
+            } else {
+                DType::Bool
+            },
+        },
+        ReduceOp::CountNonzero => Signature {
+            compute: dtype,
+            output: DType::I64,
+        },
+        ReduceOp::LogSumExp if is_integral(dtype) => Signature::same(default_float),
+        ReduceOp::LogSumExp if dtype == DType::C32 => {
+            return Err(Error::not_implemented("exp_vml_cpu", dtype))
+        }
+        ReduceOp::Norm { .. } if !float_or_complex => {
+            return Err(Error::invalid(
+                "linalg.vector_norm",
+                format!(
+                    "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                    dtype.torch_name()
+                ),
+            ))
+        }
+        ReduceOp::Norm { .. } => Signature {
+            compute: dtype,
+            output: dtype.to_real(),
+        },
         _ => Signature::same(dtype),
     };
     computable(sig.compute)?;
@@ -586,6 +632,105 @@ pub fn inplace(result: DType, dest: DType) -> Result<()> {
             output: dest,
         })
     }
+}
+
+/// The signature of a scan (`cumprod`, `cummax`, `cummin` and their indices,
+/// `logcumsumexp`) of `dtype`, with PyTorch's kernel refusals: `cumprod` lifts bool
+/// and integers to `int64`; `cummax`/`cummin` refuse complex; `logcumsumexp` takes
+/// floating and complex inputs only.
+///
+/// ```
+/// use lazyfuse_ir::{typing::scan, DType, ScanOp};
+/// assert_eq!(scan(ScanOp::Cumprod, DType::Bool).unwrap().output, DType::I64);
+/// assert_eq!(scan(ScanOp::CummaxIndices, DType::F16).unwrap().output, DType::I64);
+/// let err = scan(ScanOp::LogCumSumExp, DType::I32).unwrap_err();
+/// assert_eq!(err.to_string(), "\"logcumsumexp_out_cpu\" not implemented for 'Int'");
+/// ```
+pub fn scan(op: ScanOp, dtype: DType) -> Result<Signature> {
+    let complex = dtype.is_complex();
+    let sig = match op {
+        ScanOp::Cumprod if is_integral(dtype) => Signature::same(DType::I64),
+        ScanOp::Cumprod if dtype == DType::C32 => {
+            return Err(Error::not_implemented("cumprod_out_cpu", dtype))
+        }
+        ScanOp::Cumprod => Signature::same(dtype),
+        ScanOp::Cummax | ScanOp::CummaxIndices if complex => {
+            return Err(Error::not_implemented("cummax_cpu", dtype))
+        }
+        ScanOp::Cummin | ScanOp::CumminIndices if complex => {
+            return Err(Error::not_implemented("cummin_cpu", dtype))
+        }
+        ScanOp::Cummax | ScanOp::Cummin => Signature::same(dtype),
+        ScanOp::CummaxIndices | ScanOp::CumminIndices => Signature {
+            compute: dtype,
+            output: DType::I64,
+        },
+        ScanOp::LogCumSumExp if is_integral(dtype) || dtype == DType::C32 => {
+            return Err(Error::not_implemented("logcumsumexp_out_cpu", dtype))
+        }
+        ScanOp::LogCumSumExp => Signature::same(dtype),
+    };
+    computable(sig.compute)?;
+    Ok(sig)
+}
+
+/// Checks that `max`/`min` (`name`) accept `dtype`: complex is refused, with the
+/// message of the form with a dim (`with_dim`) or of the full reduction.
+///
+/// ```
+/// use lazyfuse_ir::{typing::max_min, DType};
+/// assert!(max_min("max", true, DType::Bool).is_ok());
+/// let err = max_min("min", true, DType::C64).unwrap_err();
+/// assert_eq!(err.to_string(), "min(): does not support complex input");
+/// let err = max_min("max", false, DType::C64).unwrap_err();
+/// assert_eq!(err.to_string(), "\"max_all\" not implemented for 'ComplexFloat'");
+/// ```
+pub fn max_min(name: &str, with_dim: bool, dtype: DType) -> Result<()> {
+    if dtype.is_complex() {
+        return Err(if with_dim {
+            Error::invalid(name, format!("{name}(): does not support complex input"))
+        } else {
+            Error::not_implemented(format!("{name}_all"), dtype)
+        });
+    }
+    computable(dtype)
+}
+
+/// Checks that `aminmax` accepts `dtype` (complex is refused).
+///
+/// ```
+/// use lazyfuse_ir::{typing::aminmax, DType};
+/// assert!(aminmax(DType::I8).is_ok());
+/// let err = aminmax(DType::C128).unwrap_err();
+/// assert_eq!(err.to_string(), "aminmax not implemented for ComplexDouble");
+/// ```
+pub fn aminmax(dtype: DType) -> Result<()> {
+    if dtype.is_complex() {
+        return Err(Error::invalid(
+            "aminmax",
+            format!("aminmax not implemented for {}", dtype.torch_name()),
+        ));
+    }
+    computable(dtype)
+}
+
+/// Checks that `var_mean`/`std_mean` (`name`) accept `dtype` (floating and complex
+/// only, with PyTorch's message).
+///
+/// ```
+/// use lazyfuse_ir::{typing::moments, DType};
+/// assert!(moments("var_mean", DType::C64).is_ok());
+/// let err = moments("std_mean", DType::I64).unwrap_err();
+/// assert_eq!(err.to_string(), "std_mean only support floating point and complex dtypes");
+/// ```
+pub fn moments(name: &str, dtype: DType) -> Result<()> {
+    if dtype.category() < Category::Floating {
+        return Err(Error::invalid(
+            name,
+            format!("{name} only support floating point and complex dtypes"),
+        ));
+    }
+    computable(dtype)
 }
 
 #[cfg(test)]

@@ -6,4 +6,6 @@ pub mod inplace;
 pub mod linalg;
 pub mod operators;
 pub mod reduce;
+pub mod reduce_ext;
+pub mod scan;
 pub mod views;

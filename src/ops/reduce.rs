@@ -7,11 +7,11 @@ use crate::error::Result;
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::shape::wrap_dim;
-use lazyfuse_ir::{typing, ArgReduceOp, Error as IrError, Op, ReduceOp};
+use lazyfuse_ir::{typing, ArgReduceOp, Error as IrError, Op, ReduceOp, Scalar};
 
 /// The sorted, unique axes a dim list names (`[]` = all dims), with PyTorch's
 /// duplicate-dim error.
-fn reduction_axes(op: &str, dims: &[isize], ndim: usize) -> Result<Vec<usize>> {
+pub(crate) fn reduction_axes(op: &str, dims: &[isize], ndim: usize) -> Result<Vec<usize>> {
     if dims.is_empty() {
         return Ok((0..ndim).collect());
     }
@@ -33,7 +33,7 @@ fn reduction_axes(op: &str, dims: &[isize], ndim: usize) -> Result<Vec<usize>> {
     Ok(axes)
 }
 
-fn reduced_shape(shape: &[usize], axes: &[usize], keepdim: bool) -> Vec<usize> {
+pub(crate) fn reduced_shape(shape: &[usize], axes: &[usize], keepdim: bool) -> Vec<usize> {
     shape
         .iter()
         .enumerate()
@@ -45,12 +45,27 @@ fn reduced_shape(shape: &[usize], axes: &[usize], keepdim: bool) -> Vec<usize> {
         .collect()
 }
 
+/// PyTorch's refusal of a full `amax`/`amin`/`max`/`min` of an empty tensor.
+pub(crate) fn empty_full_reduction(name: &str) -> String {
+    format!("{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+}
+
 impl Tensor {
-    fn reduce(&self, name: &str, op: ReduceOp, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-        let sig = typing::reduce(op, self.dtype(), default_dtype())?;
+    pub(crate) fn reduce(
+        &self,
+        name: &str,
+        op: ReduceOp,
+        dims: &[isize],
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        if matches!(op, ReduceOp::Amax | ReduceOp::Amin) && dims.is_empty() && self.numel() == 0 {
+            // PyTorch checks this before the dtype (an empty complex tensor gets it too).
+            return Err(IrError::invalid(name, empty_full_reduction(name)).into());
+        }
         let shape = self.shape();
         let axes = reduction_axes(name, dims, shape.len())?;
-        if matches!(op, ReduceOp::Amax | ReduceOp::Amin) {
+        let extreme = matches!(op, ReduceOp::Amax | ReduceOp::Amin);
+        if extreme {
             if let Some(&a) = axes.iter().find(|&&a| shape[a] == 0) {
                 return Err(IrError::invalid(
                     name,
@@ -60,6 +75,15 @@ impl Tensor {
             }
         }
         let out_shape = reduced_shape(&shape, &axes, keepdim);
+        if extreme && self.numel() == 0 && self.dtype().is_complex() {
+            // PyTorch runs no kernel for an empty result, so its complex refusal
+            // does not fire either: the result is empty, of the input dtype.
+            return with_store(|s| {
+                let node = s.add(Op::Full(Scalar::Int(0)), self.dtype(), out_shape, &[]);
+                Ok(Tensor::from_node(s, node))
+            });
+        }
+        let sig = typing::reduce(op, self.dtype(), default_dtype())?;
         with_store(|s| {
             let input = self.node_as(s, sig.compute, &shape)?;
             let node = s.add(
@@ -204,7 +228,7 @@ impl Tensor {
         wrap_dim(dim, self.ndim()).is_ok_and(|d| d + 1 >= self.ndim())
     }
 
-    fn along_dim(
+    pub(crate) fn along_dim(
         &self,
         dim: isize,
         sig: typing::Signature,
@@ -248,12 +272,18 @@ impl Tensor {
     /// assert_eq!(t.softmax(-1).unwrap().to_vec::<f64>().unwrap(), vec![0.5, 0.5]);
     /// ```
     pub fn softmax(&self, dim: isize) -> Result<Tensor> {
+        if let Some(empty) = self.empty_along(dim)? {
+            return Ok(empty);
+        }
         let sig = typing::softmax_along(self.dtype(), false, self.is_last_dim(dim))?;
         self.along_dim(dim, sig, |axis| Op::Softmax { axis, log: false })
     }
 
     /// Log-softmax along `dim` (floating inputs only).
     pub fn log_softmax(&self, dim: isize) -> Result<Tensor> {
+        if let Some(empty) = self.empty_along(dim)? {
+            return Ok(empty);
+        }
         let sig = typing::softmax_along(self.dtype(), true, self.is_last_dim(dim))?;
         self.along_dim(dim, sig, |axis| Op::Softmax { axis, log: true })
     }

@@ -13,8 +13,9 @@
 //! Submodules: `cast` (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
 //! `elementwise` (unary, binary, where), `reduce` (reductions, arg-reductions,
-//! cumsum, softmax), `matmul`, `index` (gather, scatter, take, flip), and `num`
-//! (the numeric traits the kernels are generic over).
+//! cumsum, softmax; `reduce_ext`: nansum, any, logsumexp, norm …), `scan`
+//! (cumprod, cummax/cummin, logcumsumexp), `matmul`, `index` (gather, scatter,
+//! take, flip), and `num` (the numeric traits the kernels are generic over).
 
 mod cast;
 mod elementwise;
@@ -23,6 +24,8 @@ mod index;
 mod matmul;
 mod num;
 mod reduce;
+mod reduce_ext;
+mod scan;
 
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
@@ -186,6 +189,7 @@ fn eval(
         Op::Flip { .. } => 1,
         Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => 2,
         Op::Scatter { .. } => 3,
+        Op::Scan { .. } => 1,
     };
     if args.len() != arity {
         return Err(Error::Malformed(format!(
@@ -285,6 +289,11 @@ fn eval(
         | Op::Take
         | Op::Scatter { .. }
         | Op::Flip { .. } => new(index::eval(node, args, arg_nodes)?),
+        Op::Scan { op: s, axis } => {
+            let shape = axis_shape(&arg_nodes[0].shape);
+            check_axis(*axis, &shape, op)?;
+            new(scan::scan(*s, &args[0], &shape, *axis)?)
+        }
     }
 }
 

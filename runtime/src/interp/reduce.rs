@@ -57,7 +57,7 @@ pub(crate) fn restore_axis(y: &Buffer, shape: &[usize], axis: usize) -> Buffer {
 }
 
 /// `f` applied to each of the `outer` rows of length `inner`.
-fn rows<T, U>(v: &[T], outer: usize, inner: usize, f: impl FnMut(&[T]) -> U) -> Vec<U> {
+pub(crate) fn rows<T, U>(v: &[T], outer: usize, inner: usize, f: impl FnMut(&[T]) -> U) -> Vec<U> {
     let mut f = f;
     (0..outer)
         .map(|r| f(&v[r * inner..(r + 1) * inner]))
@@ -65,7 +65,7 @@ fn rows<T, U>(v: &[T], outer: usize, inner: usize, f: impl FnMut(&[T]) -> U) -> 
 }
 
 /// Neumaier's compensated sum.
-fn sum<R: Real>(values: impl Iterator<Item = R>) -> R {
+pub(crate) fn sum<R: Real>(values: impl Iterator<Item = R>) -> R {
     let (mut s, mut c) = (R::ZERO, R::ZERO);
     for x in values {
         let t = s + x;
@@ -95,6 +95,9 @@ pub(crate) fn reduce(op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) 
         return Err(Error::Unsupported(format!("{op:?} on {dtype}")));
     }
     let (g, outer, inner) = axes_last(x, shape, axes);
+    if super::reduce_ext::handles(op) {
+        return super::reduce_ext::reduce(op, &g, outer, inner);
+    }
     match &g {
         Buffer::Bool(v) => bool_reduce(op, v, outer, inner),
         Buffer::U8(v) => int_reduce(op, v, outer, inner),
@@ -157,9 +160,7 @@ fn int_reduce<T: Int>(op: ReduceOp, v: &[T], outer: usize, inner: usize) -> Resu
                 r.iter().copied().min().unwrap_or(T::ZERO)
             }))
         }
-        ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
-            return Err(not_for(op, T::DTYPE))
-        }
+        _ => return Err(not_for(op, T::DTYPE)),
     })
 }
 
@@ -213,6 +214,7 @@ fn float_reduce<S: FloatStore>(
         ReduceOp::Std { correction } => {
             rows(v, outer, inner, |r| S::from_acc(var(r, correction).sqrt()))
         }
+        _ => return Err(not_for(op, S::DTYPE)),
     }))
 }
 
@@ -253,7 +255,7 @@ where
         ReduceOp::Std { correction } => Buffer::from_vec(rows(v, outer, inner, |r| {
             P::from_f64(var(r, correction).sqrt())
         })),
-        ReduceOp::Amax | ReduceOp::Amin => return Err(not_for(op, <Complex<P>>::DTYPE)),
+        _ => return Err(not_for(op, <Complex<P>>::DTYPE)),
     })
 }
 
@@ -332,24 +334,7 @@ pub(crate) fn arg_reduce(
 /// Inclusive prefix sum along `axis`.
 pub(crate) fn cumsum(x: &Buffer, shape: &[usize], axis: usize) -> Result<Buffer> {
     let (g, outer, inner) = axes_last(x, shape, &[axis]);
-    fn scan<T: Copy, A: Copy>(
-        v: &[T],
-        outer: usize,
-        inner: usize,
-        zero: A,
-        add: impl Fn(A, T) -> A,
-        out: impl Fn(A) -> T,
-    ) -> Vec<T> {
-        let mut res = Vec::with_capacity(v.len());
-        for r in 0..outer {
-            let mut acc = zero;
-            for &x in &v[r * inner..(r + 1) * inner] {
-                acc = add(acc, x);
-                res.push(out(acc));
-            }
-        }
-        res
-    }
+    use super::scan::running as scan;
     fn int<T: Int>(v: &[T], o: usize, i: usize) -> Buffer {
         Buffer::from_vec(scan(v, o, i, T::ZERO, T::wrapping_add, |a| a))
     }
