@@ -679,3 +679,47 @@ fn a_million_elements_is_linear() {
     // generous bound: this runs unoptimized-ish (opt-level 1) on a shared machine
     assert!(start.elapsed().as_secs_f64() < 10.0);
 }
+
+/// PyTorch's `prod` of float16/bfloat16 rounds every partial product to the stored
+/// type (checked against PyTorch 2.15): float16 [300, 300, 0.001] is inf, not 90, and
+/// bfloat16 1.5^40 is 10747904, not 11057332.
+#[test]
+fn prod_of_half_types_rounds_each_step() {
+    use half::bf16;
+    use lazyfuse_ir::ReduceOp;
+    let mut g = Graph::new();
+    let x = g.add(Op::Input(InputId(0)), DType::F16, vec![3], &[]);
+    let p = g.add(
+        Op::Reduce {
+            op: ReduceOp::Prod,
+            axes: vec![0],
+            keepdim: false,
+        },
+        DType::F16,
+        vec![],
+        &[x],
+    );
+    let values = [300.0, 300.0, 0.001].map(f16::from_f32).to_vec();
+    let inputs = HashMap::from([(InputId(0), Arc::new(Buffer::from_vec(values)))]);
+    let out = execute(&g, &inputs, &[p]).unwrap();
+    assert_eq!(*out[0], Buffer::from_vec(vec![f16::INFINITY]));
+
+    let mut g = Graph::new();
+    let x = g.add(Op::Input(InputId(0)), DType::BF16, vec![40], &[]);
+    let p = g.add(
+        Op::Reduce {
+            op: ReduceOp::Prod,
+            axes: vec![0],
+            keepdim: false,
+        },
+        DType::BF16,
+        vec![],
+        &[x],
+    );
+    let inputs = HashMap::from([(
+        InputId(0),
+        Arc::new(Buffer::from_vec(vec![bf16::from_f32(1.5); 40])),
+    )]);
+    let out = execute(&g, &inputs, &[p]).unwrap();
+    assert_eq!(*out[0], Buffer::from_vec(vec![bf16::from_f32(10747904.0)]));
+}

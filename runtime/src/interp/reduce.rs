@@ -202,8 +202,12 @@ fn float_reduce<S: FloatStore>(
         ReduceOp::Sum => rows(v, outer, inner, |r| {
             S::from_acc(sum(r.iter().map(|x| x.to_acc())))
         }),
+        // ATen's prod reduces in the stored type (no wider accumulator, unlike sum):
+        // each partial product is rounded, so float16 [300, 300, 0.001] overflows to inf.
         ReduceOp::Prod => rows(v, outer, inner, |r| {
-            S::from_acc(r.iter().fold(<S::A as Real>::ONE, |a, x| a * x.to_acc()))
+            r.iter().fold(S::narrow(<S::C as Real>::ONE), |a, x| {
+                S::narrow(a.widen() * x.widen())
+            })
         }),
         ReduceOp::Mean => rows(v, outer, inner, |r| S::from_acc(mean(r))),
         ReduceOp::Amax | ReduceOp::Amin => {
