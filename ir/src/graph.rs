@@ -300,6 +300,7 @@ impl Graph {
             Op::Binary(_) | Op::Matmul | Op::WriteView(_) => inputs.len() == 2,
             Op::Where => inputs.len() == 3,
             Op::Cat { .. } => !inputs.is_empty(),
+            Op::UnaryParam(_) => inputs.len() == 1,
         };
         if !arity_ok {
             return Err(format!(
@@ -322,6 +323,20 @@ impl Graph {
                 if l.required_storage() > self.node(inputs[0]).numel() || l.shape != node.shape =>
             {
                 return Err(format!("{id}: view {l} out of its input's bounds"));
+            }
+            Op::Unary(u) => {
+                if self.node(inputs[0]).shape != node.shape {
+                    return Err(format!("{id}: unary input shape differs from the node's"));
+                }
+                if u.is_predicate() && node.dtype != DType::Bool {
+                    return Err(format!("{id}: predicate output is not bool"));
+                }
+            }
+            Op::UnaryParam(p) => {
+                let x = self.node(inputs[0]);
+                if x.shape != node.shape || x.dtype != node.dtype {
+                    return Err(format!("{id}: {} input does not match the node", p.name()));
+                }
             }
             Op::WriteView(l) => {
                 let value = self.node(inputs[1]);

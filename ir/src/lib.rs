@@ -22,5 +22,5 @@ pub use dtype::{Category, DType};
 pub use error::{Error, Result};
 pub use graph::{Graph, Node, NodeId};
 pub use layout::Layout;
-pub use op::{ArgReduceOp, BinaryOp, InputId, Op, ReduceOp, UnaryOp};
+pub use op::{ArgReduceOp, BinaryOp, InputId, Op, ReduceOp, UnaryOp, UnaryParamOp};
 pub use scalar::Scalar;

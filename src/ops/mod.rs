@@ -6,3 +6,6 @@ pub mod linalg;
 pub mod operators;
 pub mod reduce;
 pub mod views;
+// issue 5
+pub mod activation;
+pub mod pointwise;

@@ -21,7 +21,10 @@ mod elementwise;
 pub mod float8;
 mod matmul;
 mod num;
+mod pointwise;
 mod reduce;
+
+pub use pointwise::nan_to_num_defaults;
 
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
@@ -178,6 +181,7 @@ fn eval(
     let arity = match op {
         Op::Input(_) | Op::Full(_) | Op::Arange { .. } => 0,
         Op::View(_) | Op::Cast | Op::Unary(_) | Op::Reduce { .. } => 1,
+        Op::UnaryParam(_) => 1,
         Op::ArgReduce { .. } | Op::Cumsum { .. } | Op::Softmax { .. } => 1,
         Op::Binary(_) | Op::Matmul | Op::WriteView(_) => 2,
         Op::Where => 3,
@@ -276,6 +280,10 @@ fn eval(
             new(cat(args, &shapes, *axis)?)
         }
         Op::WriteView(layout) => new(write_view(&args[0], layout, &args[1])?),
+        Op::UnaryParam(p) => {
+            check_len(op, args, n)?;
+            new(pointwise::unary_param(*p, &args[0])?)
+        }
     }
 }
 
