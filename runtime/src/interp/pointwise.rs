@@ -168,7 +168,12 @@ macro_rules! math_impl {
                 $asinh(self)
             }
             fn acosh(self) -> Self {
-                $acosh(self)
+                // musl's acosh ignores the sign of |x| >= 2 (acoshf(-100) is finite).
+                if self < 1.0 {
+                    <$t>::NAN
+                } else {
+                    $acosh(self)
+                }
             }
             fn atanh(self) -> Self {
                 $atanh(self)
@@ -310,7 +315,9 @@ where
     })
 }
 
-/// The complex functions of the issue-5 ops, per part type.
+/// The complex functions of the issue-5 ops that lazyfuse takes from `num_complex`,
+/// per part type. complex64 computes them in complex128 and rounds once: their
+/// formulas cancel badly in single precision (`acos` near the real axis).
 pub(crate) trait CMath: CReal + Math
 where
     Complex<Self>: Element,
@@ -318,50 +325,44 @@ where
     fn c_tan(z: Complex<Self>) -> Complex<Self>;
     fn c_asin(z: Complex<Self>) -> Complex<Self>;
     fn c_acos(z: Complex<Self>) -> Complex<Self>;
-    fn c_atan(z: Complex<Self>) -> Complex<Self>;
-    fn c_sinh(z: Complex<Self>) -> Complex<Self>;
-    fn c_cosh(z: Complex<Self>) -> Complex<Self>;
-    fn c_asinh(z: Complex<Self>) -> Complex<Self>;
-    fn c_acosh(z: Complex<Self>) -> Complex<Self>;
     fn c_atanh(z: Complex<Self>) -> Complex<Self>;
 }
 
-macro_rules! cmath_impl {
-    ($t:ty) => {
-        impl CMath for $t {
-            fn c_tan(z: Complex<Self>) -> Complex<Self> {
-                z.tan()
-            }
-            fn c_asin(z: Complex<Self>) -> Complex<Self> {
-                z.asin()
-            }
-            fn c_acos(z: Complex<Self>) -> Complex<Self> {
-                z.acos()
-            }
-            fn c_atan(z: Complex<Self>) -> Complex<Self> {
-                z.atan()
-            }
-            fn c_sinh(z: Complex<Self>) -> Complex<Self> {
-                z.sinh()
-            }
-            fn c_cosh(z: Complex<Self>) -> Complex<Self> {
-                z.cosh()
-            }
-            fn c_asinh(z: Complex<Self>) -> Complex<Self> {
-                z.asinh()
-            }
-            fn c_acosh(z: Complex<Self>) -> Complex<Self> {
-                z.acosh()
-            }
-            fn c_atanh(z: Complex<Self>) -> Complex<Self> {
-                z.atanh()
-            }
-        }
-    };
+impl CMath for f64 {
+    fn c_tan(z: Complex<Self>) -> Complex<Self> {
+        z.tan()
+    }
+    fn c_asin(z: Complex<Self>) -> Complex<Self> {
+        z.asin()
+    }
+    fn c_acos(z: Complex<Self>) -> Complex<Self> {
+        z.acos()
+    }
+    fn c_atanh(z: Complex<Self>) -> Complex<Self> {
+        z.atanh()
+    }
 }
 
-cmath_impl!(f32);
-cmath_impl!(f64);
+/// `f` of a complex64 value, computed in complex128.
+fn wide(z: Complex<f32>, f: fn(Complex<f64>) -> Complex<f64>) -> Complex<f32> {
+    let w = f(Complex::new(f64::from(z.re), f64::from(z.im)));
+    Complex::new(w.re as f32, w.im as f32)
+}
+
+impl CMath for f32 {
+    fn c_tan(z: Complex<Self>) -> Complex<Self> {
+        wide(z, f64::c_tan)
+    }
+    fn c_asin(z: Complex<Self>) -> Complex<Self> {
+        wide(z, f64::c_asin)
+    }
+    fn c_acos(z: Complex<Self>) -> Complex<Self> {
+        wide(z, f64::c_acos)
+    }
+    fn c_atanh(z: Complex<Self>) -> Complex<Self> {
+        wide(z, f64::c_atanh)
+    }
+}
 
 /// `log(z) / ln(base)`, dividing each part by the real constant as c10 does.
 fn c_log_base<P: CMath>(z: Complex<P>, ln_base: f64) -> Complex<P>
@@ -380,6 +381,11 @@ where
     Complex<P>: Element,
 {
     let (x, y) = (z.re, z.im);
+    // PyTorch's kernel gives NaN in both parts when either is NaN (hypot would turn
+    // (NaN, inf) into an infinite modulus).
+    if x.is_nan() || y.is_nan() {
+        return Complex::new(P::NAN, P::NAN);
+    }
     let zabs = x.hypot(y);
     let theta = y.atan2(x + P::ONE);
     if zabs < P::HALF {
@@ -418,6 +424,154 @@ where
     complex_div(z, Complex::new(z.re.hypot(z.im), P::ZERO))
 }
 
+/// glibc's `csinh` (which PyTorch's `std::sinh` reaches): C99 Annex G's special
+/// values where a part is infinite, NaN or zero.
+fn c_sinh<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    let (x, y) = (z.re, z.im);
+    let negate = x.is_sign_negative();
+    let rx = x.abs();
+    let huge = P::INFINITY;
+    let neg = |v: P| if negate { -v } else { v };
+    if x.is_finite() {
+        if y.is_finite() {
+            if y == P::ZERO {
+                return Complex::new(x.sinh(), y);
+            }
+            return Complex::new(neg(rx.sinh() * y.cos()), rx.cosh() * y.sin());
+        }
+        if x == P::ZERO {
+            return Complex::new(neg(P::ZERO), y - y);
+        }
+        return Complex::new(P::NAN, P::NAN);
+    }
+    if x.is_infinite() {
+        if y.is_finite() && y != P::ZERO {
+            return Complex::new(neg(huge.copysign(y.cos())), huge.copysign(y.sin()));
+        }
+        if y == P::ZERO {
+            return Complex::new(neg(huge), y);
+        }
+        return Complex::new(huge, y - y);
+    }
+    Complex::new(P::NAN, if y == P::ZERO { y } else { P::NAN })
+}
+
+/// glibc's `ccosh`, with C99's special values.
+fn c_cosh<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    let (x, y) = (z.re, z.im);
+    let huge = P::INFINITY;
+    if x.is_finite() {
+        if y.is_finite() {
+            if y == P::ZERO {
+                return Complex::new(x.cosh(), x.sinh() * y);
+            }
+            return Complex::new(x.cosh() * y.cos(), x.sinh() * y.sin());
+        }
+        let im = if x == P::ZERO { P::ZERO } else { P::NAN };
+        return Complex::new(y - y, im);
+    }
+    if x.is_infinite() {
+        let sx = P::ONE.copysign(x);
+        if y.is_finite() && y != P::ZERO {
+            return Complex::new(huge.copysign(y.cos()), huge.copysign(y.sin()) * sx);
+        }
+        if y == P::ZERO {
+            return Complex::new(huge, y * sx);
+        }
+        return Complex::new(huge, y - y);
+    }
+    Complex::new(P::NAN, if y == P::ZERO { y } else { P::NAN })
+}
+
+/// `asin`, with C99's values on the real axis (the branch cuts `|x| > 1` take the
+/// side given by the sign of the zero imaginary part, as glibc's `casin`).
+fn c_asin<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    if z.im == P::ZERO && z.re.is_finite() {
+        if z.re.abs() <= P::ONE {
+            return Complex::new(z.re.asin(), z.im);
+        }
+        let half_pi: P = c(std::f64::consts::FRAC_PI_2);
+        return Complex::new(half_pi.copysign(z.re), z.re.abs().acosh().copysign(z.im));
+    }
+    P::c_asin(z)
+}
+
+/// `acos`, with C99's values on the real axis (as glibc's `cacos`).
+fn c_acos<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    if z.im == P::ZERO && z.re.is_finite() {
+        if z.re.abs() <= P::ONE {
+            return Complex::new(z.re.acos(), -z.im);
+        }
+        let re = if z.re > P::ZERO {
+            P::ZERO
+        } else {
+            c(std::f64::consts::PI)
+        };
+        return Complex::new(re, -z.re.abs().acosh().copysign(z.im));
+    }
+    P::c_acos(z)
+}
+
+/// `atanh`, with C99's values on the real axis (as glibc's `catanh`).
+fn c_atanh<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    if z.im == P::ZERO && z.re.is_finite() {
+        let half_pi: P = c(std::f64::consts::FRAC_PI_2);
+        if z.re.abs() <= P::ONE {
+            return Complex::new(z.re.atanh(), z.im);
+        }
+        return Complex::new((P::ONE / z.re).atanh(), half_pi.copysign(z.im));
+    }
+    P::c_atanh(z)
+}
+
+/// `atan(z) = -i atanh(iz)`, which puts the branch cuts' signed zeros where
+/// glibc's `catan` has them.
+fn c_atan<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    let w = c_atanh(Complex::new(-z.im, z.re));
+    Complex::new(w.im, -w.re)
+}
+
+/// `asinh(z) = -i asin(iz)` (signed zeros on the cuts as glibc's `casinh`).
+fn c_asinh<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    let w = c_asin(Complex::new(-z.im, z.re));
+    Complex::new(w.im, -w.re)
+}
+
+/// musl's `cacosh`: `±i acos(z)`, the sign chosen by the sign of `Im z`.
+fn c_acosh<P: CMath>(z: Complex<P>) -> Complex<P>
+where
+    Complex<P>: Element,
+{
+    let negative = z.im.is_sign_negative();
+    let w = c_acos(z);
+    if negative {
+        Complex::new(w.im, -w.re)
+    } else {
+        Complex::new(-w.im, w.re)
+    }
+}
+
 fn complex_unary<P: CMath>(op: UnaryOp, x: &[Complex<P>]) -> Result<Buffer>
 where
     Complex<P>: Element,
@@ -440,14 +594,14 @@ where
         Log10 => f(&|a| c_log_base(a, std::f64::consts::LN_10)),
         Log1p => f(&c_log1p),
         Tan => f(&P::c_tan),
-        Asin => f(&P::c_asin),
-        Acos => f(&P::c_acos),
-        Atan => f(&P::c_atan),
-        Sinh => f(&P::c_sinh),
-        Cosh => f(&P::c_cosh),
-        Asinh => f(&P::c_asinh),
-        Acosh => f(&P::c_acosh),
-        Atanh => f(&P::c_atanh),
+        Asin => f(&c_asin),
+        Acos => f(&c_acos),
+        Atan => f(&c_atan),
+        Sinh => f(&c_sinh),
+        Cosh => f(&c_cosh),
+        Asinh => f(&c_asinh),
+        Acosh => f(&c_acosh),
+        Atanh => f(&c_atanh),
         Silu => f(&|a| {
             let e = P::c_exp(Complex::new(-a.re, -a.im));
             complex_div(a, Complex::new(one.re + e.re, e.im))
