@@ -308,3 +308,244 @@ fn pytorch_cases() {
         failures.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------
+// Hand-written checks: aliasing, views, defaults, messages.
+
+fn f32s(t: &Tensor) -> Vec<f32> {
+    t.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap()
+}
+
+#[test]
+fn inplace_forms_write_through_views() {
+    let base = Tensor::from_vec(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).unwrap();
+    let col = base.select(1, 1).unwrap();
+    col.exp2_().unwrap();
+    assert_eq!(base.to_vec::<f32>().unwrap(), vec![0.0, 2.0, 2.0, 8.0]);
+    let row = base.select(0, 0).unwrap();
+    row.hardtanh_(0.5, 1.0).unwrap();
+    assert_eq!(base.to_vec::<f32>().unwrap(), vec![0.5, 1.0, 2.0, 8.0]);
+    // A value recorded before the write keeps the old version.
+    let before = base.erf().unwrap();
+    base.nan_to_num_(None, None, None).unwrap();
+    base.leaky_relu_(0.5).unwrap();
+    assert_eq!(f32s(&before)[0], libm_erf(0.5));
+    // Expanded destinations are refused, as for the binary in-place ops.
+    let wide = Tensor::from_vec(vec![1.0f32], &[1])
+        .unwrap()
+        .expand(&[3])
+        .unwrap();
+    assert!(wide.silu_().is_err());
+}
+
+fn libm_erf(x: f32) -> f32 {
+    Tensor::from_vec(vec![f64::from(x)], &[1])
+        .unwrap()
+        .erf()
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap()[0] as f32
+}
+
+#[test]
+fn inplace_cast_rule_and_kernel_refusals() {
+    let i = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+    let err = i.log1p_().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "result type Float can't be cast to the desired output type Long"
+    );
+    let err = i.frac_().unwrap_err();
+    assert_eq!(err.to_string(), "\"frac_cpu\" not implemented for 'Long'");
+    let err = i.elu_(1.0).unwrap_err();
+    assert_eq!(err.to_string(), "\"elu_cpu\" not implemented for 'Long'");
+    i.relu6_().unwrap();
+    i.sgn_().unwrap();
+    assert_eq!(i.to_vec::<i64>().unwrap(), vec![1, 1]);
+    let b = Tensor::from_vec(vec![true], &[1]).unwrap();
+    assert_eq!(
+        b.square_().unwrap_err().to_string(),
+        "result type Long can't be cast to the desired output type Bool"
+    );
+    let z = Tensor::from_vec(vec![Complex::new(1.0f32, 0.0)], &[1]).unwrap();
+    assert_eq!(
+        z.erf_().unwrap_err().to_string(),
+        "\"erf_vml_cpu\" not implemented for 'ComplexFloat'"
+    );
+}
+
+#[test]
+fn sign_and_sgn_of_nan_are_zero() {
+    for dt in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+        let t = Tensor::from_vec(vec![f32::NAN, -0.0, 3.0], &[3])
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap();
+        assert_eq!(f32s(&t.sign().unwrap()), vec![0.0, 0.0, 1.0], "{dt}");
+        assert_eq!(f32s(&t.sgn().unwrap()), vec![0.0, 0.0, 1.0], "{dt}");
+    }
+}
+
+#[test]
+fn nan_to_num_defaults_follow_the_dtype() {
+    let v = vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.5];
+    let src = Tensor::from_vec(v, &[4]).unwrap();
+    let cases = [
+        (DType::F16, 65504.0),
+        (DType::BF16, 3.3895313892515355e38),
+        (DType::F32, f64::from(f32::MAX)),
+        (DType::F64, f64::MAX),
+    ];
+    for (dt, max) in cases {
+        let r = src
+            .to_dtype(dt)
+            .unwrap()
+            .nan_to_num(None, None, None)
+            .unwrap();
+        assert_eq!(r.dtype(), dt);
+        let r = r.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(r, vec![0.0, max, -max, 1.5], "{dt}");
+    }
+    // Replacements are converted to the dtype: 1e6 overflows float16.
+    let h = src.to_dtype(DType::F16).unwrap();
+    let r = h.nan_to_num(Some(1e6), None, None).unwrap();
+    assert_eq!(f32s(&r)[0], f32::INFINITY);
+    // Integers: a copy, not an alias.
+    let i = Tensor::from_vec(vec![i64::MIN, i64::MAX], &[2]).unwrap();
+    let r = i.nan_to_num(Some(0.5), None, None).unwrap();
+    assert!(!r.shares_storage(&i));
+    assert_eq!(r.to_vec::<i64>().unwrap(), vec![i64::MIN, i64::MAX]);
+    // Complex: each part.
+    let z = Tensor::from_vec(vec![Complex::new(f64::NAN, f64::INFINITY)], &[1]).unwrap();
+    let r = z.nan_to_num(Some(5.0), Some(6.0), None).unwrap();
+    assert_eq!(
+        r.to_vec::<Complex<f64>>().unwrap(),
+        vec![Complex::new(5.0, 6.0)]
+    );
+}
+
+#[test]
+fn positive_aliases_and_refuses_bool() {
+    let t = Tensor::from_vec(vec![1.0f32, -2.0], &[2]).unwrap();
+    let p = t.positive().unwrap();
+    assert!(p.shares_storage(&t));
+    t.neg().unwrap(); // no effect on either
+    assert_eq!(p.to_vec::<f32>().unwrap(), vec![1.0, -2.0]);
+    let err = Tensor::zeros(&[0], DType::Bool).positive().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "The `+` operator, on a bool tensor is not supported."
+    );
+}
+
+#[test]
+fn activation_special_values_and_arguments() {
+    let x = Tensor::from_vec(vec![f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -0.0], &[4]).unwrap();
+    // gelu follows its formula at infinities (PyTorch's scalar path).
+    let g = x
+        .gelu(GeluApproximate::None)
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
+    assert!(g[0] == f64::INFINITY && g[1].is_nan() && g[2].is_nan() && g[3] == 0.0);
+    let e = x.elu(2.0).unwrap().to_vec::<f64>().unwrap();
+    assert!(e[0] == f64::INFINITY && e[1] == -2.0 && e[2].is_nan());
+    let s = x.softplus(1.0, 20.0).unwrap().to_vec::<f64>().unwrap();
+    assert!(s[0] == f64::INFINITY && s[1] == 0.0 && s[2].is_nan());
+    let h = x.hardtanh(-1.0, 1.0).unwrap().to_vec::<f64>().unwrap();
+    assert!(h[0] == 1.0 && h[1] == -1.0 && h[2].is_nan());
+    let err = "exact".parse::<GeluApproximate>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "approximate argument must be either none or tanh."
+    );
+    let err = x.hardtanh(1.0, -1.0).unwrap_err();
+    assert_eq!(err.to_string(), "min_val cannot be greater than max_val");
+    // F.hardtanh_ does not check the order: everything becomes max_val.
+    let y = Tensor::from_vec(vec![5.0f32, -5.0], &[2]).unwrap();
+    y.hardtanh_(1.0, -1.0).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![-1.0, -1.0]);
+}
+
+#[test]
+fn hardtanh_integer_bounds() {
+    let t = Tensor::from_vec(vec![0u8, 100, 250], &[3]).unwrap();
+    assert_eq!(
+        t.hardtanh(-1.5, 120.9).unwrap().to_vec::<u8>().unwrap(),
+        vec![0, 100, 120]
+    );
+    let err = t.hardtanh(300.0, 400.0).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Clamp min value 300 is outside the representable range of Byte"
+    );
+    for bad in [f64::NAN, f64::NEG_INFINITY, -1e30] {
+        let err = t.hardtanh(bad, 1.0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "value cannot be converted to type int64_t without overflow"
+        );
+    }
+    let i = Tensor::from_vec(vec![i64::MIN, i64::MAX], &[2]).unwrap();
+    assert_eq!(i.relu6().unwrap().to_vec::<i64>().unwrap(), vec![0, 6]);
+}
+
+#[test]
+fn round_decimals_refusals_and_zero_decimals() {
+    let i = Tensor::from_vec(vec![1i32], &[1]).unwrap();
+    assert_eq!(
+        i.round_decimals(0).unwrap_err().to_string(),
+        "\"round_vml_cpu\" not implemented for 'Int'"
+    );
+    assert!(i.round().is_ok());
+    let f = Tensor::from_vec(vec![2.5f32, 0.125, -1.0e30], &[3]).unwrap();
+    assert_eq!(
+        f.round_decimals(0).unwrap().to_vec::<f32>().unwrap(),
+        vec![2.0, 0.0, -1.0e30]
+    );
+    // 10^40 overflows float32: PyTorch's formula gives NaN everywhere.
+    assert!(f32s(&f.round_decimals(40).unwrap())
+        .iter()
+        .all(|v| v.is_nan()));
+    assert!(f.round_decimals(i64::MIN).is_ok());
+}
+
+#[test]
+fn nodes_have_a_text_form() {
+    let t = Tensor::zeros(&[2], DType::F32)
+        .softplus(2.0, 10.0)
+        .unwrap()
+        .log1p()
+        .unwrap();
+    let text = t.graph_text();
+    assert!(
+        text.contains("softplus(%0; beta=2.0, threshold=10.0)"),
+        "{text}"
+    );
+    assert!(text.contains("log1p("), "{text}");
+    let g = Tensor::zeros(&[2], DType::F32)
+        .gelu(GeluApproximate::Tanh)
+        .unwrap();
+    assert!(
+        g.graph_text().contains("approximate=tanh"),
+        "{}",
+        g.graph_text()
+    );
+}
+
+#[test]
+fn empty_and_zero_dim_keep_their_shapes() {
+    for shape in [vec![0usize, 3], vec![]] {
+        let t = Tensor::zeros(&shape, DType::I16);
+        let r = t.erfinv().unwrap();
+        assert_eq!((r.shape(), r.dtype()), (shape.clone(), DType::F32));
+        assert_eq!(
+            r.to_vec::<f32>().unwrap().len(),
+            shape.iter().product::<usize>()
+        );
+        let r = t.isneginf().unwrap();
+        assert_eq!((r.shape(), r.dtype()), (shape.clone(), DType::Bool));
+    }
+    // Refusals fire on empty tensors too (PyTorch dispatches before the loop).
+    assert!(Tensor::zeros(&[0], DType::I64).silu().is_err());
+}

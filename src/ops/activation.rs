@@ -75,7 +75,8 @@ fn integer_bound(value: f64, dtype: DType, which: &str) -> Result<f64> {
     };
     let t = value.trunc();
     // i64::MIN is exact in f64; i64::MAX + 1 = 2^63 is the first value out of range.
-    if t.is_nan() || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&t) {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0; // 2^63, exact in f64
+    if t.is_nan() || !(-TWO_63..TWO_63).contains(&t) {
         return Err(overflow().into());
     }
     if let Some((lo, hi)) = dtype.integer_range() {

@@ -443,7 +443,7 @@ where
             return Complex::new(neg(rx.sinh() * y.cos()), rx.cosh() * y.sin());
         }
         if x == P::ZERO {
-            return Complex::new(neg(P::ZERO), y - y);
+            return Complex::new(neg(P::ZERO), P::NAN);
         }
         return Complex::new(P::NAN, P::NAN);
     }
@@ -454,7 +454,7 @@ where
         if y == P::ZERO {
             return Complex::new(neg(huge), y);
         }
-        return Complex::new(huge, y - y);
+        return Complex::new(huge, P::NAN);
     }
     Complex::new(P::NAN, if y == P::ZERO { y } else { P::NAN })
 }
@@ -474,7 +474,7 @@ where
             return Complex::new(x.cosh() * y.cos(), x.sinh() * y.sin());
         }
         let im = if x == P::ZERO { P::ZERO } else { P::NAN };
-        return Complex::new(y - y, im);
+        return Complex::new(P::NAN, im);
     }
     if x.is_infinite() {
         let sx = P::ONE.copysign(x);
@@ -484,7 +484,7 @@ where
         if y == P::ZERO {
             return Complex::new(huge, y * sx);
         }
-        return Complex::new(huge, y - y);
+        return Complex::new(huge, P::NAN);
     }
     Complex::new(P::NAN, if y == P::ZERO { y } else { P::NAN })
 }
