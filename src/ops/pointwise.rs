@@ -91,9 +91,9 @@ unary_fns! {
     ///
     /// ```
     /// use lazyfuse::{Complex, Tensor};
-    /// let z = Tensor::from_vec(vec![Complex::new(3.0f64, 4.0), Complex::new(0.0, 0.0)], &[2]).unwrap();
+    /// let z = Tensor::from_vec(vec![Complex::new(0.0f64, -2.0), Complex::new(0.0, 0.0)], &[2]).unwrap();
     /// assert_eq!(z.sgn().unwrap().to_vec::<Complex<f64>>().unwrap(),
-    ///            vec![Complex::new(0.6, 0.8), Complex::new(0.0, 0.0)]);
+    ///            vec![Complex::new(0.0, -1.0), Complex::new(0.0, 0.0)]);
     /// let x = Tensor::from_vec(vec![f32::NAN, -2.0], &[2]).unwrap();
     /// assert_eq!(x.sgn().unwrap().to_vec::<f32>().unwrap(), vec![0.0, -1.0]);
     /// ```
@@ -121,7 +121,8 @@ unary_fns! {
     /// ```
     /// use lazyfuse::Tensor;
     /// let t = Tensor::from_vec(vec![1e-10f64], &[1]).unwrap().expm1().unwrap();
-    /// assert!((t.to_vec::<f64>().unwrap()[0] - 1e-10).abs() < 1e-24);
+    /// // e^x - 1 would lose six digits here; expm1 keeps them all.
+    /// assert!((t.to_vec::<f64>().unwrap()[0] - 1.00000000005e-10).abs() < 1e-24);
     /// ```
     expm1 => Expm1;
     /// Base-2 logarithm.
