@@ -19,7 +19,7 @@ pub enum UnaryOp {
     Neg,
     /// `|x|` (integers wrap at the minimum; complex gives the modulus)
     Abs,
-    /// `-1`, `0` or `1` (NaN stays NaN); refused for complex
+    /// `-1`, `0` or `1` (NaN gives 0, as PyTorch's `(0 < x) - (x < 0)`); refused for complex
     Sign,
     /// `e^x`
     Exp,

@@ -18,81 +18,21 @@ use half::{bf16, f16};
 use lazyfuse_ir::{DType, UnaryOp, UnaryParamOp};
 use num_complex::Complex;
 
-/// True for the unary ops this module computes.
-fn is_ours(op: UnaryOp) -> bool {
-    use UnaryOp::*;
-    !matches!(
-        op,
-        Neg | Abs
-            | Sign
-            | Exp
-            | Log
-            | Sqrt
-            | Rsqrt
-            | Sin
-            | Cos
-            | Tanh
-            | Sigmoid
-            | Relu
-            | Floor
-            | Ceil
-            | Round
-            | Trunc
-            | Reciprocal
-            | LogicalNot
-            | BitwiseNot
-            | IsNan
-    )
-}
+// The unary kernels per dtype category, reached from `elementwise`'s dispatch for
+// the ops it does not compute itself.
 
-/// Applies an issue-5 unary op, or `None` for the older ops (computed by
-/// `elementwise`).
-pub(crate) fn unary(op: UnaryOp, x: &Buffer) -> Option<Result<Buffer>> {
-    if !is_ours(op) {
-        return None;
-    }
-    Some(match x {
-        Buffer::Bool(v) => bool_unary(op, v),
-        Buffer::U8(v) => int_unary(op, v),
-        Buffer::I8(v) => int_unary(op, v),
-        Buffer::I16(v) => int_unary(op, v),
-        Buffer::I32(v) => int_unary(op, v),
-        Buffer::I64(v) => int_unary(op, v),
-        Buffer::U16(v) => int_unary(op, v),
-        Buffer::U32(v) => int_unary(op, v),
-        Buffer::U64(v) => int_unary(op, v),
-        Buffer::F16(v) => float_unary(op, v),
-        Buffer::BF16(v) => float_unary(op, v),
-        Buffer::F32(v) => float_unary(op, v),
-        Buffer::F64(v) => float_unary(op, v),
-        Buffer::C64(v) => complex_unary(op, v),
-        Buffer::C128(v) => complex_unary(op, v),
-        Buffer::Raw { dtype, .. } => Err(Error::Unsupported(format!("{op:?} on {dtype}"))),
-    })
-}
-
-fn bool_unary(op: UnaryOp, x: &[bool]) -> Result<Buffer> {
+pub(crate) fn bool_unary(op: UnaryOp, x: &[bool]) -> Result<Buffer> {
     use UnaryOp::*;
     Ok(match op {
-        Sgn => map(x, |a| a),
         IsInf | IsPosInf | IsNegInf | Signbit => map(x, |_| false),
         IsFinite | IsReal => map(x, |_| true),
         _ => return Err(not_for(op, DType::Bool)),
     })
 }
 
-fn int_unary<T: Int>(op: UnaryOp, x: &[T]) -> Result<Buffer> {
+pub(crate) fn int_unary<T: Int>(op: UnaryOp, x: &[T]) -> Result<Buffer> {
     use UnaryOp::*;
     Ok(match op {
-        Sgn => map(x, |a| {
-            if a.is_negative() {
-                T::ONE.wrapping_neg()
-            } else if a == T::ZERO {
-                T::ZERO
-            } else {
-                T::ONE
-            }
-        }),
         Square => map(x, |a| a.wrapping_mul(a)),
         IsInf | IsPosInf | IsNegInf => map(x, |_| false),
         IsFinite | IsReal => map(x, |_| true),
@@ -251,17 +191,6 @@ pub(crate) fn erfinv<R: Math>(y: R) -> R {
     x
 }
 
-/// `-1`, `0` or `1` as PyTorch's `(0 < a) - (a < 0)`: NaN gives 0.
-fn sign<R: Real>(a: R) -> R {
-    if a > R::ZERO {
-        R::ONE
-    } else if a < R::ZERO {
-        -R::ONE
-    } else {
-        R::ZERO
-    }
-}
-
 /// `min(max(a + 3, 0), 6) / 6`, NaN propagating (PyTorch's vectorized kernel).
 fn hardsigmoid<R: Real>(a: R) -> R {
     let t = a + c(3.0);
@@ -273,7 +202,7 @@ fn hardsigmoid<R: Real>(a: R) -> R {
     (if t > six { six } else { t }) / six
 }
 
-fn float_unary<S: FloatStore>(op: UnaryOp, x: &[S]) -> Result<Buffer>
+pub(crate) fn float_unary<S: FloatStore>(op: UnaryOp, x: &[S]) -> Result<Buffer>
 where
     S::C: Math,
 {
@@ -281,7 +210,6 @@ where
     let f = |g: fn(S::C) -> S::C| map(x, move |a: S| S::narrow(g(a.widen())));
     let p = |g: fn(S::C) -> bool| map(x, move |a: S| g(a.widen()));
     Ok(match op {
-        Sgn => f(sign),
         Square => f(|a| a * a),
         Exp2 => f(Math::exp2),
         Expm1 => f(Math::exp_m1),
@@ -572,7 +500,7 @@ where
     }
 }
 
-fn complex_unary<P: CMath>(op: UnaryOp, x: &[Complex<P>]) -> Result<Buffer>
+pub(crate) fn complex_unary<P: CMath>(op: UnaryOp, x: &[Complex<P>]) -> Result<Buffer>
 where
     Complex<P>: Element,
 {
