@@ -447,6 +447,11 @@ impl Op {
 
 impl UnaryParamOp {
     /// The op's name in the text form of the graph (PyTorch's function name).
+    ///
+    /// ```
+    /// use lazyfuse_ir::UnaryParamOp;
+    /// assert_eq!(UnaryParamOp::Logit { eps: None }.name(), "logit");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             UnaryParamOp::NanToNum { .. } => "nan_to_num",
@@ -461,6 +466,12 @@ impl UnaryParamOp {
     }
 
     /// The parameters in the text form (`beta=1.0, threshold=20.0`).
+    ///
+    /// ```
+    /// use lazyfuse_ir::UnaryParamOp;
+    /// let op = UnaryParamOp::Softplus { beta: 1.0, threshold: 20.0 };
+    /// assert_eq!(op.attributes(), "beta=1.0, threshold=20.0");
+    /// ```
     pub fn attributes(&self) -> String {
         match *self {
             UnaryParamOp::NanToNum {

@@ -650,6 +650,8 @@ fn unary_issue5(op: UnaryOp, dtype: DType, default_float: DType) -> Option<Resul
     let refuse = || Err(Error::not_implemented(kernel_name(op), dtype));
     let floating = cat == Category::Floating;
     let sig = match op {
+        // PyTorch computes sgn in complex32 but has no bcomplex32 kernel.
+        Sgn if dtype == DType::BC32 => return Some(Err(Error::not_implemented("sgn_cpu", dtype))),
         Sgn => Signature::same(dtype),
         Square if dtype == DType::Bool => Signature::same(DType::I64),
         Square if is_half_complex(dtype) => return Some(refuse()),
@@ -800,6 +802,13 @@ mod issue5_tests {
         assert!(unary(UnaryOp::Sgn, DType::C32, DType::F32)
             .unwrap_err()
             .is_unsupported());
+        let err = unary(UnaryOp::Sgn, DType::BC32, DType::F32).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"sgn_cpu\" not implemented for 'BComplex32'"
+        );
+        let err = unary(UnaryOp::Square, DType::BC32, DType::F32).unwrap_err();
+        assert_eq!(err.to_string(), "\"pow\" not implemented for 'BComplex32'");
         let err = unary(UnaryOp::Erf, DType::C64, DType::F32).unwrap_err();
         assert_eq!(
             err.to_string(),

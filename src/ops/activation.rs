@@ -17,6 +17,12 @@ use lazyfuse_ir::{DType, Error as IrError, UnaryOp, UnaryParamOp};
 use std::str::FromStr;
 
 /// The `approximate` argument of [`Tensor::gelu`].
+///
+/// ```
+/// use lazyfuse::{GeluApproximate, Tensor};
+/// let t = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();
+/// assert_eq!(t.gelu(GeluApproximate::default()).unwrap().to_vec::<f32>().unwrap(), vec![0.0]);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum GeluApproximate {
     /// The exact `x * Φ(x)` (PyTorch's `"none"`).
