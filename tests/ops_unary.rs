@@ -121,7 +121,7 @@ fn apply(op: &str, args: &Value, x: &Tensor, inplace: bool) -> R<Result<Tensor, 
     let decimals = || args["decimals"].as_i64().ok_or("decimals".to_string());
     Ok(match op {
         "sgn" => both!(sgn, sgn_),
-        "sign" => x.sign(),
+        "sign" => both!(sign, sign_),
         "square" => both!(square, square_),
         "positive" => x.positive(),
         "exp2" => both!(exp2, exp2_),

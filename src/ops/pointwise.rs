@@ -316,6 +316,15 @@ unary_fns_inplace! {
     /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![-1, 0, 1]);
     /// ```
     sgn_ => Sgn;
+    /// In-place [`Tensor::sign`] (NaN becomes 0; refused for complex).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![f32::NAN, -4.0], &[2]).unwrap();
+    /// t.sign_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0, -1.0]);
+    /// ```
+    sign_ => Sign;
     /// In-place [`Tensor::square`] (bool is refused: its `int64` result can't be cast
     /// back).
     ///
