@@ -56,6 +56,8 @@ enum Step {
     Cat(usize, usize),
     /// an indexing/shaping op of `a`, with in-range indices made from `b`'s values
     Index(usize, usize, usize),
+    /// an issue-5 pointwise op or activation (some in place)
+    Pointwise(usize, usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -73,6 +75,7 @@ fn step() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, b)| Step::Matmul(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::Cat(a, b)),
         (i(), i(), i()).prop_map(|(o, a, b)| Step::Index(o, a, b)),
+        (i(), i()).prop_map(|(o, a)| Step::Pointwise(o, a)),
     ]
 }
 
@@ -179,6 +182,23 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
         Step::Matmul(a, b) => pick(a).matmul(&pick(b)),
         Step::Cat(a, b) => Tensor::cat(&[&pick(a), &pick(b)], 0),
         Step::Index(o, a, b) => index_step(o, &pick(a), &pick(b)),
+        Step::Pointwise(o, a) => {
+            let t = pick(a);
+            match o % 12 {
+                0 => t.erf(),
+                1 => t.log1p(),
+                2 => t.sgn(),
+                3 => t.isfinite(),
+                4 => t.nan_to_num(None, None, Some(-3.0)),
+                5 => t.gelu(lazyfuse::GeluApproximate::Tanh),
+                6 => t.silu(),
+                7 => t.hardtanh(-1.0, 1.5),
+                8 => t.logit(Some(0.1)),
+                9 => t.round_decimals(1),
+                10 => t.expm1_().map(|()| t),
+                _ => t.square(),
+            }
+        }
     };
     if let Ok(t) = made {
         pool.push(t);

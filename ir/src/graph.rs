@@ -304,6 +304,7 @@ impl Graph {
             Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => inputs.len() == 2,
             Op::Scatter { .. } => inputs.len() == 3,
             Op::Scan { .. } => inputs.len() == 1,
+            Op::UnaryParam(_) => inputs.len() == 1,
         };
         if !arity_ok {
             return Err(format!(
@@ -359,6 +360,20 @@ impl Graph {
                         node.op.name(),
                         node.dtype
                     ));
+                }
+            }
+            Op::Unary(u) => {
+                if self.node(inputs[0]).shape != node.shape {
+                    return Err(format!("{id}: unary input shape differs from the node's"));
+                }
+                if u.is_predicate() && node.dtype != DType::Bool {
+                    return Err(format!("{id}: predicate output is not bool"));
+                }
+            }
+            Op::UnaryParam(p) => {
+                let x = self.node(inputs[0]);
+                if x.shape != node.shape || x.dtype != node.dtype {
+                    return Err(format!("{id}: {} input does not match the node", p.name()));
                 }
             }
             Op::WriteView(l) => {

@@ -25,5 +25,6 @@ pub use graph::{Graph, Node, NodeId};
 pub use layout::Layout;
 pub use op::{
     ArgReduceOp, BinaryOp, InputId, NormOrd, Op, ReduceOp, ScanOp, ScatterReduce, UnaryOp,
+    UnaryParamOp,
 };
 pub use scalar::Scalar;

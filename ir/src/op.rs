@@ -19,7 +19,7 @@ pub enum UnaryOp {
     Neg,
     /// `|x|` (integers wrap at the minimum; complex gives the modulus)
     Abs,
-    /// `-1`, `0` or `1` (NaN stays NaN); refused for complex
+    /// `-1`, `0` or `1` (NaN gives 0, as PyTorch's `(0 < x) - (x < 0)`); refused for complex
     Sign,
     /// `e^x`
     Exp,
@@ -55,6 +55,133 @@ pub enum UnaryOp {
     BitwiseNot,
     /// `x != x` (bool output)
     IsNan,
+    // --- issue 5: unary math, predicates and parameterless activations ---
+    /// `x / |x|` for complex (0 for 0); `sign` for real inputs
+    Sgn,
+    /// `x * x` (bool inputs are computed in int64, as PyTorch's `pow(x, 2)`)
+    Square,
+    /// `2^x`
+    Exp2,
+    /// `e^x - 1`, accurate near 0
+    Expm1,
+    /// base-2 logarithm
+    Log2,
+    /// base-10 logarithm
+    Log10,
+    /// `ln(1 + x)`, accurate near 0
+    Log1p,
+    /// tangent
+    Tan,
+    /// arc sine
+    Asin,
+    /// arc cosine
+    Acos,
+    /// arc tangent
+    Atan,
+    /// hyperbolic sine
+    Sinh,
+    /// hyperbolic cosine
+    Cosh,
+    /// inverse hyperbolic sine
+    Asinh,
+    /// inverse hyperbolic cosine
+    Acosh,
+    /// inverse hyperbolic tangent
+    Atanh,
+    /// error function (real floating only)
+    Erf,
+    /// complementary error function `1 - erf(x)` (real floating only)
+    Erfc,
+    /// inverse error function (real floating only)
+    Erfinv,
+    /// `x - trunc(x)` (real floating only)
+    Frac,
+    /// `|x| == inf` (bool output; complex: either part)
+    IsInf,
+    /// `x == +inf` (bool output; real only)
+    IsPosInf,
+    /// `x == -inf` (bool output; real only)
+    IsNegInf,
+    /// neither NaN nor infinite (bool output; complex: both parts)
+    IsFinite,
+    /// imaginary part is 0 (bool output; true for real dtypes)
+    IsReal,
+    /// the sign bit is set (bool output; `-0.0` is true; real only)
+    Signbit,
+    /// `x / (1 + e^-x)` (SiLU / swish)
+    Silu,
+    /// `x * tanh(ln(1 + e^x))`
+    Mish,
+    /// `min(max(x + 3, 0), 6) / 6`
+    Hardsigmoid,
+    /// `x * min(max(x + 3, 0), 6) / 6`
+    Hardswish,
+}
+
+/// Elementwise functions of one tensor with host-number parameters (issue 5). The
+/// input has the compute dtype and the node's shape; the output dtype is the node's
+/// (the input's, for all of them today). Parameters are `f64` as PyTorch's Python
+/// numbers are; kernels convert them to the compute type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnaryParamOp {
+    /// `nan_to_num`: NaN, +inf and -inf replaced by these values (the builder has
+    /// filled in PyTorch's defaults: 0 and the dtype's largest/lowest finite values).
+    /// The identity on bool and integers.
+    NanToNum {
+        /// replacement of NaN
+        nan: f64,
+        /// replacement of +inf
+        posinf: f64,
+        /// replacement of -inf
+        neginf: f64,
+    },
+    /// `ln(x / (1 - x))`, the input clamped to `[eps, 1 - eps]` when `eps >= 0`
+    /// (`None`: no clamping).
+    Logit {
+        /// the clamping bound
+        eps: Option<f64>,
+    },
+    /// Rounds half to even at `decimals` decimal digits (negative: tens, hundreds, …)
+    /// with PyTorch's formula `nearbyint(x * 10^d) / 10^d`.
+    RoundDecimals {
+        /// the number of decimal digits
+        decimals: i64,
+    },
+    /// GELU: `x * Φ(x)` exactly (`tanh: false`) or with PyTorch's tanh approximation.
+    Gelu {
+        /// the tanh approximation
+        tanh: bool,
+    },
+    /// `ln(1 + e^(beta x)) / beta`, or `x` where `beta x > threshold`.
+    Softplus {
+        /// the slope factor
+        beta: f64,
+        /// above this `beta x` the function is linear
+        threshold: f64,
+    },
+    /// `x > 0 ? scale x : alpha scale (e^(input_scale x) - 1)` (`elu` has
+    /// `scale = input_scale = 1`).
+    Elu {
+        /// the negative saturation value
+        alpha: f64,
+        /// the overall scale
+        scale: f64,
+        /// the scale of the input on the negative side
+        input_scale: f64,
+    },
+    /// `x > 0 ? x : negative_slope x`
+    LeakyRelu {
+        /// the slope for negative inputs
+        negative_slope: f64,
+    },
+    /// `clamp(x, min_val, max_val)` (NaN propagates; on integers the bounds are
+    /// already truncated by the builder).
+    Hardtanh {
+        /// the lower bound
+        min_val: f64,
+        /// the upper bound
+        max_val: f64,
+    },
 }
 
 /// Elementwise functions of two tensors of one dtype.
@@ -108,6 +235,23 @@ pub enum BinaryOp {
     BitwiseOr,
     /// `a ^ b` (logical for bool)
     BitwiseXor,
+}
+
+impl UnaryOp {
+    /// True for ops whose output is `bool` whatever the input dtype.
+    ///
+    /// ```
+    /// use lazyfuse_ir::UnaryOp;
+    /// assert!(UnaryOp::IsFinite.is_predicate());
+    /// assert!(!UnaryOp::Erf.is_predicate());
+    /// ```
+    pub fn is_predicate(self) -> bool {
+        use UnaryOp::*;
+        matches!(
+            self,
+            LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | IsReal | Signbit
+        )
+    }
 }
 
 impl BinaryOp {
@@ -357,6 +501,8 @@ pub enum Op {
         /// the axis
         axis: usize,
     },
+    /// Elementwise function of input 0 with host-number parameters (issue 5).
+    UnaryParam(UnaryParamOp),
 }
 
 /// How `scatter_reduce` combines the values that land on one element.
@@ -439,6 +585,7 @@ impl Op {
                 ScanOp::LogCumSumExp => "logcumsumexp".into(),
                 other => snake(&format!("{other:?}")),
             },
+            Op::UnaryParam(p) => p.name().into(),
         }
     }
 
@@ -482,7 +629,68 @@ impl Op {
                 ),
             },
             Op::Flip { axes } => format!("axes={axes:?}"),
+            Op::UnaryParam(p) => p.attributes(),
             _ => String::new(),
+        }
+    }
+}
+
+impl UnaryParamOp {
+    /// The op's name in the text form of the graph (PyTorch's function name).
+    ///
+    /// ```
+    /// use lazyfuse_ir::UnaryParamOp;
+    /// assert_eq!(UnaryParamOp::Logit { eps: None }.name(), "logit");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self {
+            UnaryParamOp::NanToNum { .. } => "nan_to_num",
+            UnaryParamOp::Logit { .. } => "logit",
+            UnaryParamOp::RoundDecimals { .. } => "round_decimals",
+            UnaryParamOp::Gelu { .. } => "gelu",
+            UnaryParamOp::Softplus { .. } => "softplus",
+            UnaryParamOp::Elu { .. } => "elu",
+            UnaryParamOp::LeakyRelu { .. } => "leaky_relu",
+            UnaryParamOp::Hardtanh { .. } => "hardtanh",
+        }
+    }
+
+    /// The parameters in the text form (`beta=1.0, threshold=20.0`).
+    ///
+    /// ```
+    /// use lazyfuse_ir::UnaryParamOp;
+    /// let op = UnaryParamOp::Softplus { beta: 1.0, threshold: 20.0 };
+    /// assert_eq!(op.attributes(), "beta=1.0, threshold=20.0");
+    /// ```
+    pub fn attributes(&self) -> String {
+        match *self {
+            UnaryParamOp::NanToNum {
+                nan,
+                posinf,
+                neginf,
+            } => {
+                format!("nan={nan:?}, posinf={posinf:?}, neginf={neginf:?}")
+            }
+            UnaryParamOp::Logit { eps: Some(e) } => format!("eps={e:?}"),
+            UnaryParamOp::Logit { eps: None } => "eps=none".into(),
+            UnaryParamOp::RoundDecimals { decimals } => format!("decimals={decimals}"),
+            UnaryParamOp::Gelu { tanh } => {
+                format!("approximate={}", if tanh { "tanh" } else { "none" })
+            }
+            UnaryParamOp::Softplus { beta, threshold } => {
+                format!("beta={beta:?}, threshold={threshold:?}")
+            }
+            UnaryParamOp::Elu {
+                alpha,
+                scale,
+                input_scale,
+            } => format!("alpha={alpha:?}, scale={scale:?}, input_scale={input_scale:?}"),
+            UnaryParamOp::LeakyRelu { negative_slope } => {
+                format!("negative_slope={negative_slope:?}")
+            }
+            UnaryParamOp::Hardtanh { min_val, max_val } => {
+                format!("min_val={min_val:?}, max_val={max_val:?}")
+            }
         }
     }
 }

@@ -9,3 +9,6 @@ pub mod reduce;
 pub mod reduce_ext;
 pub mod scan;
 pub mod views;
+// issue 5
+pub mod activation;
+pub mod pointwise;

@@ -11,11 +11,11 @@ use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 use num_complex::Complex;
 
 /// The error for an op the builder should have refused for a dtype.
-fn not_for(op: impl std::fmt::Debug, dtype: DType) -> Error {
+pub(crate) fn not_for(op: impl std::fmt::Debug, dtype: DType) -> Error {
     Error::Malformed(format!("{op:?} is not defined for {dtype} inputs"))
 }
 
-fn map<T: Copy, U: Element>(x: &[T], f: impl Fn(T) -> U) -> Buffer {
+pub(crate) fn map<T: Copy, U: Element>(x: &[T], f: impl Fn(T) -> U) -> Buffer {
     Buffer::from_vec(x.iter().map(|&a| f(a)).collect::<Vec<U>>())
 }
 
@@ -62,10 +62,10 @@ fn bool_unary(op: UnaryOp, x: &[bool]) -> Result<Buffer> {
     use UnaryOp::*;
     Ok(match op {
         // sign/relu/rounding of a 0/1 value is the value itself.
-        Sign | Relu | Floor | Ceil | Round | Trunc => map(x, |a| a),
+        Sign | Sgn | Relu | Floor | Ceil | Round | Trunc => map(x, |a| a),
         LogicalNot | BitwiseNot => map(x, |a| !a),
         IsNan => map(x, |_| false),
-        _ => return Err(not_for(op, DType::Bool)),
+        _ => return super::pointwise::bool_unary(op, x),
     })
 }
 
@@ -74,7 +74,7 @@ fn int_unary<T: Int>(op: UnaryOp, x: &[T]) -> Result<Buffer> {
     Ok(match op {
         Neg => map(x, |a| a.wrapping_neg()),
         Abs => map(x, |a| a.wrapping_abs()),
-        Sign => map(x, |a| {
+        Sign | Sgn => map(x, |a| {
             if a.is_negative() {
                 T::ONE.wrapping_neg()
             } else if a == T::ZERO {
@@ -88,22 +88,23 @@ fn int_unary<T: Int>(op: UnaryOp, x: &[T]) -> Result<Buffer> {
         LogicalNot => map(x, |a| a == T::ZERO),
         BitwiseNot => map(x, |a| a.bit_not()),
         IsNan => map(x, |_| false),
-        _ => return Err(not_for(op, T::DTYPE)),
+        _ => return super::pointwise::int_unary(op, x),
     })
 }
 
-fn float_unary<S: FloatStore>(op: UnaryOp, x: &[S]) -> Result<Buffer> {
+fn float_unary<S: FloatStore>(op: UnaryOp, x: &[S]) -> Result<Buffer>
+where
+    S::C: super::pointwise::Math,
+{
     use UnaryOp::*;
     let f = |g: fn(S::C) -> S::C| map(x, move |a: S| S::narrow(g(a.widen())));
     let zero = <S::C as Real>::ZERO;
     Ok(match op {
         Neg => f(|a| -a),
         Abs => f(Real::abs),
-        // (0 < a) - (a < 0), except that NaN stays NaN (the IR's contract).
-        Sign => f(|a| {
-            if a.is_nan() {
-                a
-            } else if a > Real::ZERO {
+        // PyTorch's (0 < a) - (a < 0): NaN compares false both ways, so it gives 0.
+        Sign | Sgn => f(|a| {
+            if a > Real::ZERO {
                 Real::ONE
             } else if a < Real::ZERO {
                 -<S::C as Real>::ONE
@@ -131,10 +132,15 @@ fn float_unary<S: FloatStore>(op: UnaryOp, x: &[S]) -> Result<Buffer> {
         LogicalNot => map(x, move |a: S| a.widen() == zero),
         IsNan => map(x, |a: S| a.widen().is_nan()),
         BitwiseNot => return Err(not_for(op, S::DTYPE)),
+        // The ops of issue 5 are computed in `pointwise`.
+        _ => return super::pointwise::float_unary(op, x),
     })
 }
 
-fn complex_unary<P: CReal + Element>(op: UnaryOp, x: &[Complex<P>]) -> Result<Buffer>
+fn complex_unary<P: super::pointwise::CMath + Element>(
+    op: UnaryOp,
+    x: &[Complex<P>],
+) -> Result<Buffer>
 where
     Complex<P>: Element,
 {
@@ -156,9 +162,7 @@ where
         Reciprocal => f(&|a| complex_div(one, a)),
         LogicalNot => map(x, |a: Complex<P>| a.re == P::ZERO && a.im == P::ZERO),
         IsNan => map(x, |a: Complex<P>| a.re.is_nan() || a.im.is_nan()),
-        Sign | Relu | Floor | Ceil | Round | Trunc | BitwiseNot => {
-            return Err(not_for(op, <Complex<P> as Element>::DTYPE))
-        }
+        _ => return super::pointwise::complex_unary(op, x),
     })
 }
 

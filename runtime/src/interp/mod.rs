@@ -12,10 +12,11 @@
 //!
 //! Submodules: `cast` (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
-//! `elementwise` (unary, binary, where), `reduce` (reductions, arg-reductions,
-//! cumsum, softmax; `reduce_ext`: nansum, any, logsumexp, norm …), `scan`
-//! (cumprod, cummax/cummin, logcumsumexp), `matmul`, `index` (gather, scatter,
-//! take, flip), and `num` (the numeric traits the kernels are generic over).
+//! `elementwise` (unary, binary, where), `pointwise` (issue 5's unary math,
+//! predicates, activations and `UnaryParam` nodes), `reduce` (reductions,
+//! arg-reductions, cumsum, softmax; `reduce_ext`: nansum, any, logsumexp, norm …),
+//! `scan` (cumprod, cummax/cummin, logcumsumexp), `matmul`, `index` (gather,
+//! scatter, take, flip), and `num` (the numeric traits the kernels are generic over).
 
 mod cast;
 mod elementwise;
@@ -23,9 +24,12 @@ pub mod float8;
 mod index;
 mod matmul;
 mod num;
+mod pointwise;
 mod reduce;
 mod reduce_ext;
 mod scan;
+
+pub use pointwise::nan_to_num_defaults;
 
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
@@ -182,6 +186,7 @@ fn eval(
     let arity = match op {
         Op::Input(_) | Op::Full(_) | Op::Arange { .. } => 0,
         Op::View(_) | Op::Cast | Op::Unary(_) | Op::Reduce { .. } => 1,
+        Op::UnaryParam(_) => 1,
         Op::ArgReduce { .. } | Op::Cumsum { .. } | Op::Softmax { .. } => 1,
         Op::Binary(_) | Op::Matmul | Op::WriteView(_) => 2,
         Op::Where => 3,
@@ -293,6 +298,10 @@ fn eval(
             let shape = axis_shape(&arg_nodes[0].shape);
             check_axis(*axis, &shape, op)?;
             new(scan::scan(*s, &args[0], &shape, *axis)?)
+        }
+        Op::UnaryParam(p) => {
+            check_len(op, args, n)?;
+            new(pointwise::unary_param(*p, &args[0])?)
         }
     }
 }
