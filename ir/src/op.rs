@@ -108,6 +108,31 @@ pub enum BinaryOp {
     BitwiseOr,
     /// `a ^ b` (logical for bool)
     BitwiseXor,
+    /// elementwise max that ignores NaN (returns the non-NaN operand); refused for complex
+    Fmax,
+    /// elementwise min that ignores NaN (returns the non-NaN operand); refused for complex
+    Fmin,
+    /// `sqrt(a² + b²)` without undue overflow (real floats only)
+    Hypot,
+    /// `|a|` with the sign of `b` (real floats; the builder lifts integers)
+    Copysign,
+    /// `log(e^a + e^b)` (real floats and complex)
+    Logaddexp,
+    /// `log2(2^a + 2^b)` (real floats)
+    Logaddexp2,
+    /// `a * log(b)`, 0 where `a == 0` unless `b` is NaN (the builder lifts integers)
+    Xlogy,
+    /// the next representable value after `a` toward `b` (real floats)
+    Nextafter,
+    /// `a << b`; shifts that are negative or at least the bit width give 0
+    BitwiseLeftShift,
+    /// `a >> b` (arithmetic for signed types); out-of-range shifts give 0, or -1 for
+    /// negative `a`
+    BitwiseRightShift,
+    /// greatest common divisor (integers; C's `abs` semantics at the minimum)
+    Gcd,
+    /// least common multiple (integers; wraps as PyTorch's kernel does)
+    Lcm,
 }
 
 impl BinaryOp {

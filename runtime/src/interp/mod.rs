@@ -16,6 +16,7 @@
 //! cumsum, softmax), [`matmul`], and [`num`] (the numeric traits the kernels are
 //! generic over).
 
+mod binary_ext;
 mod cast;
 mod elementwise;
 pub mod float8;
