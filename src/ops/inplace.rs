@@ -42,7 +42,7 @@ fn partially_overlaps(dest: &Tensor, src: &Tensor) -> bool {
 impl Tensor {
     /// Moves the storage to a version in which this view's elements are `value`
     /// (a node of this tensor's shape and dtype).
-    fn write(&self, store: &mut Store, value: NodeId) {
+    pub(crate) fn write(&self, store: &mut Store, value: NodeId) {
         let storage = &self.0.storage;
         let old = storage.node();
         let base = store.graph.node(old);
@@ -56,7 +56,7 @@ impl Tensor {
         store.move_storage(storage, new);
     }
 
-    fn check_destination(&self, src: Option<&Tensor>) -> Result<()> {
+    pub(crate) fn check_destination(&self, src: Option<&Tensor>) -> Result<()> {
         if self.0.layout.has_internal_overlap() {
             return Err(IrError::InternalOverlap.into());
         }
@@ -66,7 +66,7 @@ impl Tensor {
         Ok(())
     }
 
-    fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
+    pub(crate) fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
         let me = Operand::Tensor(self);
         let shape = self.shape();
         inplace_shape(&shape, &other.shape())?;
