@@ -600,6 +600,15 @@ pub fn clamp(
     if common.is_complex() {
         return Err(Error::invalid("clamp", CLAMP_COMPLEX));
     }
+    if common == DType::Bool {
+        // PyTorch's scalar-bound clamp kernels have no bool.
+        let kernel = match (min.is_some(), max.is_some()) {
+            (true, true) => "clamp_scalar_cpu",
+            (true, false) => "clamp_min_scalar_cpu",
+            _ => "clamp_max_scalar_cpu",
+        };
+        return Err(Error::not_implemented(kernel, common));
+    }
     computable(common)?;
     Ok(Signature::same(common))
 }
@@ -686,6 +695,32 @@ fn clamp_tensor_common(
     all.extend(min);
     all.extend(max);
     result_type(&all, default_float)
+}
+
+/// The signature of `clamp_min(x, bound)` (`is_min`) or `clamp_max(x, bound)` with a
+/// tensor bound (`dest`: in place, the cast back to `x` is checked after promotion).
+/// Unlike `clamp(x, min=t)`, a complex `x` is not refused up front: the `maximum`/
+/// `minimum` kernel refuses the complex promoted dtype.
+///
+/// ```
+/// use lazyfuse_ir::{typing::clamp_bound, promote::OperandType, DType};
+/// let t = OperandType::dimensioned;
+/// let err = clamp_bound(t(DType::C64), t(DType::F32), true, false, DType::F32).unwrap_err();
+/// assert_eq!(err.to_string(), "\"maximum_cpu\" not implemented for 'ComplexFloat'");
+/// ```
+pub fn clamp_bound(
+    x: OperandType,
+    bound: OperandType,
+    is_min: bool,
+    in_place: bool,
+    default_float: DType,
+) -> Result<Signature> {
+    let common = result_type(&[x, bound], default_float)?;
+    if in_place {
+        inplace(common, x.dtype)?;
+    }
+    clamp_tensor_kernel(common, is_min, !is_min)?;
+    Ok(Signature::same(common))
 }
 
 /// The kernel of a tensor-bound clamp: one bound runs PyTorch's `maximum`/`minimum`

@@ -394,9 +394,13 @@ fn addc_value(
 /// The value of a zero-dim tensor as a host scalar (PyTorch's `.item()`): realizes it.
 fn scalar_of(t: &Tensor) -> Result<Scalar> {
     fn first<T: Copy>(v: Vec<T>) -> Result<T> {
-        v.first()
-            .copied()
-            .ok_or_else(|| IrError::invalid("item", "a Tensor with 0 elements cannot be converted to Scalar").into())
+        v.first().copied().ok_or_else(|| {
+            IrError::invalid(
+                "item",
+                "a Tensor with 0 elements cannot be converted to Scalar",
+            )
+            .into()
+        })
     }
     let d = t.dtype();
     Ok(if d == DType::Bool {
@@ -521,9 +525,19 @@ impl Tensor {
     /// assert_eq!((c.dtype(), c.to_vec::<f32>().unwrap()), (DType::F32, vec![-1.0, 0.0, 2.5]));
     /// ```
     pub fn clamp_tensor(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
-        let sig = typing::clamp_tensor(otype(self), min.map(otype), max.map(otype), default_dtype())?;
+        let sig =
+            typing::clamp_tensor(otype(self), min.map(otype), max.map(otype), default_dtype())?;
+        self.clamp_nodes(min, max, sig.output)
+    }
+
+    /// `max(self, min)` then `min(., max)` in `dtype` (the checked promoted dtype).
+    fn clamp_nodes(
+        &self,
+        min: Option<&Tensor>,
+        max: Option<&Tensor>,
+        dtype: DType,
+    ) -> Result<Tensor> {
         let shape = self.clamp_shape(min, max)?;
-        let dtype = sig.output;
         with_store(|s| {
             let mut node = self.node_as(s, dtype, &shape)?;
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
@@ -556,7 +570,10 @@ impl Tensor {
     pub fn clamp_min<'a>(&self, min: impl Into<Operand<'a>>) -> Result<Tensor> {
         match min.into() {
             Operand::Scalar(v) => self.clamp(Some(v), None),
-            Operand::Tensor(t) => self.clamp_tensor(Some(t), None),
+            Operand::Tensor(t) => {
+                let sig = typing::clamp_bound(otype(self), otype(t), true, false, default_dtype())?;
+                self.clamp_nodes(Some(t), None, sig.output)
+            }
         }
     }
 
@@ -571,7 +588,11 @@ impl Tensor {
     pub fn clamp_max<'a>(&self, max: impl Into<Operand<'a>>) -> Result<Tensor> {
         match max.into() {
             Operand::Scalar(v) => self.clamp(None, Some(v)),
-            Operand::Tensor(t) => self.clamp_tensor(None, Some(t)),
+            Operand::Tensor(t) => {
+                let sig =
+                    typing::clamp_bound(otype(self), otype(t), false, false, default_dtype())?;
+                self.clamp_nodes(None, Some(t), sig.output)
+            }
         }
     }
 
@@ -617,6 +638,19 @@ impl Tensor {
         self.assign(&value)
     }
 
+    fn clamp_bound_(&self, bound: &Tensor, is_min: bool) -> Result<()> {
+        inplace_shape(&self.shape(), &bound.shape())?;
+        let sig = typing::clamp_bound(otype(self), otype(bound), is_min, true, default_dtype())?;
+        self.check_destination(Some(bound))?;
+        let (lo, hi) = if is_min {
+            (Some(bound), None)
+        } else {
+            (None, Some(bound))
+        };
+        let value = self.clamp_nodes(lo, hi, sig.output)?;
+        self.assign(&value)
+    }
+
     /// In-place [`Tensor::clamp_min`] (`a = max(a, min)`).
     ///
     /// ```
@@ -628,7 +662,7 @@ impl Tensor {
     pub fn clamp_min_<'a>(&self, min: impl Into<Operand<'a>>) -> Result<()> {
         match min.into() {
             Operand::Scalar(v) => self.clamp_(Some(v), None),
-            Operand::Tensor(t) => self.clamp_tensor_(Some(t), None),
+            Operand::Tensor(t) => self.clamp_bound_(t, true),
         }
     }
 
@@ -643,7 +677,7 @@ impl Tensor {
     pub fn clamp_max_<'a>(&self, max: impl Into<Operand<'a>>) -> Result<()> {
         match max.into() {
             Operand::Scalar(v) => self.clamp_(None, Some(v)),
-            Operand::Tensor(t) => self.clamp_tensor_(None, Some(t)),
+            Operand::Tensor(t) => self.clamp_bound_(t, false),
         }
     }
 
@@ -846,7 +880,9 @@ impl Tensor {
         )?;
         let actual = cast_self.sub(&cast_other)?.abs()?;
         // isfinite(actual): actual is real (abs), NaN or +inf are the non-finite cases.
-        let finite = actual.eq(&actual)?.bitwise_and(&actual.ne(f64::INFINITY)?)?;
+        let finite = actual
+            .eq(&actual)?
+            .bitwise_and(&actual.ne(f64::INFINITY)?)?;
         let within = finite.bitwise_and(&actual.le(&allowed)?)?;
         close.bitwise_or(&within)
     }

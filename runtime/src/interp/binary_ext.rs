@@ -120,7 +120,11 @@ fn shift_left<T: IntBits>(a: T, b: T) -> T {
 fn shift_right<T: IntBits>(a: T, b: T) -> T {
     let s = b.to_i128();
     let max_shift = T::BITS - i128::from(T::SIGNED);
-    let s = if s < 0 || s >= max_shift { max_shift } else { s };
+    let s = if s < 0 || s >= max_shift {
+        max_shift
+    } else {
+        s
+    };
     if s >= T::BITS {
         return T::ZERO;
     }
