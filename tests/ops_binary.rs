@@ -236,3 +236,207 @@ fn binary_ops_match_pytorch() {
         failures.join("\n")
     );
 }
+
+fn f32s(t: &Tensor) -> Vec<f32> {
+    t.to_vec::<f32>().unwrap()
+}
+
+#[test]
+fn non_contiguous_views_read_and_write() {
+    lazyfuse::set_verify(true);
+    let base = Tensor::from_vec(vec![1.0f32, f32::NAN, 3.0, 4.0, -5.0, 6.0], &[2, 3]).unwrap();
+    let t = base.t().unwrap(); // [3, 2], strides [1, 3]
+    let other = Tensor::from_vec(vec![2.0f32, 2.0, 2.0, f32::NAN, 2.0, 2.0], &[3, 2]).unwrap();
+    let m = t.fmax(&other).unwrap();
+    assert_eq!(f32s(&m), vec![2.0, 4.0, 2.0, -5.0, 3.0, 6.0]);
+    // lerp with a transposed weight, hypot of a strided select
+    let w = Tensor::full(&[2, 3], 0.5, DType::F32).unwrap().t().unwrap();
+    let l = t.lerp(&other, &w).unwrap();
+    assert_eq!(f32s(&l)[4], 2.5);
+    let col = base.select(1, 2).unwrap(); // [3.0, 6.0], stride 3
+    let h = col
+        .hypot(&Tensor::from_vec(vec![4.0f32, 8.0], &[2]).unwrap())
+        .unwrap();
+    assert_eq!(f32s(&h), vec![5.0, 10.0]);
+    // in place through a transposed view reaches the base
+    let mask = Tensor::from_vec(vec![true, false, false, false, false, true], &[3, 2]).unwrap();
+    t.masked_fill_(&mask, 0).unwrap();
+    assert_eq!(f32s(&base)[0], 0.0);
+    assert_eq!(f32s(&base)[5], 0.0);
+    t.clamp_min_(-1.0).unwrap();
+    assert_eq!(f32s(&base)[4], -1.0);
+}
+
+#[test]
+fn inplace_cast_refusals_and_shapes() {
+    lazyfuse::set_verify(true);
+    let i = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    let f = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    let cast = "result type Float can't be cast to the desired output type Int";
+    for err in [
+        i.copysign_(-1).unwrap_err(),
+        i.xlogy_(&i).unwrap_err(),
+        i.addcmul_(&f, &f, 1).unwrap_err(),
+        i.addcdiv_(&f, &f, 1).unwrap_err(),
+        i.clamp_min_(&f).unwrap_err(),
+        i.clamp_tensor_(Some(&f), Some(&f)).unwrap_err(),
+    ] {
+        assert_eq!(err.to_string(), cast);
+    }
+    let err = i.clamp_(Some(Scalar::Float(1.5)), None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "result type Float can't be cast to the desired output type int"
+    );
+    let err = i.hypot_(&i).unwrap_err();
+    assert_eq!(err.to_string(), "\"hypot_cpu\" not implemented for 'Int'");
+    let err = i.lerp_(&i, 0.5).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "\"lerp_kernel_scalar\" not implemented for 'Int'"
+    );
+    let i8 = Tensor::from_vec(vec![8i8], &[1]).unwrap();
+    let err = i8
+        .gcd_(&Tensor::from_vec(vec![1.0f32], &[1]).unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "result type Float can't be cast to the desired output type Char"
+    );
+    i8.bitwise_right_shift_(&Tensor::from_vec(vec![1i64], &[1]).unwrap())
+        .unwrap();
+    assert_eq!(i8.to_vec::<i8>().unwrap(), vec![4]);
+    // broadcasting may not grow the destination
+    let x = Tensor::ones(&[3], DType::F32);
+    let big = Tensor::ones(&[2, 3], DType::F32);
+    let shape = "output with shape [3] doesn't match the broadcast shape [2, 3]";
+    assert_eq!(x.addcmul_(&big, &x, 1).unwrap_err().to_string(), shape);
+    assert_eq!(x.lerp_(&big, 0.5).unwrap_err().to_string(), shape);
+    let m = Tensor::from_vec(vec![true, false], &[2, 1]).unwrap();
+    assert_eq!(x.masked_fill_(&m, 1).unwrap_err().to_string(), shape);
+    // an expanded destination is refused
+    let e = Tensor::zeros(&[1], DType::F32).expand(&[3]).unwrap();
+    assert!(e.lerp_(&x, 0.5).is_err());
+}
+
+#[test]
+fn out_aliases_an_input_and_reaches_views() {
+    lazyfuse::set_verify(true);
+    // maximum(a, b, out=a) where a is a column of a matrix
+    let base = Tensor::from_vec(vec![1i64, 10, 7, 20], &[2, 2]).unwrap();
+    let a = base.select(1, 0).unwrap(); // [1, 7]
+    let b = Tensor::from_vec(vec![5i64, 5], &[2]).unwrap();
+    a.write_out(&a.maximum(&b).unwrap()).unwrap();
+    assert_eq!(base.to_vec::<i64>().unwrap(), vec![5, 10, 7, 20]);
+    // out aliasing both operands: a = a + a.flip-like view
+    let row = base.select(0, 0).unwrap(); // [5, 10]
+    row.write_out(&row.add(&base.select(1, 1).unwrap()).unwrap())
+        .unwrap();
+    assert_eq!(base.to_vec::<i64>().unwrap(), vec![15, 30, 7, 20]);
+    // the result is cast into out's dtype when allowed, refused otherwise
+    let out = Tensor::zeros(&[2], DType::F64);
+    out.write_out(&b.gcd(&b).unwrap()).unwrap();
+    assert_eq!(out.to_vec::<f64>().unwrap(), vec![5.0, 5.0]);
+    let err = b.write_out(&b.fmax(&out).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "result type Double can't be cast to the desired output type Long"
+    );
+    let bools = Tensor::zeros(&[2], DType::Bool);
+    assert!(bools.write_out(&b.eq(&b).unwrap()).is_ok());
+    let err = bools.write_out(&b).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "result type Long can't be cast to the desired output type Bool"
+    );
+    // shape mismatch: no resize
+    let err = out.write_out(&Tensor::zeros(&[3], DType::F64)).unwrap_err();
+    assert!(err.to_string().contains("[2]") && err.to_string().contains("[3]"));
+    // a value recorded before the write keeps the old version
+    let before = base.sum(&[], false).unwrap();
+    base.select(0, 1)
+        .unwrap()
+        .write_out(&Tensor::zeros(&[2], DType::I64))
+        .unwrap();
+    assert_eq!(before.to_vec::<i64>().unwrap(), vec![72]);
+    assert_eq!(base.to_vec::<i64>().unwrap(), vec![15, 30, 0, 0]);
+}
+
+#[test]
+fn scalars_zero_dim_and_empty() {
+    lazyfuse::set_verify(true);
+    let z = Tensor::scalar(2.0);
+    let v = Tensor::from_vec(vec![1.0f64, -1.0], &[2]).unwrap();
+    assert_eq!(
+        z.copysign(&v).unwrap().to_vec::<f64>().unwrap(),
+        vec![2.0, -2.0]
+    );
+    let e = Tensor::zeros(&[0, 2], DType::F32);
+    let r = e.lerp(&e, 0.5).unwrap();
+    assert_eq!(r.shape(), vec![0, 2]);
+    assert_eq!(e.addcdiv(&e, &e, 1).unwrap().numel(), 0);
+    let m = Tensor::zeros(&[0, 2], DType::Bool);
+    assert_eq!(e.masked_fill(&m, 1).unwrap().numel(), 0);
+    // masked_fill with a zero-dim value tensor, and its checks
+    let x = Tensor::from_vec(vec![1i8, 2], &[2]).unwrap();
+    let mask = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    let r = x
+        .masked_fill(&mask, &Tensor::scalar(Scalar::Int(-3)))
+        .unwrap();
+    assert_eq!(r.to_vec::<i8>().unwrap(), vec![-3, 2]);
+    let err = x
+        .masked_fill(&mask, &Tensor::scalar(Scalar::Int(300)))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "value cannot be converted to type int8_t without overflow"
+    );
+    let err = x.masked_fill(&mask, &v).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s)."
+    );
+    // integer extremes through the public API
+    let mn = Tensor::from_vec(vec![i64::MIN, i64::MIN], &[2]).unwrap();
+    let s = Tensor::from_vec(vec![63i64, 64], &[2]).unwrap();
+    assert_eq!(
+        mn.bitwise_right_shift(&s).unwrap().to_vec::<i64>().unwrap(),
+        vec![-1, -1]
+    );
+    assert_eq!(
+        Tensor::binary(BinaryOp::Gcd, &mn, 0)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        vec![i64::MIN; 2]
+    );
+}
+
+#[test]
+fn storage_only_dtypes() {
+    let c = Tensor::zeros(&[2], DType::C32);
+    let err = c.hypot(&c).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "\"hypot_cpu\" not implemented for 'ComplexHalf'"
+    );
+    let err = c.gcd(&c).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "\"gcd_cpu\" not implemented for 'ComplexHalf'"
+    );
+    assert!(c.addcmul(&c, &c, 1).unwrap_err().is_unsupported());
+    let err = c.addcdiv(&c, &c, 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "\"addcdiv_cpu_out\" not implemented for 'ComplexHalf'"
+    );
+    let m = Tensor::zeros(&[2], DType::Bool);
+    assert!(c.masked_fill(&m, 1).unwrap_err().is_unsupported());
+    let f8 = Tensor::zeros(&[2], DType::F8E4M3FN);
+    let err = f8.masked_fill(&m, 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "\"masked_fill\" not implemented for 'Float8_e4m3fn'"
+    );
+}
