@@ -266,20 +266,24 @@ fn nextafter<S: FloatBits>(x: S, y: S) -> S {
 fn fmax<R: Real>(a: R, b: R) -> R {
     if a.is_nan() {
         b
-    } else if b.is_nan() || !(a < b) {
+    } else if b.is_nan() {
         a
-    } else {
+    } else if a < b {
         b
+    } else {
+        a
     }
 }
 
 fn fmin<R: Real>(a: R, b: R) -> R {
     if a.is_nan() {
         b
-    } else if b.is_nan() || !(b < a) {
+    } else if b.is_nan() {
         a
-    } else {
+    } else if b < a {
         b
+    } else {
+        a
     }
 }
 
