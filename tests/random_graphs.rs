@@ -53,6 +53,8 @@ enum Step {
     Cast(usize, usize),
     Matmul(usize, usize),
     Cat(usize, usize),
+    /// One of issue 5's binary/ternary pointwise ops, in place or through `out=`.
+    Pointwise(usize, usize, usize, usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -69,6 +71,7 @@ fn step() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, d)| Step::Cast(a, d)),
         (i(), i()).prop_map(|(a, b)| Step::Matmul(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::Cat(a, b)),
+        (i(), i(), i(), i()).prop_map(|(o, a, b, c)| Step::Pointwise(o, a, b, c)),
     ]
 }
 
@@ -163,9 +166,33 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
         Step::Cast(a, d) => pick(a).to_dtype(DTYPES[d % DTYPES.len()]),
         Step::Matmul(a, b) => pick(a).matmul(&pick(b)),
         Step::Cat(a, b) => Tensor::cat(&[&pick(a), &pick(b)], 0),
+        Step::Pointwise(o, a, b, c) => pointwise(o, &pick(a), &pick(b), &pick(c)),
     };
     if let Ok(t) = made {
         pool.push(t);
+    }
+}
+
+/// Issue 5's binary/ternary pointwise ops (values, in-place forms and `out=`).
+fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
+    let written = |r: Result<()>| r.map(|()| a.clone());
+    match o % 16 {
+        0 => a.fmax(b),
+        1 => a.fmin(b),
+        2 => a.hypot(b),
+        3 => a.copysign(b),
+        4 => a.logaddexp(b),
+        5 => a.xlogy(b),
+        6 => a.nextafter(b),
+        7 => a.bitwise_left_shift(b),
+        8 => a.gcd(b),
+        9 => a.clamp_tensor(Some(b), Some(c)),
+        10 => a.lerp(b, c),
+        11 => a.addcmul(b, c, 2),
+        12 => a.addcdiv(b, c, 0.5),
+        13 => b.ne(0).and_then(|m| a.masked_fill(&m, 3)),
+        14 => written(a.clamp_min_(b)),
+        _ => a.maximum(b).and_then(|m| written(a.write_out(&m))),
     }
 }
 

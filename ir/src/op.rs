@@ -6,6 +6,7 @@
 //! inserted `Cast` and `View` nodes). The interpreter and later backends never derive
 //! types again; they read them off the nodes.
 
+use crate::dtype::{Category, DType};
 use crate::layout::Layout;
 use crate::scalar::Scalar;
 use std::fmt;
@@ -136,6 +137,29 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Whether a node of this op may compute in `dtype`: the invariant the verifier
+    /// checks for the ops of issue 5 (`fmax` … `lcm`), whose kernels exist for one
+    /// dtype category only. The older ops answer `true` (their builder checks hold).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{BinaryOp, DType};
+    /// assert!(BinaryOp::Gcd.accepts(DType::U8));
+    /// assert!(!BinaryOp::Gcd.accepts(DType::F32));
+    /// assert!(BinaryOp::Logaddexp.accepts(DType::C64));
+    /// ```
+    pub fn accepts(self, dtype: DType) -> bool {
+        use BinaryOp::*;
+        let cat = dtype.category();
+        let float = cat == Category::Floating;
+        match self {
+            Fmax | Fmin | Copysign | Xlogy if cat == Category::Complex => false,
+            Copysign | Xlogy | Hypot | Logaddexp2 | Nextafter => float,
+            Logaddexp => float || cat == Category::Complex,
+            BitwiseLeftShift | BitwiseRightShift | Gcd | Lcm => cat == Category::Integer,
+            _ => true,
+        }
+    }
+
     /// True for ops whose output is `bool` whatever the input dtype.
     pub fn is_predicate(self) -> bool {
         matches!(

@@ -685,6 +685,8 @@ impl Tensor {
     /// formula (exact at `weight == 1`). No promotion: `end`, and a tensor `weight`,
     /// must have this dtype; floating and complex64/128 only. float16/bfloat16 compute
     /// in float32 and round once; a host-scalar weight stays in float32 for them.
+    /// PyTorch's vectorized loop fuses the final multiply-add, which lazyfuse (two
+    /// nodes) rounds twice: the results may differ by one ulp there.
     ///
     /// ```
     /// use lazyfuse::Tensor;
