@@ -563,6 +563,24 @@ pub fn where_(a: OperandType, b: OperandType, default_float: DType) -> Result<DT
     Ok(common)
 }
 
+/// `clamp`'s checks before promotion: a bound is given, `x` is not complex.
+fn check_clamp_inputs(
+    x: OperandType,
+    min: Option<OperandType>,
+    max: Option<OperandType>,
+) -> Result<()> {
+    if min.is_none() && max.is_none() {
+        return Err(Error::invalid(
+            "clamp",
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    if x.dtype.is_complex() {
+        return Err(Error::invalid("clamp", CLAMP_COMPLEX));
+    }
+    Ok(())
+}
+
 /// The signature of `clamp(x, min, max)`. With host-scalar bounds (PyTorch's
 /// `clamp.Scalar`) a floating `x` keeps its dtype and only an integral `x` promotes
 /// with the bounds; with tensor bounds all three promote. Complex is refused.
@@ -579,15 +597,7 @@ pub fn clamp(
     max: Option<OperandType>,
     default_float: DType,
 ) -> Result<Signature> {
-    if min.is_none() && max.is_none() {
-        return Err(Error::invalid(
-            "clamp",
-            "torch.clamp: At least one of 'min' or 'max' must not be None",
-        ));
-    }
-    if x.dtype.is_complex() {
-        return Err(Error::invalid("clamp", CLAMP_COMPLEX));
-    }
+    check_clamp_inputs(x, min, max)?;
     let bounds: Vec<OperandType> = min.into_iter().chain(max).collect();
     let scalar_bounds = bounds.iter().all(|b| b.priority == Priority::Wrapped);
     let common = if scalar_bounds && x.dtype.is_floating_point() {
@@ -675,26 +685,25 @@ pub fn clamp_inplace(
     Ok(sig)
 }
 
-/// Input checks and promotion of `clamp(x, min, max)` with tensor bounds.
-fn clamp_tensor_common(
+/// [`clamp_tensor`] and [`clamp_tensor_inplace`]: input checks, promotion of all
+/// three, the cast back (`in_place`), then the kernel.
+fn clamp_tensor_signature(
     x: OperandType,
     min: Option<OperandType>,
     max: Option<OperandType>,
     default_float: DType,
-) -> Result<DType> {
-    if min.is_none() && max.is_none() {
-        return Err(Error::invalid(
-            "clamp",
-            "torch.clamp: At least one of 'min' or 'max' must not be None",
-        ));
-    }
-    if x.dtype.is_complex() {
-        return Err(Error::invalid("clamp", CLAMP_COMPLEX));
-    }
+    in_place: bool,
+) -> Result<Signature> {
+    check_clamp_inputs(x, min, max)?;
     let mut all = vec![x];
     all.extend(min);
     all.extend(max);
-    result_type(&all, default_float)
+    let common = result_type(&all, default_float)?;
+    if in_place {
+        inplace(common, x.dtype)?;
+    }
+    clamp_tensor_kernel(common, min.is_some(), max.is_some())?;
+    Ok(Signature::same(common))
 }
 
 /// The signature of `clamp_min(x, bound)` (`is_min`) or `clamp_max(x, bound)` with a
@@ -757,9 +766,7 @@ pub fn clamp_tensor(
     max: Option<OperandType>,
     default_float: DType,
 ) -> Result<Signature> {
-    let common = clamp_tensor_common(x, min, max, default_float)?;
-    clamp_tensor_kernel(common, min.is_some(), max.is_some())?;
-    Ok(Signature::same(common))
+    clamp_tensor_signature(x, min, max, default_float, false)
 }
 
 /// [`clamp_tensor`] in place: promotion, the cast back to `x` (the usual in-place
@@ -777,10 +784,7 @@ pub fn clamp_tensor_inplace(
     max: Option<OperandType>,
     default_float: DType,
 ) -> Result<Signature> {
-    let common = clamp_tensor_common(x, min, max, default_float)?;
-    inplace(common, x.dtype)?;
-    clamp_tensor_kernel(common, min.is_some(), max.is_some())?;
-    Ok(Signature::same(common))
+    clamp_tensor_signature(x, min, max, default_float, true)
 }
 
 /// The dtype PyTorch's CPU kernels do their arithmetic in ("opmath"): float16 and
@@ -846,18 +850,28 @@ pub fn lerp(start: DType, end: DType, weight: Option<DType>) -> Result<Signature
 
 const ADDCDIV_INTEGER: &str = "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.";
 
-/// Input checks and promotion of `addcmul`/`addcdiv` (`div`), before any cast back.
-fn addc_common(
+/// [`addc`] and [`addc_inplace`]: checks, promotion, the cast back (`in_place`), the
+/// kernel.
+fn addc_signature(
     div: bool,
     x: OperandType,
     t1: OperandType,
     t2: OperandType,
     default_float: DType,
-) -> Result<DType> {
+    in_place: bool,
+) -> Result<Signature> {
     if div && is_integral(t1.dtype) && is_integral(t2.dtype) {
         return Err(Error::invalid("addcdiv", ADDCDIV_INTEGER));
     }
-    result_type(&[x, t1, t2], default_float)
+    let common = result_type(&[x, t1, t2], default_float)?;
+    if in_place {
+        inplace(common, x.dtype)?;
+    }
+    addc_kernel(div, common)?;
+    Ok(Signature {
+        compute: opmath(common),
+        output: common,
+    })
 }
 
 fn addc_kernel(div: bool, common: DType) -> Result<()> {
@@ -889,12 +903,7 @@ pub fn addc(
     t2: OperandType,
     default_float: DType,
 ) -> Result<Signature> {
-    let common = addc_common(div, x, t1, t2, default_float)?;
-    addc_kernel(div, common)?;
-    Ok(Signature {
-        compute: opmath(common),
-        output: common,
-    })
+    addc_signature(div, x, t1, t2, default_float, false)
 }
 
 /// [`addc`] in place: checks, promotion, the cast back to `x`, then the kernel.
@@ -912,13 +921,7 @@ pub fn addc_inplace(
     t2: OperandType,
     default_float: DType,
 ) -> Result<Signature> {
-    let common = addc_common(div, x, t1, t2, default_float)?;
-    inplace(common, x.dtype)?;
-    addc_kernel(div, common)?;
-    Ok(Signature {
-        compute: opmath(common),
-        output: common,
-    })
+    addc_signature(div, x, t1, t2, default_float, true)
 }
 
 /// Checks of `masked_fill(x, mask, value)`: the mask must be bool and a tensor value
