@@ -721,6 +721,11 @@ fn binary(op: &str, a: &Arg, b: &Arg, mode: Option<RoundingMode>) -> R<Tensor> {
         "bitwise_and" => with_arg!(a, bitwise_and, b)?,
         "bitwise_or" => with_arg!(a, bitwise_or, b)?,
         "bitwise_xor" => with_arg!(a, bitwise_xor, b)?,
+        "fmax" | "fmin" => match b {
+            Arg::T(b) if op == "fmax" => a.fmax(b)?,
+            Arg::T(b) => a.fmin(b)?,
+            Arg::S(_) => return harness(format!("'{op}' takes two tensors")),
+        },
         other => return harness(format!("unknown binary op '{other}'")),
     })
 }
@@ -890,7 +895,7 @@ fn values_op(op: &str, inputs: &[Tensor], args: &Value) -> R<Tensor> {
     };
     match op {
         "add" | "sub" | "mul" | "div" | "floor_divide" | "remainder" | "fmod" | "pow"
-        | "maximum" | "minimum" | "atan2" => {
+        | "maximum" | "minimum" | "atan2" | "fmax" | "fmin" => {
             one(2)?;
             let mode = rounding_mode(args.get("rounding_mode"))?;
             let (a, b) = (Arg::T(inputs[0].clone()), Arg::T(inputs[1].clone()));
@@ -955,6 +960,10 @@ fn values_op(op: &str, inputs: &[Tensor], args: &Value) -> R<Tensor> {
             let min = clamp_bound(args.get("min"))?;
             let max = clamp_bound(args.get("max"))?;
             Ok(inputs[0].clamp(min, max)?)
+        }
+        "clamp_tensor" => {
+            one(3)?;
+            Ok(inputs[0].clamp_tensor(Some(&inputs[1]), Some(&inputs[2]))?)
         }
         "cat" | "stack" => {
             let refs: Vec<&Tensor> = inputs.iter().collect();
@@ -1099,6 +1108,11 @@ fn inplace_op(op: &str, a: &Tensor, b: &Arg, mode: Option<RoundingMode>) -> R<()
         "bitwise_and_" => with_arg!(a, bitwise_and_, b)?,
         "bitwise_or_" => with_arg!(a, bitwise_or_, b)?,
         "bitwise_xor_" => with_arg!(a, bitwise_xor_, b)?,
+        "clamp_min_" => with_arg!(a, clamp_min_, b)?,
+        "maximum_out_self" => match b {
+            Arg::T(b) => a.write_out(&a.maximum(b)?)?,
+            Arg::S(s) => a.write_out(&a.maximum(*s)?)?,
+        },
         "copy_" => match b {
             Arg::T(src) => a.copy_(src)?,
             Arg::S(_) => return harness("copy_ from a scalar"),

@@ -58,6 +58,8 @@ enum Step {
     Index(usize, usize, usize),
     /// an issue-5 pointwise op or activation (some in place)
     Pointwise(usize, usize),
+    /// One of issue 5's binary/ternary pointwise ops, in place or through `out=`.
+    BinaryPointwise(usize, usize, usize, usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -76,6 +78,7 @@ fn step() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, b)| Step::Cat(a, b)),
         (i(), i(), i()).prop_map(|(o, a, b)| Step::Index(o, a, b)),
         (i(), i()).prop_map(|(o, a)| Step::Pointwise(o, a)),
+        (i(), i(), i(), i()).prop_map(|(o, a, b, c)| Step::BinaryPointwise(o, a, b, c)),
     ]
 }
 
@@ -199,6 +202,7 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
                 _ => t.square(),
             }
         }
+        Step::BinaryPointwise(o, a, b, c) => pointwise(o, &pick(a), &pick(b), &pick(c)),
     };
     if let Ok(t) = made {
         pool.push(t);
@@ -223,6 +227,29 @@ fn index_step(o: usize, t: &Tensor, b: &Tensor) -> Result<Tensor> {
         7 => t.take(&index_of(b, t.numel() as i64)?),
         8 => t.scatter_add(-1, &index_of(t, last)?, t),
         _ => t.masked_select(&b.gt(0)?),
+    }
+}
+
+/// Issue 5's binary/ternary pointwise ops (values, in-place forms and `out=`).
+fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
+    let written = |r: Result<()>| r.map(|()| a.clone());
+    match o % 16 {
+        0 => a.fmax(b),
+        1 => a.fmin(b),
+        2 => a.hypot(b),
+        3 => a.copysign(b),
+        4 => a.logaddexp(b),
+        5 => a.xlogy(b),
+        6 => a.nextafter(b),
+        7 => a.bitwise_left_shift(b),
+        8 => a.gcd(b),
+        9 => a.clamp_tensor(Some(b), Some(c)),
+        10 => a.lerp(b, c),
+        11 => a.addcmul(b, c, 2),
+        12 => a.addcdiv(b, c, 0.5),
+        13 => b.ne(0).and_then(|m| a.masked_fill(&m, 3)),
+        14 => written(a.clamp_min_(b)),
+        _ => a.maximum(b).and_then(|m| written(a.write_out(&m))),
     }
 }
 

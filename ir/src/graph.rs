@@ -322,6 +322,13 @@ impl Graph {
                 if b.is_predicate() && node.dtype != DType::Bool {
                     return Err(format!("{id}: predicate output is not bool"));
                 }
+                if !b.accepts(x.dtype) {
+                    return Err(format!(
+                        "{id}: {} is not defined for {}",
+                        node.op.name(),
+                        x.dtype
+                    ));
+                }
             }
             Op::View(l)
                 if l.required_storage() > self.node(inputs[0]).numel() || l.shape != node.shape =>

@@ -6,6 +6,7 @@
 //! inserted `Cast` and `View` nodes). The interpreter and later backends never derive
 //! types again; they read them off the nodes.
 
+use crate::dtype::{Category, DType};
 use crate::layout::Layout;
 use crate::scalar::Scalar;
 use std::fmt;
@@ -235,6 +236,31 @@ pub enum BinaryOp {
     BitwiseOr,
     /// `a ^ b` (logical for bool)
     BitwiseXor,
+    /// elementwise max that ignores NaN (returns the non-NaN operand); refused for complex
+    Fmax,
+    /// elementwise min that ignores NaN (returns the non-NaN operand); refused for complex
+    Fmin,
+    /// `sqrt(a² + b²)` without undue overflow (real floats only)
+    Hypot,
+    /// `|a|` with the sign of `b` (real floats; the builder lifts integers)
+    Copysign,
+    /// `log(e^a + e^b)` (real floats and complex)
+    Logaddexp,
+    /// `log2(2^a + 2^b)` (real floats)
+    Logaddexp2,
+    /// `a * log(b)`, 0 where `a == 0` unless `b` is NaN (the builder lifts integers)
+    Xlogy,
+    /// the next representable value after `a` toward `b` (real floats)
+    Nextafter,
+    /// `a << b`; shifts that are negative or at least the bit width give 0
+    BitwiseLeftShift,
+    /// `a >> b` (arithmetic for signed types); out-of-range shifts give 0, or -1 for
+    /// negative `a`
+    BitwiseRightShift,
+    /// greatest common divisor (integers; C's `abs` semantics at the minimum)
+    Gcd,
+    /// least common multiple (integers; wraps as PyTorch's kernel does)
+    Lcm,
 }
 
 impl UnaryOp {
@@ -255,6 +281,29 @@ impl UnaryOp {
 }
 
 impl BinaryOp {
+    /// Whether a node of this op may compute in `dtype`: the invariant the verifier
+    /// checks for the ops of issue 5 (`fmax` … `lcm`), whose kernels exist for one
+    /// dtype category only. The older ops answer `true` (their builder checks hold).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{BinaryOp, DType};
+    /// assert!(BinaryOp::Gcd.accepts(DType::U8));
+    /// assert!(!BinaryOp::Gcd.accepts(DType::F32));
+    /// assert!(BinaryOp::Logaddexp.accepts(DType::C64));
+    /// ```
+    pub fn accepts(self, dtype: DType) -> bool {
+        use BinaryOp::*;
+        let cat = dtype.category();
+        let float = cat == Category::Floating;
+        match self {
+            Fmax | Fmin | Copysign | Xlogy if cat == Category::Complex => false,
+            Copysign | Xlogy | Hypot | Logaddexp2 | Nextafter => float,
+            Logaddexp => float || cat == Category::Complex,
+            BitwiseLeftShift | BitwiseRightShift | Gcd | Lcm => cat == Category::Integer,
+            _ => true,
+        }
+    }
+
     /// True for ops whose output is `bool` whatever the input dtype.
     pub fn is_predicate(self) -> bool {
         matches!(

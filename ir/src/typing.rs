@@ -88,6 +88,13 @@ fn check_binary_inputs(op: BinaryOp, a: OperandType, b: OperandType) -> Result<(
                 format!("{name} not implemented for complex tensors."),
             ));
         }
+        BinaryOp::Fmax | BinaryOp::Fmin if a.dtype.is_complex() || b.dtype.is_complex() => {
+            let name = if op == BinaryOp::Fmax { "fmax" } else { "fmin" };
+            return Err(Error::invalid(
+                name,
+                format!("{name} not implemented for complex tensors."),
+            ));
+        }
         _ => {}
     }
     Ok(())
@@ -98,6 +105,10 @@ fn binary_signature(op: BinaryOp, common: DType, default_float: DType) -> Signat
     match op {
         // True division and atan2 lift bool/integer inputs to the default float.
         BinaryOp::Div | BinaryOp::Atan2 if is_integral(common) => Signature::same(default_float),
+        // PyTorch builds these as "float ops" too (`build_borrowing_binary_float_op`).
+        BinaryOp::Copysign | BinaryOp::Xlogy if is_integral(common) => {
+            Signature::same(default_float)
+        }
         _ if op.is_predicate() => Signature {
             compute: common,
             output: DType::Bool,
@@ -155,7 +166,32 @@ fn check_binary_kernel(
         Eq | Ne if matches!(compute, DType::C32 | DType::BC32) => return Ok(()),
         _ => {}
     }
-    computable(compute)
+    check_binary_kernel_ext(op, compute)
+}
+
+/// [`check_binary_kernel`] for the binary ops of issue 5 (`fmax` … `lcm`): the dtypes
+/// each CPU kernel dispatches, with PyTorch's kernel names.
+fn check_binary_kernel_ext(op: BinaryOp, compute: DType) -> Result<()> {
+    use BinaryOp::*;
+    let cat = compute.category();
+    let real_float = cat == Category::Floating;
+    let integer = cat == Category::Integer;
+    let refuse = |kernel: &str| Err(Error::not_implemented(kernel, compute));
+    match op {
+        Hypot if !real_float => refuse("hypot_cpu"),
+        Copysign if cat == Category::Complex => refuse("copysign_cpu"),
+        Logaddexp if !(real_float || matches!(compute, DType::C64 | DType::C128)) => {
+            refuse("logaddexp_cpu")
+        }
+        Logaddexp2 if !real_float => refuse("logaddexp2_cpu"),
+        Xlogy if cat == Category::Complex => refuse("xlogy_cpu"),
+        Nextafter if !real_float => refuse("nextafter_cpu"),
+        BitwiseLeftShift if !integer => refuse("lshift_cpu"),
+        BitwiseRightShift if !integer => refuse("rshift_cpu"),
+        Gcd if !integer => refuse("gcd_cpu"),
+        Lcm if !integer => refuse("lcm_cpu"),
+        _ => computable(compute),
+    }
 }
 
 /// The signature of `op(a, b)`: promotion by [`result_type`], then the op's own rules.
@@ -576,6 +612,24 @@ pub fn where_(a: OperandType, b: OperandType, default_float: DType) -> Result<DT
     Ok(common)
 }
 
+/// `clamp`'s checks before promotion: a bound is given, `x` is not complex.
+fn check_clamp_inputs(
+    x: OperandType,
+    min: Option<OperandType>,
+    max: Option<OperandType>,
+) -> Result<()> {
+    if min.is_none() && max.is_none() {
+        return Err(Error::invalid(
+            "clamp",
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    if x.dtype.is_complex() {
+        return Err(Error::invalid("clamp", CLAMP_COMPLEX));
+    }
+    Ok(())
+}
+
 /// The signature of `clamp(x, min, max)`. With host-scalar bounds (PyTorch's
 /// `clamp.Scalar`) a floating `x` keeps its dtype and only an integral `x` promotes
 /// with the bounds; with tensor bounds all three promote. Complex is refused.
@@ -592,15 +646,7 @@ pub fn clamp(
     max: Option<OperandType>,
     default_float: DType,
 ) -> Result<Signature> {
-    if min.is_none() && max.is_none() {
-        return Err(Error::invalid(
-            "clamp",
-            "torch.clamp: At least one of 'min' or 'max' must not be None",
-        ));
-    }
-    if x.dtype.is_complex() {
-        return Err(Error::invalid("clamp", CLAMP_COMPLEX));
-    }
+    check_clamp_inputs(x, min, max)?;
     let bounds: Vec<OperandType> = min.into_iter().chain(max).collect();
     let scalar_bounds = bounds.iter().all(|b| b.priority == Priority::Wrapped);
     let common = if scalar_bounds && x.dtype.is_floating_point() {
@@ -612,6 +658,15 @@ pub fn clamp(
     };
     if common.is_complex() {
         return Err(Error::invalid("clamp", CLAMP_COMPLEX));
+    }
+    if common == DType::Bool {
+        // PyTorch's scalar-bound clamp kernels have no bool.
+        let kernel = match (min.is_some(), max.is_some()) {
+            (true, true) => "clamp_scalar_cpu",
+            (true, false) => "clamp_min_scalar_cpu",
+            _ => "clamp_max_scalar_cpu",
+        };
+        return Err(Error::not_implemented(kernel, common));
     }
     computable(common)?;
     Ok(Signature::same(common))
@@ -1003,6 +1058,366 @@ mod issue5_tests {
             DType::I16
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 5: tensor-bound clamp, lerp, addcmul/addcdiv, masked_fill, isclose.
+
+/// The error PyTorch's `clamp_`/`clamp_min_`/`clamp_max_` with host-scalar bounds raise
+/// when the promoted dtype cannot be cast back: unlike the other in-place ops, their
+/// message quotes the destination's C++ type name (`int`, `long int`, `bool`).
+fn clamp_scalar_cast(result: DType, dest: DType) -> Result<()> {
+    if can_cast(result, dest) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "clamp_",
+        format!(
+            "result type {} can't be cast to the desired output type {}",
+            result.torch_name(),
+            type_meta_name(dest)
+        ),
+    ))
+}
+
+/// The signature of the in-place `x.clamp_(min, max)` with host-scalar bounds
+/// (also `clamp_min_`/`clamp_max_` with a scalar): [`clamp`], then the cast of its result
+/// back to `x`, with PyTorch's wording for these ops.
+///
+/// ```
+/// use lazyfuse_ir::{typing::clamp_inplace, promote::OperandType, DType};
+/// let x = OperandType::dimensioned(DType::I64);
+/// let lo = OperandType::wrapped(DType::F64);
+/// let err = clamp_inplace(x, Some(lo), None, DType::F32).unwrap_err();
+/// assert_eq!(err.to_string(), "result type Float can't be cast to the desired output type long int");
+/// ```
+pub fn clamp_inplace(
+    x: OperandType,
+    min: Option<OperandType>,
+    max: Option<OperandType>,
+    default_float: DType,
+) -> Result<Signature> {
+    let sig = clamp(x, min, max, default_float)?;
+    clamp_scalar_cast(sig.output, x.dtype)?;
+    Ok(sig)
+}
+
+/// [`clamp_tensor`] and [`clamp_tensor_inplace`]: input checks, promotion of all
+/// three, the cast back (`in_place`), then the kernel.
+fn clamp_tensor_signature(
+    x: OperandType,
+    min: Option<OperandType>,
+    max: Option<OperandType>,
+    default_float: DType,
+    in_place: bool,
+) -> Result<Signature> {
+    check_clamp_inputs(x, min, max)?;
+    let mut all = vec![x];
+    all.extend(min);
+    all.extend(max);
+    let common = result_type(&all, default_float)?;
+    if in_place {
+        inplace(common, x.dtype)?;
+    }
+    clamp_tensor_kernel(common, min.is_some(), max.is_some())?;
+    Ok(Signature::same(common))
+}
+
+/// The signature of `clamp_min(x, bound)` (`is_min`) or `clamp_max(x, bound)` with a
+/// tensor bound (`dest`: in place, the cast back to `x` is checked after promotion).
+/// Unlike `clamp(x, min=t)`, a complex `x` is not refused up front: the `maximum`/
+/// `minimum` kernel refuses the complex promoted dtype.
+///
+/// ```
+/// use lazyfuse_ir::{typing::clamp_bound, promote::OperandType, DType};
+/// let t = OperandType::dimensioned;
+/// let err = clamp_bound(t(DType::C64), t(DType::F32), true, false, DType::F32).unwrap_err();
+/// assert_eq!(err.to_string(), "\"maximum_cpu\" not implemented for 'ComplexFloat'");
+/// ```
+pub fn clamp_bound(
+    x: OperandType,
+    bound: OperandType,
+    is_min: bool,
+    in_place: bool,
+    default_float: DType,
+) -> Result<Signature> {
+    let common = result_type(&[x, bound], default_float)?;
+    if in_place {
+        inplace(common, x.dtype)?;
+    }
+    clamp_tensor_kernel(common, is_min, !is_min)?;
+    Ok(Signature::same(common))
+}
+
+/// The kernel of a tensor-bound clamp: one bound runs PyTorch's `maximum`/`minimum`
+/// kernel (`clamp_min`/`clamp_max`), two bounds its `clamp` kernel, which has no bool.
+fn clamp_tensor_kernel(common: DType, has_min: bool, has_max: bool) -> Result<()> {
+    let kernel = match (has_min, has_max) {
+        (true, true) => "clamp_cpu",
+        (true, false) => "maximum_cpu",
+        _ => "minimum_cpu",
+    };
+    let both = has_min && has_max;
+    if common.is_complex() || (both && common == DType::Bool) {
+        return Err(Error::not_implemented(kernel, common));
+    }
+    computable(common)
+}
+
+/// The signature of `clamp(x, min, max)` with *tensor* bounds (either may be absent:
+/// then it is `clamp_min`/`clamp_max`): all operands promote together; a complex `x` is
+/// refused first, a complex promoted dtype by the kernel that would run, and two bool
+/// bounds by PyTorch's `clamp` kernel.
+///
+/// ```
+/// use lazyfuse_ir::{typing::clamp_tensor, promote::OperandType, DType};
+/// let t = OperandType::dimensioned;
+/// let sig = clamp_tensor(t(DType::I8), Some(t(DType::I64)), Some(t(DType::F32)), DType::F32);
+/// assert_eq!(sig.unwrap().output, DType::F32);
+/// let err = clamp_tensor(t(DType::F32), Some(t(DType::C64)), None, DType::F32).unwrap_err();
+/// assert_eq!(err.to_string(), "\"maximum_cpu\" not implemented for 'ComplexFloat'");
+/// ```
+pub fn clamp_tensor(
+    x: OperandType,
+    min: Option<OperandType>,
+    max: Option<OperandType>,
+    default_float: DType,
+) -> Result<Signature> {
+    clamp_tensor_signature(x, min, max, default_float, false)
+}
+
+/// [`clamp_tensor`] in place: promotion, the cast back to `x` (the usual in-place
+/// message), then the kernel.
+///
+/// ```
+/// use lazyfuse_ir::{typing::clamp_tensor_inplace, promote::OperandType, DType};
+/// let t = OperandType::dimensioned;
+/// let err = clamp_tensor_inplace(t(DType::Bool), Some(t(DType::F32)), Some(t(DType::F32)), DType::F32);
+/// assert_eq!(err.unwrap_err().to_string(), "result type Float can't be cast to the desired output type Bool");
+/// ```
+pub fn clamp_tensor_inplace(
+    x: OperandType,
+    min: Option<OperandType>,
+    max: Option<OperandType>,
+    default_float: DType,
+) -> Result<Signature> {
+    clamp_tensor_signature(x, min, max, default_float, true)
+}
+
+/// The dtype PyTorch's CPU kernels do their arithmetic in ("opmath"): float16 and
+/// bfloat16 compute in float32, every other dtype in itself.
+///
+/// ```
+/// use lazyfuse_ir::{typing::opmath, DType};
+/// assert_eq!(opmath(DType::BF16), DType::F32);
+/// assert_eq!(opmath(DType::I8), DType::I8);
+/// ```
+pub fn opmath(dtype: DType) -> DType {
+    match dtype {
+        DType::F16 | DType::BF16 => DType::F32,
+        other => other,
+    }
+}
+
+/// The signature of `lerp(start, end, weight)`: no promotion (`end`, and a tensor
+/// `weight`, must have `start`'s dtype, PyTorch's message otherwise); floating and
+/// complex only. `weight` is `None` for a host-scalar weight. `compute` is the dtype
+/// the formula runs in ([`opmath`]), `output` is `start`'s dtype.
+///
+/// ```
+/// use lazyfuse_ir::{typing::lerp, DType};
+/// assert_eq!(lerp(DType::F16, DType::F16, None).unwrap().compute, DType::F32);
+/// let err = lerp(DType::F32, DType::F64, None).unwrap_err();
+/// assert_eq!(err.to_string(), "expected dtype float for `end` but got dtype double");
+/// let err = lerp(DType::I64, DType::I64, Some(DType::I64)).unwrap_err();
+/// assert_eq!(err.to_string(), "\"lerp_kernel_tensor\" not implemented for 'Long'");
+/// ```
+pub fn lerp(start: DType, end: DType, weight: Option<DType>) -> Result<Signature> {
+    let mismatch = |what: &str, got: DType| {
+        Error::invalid(
+            "lerp",
+            format!(
+                "expected dtype {} for `{what}` but got dtype {}",
+                type_meta_name(start),
+                type_meta_name(got)
+            ),
+        )
+    };
+    if end != start {
+        return Err(mismatch("end", end));
+    }
+    if let Some(w) = weight.filter(|&w| w != start) {
+        return Err(mismatch("weight", w));
+    }
+    let ok = start.category() == Category::Floating || matches!(start, DType::C64 | DType::C128);
+    if !ok && !start.is_float8() {
+        let kernel = if weight.is_some() {
+            "lerp_kernel_tensor"
+        } else {
+            "lerp_kernel_scalar"
+        };
+        return Err(Error::not_implemented(kernel, start));
+    }
+    computable(start)?;
+    Ok(Signature {
+        compute: opmath(start),
+        output: start,
+    })
+}
+
+const ADDCDIV_INTEGER: &str = "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.";
+
+/// [`addc`] and [`addc_inplace`]: checks, promotion, the cast back (`in_place`), the
+/// kernel.
+fn addc_signature(
+    div: bool,
+    x: OperandType,
+    t1: OperandType,
+    t2: OperandType,
+    default_float: DType,
+    in_place: bool,
+) -> Result<Signature> {
+    if div && is_integral(t1.dtype) && is_integral(t2.dtype) {
+        return Err(Error::invalid("addcdiv", ADDCDIV_INTEGER));
+    }
+    let common = result_type(&[x, t1, t2], default_float)?;
+    if in_place {
+        inplace(common, x.dtype)?;
+    }
+    addc_kernel(div, common)?;
+    Ok(Signature {
+        compute: opmath(common),
+        output: common,
+    })
+}
+
+fn addc_kernel(div: bool, common: DType) -> Result<()> {
+    if !div && common == DType::Bool {
+        return Err(Error::not_implemented("addcmul_cpu_out", common));
+    }
+    if div && common == DType::C32 {
+        return Err(Error::not_implemented("addcdiv_cpu_out", common));
+    }
+    computable(common)
+}
+
+/// The signature of `addcmul(x, t1, t2, value)` (`div`: `addcdiv`): all three tensors
+/// promote together; `compute` is the [`opmath`] of the result dtype (PyTorch rounds a
+/// float16 result once). `addcdiv` refuses two integral divisors' operands with
+/// PyTorch's long message; `addcmul` has no bool kernel.
+///
+/// ```
+/// use lazyfuse_ir::{typing::addc, promote::OperandType, DType};
+/// let t = OperandType::dimensioned;
+/// let sig = addc(false, t(DType::I8), t(DType::I64), t(DType::I64), DType::F32).unwrap();
+/// assert_eq!(sig.output, DType::I64);
+/// assert!(addc(true, t(DType::F32), t(DType::I32), t(DType::I32), DType::F32).is_err());
+/// ```
+pub fn addc(
+    div: bool,
+    x: OperandType,
+    t1: OperandType,
+    t2: OperandType,
+    default_float: DType,
+) -> Result<Signature> {
+    addc_signature(div, x, t1, t2, default_float, false)
+}
+
+/// [`addc`] in place: checks, promotion, the cast back to `x`, then the kernel.
+///
+/// ```
+/// use lazyfuse_ir::{typing::addc_inplace, promote::OperandType, DType};
+/// let t = OperandType::dimensioned;
+/// let err = addc_inplace(false, t(DType::I32), t(DType::F32), t(DType::F32), DType::F32);
+/// assert_eq!(err.unwrap_err().to_string(), "result type Float can't be cast to the desired output type Int");
+/// ```
+pub fn addc_inplace(
+    div: bool,
+    x: OperandType,
+    t1: OperandType,
+    t2: OperandType,
+    default_float: DType,
+) -> Result<Signature> {
+    addc_signature(div, x, t1, t2, default_float, true)
+}
+
+/// Checks of `masked_fill(x, mask, value)`: the mask must be bool and a tensor value
+/// zero-dimensional (`value_ndim`, `None` for a host scalar), with PyTorch's messages.
+/// The output keeps `x`'s dtype. float8 is refused as by PyTorch's kernel;
+/// complex32/bcomplex32 are storage-only here.
+///
+/// ```
+/// use lazyfuse_ir::{typing::masked_fill, DType};
+/// assert!(masked_fill(DType::I8, DType::Bool, None).is_ok());
+/// let err = masked_fill(DType::F32, DType::U8, None).unwrap_err();
+/// assert_eq!(err.to_string(), "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char");
+/// ```
+pub fn masked_fill(x: DType, mask: DType, value_ndim: Option<usize>) -> Result<()> {
+    if mask != DType::Bool {
+        return Err(Error::invalid(
+            "masked_fill_",
+            format!(
+                "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+                type_meta_name(mask)
+            ),
+        ));
+    }
+    if let Some(n) = value_ndim.filter(|&n| n != 0) {
+        return Err(Error::invalid(
+            "masked_fill_",
+            format!("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {n} dimension(s)."),
+        ));
+    }
+    if x.is_float8() {
+        return Err(Error::not_implemented("masked_fill", x));
+    }
+    computable(x)
+}
+
+/// C++'s `operator<<` for a double in PyTorch's messages (`-1`, `0.5`, `1e-10`).
+fn cpp_double(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e16 {
+        format!("{}", v as i64)
+    } else if v.abs() >= 1e-5 && v.abs() < 1e16 {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Checks of `isclose(a, b, rtol, atol, equal_nan)`: one dtype for both (PyTorch
+/// compares without promotion) and non-negative tolerances; computing in a
+/// storage-only dtype is [`Error::Unsupported`].
+///
+/// ```
+/// use lazyfuse_ir::{typing::isclose, DType};
+/// assert!(isclose(DType::I8, DType::I8, 1e-5, 1e-8).is_ok());
+/// let err = isclose(DType::F32, DType::F64, 1e-5, 1e-8).unwrap_err();
+/// assert_eq!(err.to_string(), "Float did not match Double");
+/// let err = isclose(DType::F32, DType::F32, -1.0, 1e-8).unwrap_err();
+/// assert_eq!(err.to_string(), "rtol must be greater than or equal to zero, but got -1");
+/// ```
+pub fn isclose(a: DType, b: DType, rtol: f64, atol: f64) -> Result<()> {
+    if a != b {
+        return Err(Error::invalid(
+            "isclose",
+            format!("{} did not match {}", a.torch_name(), b.torch_name()),
+        ));
+    }
+    for (name, v) in [("rtol", rtol), ("atol", atol)] {
+        if v.is_nan() || v < 0.0 {
+            return Err(Error::invalid(
+                "isclose",
+                format!(
+                    "{name} must be greater than or equal to zero, but got {}",
+                    cpp_double(v)
+                ),
+            ));
+        }
+    }
+    computable(a)
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ impl Tensor {
         Ok(())
     }
 
-    fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
+    pub(crate) fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
         let me = Operand::Tensor(self);
         let shape = self.shape();
         inplace_shape(&shape, &other.shape())?;

@@ -1,5 +1,6 @@
 //! The op methods of `Tensor`, one file per family.
 
+pub mod binary_ext;
 pub mod elementwise;
 pub mod indexing;
 pub mod inplace;

@@ -18,6 +18,7 @@
 //! `scan` (cumprod, cummax/cummin, logcumsumexp), `matmul`, `index` (gather,
 //! scatter, take, flip), and `num` (the numeric traits the kernels are generic over).
 
+mod binary_ext;
 mod cast;
 mod elementwise;
 pub mod float8;
