@@ -181,11 +181,19 @@ impl Tensor {
     /// ```
     pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
         let bad = |m: &str| Err(lazyfuse_ir::Error::invalid("arange", m).into());
+        // PyTorch checks finiteness first (so a NaN step is not "nonzero").
+        if !step.is_finite() {
+            return bad(&format!("step must be finite but got {}", fmt_py(step)));
+        }
         if step == 0.0 {
             return bad("step must be nonzero");
         }
         if !start.is_finite() || !end.is_finite() {
-            return bad(&format!("unsupported range: {start} -> {end}"));
+            return bad(&format!(
+                "unsupported range: {} -> {}",
+                fmt_py(start),
+                fmt_py(end)
+            ));
         }
         if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
             return bad("upper bound and larger bound inconsistent with step sign");
@@ -193,7 +201,14 @@ impl Tensor {
         if dtype == DType::Bool || dtype.is_complex() || dtype.is_float8() {
             return Err(lazyfuse_ir::Error::not_implemented("arange_cpu", dtype).into());
         }
-        let len = ((end - start) / step).ceil().max(0.0) as usize;
+        // PyTorch: the length is computed in double and must fit int64 before the
+        // storage size is checked.
+        let len_f = ((end - start) / step).ceil();
+        if !(0.0..=i64::MAX as f64).contains(&len_f) || len_f >= 9.223372036854775807e18 {
+            return bad("invalid size, possible overflow?");
+        }
+        let len = len_f as usize;
+        lazyfuse_ir::shape::checked_numel(&[len], dtype)?;
         Ok(with_store(|s| {
             let node = s.add(Op::Arange { start, step }, dtype, vec![len], &[]);
             Tensor::from_node(s, node)
@@ -319,6 +334,22 @@ impl Tensor {
     /// ```
     pub fn graph_text(&self) -> String {
         with_store(|s| s.graph.dump(&[self.0.storage.node()]))
+    }
+}
+
+/// A double as PyTorch prints it in messages: integral values without a fraction
+/// (`1`, `-inf`, `nan`).
+fn fmt_py(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{x}")
     }
 }
 
