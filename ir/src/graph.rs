@@ -300,6 +300,7 @@ impl Graph {
             Op::Binary(_) | Op::Matmul | Op::WriteView(_) => inputs.len() == 2,
             Op::Where => inputs.len() == 3,
             Op::Cat { .. } => !inputs.is_empty(),
+            Op::Random { .. } | Op::Linspace { .. } => inputs.is_empty(),
         };
         if !arity_ok {
             return Err(format!(
@@ -330,6 +331,23 @@ impl Graph {
                 }
                 if l.required_storage() > self.node(inputs[0]).numel() {
                     return Err(format!("{id}: write_view {l} out of bounds"));
+                }
+            }
+            Op::Linspace { .. } if node.shape.len() != 1 => {
+                return Err(format!("{id}: linspace is not 1-D"));
+            }
+            Op::Random { distribution, .. } => {
+                let ok = match distribution {
+                    crate::philox::Distribution::Integer { low, high } => {
+                        low < high && !node.dtype.is_complex() && !node.dtype.is_float8()
+                    }
+                    _ => {
+                        (node.dtype.is_floating_point() && !node.dtype.is_float8())
+                            || node.dtype.is_complex()
+                    }
+                };
+                if !ok {
+                    return Err(format!("{id}: random {distribution:?} of {}", node.dtype));
                 }
             }
             _ => {}

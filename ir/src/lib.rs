@@ -12,6 +12,7 @@ pub mod error;
 pub mod graph;
 pub mod layout;
 pub mod op;
+pub mod philox;
 pub mod promote;
 pub mod scalar;
 pub mod shape;

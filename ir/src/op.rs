@@ -240,6 +240,26 @@ pub enum Op {
     /// When several elements of the layout address one location, the last in row-major
     /// order wins (only `fill_`/`copy_` of equal values can reach that case).
     WriteView(Layout),
+    /// Random numbers (no inputs): element `i` is
+    /// [`crate::philox::sample`]`(distribution, dtype, seed, offset, i)` converted to
+    /// the node dtype; it depends on nothing else, so any backend reproduces it.
+    Random {
+        /// the generator's key
+        seed: u64,
+        /// the counter of element 0
+        offset: u64,
+        /// what is drawn
+        distribution: crate::philox::Distribution,
+    },
+    /// `torch.linspace` (no inputs): `steps = shape[0]` values from `start` to `end`
+    /// computed from both ends with PyTorch's CPU kernel (see the interpreter's
+    /// `creation::linspace` for the exact arithmetic per dtype).
+    Linspace {
+        /// first value
+        start: f64,
+        /// last value
+        end: f64,
+    },
 }
 
 impl Op {
@@ -266,6 +286,8 @@ impl Op {
             Op::Matmul => "matmul".into(),
             Op::Cat { .. } => "cat".into(),
             Op::WriteView(_) => "write_view".into(),
+            Op::Random { .. } => "random".into(),
+            Op::Linspace { .. } => "linspace".into(),
         }
     }
 
@@ -292,6 +314,21 @@ impl Op {
             Op::Cumsum { axis } | Op::Softmax { axis, .. } | Op::Cat { axis } => {
                 format!("axis={axis}")
             }
+            Op::Random {
+                seed,
+                offset,
+                distribution,
+            } => {
+                let d = match distribution {
+                    crate::philox::Distribution::Uniform => "uniform".to_string(),
+                    crate::philox::Distribution::Normal => "normal".to_string(),
+                    crate::philox::Distribution::Integer { low, high } => {
+                        format!("integer, low={low}, high={high}")
+                    }
+                };
+                format!("seed={seed}, offset={offset}, distribution={d}")
+            }
+            Op::Linspace { start, end } => format!("start={start:?}, end={end:?}"),
             _ => String::new(),
         }
     }

@@ -1,5 +1,6 @@
 //! The op methods of `Tensor`, one file per family.
 
+pub mod creation;
 pub mod elementwise;
 pub mod inplace;
 pub mod linalg;

@@ -17,6 +17,7 @@
 //! generic over).
 
 mod cast;
+mod creation;
 mod elementwise;
 pub mod float8;
 mod matmul;
@@ -182,6 +183,7 @@ fn eval(
         Op::Binary(_) | Op::Matmul | Op::WriteView(_) => 2,
         Op::Where => 3,
         Op::Cat { .. } => args.len().max(1),
+        Op::Random { .. } | Op::Linspace { .. } => 0,
     };
     if args.len() != arity {
         return Err(Error::Malformed(format!(
@@ -276,6 +278,18 @@ fn eval(
             new(cat(args, &shapes, *axis)?)
         }
         Op::WriteView(layout) => new(write_view(&args[0], layout, &args[1])?),
+        Op::Random {
+            seed,
+            offset,
+            distribution,
+        } => new(creation::random(
+            *distribution,
+            *seed,
+            *offset,
+            node.dtype,
+            n,
+        )?),
+        Op::Linspace { start, end } => new(creation::linspace(*start, *end, node.dtype, n)?),
     }
 }
 
