@@ -139,15 +139,26 @@ impl Tensor {
 
     /// A tensor of zeros.
     ///
+    /// A shape whose size overflows (`[1 << 62, 4]` of `float32`) cannot exist, but
+    /// this constructor has no `Result` to say so. It returns a tensor that reports
+    /// the shape it was asked for, with sane accessors (`numel()` saturates at
+    /// `usize::MAX`, strides saturate at `isize::MAX`, never wrap or go negative),
+    /// and whose first realize or read — of it or of anything computed from it —
+    /// returns PyTorch's error "Storage size calculation overflowed with sizes=[…]".
+    /// It never yields a value. [`Tensor::try_zeros`] returns that error at once.
+    ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
     /// assert_eq!(Tensor::zeros(&[2], DType::I8).to_vec::<i8>().unwrap(), vec![0, 0]);
+    /// let huge = Tensor::zeros(&[1 << 62, 4], DType::F32);
+    /// assert_eq!(huge.numel(), usize::MAX);
+    /// assert!(huge.sum(&[], false).and_then(|s| s.realize()).is_err());
     /// ```
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
         Tensor::constant(shape, Scalar::Int(0), dtype)
     }
 
-    /// A tensor of ones.
+    /// A tensor of ones (see [`Tensor::zeros`] for shapes whose size overflows).
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
@@ -155,6 +166,32 @@ impl Tensor {
     /// ```
     pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
         Tensor::constant(shape, Scalar::Int(1), dtype)
+    }
+
+    /// [`Tensor::zeros`], refusing a shape whose size overflows with PyTorch's error.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert!(Tensor::try_zeros(&[2, 3], DType::F32).is_ok());
+    /// assert_eq!(
+    ///     Tensor::try_zeros(&[3, usize::MAX], DType::F32).unwrap_err().to_string(),
+    ///     format!("Storage size calculation overflowed with sizes=[3, {}]", usize::MAX)
+    /// );
+    /// ```
+    pub fn try_zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        lazyfuse_ir::shape::checked_numel(shape, dtype)?;
+        Ok(Tensor::zeros(shape, dtype))
+    }
+
+    /// [`Tensor::ones`], refusing a shape whose size overflows with PyTorch's error.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert!(Tensor::try_ones(&[1 << 62, 4], DType::F32).is_err());
+    /// ```
+    pub fn try_ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        lazyfuse_ir::shape::checked_numel(shape, dtype)?;
+        Ok(Tensor::ones(shape, dtype))
     }
 
     /// A tensor filled with `value` converted to `dtype`. A complex value with a
@@ -298,7 +335,37 @@ impl Tensor {
             let buffer = s
                 .buffer_of(&self.0.storage)
                 .expect("a realized storage's node is an input with a buffer");
+            // A view may have far more elements than its storage (expand).
+            lazyfuse_runtime::buffer::check_allocation(&self.0.layout.shape, self.0.dtype, false)?;
             Ok(buffer.gather(&self.0.layout))
+        })
+    }
+
+    /// The elements that printing shows: all of them, or for a tensor of more than
+    /// 1000 elements only the summarized sub-tensor (`display::shown_indices`), read
+    /// straight from the realized storage so that a huge (e.g. expanded) tensor is
+    /// never materialized.
+    fn shown_buffer(&self) -> Result<Buffer> {
+        let shown = crate::display::shown_indices(&self.0.layout.shape);
+        let count = shown.iter().map(Vec::len).product::<usize>();
+        if count == self.numel() {
+            return self.read_buffer();
+        }
+        with_store(|s| {
+            s.realize(&self.0.storage)?;
+            let buffer = s
+                .buffer_of(&self.0.storage)
+                .expect("a realized storage's node is an input with a buffer");
+            let layout = &self.0.layout;
+            let mut offsets = vec![layout.offset as isize];
+            for (indices, &stride) in shown.iter().zip(&layout.strides) {
+                offsets = offsets
+                    .iter()
+                    .flat_map(|&base| indices.iter().map(move |&i| base + i as isize * stride))
+                    .collect();
+            }
+            let offsets: Vec<usize> = offsets.into_iter().map(|o| o as usize).collect();
+            Ok(buffer.take_offsets(&offsets)?)
         })
     }
 
@@ -464,7 +531,7 @@ impl fmt::Debug for Tensor {
 impl fmt::Display for Tensor {
     /// PyTorch's printing (`tensor([1., 2.])`), realizing the tensor first.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.read_buffer() {
+        match self.shown_buffer() {
             Ok(buffer) => f.write_str(&crate::display::format_tensor(
                 &buffer,
                 &self.0.layout.shape,

@@ -62,3 +62,128 @@ fn device_strings_as_pytorch() {
         "Invalid device string: 'cuda:'"
     );
 }
+
+#[test]
+fn overflowing_sizes_are_never_wrong_values() {
+    let huge = Tensor::ones(&[1 << 62, 4], DType::F32);
+    assert_eq!(huge.numel(), usize::MAX);
+    assert_eq!(huge.shape(), vec![1 << 62, 4]);
+    let msg = "Storage size calculation overflowed with sizes=[4611686018427387904, 4]";
+    assert_eq!(err_text(huge.realize()), msg);
+    // Ops on it fail when built or when realized, never with a value.
+    assert!(huge
+        .sum(&[], false)
+        .and_then(|t| t.to_vec::<f32>())
+        .is_err());
+    assert!(huge.mul(2.0).and_then(|t| t.to_vec::<f32>()).is_err());
+    assert!(huge
+        .t()
+        .and_then(|t| t.add(1.0))
+        .and_then(|t| t.realize())
+        .is_err());
+    assert!(huge.to_string().contains(msg));
+    assert_eq!(err_text(Tensor::try_ones(&[1 << 62, 4], DType::F32)), msg);
+
+    let wide = Tensor::zeros(&[3, usize::MAX], DType::F32);
+    assert!(wide.strides().iter().all(|&s| s > 0));
+    assert!(Tensor::try_zeros(&[3, usize::MAX], DType::F32).is_err());
+    assert!(wide.realize().is_err());
+
+    let one = Tensor::zeros(&[1, 1], DType::F32);
+    assert_eq!(
+        err_text(one.expand(&[1 << 40, 1 << 40])),
+        "numel: integer multiplication overflow"
+    );
+    assert_eq!(
+        err_text(Tensor::zeros(&[], DType::F32).expand(&[1 << 40, 1 << 40])),
+        "numel: integer multiplication overflow"
+    );
+    let a = Tensor::zeros(&[1, 1], DType::F32)
+        .expand(&[1 << 32, 1])
+        .unwrap();
+    let b = Tensor::zeros(&[1, 1], DType::F32)
+        .expand(&[1, 1 << 32])
+        .unwrap();
+    assert_eq!(
+        err_text(a.add(&b)),
+        "numel: integer multiplication overflow"
+    );
+    // numel fits, bytes do not: the computed result refuses at realize.
+    let a = Tensor::zeros(&[1, 1], DType::F64)
+        .expand(&[1 << 31, 1])
+        .unwrap();
+    let b = Tensor::zeros(&[1, 1], DType::F64)
+        .expand(&[1, 1 << 31])
+        .unwrap();
+    let sum = a.add(&b).unwrap();
+    assert_eq!(
+        err_text(sum.realize()),
+        "Storage size calculation overflowed with sizes=[2147483648, 2147483648]"
+    );
+}
+
+/// 2^50 bytes exceeds the address space of every current host: the allocator
+/// refuses without touching memory.
+#[test]
+fn failed_allocations_are_errors() {
+    let big = Tensor::zeros(&[1 << 48], DType::F32);
+    let e = err_text(big.realize());
+    assert!(e.starts_with("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes."), "{e}");
+    // A huge expanded view of a one-element storage: reading it must allocate it.
+    let view = Tensor::zeros(&[1], DType::F64).expand(&[1 << 47]).unwrap();
+    let e = err_text(view.to_vec::<f64>());
+    assert!(e.starts_with("DefaultCPUAllocator"), "{e}");
+    let e = err_text(view.add(1.0).unwrap().realize());
+    assert!(e.starts_with("DefaultCPUAllocator"), "{e}");
+    // The library keeps working afterwards.
+    assert_eq!(
+        Tensor::ones(&[2], DType::F32).to_vec::<f32>().unwrap(),
+        vec![1.0, 1.0]
+    );
+}
+
+#[test]
+fn huge_chunk_counts_are_errors_not_panics() {
+    let e = Tensor::zeros(&[0], DType::F32);
+    assert_eq!(
+        err_text(e.chunk(1 << 60, 0)),
+        "cannot create std::vector larger than max_size()"
+    );
+    assert_eq!(err_text(e.chunk(1 << 50, 0)), "std::bad_alloc");
+    assert_eq!(e.chunk(3, 0).unwrap().len(), 3);
+}
+
+#[test]
+fn arange_that_cannot_fit_is_an_error() {
+    // The panic: 1e19 elements.
+    assert!(Tensor::arange(0.0, 1e19, 1.0, DType::F32).is_err());
+}
+
+#[test]
+fn display_of_a_huge_view_reads_only_what_it_prints() {
+    // 2^46 elements of float64 (512 TiB) cannot be materialized; the print shows
+    // 3 edge items per dim, as PyTorch's.
+    let base = Tensor::arange(0.0, 4.0, 1.0, DType::F64)
+        .unwrap()
+        .view(&[4, 1])
+        .unwrap();
+    let view = base.expand(&[4, 1 << 46]).unwrap();
+    assert_eq!(
+        view.to_string(),
+        "tensor([[0., 0., 0.,  ..., 0., 0., 0.],\n        [1., 1., 1.,  ..., 1., 1., 1.],\n        [2., 2., 2.,  ..., 2., 2., 2.],\n        [3., 3., 3.,  ..., 3., 3., 3.]], dtype=torch.float64)"
+    );
+    // The summarized print of an ordinary tensor is unchanged by reading less.
+    let t = Tensor::arange(0.0, 2000.0, 1.0, DType::I64)
+        .unwrap()
+        .view(&[40, 50])
+        .unwrap();
+    let text = t.t().unwrap().to_string();
+    assert!(
+        text.starts_with("tensor([[   0,   50,  100,  ..., 1850, 1900, 1950],"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("[  49,   99,  149,  ..., 1899, 1949, 1999]])"),
+        "{text}"
+    );
+}

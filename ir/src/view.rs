@@ -294,8 +294,10 @@ impl Layout {
                     negative()
                 });
             }
+            let sizes: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+            crate::shape::checked_count(&sizes)?;
             return Ok(Layout {
-                shape: shape.iter().map(|&s| s as usize).collect(),
+                shape: sizes,
                 strides: vec![0; n],
                 offset: self.offset,
             });
@@ -341,6 +343,8 @@ impl Layout {
             sizes[i] = size;
             strides[i] = stride;
         }
+        // PyTorch computes the view's numel with overflow checks.
+        crate::shape::checked_count(&sizes)?;
         Ok(Layout {
             shape: sizes,
             strides,
@@ -833,8 +837,22 @@ impl Layout {
         let dim_size = self.shape[d];
         let size = dim_size.div_ceil(chunks);
         if dim_size == 0 {
-            // split() would collapse the chunks into one piece; PyTorch keeps them all.
-            return self.split_sizes(&vec![0; chunks], d as isize);
+            // split() would collapse the chunks into one piece; PyTorch keeps them all,
+            // `chunks` empty views, so a huge count is an allocation failure (PyTorch's
+            // `std::vector` messages), never a capacity-overflow panic.
+            if chunks > isize::MAX as usize / 8 {
+                return Err(Error::invalid(
+                    "chunk",
+                    "cannot create std::vector larger than max_size()",
+                ));
+            }
+            let mut out: Vec<Layout> = Vec::new();
+            if out.try_reserve_exact(chunks).is_err() {
+                return Err(Error::invalid("chunk", "std::bad_alloc"));
+            }
+            let empty = self.narrow(d as isize, 0, 0)?;
+            out.resize(chunks, empty);
+            return Ok(out);
         }
         self.split(size, d as isize)
     }
@@ -1041,7 +1059,8 @@ mod tests {
         assert!(a.slice(0, Some(isize::MIN), Some(isize::MAX), big).is_err()); // stride 1 * usize::MAX overflows isize
         assert!(a.diagonal(isize::MIN, 0, 1).is_err());
         assert!(a.unsqueeze(0).unwrap().diagonal(isize::MIN, 0, 1).is_ok());
-        assert!(a.expand(&[isize::MAX, 4]).is_ok());
+        // PyTorch: "numel: integer multiplication overflow"
+        assert!(a.expand(&[isize::MAX, 4]).is_err());
         assert!(a.expand(&[-2, 4]).is_err());
         assert!(a.unfold(0, big, 1).is_err());
         assert!(a.split(big, 0).is_ok());

@@ -18,4 +18,15 @@ pub enum Error {
     /// The graph is malformed (a bug in the builder, reported instead of a panic).
     #[error("malformed graph: {0}")]
     Malformed(String),
+    /// A result whose size does not fit memory arithmetic (PyTorch's "Storage size
+    /// calculation overflowed with sizes=[…]" or "numel: integer multiplication
+    /// overflow"): the message.
+    #[error("{0}")]
+    SizeOverflow(String),
+    /// The allocator refused a buffer (PyTorch's `DefaultCPUAllocator` message).
+    #[error("DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)")]
+    OutOfMemory {
+        /// the size asked for
+        bytes: usize,
+    },
 }

@@ -101,6 +101,14 @@ pub fn execute_with_stats(
             })
             .collect::<Result<Vec<_>>>()?;
         let arg_nodes: Vec<&Node> = ins.iter().map(|&i| graph.node(i)).collect();
+        // Sizes that overflow or that the allocator refuses are errors, not aborts.
+        if !matches!(node.op, Op::Input(_)) {
+            let creation = matches!(
+                node.op,
+                Op::Full(_) | Op::Arange { .. } | Op::Random { .. } | Op::Linspace { .. }
+            );
+            crate::buffer::check_allocation(&node.shape, node.dtype, creation)?;
+        }
         let out = eval(node, &args, &arg_nodes, inputs)?;
         if out.dtype() != node.dtype || out.len() != node.numel() {
             return Err(Error::Malformed(format!(
