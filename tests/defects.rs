@@ -204,3 +204,69 @@ fn many_consumers_of_one_tensor_are_cheap() {
     drop(ys);
     assert!(lazyfuse::live_graph_nodes() < before);
 }
+
+#[test]
+fn as_strided_bounds_message_uses_the_itemsize() {
+    let cases = [
+        (
+            DType::F32,
+            "itemsize 4 requiring a storage size of 20 are out of bounds for storage of size 16",
+        ),
+        (
+            DType::F16,
+            "itemsize 2 requiring a storage size of 10 are out of bounds for storage of size 8",
+        ),
+        (
+            DType::I8,
+            "itemsize 1 requiring a storage size of 5 are out of bounds for storage of size 4",
+        ),
+        (
+            DType::C64,
+            "itemsize 8 requiring a storage size of 40 are out of bounds for storage of size 32",
+        ),
+    ];
+    for (d, tail) in cases {
+        let e = err_text(Tensor::zeros(&[4], d).as_strided(&[3], &[2], 0));
+        assert_eq!(
+            e,
+            format!("setStorage: sizes [3], strides [2], storage offset 0, and {tail}")
+        );
+    }
+    let e = err_text(Tensor::zeros(&[4], DType::I16).as_strided(&[2], &[1], 3));
+    assert_eq!(e, "setStorage: sizes [2], strides [1], storage offset 3, and itemsize 2 requiring a storage size of 10 are out of bounds for storage of size 8");
+}
+
+#[test]
+fn matmul_shape_errors_follow_pytorchs_dispatch() {
+    let z = |s: &[usize]| Tensor::zeros(s, DType::F32);
+    let cases: Vec<(Tensor, Tensor, &str)> = vec![
+        (z(&[2, 1, 2]), z(&[3, 1]), "mm: mat1 and mat2 shapes cannot be multiplied (2x2 and 3x1)"),
+        (z(&[2]), z(&[3]), "inconsistent tensor size, expected tensor [2] and src [3] to have the same number of elements, but got 2 and 3 elements respectively"),
+        (z(&[2, 3]), z(&[4]), "size mismatch, got input (2), mat (2x3), vec (4)"),
+        (z(&[2]), z(&[3, 4]), "mm: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)"),
+        (z(&[2, 3]), z(&[4, 5]), "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
+        (z(&[2, 2, 3]), z(&[2, 4, 5]), "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]."),
+        (z(&[2, 2, 3]), z(&[3, 3, 5]), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
+        (z(&[3]), z(&[2, 4, 5]), "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]."),
+        (z(&[2, 4, 5]), z(&[3]), "size mismatch, got input (8), mat (8x5), vec (3)"),
+        (z(&[2, 1, 2, 3]), z(&[3, 2, 3, 4]), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
+        (z(&[5]), z(&[2, 3, 4]), "Expected size for first two dimensions of batch2 tensor to be: [2, 5] but got: [2, 3]."),
+        (z(&[2, 3]), z(&[2, 4, 5]), "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]."),
+        (z(&[2, 2, 3]), z(&[4, 5]), "mm: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)"),
+        (z(&[2, 3, 4]), z(&[2, 5, 6, 7]), "The size of tensor a (2) must match the size of tensor b (5) at non-singleton dimension 1"),
+        // A non-contiguous batch does not fold: bmm's message.
+        (z(&[3, 2, 4]).transpose(0, 1).unwrap(), z(&[5]), "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 5]."),
+        // The right operand folds when its transpose flattens without a copy.
+        (z(&[2]), z(&[3, 1, 4]), "size mismatch, got input (12), mat (12x1), vec (2)"),
+        (z(&[0, 2, 3]), z(&[4, 5]), "mm: mat1 and mat2 shapes cannot be multiplied (0x3 and 4x5)"),
+    ];
+    for (a, b, msg) in cases {
+        assert_eq!(
+            err_text(a.matmul(&b)),
+            msg,
+            "{:?} @ {:?}",
+            a.shape(),
+            b.shape()
+        );
+    }
+}

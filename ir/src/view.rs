@@ -544,7 +544,8 @@ impl Layout {
     /// `Tensor.as_strided(size, stride, storage_offset)`: any geometry over the same
     /// storage. `offset` is absolute (not relative to this layout's offset); the result
     /// must fit in a storage of `storage_numel` elements. The bounds message counts bytes
-    /// with PyTorch's wording for an 8-byte element type.
+    /// with PyTorch's wording for an 8-byte element type; [`Layout::as_strided_sized`]
+    /// takes the element size.
     pub fn as_strided(
         &self,
         size: &[usize],
@@ -552,6 +553,27 @@ impl Layout {
         offset: usize,
         storage_numel: usize,
     ) -> Result<Layout> {
+        self.as_strided_sized(size, stride, offset, storage_numel, 8)
+    }
+
+    /// [`Layout::as_strided`] over a storage of `itemsize`-byte elements: PyTorch's
+    /// bounds message counts bytes ("and itemsize 4 requiring a storage size of 20 are
+    /// out of bounds for storage of size 16").
+    ///
+    /// ```
+    /// use lazyfuse_ir::Layout;
+    /// let e = Layout::contiguous(&[4]).as_strided_sized(&[3], &[2], 0, 4, 2).unwrap_err();
+    /// assert_eq!(e.to_string(), "setStorage: sizes [3], strides [2], storage offset 0, and itemsize 2 requiring a storage size of 10 are out of bounds for storage of size 8");
+    /// ```
+    pub fn as_strided_sized(
+        &self,
+        size: &[usize],
+        stride: &[isize],
+        offset: usize,
+        storage_numel: usize,
+        itemsize: usize,
+    ) -> Result<Layout> {
+        let item = itemsize as u128;
         if size.len() != stride.len() {
             return Err(Error::invalid(
                 "as_strided",
@@ -567,7 +589,6 @@ impl Layout {
                 ),
             ));
         }
-        const ITEMSIZE: u128 = 8;
         // ATen's computeStorageNbytes, in saturating u128 so that huge requests fail the
         // bounds check instead of overflowing.
         let needed_elems: u128 = if size.contains(&0) {
@@ -581,13 +602,13 @@ impl Layout {
         if needed_elems > 0 {
             let needed = needed_elems
                 .saturating_add(offset as u128)
-                .saturating_mul(ITEMSIZE);
-            let have = storage_numel as u128 * ITEMSIZE;
+                .saturating_mul(item);
+            let have = storage_numel as u128 * item;
             if needed > have {
                 return Err(Error::invalid(
                     "as_strided",
                     format!(
-                        "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {ITEMSIZE} requiring a storage size of {needed} are out of bounds for storage of size {have}",
+                        "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {item} requiring a storage size of {needed} are out of bounds for storage of size {have}",
                         fmt_shape(size),
                         fmt_ishape(stride)
                     ),
