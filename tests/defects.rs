@@ -270,3 +270,64 @@ fn matmul_shape_errors_follow_pytorchs_dispatch() {
         );
     }
 }
+
+/// complex32/bcomplex32 are storage-only here; where PyTorch 2.15 itself has no CPU
+/// kernel its error is returned, and only what PyTorch computes is `Unsupported`.
+#[test]
+fn half_complex_refusals_are_pytorchs() {
+    for (d, name) in [(DType::C32, "ComplexHalf"), (DType::BC32, "BComplex32")] {
+        let x = Tensor::zeros(&[3], d);
+        let refused = |r: lazyfuse::Result<Tensor>, kernel: &str| {
+            assert_eq!(
+                err_text(r),
+                format!("\"{kernel}\" not implemented for '{name}'")
+            );
+        };
+        refused(x.exp(), "exp_vml_cpu");
+        refused(x.log(), "log_vml_cpu");
+        refused(x.sqrt(), "sqrt_vml_cpu");
+        refused(x.sin(), "sin_vml_cpu");
+        refused(x.cos(), "cos_vml_cpu");
+        refused(x.tanh(), "tanh_vml_cpu");
+        refused(x.rsqrt(), "rsqrt_cpu");
+        refused(x.sigmoid(), "sigmoid_cpu");
+        refused(x.reciprocal(), "reciprocal_cpu");
+        refused(x.logical_not(), "logical_not_cpu");
+        refused(x.round(), "round_vml_cpu");
+        refused(x.sum(&[], false), "sum_cpu");
+        refused(x.mean(&[0], false), "sum_cpu");
+        refused(x.prod(&[0], false), "prod_out_cpu");
+        refused(x.cumsum(0), "cumsum_out_cpu");
+        refused(x.div(&x), "div_cpu");
+        refused(x.matmul(&x), "dot");
+        let m = Tensor::zeros(&[3, 3], d);
+        refused(m.matmul(&x), "addmv_impl_cpu");
+        refused(x.matmul(&m), "addmm_impl_cpu_");
+        refused(m.matmul(&m), "addmm_impl_cpu_");
+        let b = Tensor::zeros(&[2, 3, 3], d);
+        refused(b.matmul(&b), "bmm");
+        refused(b.matmul(&m), "addmm_impl_cpu_");
+        // Shapes are checked before the kernel.
+        assert!(err_text(m.matmul(&Tensor::zeros(&[4], d))).starts_with("size mismatch"));
+        // What PyTorch computes stays a gap of lazyfuse.
+        assert!(x.var(&[0], 1, false).unwrap_err().is_unsupported());
+        assert!(x.eq(&x).is_ok());
+    }
+    let x = Tensor::zeros(&[3], DType::C32);
+    assert!(x.neg().unwrap_err().is_unsupported());
+    assert!(x.abs().unwrap_err().is_unsupported());
+    assert!(x.mul(&x).unwrap_err().is_unsupported());
+    let y = Tensor::zeros(&[3], DType::BC32);
+    assert_eq!(
+        err_text(y.neg()),
+        "\"neg_cpu\" not implemented for 'BComplex32'"
+    );
+    assert_eq!(
+        err_text(y.abs()),
+        "\"abs_cpu\" not implemented for 'BComplex32'"
+    );
+    assert_eq!(
+        err_text(y.mul(&y)),
+        "\"mul_cpu\" not implemented for 'BComplex32'"
+    );
+}

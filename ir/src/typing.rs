@@ -124,6 +124,7 @@ fn check_binary_kernel(
     let refuse = |kernel: &str| Err(Error::not_implemented(kernel, compute));
     match op {
         Add | Sub if compute == DType::BC32 => return refuse("add_stub"),
+        Mul if compute == DType::BC32 => return refuse("mul_cpu"),
         // The data shows ComplexHalf; bcomplex32 is outside the same dispatch list.
         Div if matches!(compute, DType::C32 | DType::BC32) => return refuse("div_cpu"),
         DivFloor if bool_ || complex => return refuse("div_floor_cpu"),
@@ -289,6 +290,7 @@ pub fn unary(op: UnaryOp, dtype: DType, default_float: DType) -> Result<Signatur
         },
         _ => Signature::same(dtype),
     };
+    half_complex_unary(op, sig.compute)?;
     computable(sig.compute)?;
     Ok(sig)
 }
@@ -345,6 +347,7 @@ pub fn reduce(op: ReduceOp, dtype: DType, default_float: DType) -> Result<Signat
         }
         _ => Signature::same(dtype),
     };
+    half_complex_reduce(op, sig.compute)?;
     computable(sig.compute)?;
     Ok(sig)
 }
@@ -390,6 +393,9 @@ pub fn cumsum(dtype: DType) -> Result<Signature> {
     } else {
         Signature::same(dtype)
     };
+    if is_half_complex(sig.compute) {
+        return Err(Error::not_implemented("cumsum_out_cpu", sig.compute));
+    }
     computable(sig.compute)?;
     Ok(sig)
 }
@@ -499,7 +505,7 @@ pub fn matmul_nd(a: DType, a_ndim: usize, b: DType, b_ndim: usize) -> Result<DTy
                 ),
             ));
         }
-        if a == DType::Bool {
+        if a == DType::Bool || is_half_complex(a) {
             return Err(Error::not_implemented("dot", a));
         }
         computable(a)?;
@@ -812,4 +818,58 @@ pub fn randint(low: i64, high: i64, dtype: DType) -> Result<()> {
         return out("to - 1");
     }
     Ok(())
+}
+
+// ---- complex32/bcomplex32: PyTorch's own refusals (issue 5, defects) ----
+//
+// complex32 and bcomplex32 are storage-only in lazyfuse (`computable` says
+// `Unsupported`), but where PyTorch itself has no kernel for them its error is the
+// answer, not "unsupported". The tables below are PyTorch 2.15's CPU kernels, checked
+// one by one: complex32 computes `neg`, `abs`, `isnan`, `add`/`sub`/`mul`, `eq`/`ne`,
+// `where`, `var`/`std` (lazyfuse: `Unsupported`); bcomplex32 only `isnan`, `eq`/`ne`,
+// `where`, `var`/`std`.
+
+/// complex32 or bcomplex32.
+fn is_half_complex(dtype: DType) -> bool {
+    matches!(dtype, DType::C32 | DType::BC32)
+}
+
+/// PyTorch's refusal of a unary kernel for the half complex types, if it has one.
+fn half_complex_unary(op: UnaryOp, dtype: DType) -> Result<()> {
+    use UnaryOp::*;
+    if !is_half_complex(dtype) {
+        return Ok(());
+    }
+    let kernel = match op {
+        Exp => "exp_vml_cpu",
+        Log => "log_vml_cpu",
+        Sqrt => "sqrt_vml_cpu",
+        Sin => "sin_vml_cpu",
+        Cos => "cos_vml_cpu",
+        Tanh => "tanh_vml_cpu",
+        Rsqrt => "rsqrt_cpu",
+        Sigmoid => "sigmoid_cpu",
+        Reciprocal => "reciprocal_cpu",
+        LogicalNot => "logical_not_cpu",
+        Round => "round_vml_cpu",
+        Neg if dtype == DType::BC32 => "neg_cpu",
+        Abs if dtype == DType::BC32 => "abs_cpu",
+        _ => return Ok(()),
+    };
+    Err(Error::not_implemented(kernel, dtype))
+}
+
+/// PyTorch's refusal of a reduction kernel for the half complex types, if it has one.
+fn half_complex_reduce(op: ReduceOp, dtype: DType) -> Result<()> {
+    if !is_half_complex(dtype) {
+        return Ok(());
+    }
+    let kernel = match op {
+        ReduceOp::Sum | ReduceOp::Mean => "sum_cpu",
+        ReduceOp::Prod => "prod_out_cpu",
+        ReduceOp::Amax => "max_values_cpu",
+        ReduceOp::Amin => "min_values_cpu",
+        ReduceOp::Var { .. } | ReduceOp::Std { .. } => return Ok(()),
+    };
+    Err(Error::not_implemented(kernel, dtype))
 }

@@ -12,7 +12,7 @@ use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::broadcast_shapes;
 use lazyfuse_ir::promote::{result_type, OperandType, Priority};
 use lazyfuse_ir::shape::{fmt_shape, numel, wrap_dim};
-use lazyfuse_ir::{typing, Error as IrError, Layout, Op};
+use lazyfuse_ir::{typing, DType, Error as IrError, Layout, Op};
 
 impl Tensor {
     /// Matrix product with `torch.matmul`'s shape rules: dot product (1-D·1-D),
@@ -38,6 +38,12 @@ impl Tensor {
                 ),
             )
             .into());
+        }
+        let half_complex = matches!(self.dtype(), DType::C32 | DType::BC32);
+        if half_complex && self.dtype() == other.dtype() {
+            // PyTorch checks the shapes, then its kernel refuses the half complex types.
+            let kernel = matmul_shape_check(&sa, &self.strides(), &sb, &other.strides())?;
+            return Err(IrError::not_implemented(kernel, self.dtype()).into());
         }
         let dtype = typing::matmul_nd(self.dtype(), sa.len(), other.dtype(), sb.len())?;
         matmul_shape_check(&sa, &self.strides(), &sb, &other.strides())?;
@@ -232,13 +238,14 @@ fn matmul_shape_error(
 /// (with 1-D left operands as a row), the *folded* cases (`should_fold`: a ≥3-D
 /// operand viewed as a matrix without a copy goes to mm/mv with its leading dims
 /// flattened into rows), and otherwise bmm after broadcasting the batch dims (so a
-/// batch mismatch is reported before a size mismatch).
+/// batch mismatch is reported before a size mismatch). Returns the name of the kernel
+/// PyTorch dispatches to (what its dtype refusals name).
 fn matmul_shape_check(
     sa: &[usize],
     stra: &[isize],
     sb: &[usize],
     strb: &[isize],
-) -> std::result::Result<(), IrError> {
+) -> std::result::Result<&'static str, IrError> {
     let (da, db) = (sa.len(), sb.len());
     let err = |m: String| Err(IrError::invalid("matmul", m));
     let mm = |r: usize, k: usize, k2: usize, n: usize| {
@@ -257,7 +264,9 @@ fn matmul_shape_check(
         (2, 1) if sa[1] != sb[0] => return err(mv(sa[0], sa[1], sb[0])),
         (1, 2) if sa[0] != sb[0] => return err(mm(1, sa[0], sb[0], sb[1])),
         (2, 2) if sa[1] != sb[0] => return err(mm(sa[0], sa[1], sb[0], sb[1])),
-        (1 | 2, 1 | 2) => return Ok(()),
+        (1, 1) => return Ok("dot"),
+        (2, 1) => return Ok("addmv_impl_cpu"),
+        (1 | 2, 2) => return Ok("addmm_impl_cpu_"),
         _ => {}
     }
     if should_fold(sa, stra, sb, strb) {
@@ -270,6 +279,11 @@ fn matmul_shape_check(
                     mm(rows, k, sb[0], sb[1])
                 });
             }
+            return Ok(if db == 1 {
+                "addmv_impl_cpu"
+            } else {
+                "addmm_impl_cpu_"
+            });
         } else {
             // The right operand, transposed, is folded; the left is the vector.
             let rows = numel(&sb[..db - 2]) * sb[db - 1];
@@ -277,8 +291,8 @@ fn matmul_shape_check(
             if k != sa[0] {
                 return err(mv(rows, k, sa[0]));
             }
+            return Ok("addmv_impl_cpu");
         }
-        return Ok(());
     }
     let m1 = sa[da - 1];
     let m2 = if db > 1 { sb[db - 2] } else { sb[0] };
@@ -289,7 +303,7 @@ fn matmul_shape_check(
             "Expected size for first two dimensions of batch2 tensor to be: [{b}, {m1}] but got: [{b}, {m2}]."
         ));
     }
-    Ok(())
+    Ok("bmm")
 }
 
 /// ATen's `should_fold` (without autograd): the larger operand (the right one
