@@ -241,7 +241,8 @@ impl Tensor {
         // PyTorch: the length is computed in double and must fit int64 before the
         // storage size is checked.
         let len_f = ((end - start) / step).ceil();
-        if !(0.0..=i64::MAX as f64).contains(&len_f) || len_f >= 9.223372036854775807e18 {
+        // `i64::MAX as f64` rounds up to 2^63, which does not fit: the bound is open.
+        if !(0.0..i64::MAX as f64).contains(&len_f) {
             return bad("invalid size, possible overflow?");
         }
         let len = len_f as usize;

@@ -252,30 +252,12 @@ element!(f64, F64);
 element!(Complex<f32>, C64);
 element!(Complex<f64>, C128);
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gather_transposed() {
-        let b = Buffer::from_vec(vec![0i64, 1, 2, 3, 4, 5]);
-        let l = Layout {
-            shape: vec![3, 2],
-            strides: vec![1, 3],
-            offset: 0,
-        };
-        assert_eq!(b.gather(&l), Buffer::from_vec(vec![0i64, 3, 1, 4, 2, 5]));
-        assert_eq!(b.dtype(), DType::I64);
-        assert_eq!(Buffer::zeros(DType::F8E5M2, 3).len(), 3);
-    }
-}
-
 /// Checks that a buffer of `numel` elements of `dtype` with this shape can be
 /// allocated, before a kernel builds it: the size must fit memory arithmetic
-/// ([`Error::SizeOverflow`], with PyTorch's message for a creation op (`creation`:
+/// ([`crate::Error::SizeOverflow`], with PyTorch's message for a creation op (`creation`:
 /// "Storage size calculation overflowed…") or a computed result ("numel: integer
 /// multiplication overflow" when the element count itself overflows)), and the
-/// allocator must grant the bytes ([`Error::OutOfMemory`]).
+/// allocator must grant the bytes ([`crate::Error::OutOfMemory`]).
 ///
 /// The grant is probed with `try_reserve_exact` and released at once: the kernels
 /// then allocate with ordinary (aborting) `Vec`s, which on an over-committing host
@@ -315,4 +297,22 @@ pub fn check_allocation(shape: &[usize], dtype: DType, creation: bool) -> crate:
     probe
         .try_reserve_exact(bytes)
         .map_err(|_| Error::OutOfMemory { bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_transposed() {
+        let b = Buffer::from_vec(vec![0i64, 1, 2, 3, 4, 5]);
+        let l = Layout {
+            shape: vec![3, 2],
+            strides: vec![1, 3],
+            offset: 0,
+        };
+        assert_eq!(b.gather(&l), Buffer::from_vec(vec![0i64, 3, 1, 4, 2, 5]));
+        assert_eq!(b.dtype(), DType::I64);
+        assert_eq!(Buffer::zeros(DType::F8E5M2, 3).len(), 3);
+    }
 }

@@ -13,8 +13,8 @@
 //! Submodules: [`cast`] (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
 //! [`elementwise`] (unary, binary, where), [`reduce`] (reductions, arg-reductions,
-//! cumsum, softmax), [`matmul`], and [`num`] (the numeric traits the kernels are
-//! generic over).
+//! cumsum, softmax), [`matmul`], `creation` (random and linspace), and [`num`] (the
+//! numeric traits the kernels are generic over).
 
 mod cast;
 mod creation;
