@@ -331,3 +331,21 @@ fn half_complex_refusals_are_pytorchs() {
         "\"mul_cpu\" not implemented for 'BComplex32'"
     );
 }
+
+#[test]
+fn cat_and_matmul_of_huge_views_refuse_instead_of_wrapping() {
+    let h = Tensor::zeros(&[1], DType::F32).expand(&[1 << 62]).unwrap();
+    // 4 · 2^62 wrapped to 0 before.
+    assert!(Tensor::cat(&[&h, &h, &h, &h], 0).is_err());
+    assert!(Tensor::cat(&[&h, &h], 0).is_err());
+    let a = Tensor::zeros(&[1, 1], DType::F32)
+        .expand(&[1 << 40, 1])
+        .unwrap();
+    let b = Tensor::zeros(&[1, 1], DType::F32)
+        .expand(&[1, 1 << 40])
+        .unwrap();
+    assert_eq!(
+        err_text(a.matmul(&b)),
+        "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776]"
+    );
+}

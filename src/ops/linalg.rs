@@ -74,6 +74,8 @@ impl Tensor {
         if !drop_n {
             out_shape.push(n);
         }
+        // The result must be able to exist (PyTorch: its allocation's size check).
+        lazyfuse_ir::shape::checked_numel(&out_shape, dtype)?;
         let full = |mat: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(mat).collect() };
         with_store(|s| {
             let read_a = self.node(s);
@@ -162,8 +164,11 @@ impl Tensor {
                     .into());
                 }
             }
-            out_shape[axis] += shape[axis];
+            // Sizes add up; a total beyond memory arithmetic is PyTorch's storage
+            // error (it cannot name the size, which does not fit int64 either).
+            out_shape[axis] = out_shape[axis].saturating_add(shape[axis]);
         }
+        lazyfuse_ir::shape::checked_numel(&out_shape, dtype)?;
         with_store(|s| {
             let mut inputs = Vec::with_capacity(parts.len());
             for t in &parts {
