@@ -441,3 +441,25 @@ fn like_constructors() {
     let s = Tensor::scalar(1.5).zeros_like(None).unwrap();
     assert_eq!(s.shape(), Vec::<usize>::new());
 }
+
+#[test]
+fn graph_text_of_creation_nodes() {
+    let t = Tensor::linspace(0.0, 1.0, 3, DType::F32).unwrap();
+    assert_eq!(
+        t.graph_text(),
+        "%0 = linspace(start=0.0, end=1.0) : float32[3]  -> t0\n"
+    );
+    let r = seeded(42, || {
+        Tensor::rand(&[2], DType::F32).unwrap();
+        Tensor::randint(-1, 5, &[2, 2], DType::I16).unwrap()
+    });
+    assert_eq!(
+        r.graph_text(),
+        "%0 = random(seed=42, offset=2, distribution=integer, low=-1, high=5) : int16[2, 2]  -> t0\n"
+    );
+    let e = Tensor::eye(2, None, DType::F32).unwrap();
+    assert_eq!(
+        e.graph_text(),
+        "%0 = arange(start=0.0, step=1.0) : int64[2]\n%1 = view(%0; shape=[2, 2], strides=[1, 0], offset=0) : int64[2, 2]\n%2 = view(%0; shape=[2, 2], strides=[0, 1], offset=0) : int64[2, 2]\n%3 = eq(%1, %2) : bool[2, 2]\n%4 = cast(%3) : float32[2, 2]  -> t0\n"
+    );
+}

@@ -1,5 +1,6 @@
 //! Random programs through the public API: random dtypes, shapes, elementwise ops,
-//! reductions, views, in-place writes, casts, `where`, `matmul` and `cat`.
+//! reductions, views, in-place writes, casts, `where`, `matmul`, `cat` and creation
+//! ops (random ones from a generator seeded at the start of every build).
 //!
 //! Each program is built twice; one copy is realized front to back, the other back to
 //! front, and every tensor must print identically (realize order must not change a
@@ -53,6 +54,8 @@ enum Step {
     Cast(usize, usize),
     Matmul(usize, usize),
     Cat(usize, usize),
+    /// A creation op (`*_like`, `eye`, `linspace`, `rand`, `randn`, `randint`).
+    Create(usize, usize, usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -69,6 +72,7 @@ fn step() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, d)| Step::Cast(a, d)),
         (i(), i()).prop_map(|(a, b)| Step::Matmul(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::Cat(a, b)),
+        (i(), i(), i()).prop_map(|(o, a, d)| Step::Create(o, a, d)),
     ]
 }
 
@@ -163,13 +167,31 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
         Step::Cast(a, d) => pick(a).to_dtype(DTYPES[d % DTYPES.len()]),
         Step::Matmul(a, b) => pick(a).matmul(&pick(b)),
         Step::Cat(a, b) => Tensor::cat(&[&pick(a), &pick(b)], 0),
+        Step::Create(o, a, d) => {
+            let (t, dtype) = (pick(a), DTYPES[d % DTYPES.len()]);
+            match o % 7 {
+                0 => t.zeros_like(Some(dtype)),
+                1 => t.full_like(2, None),
+                2 => Tensor::eye(3, Some(2), dtype),
+                3 => Tensor::linspace(-1.0, 2.0, 5, dtype),
+                4 => Tensor::rand(&t.shape(), dtype),
+                5 => Tensor::randn(&t.shape(), dtype),
+                _ => Tensor::randint(-2, 3, &t.shape(), dtype),
+            }
+        }
     };
     if let Ok(t) = made {
         pool.push(t);
     }
 }
 
+/// Builds hold the global random generator: each build seeds it, and no other build
+/// (another test's thread) may draw in between.
+static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn build(sources: &[(usize, usize, u64)], steps: &[Step]) -> Vec<Tensor> {
+    let _guard = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::manual_seed(0x5eed);
     let mut pool: Vec<Tensor> = sources.iter().map(|&s| make_source(s)).collect();
     for s in steps {
         apply(&mut pool, s);
