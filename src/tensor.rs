@@ -405,19 +405,37 @@ impl Tensor {
     }
 }
 
-/// A double as PyTorch prints it in messages: integral values without a fraction
-/// (`1`, `-inf`, `nan`).
+/// A double as PyTorch prints it in messages (C++ `ostream` defaults, i.e. `%g` with
+/// 6 significant digits): `1`, `0.5`, `1e+30`, `nan`, `-inf`.
 fn fmt_py(x: f64) -> String {
     if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 {
-            "inf".into()
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
         } else {
-            "-inf".into()
+            "0".into()
+        };
+    }
+    let sci = format!("{x:.5e}"); // d.ddddde±x, rounded to 6 significant digits
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
         }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa.to_string()), exp.abs())
     } else {
-        format!("{x}")
+        trim(format!("{x:.*}", (5 - exp) as usize))
     }
 }
 

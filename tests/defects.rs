@@ -349,3 +349,23 @@ fn cat_and_matmul_of_huge_views_refuse_instead_of_wrapping() {
         "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776]"
     );
 }
+
+#[test]
+fn arange_messages_print_numbers_as_pytorch() {
+    assert_eq!(
+        err_text(Tensor::arange(f64::NAN, 1e30, 1.0, DType::F32)),
+        "unsupported range: nan -> 1e+30"
+    );
+    assert_eq!(
+        err_text(Tensor::arange(0.5, f64::NEG_INFINITY, 1.0, DType::F32)),
+        "unsupported range: 0.5 -> -inf"
+    );
+    assert_eq!(
+        err_text(Tensor::arange(1234567.0, f64::NAN, 1.0, DType::F32)),
+        "unsupported range: 1.23457e+06 -> nan"
+    );
+    assert_eq!(
+        err_text(Tensor::arange(0.0001, f64::NAN, 1.0, DType::F32)),
+        "unsupported range: 0.0001 -> nan"
+    );
+}
