@@ -369,3 +369,18 @@ fn arange_messages_print_numbers_as_pytorch() {
         "unsupported range: 0.0001 -> nan"
     );
 }
+
+#[test]
+fn views_that_grow_check_their_size() {
+    let h = Tensor::zeros(&[1], DType::F32).expand(&[1 << 62]).unwrap();
+    assert_eq!(
+        err_text(h.unfold(0, 4, 1)),
+        "numel: integer multiplication overflow"
+    );
+    assert!(h.unfold(0, 2, 1).is_ok());
+    let z = Tensor::zeros(&[1], DType::F32);
+    assert_eq!(
+        err_text(z.as_strided(&[1 << 40, 1 << 40], &[0, 0], 0)),
+        "numel: integer multiplication overflow"
+    );
+}

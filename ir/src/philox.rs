@@ -71,6 +71,12 @@ pub fn block(seed: u64, offset: u64, index: u64) -> [u32; 4] {
 }
 
 /// What a random node draws from.
+///
+/// ```
+/// use lazyfuse_ir::philox::Distribution;
+/// let d = Distribution::Integer { low: 0, high: 10 };
+/// assert_ne!(d, Distribution::Uniform);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Distribution {
     /// uniform on `[0, 1)` (`rand`)
@@ -87,6 +93,13 @@ pub enum Distribution {
 }
 
 /// One element's value before conversion to the node's dtype.
+///
+/// ```
+/// use lazyfuse_ir::philox::{sample, Distribution, Sample};
+/// use lazyfuse_ir::DType;
+/// let s = sample(Distribution::Normal, DType::C64, 1, 0, 0);
+/// assert!(matches!(s, Sample::Complex(..)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Sample {
     /// a real number, exact in the node's dtype for `Uniform`

@@ -615,6 +615,8 @@ impl Layout {
                 ));
             }
         }
+        // Stride-0 geometries pass the storage bound at any size: the numel check.
+        crate::shape::checked_count(size)?;
         Ok(Layout {
             shape: size.to_vec(),
             strides: stride.to_vec(),
@@ -646,6 +648,8 @@ impl Layout {
             out.shape[d] = (self.shape[d] - size) / step + 1;
             out.strides[d] = mul_stride(step, self.strides[d])?;
         }
+        // Windows can hold more elements than the input (numel check, as PyTorch).
+        crate::shape::checked_count(&out.shape)?;
         Ok(out)
     }
 
