@@ -384,3 +384,15 @@ fn views_that_grow_check_their_size() {
         "numel: integer multiplication overflow"
     );
 }
+
+#[test]
+fn listing_a_huge_number_of_views_is_an_error() {
+    let h = Tensor::zeros(&[1], DType::F32).expand(&[1 << 62]).unwrap();
+    let max_size = "cannot create std::vector larger than max_size()";
+    assert_eq!(err_text(h.unbind(0)), max_size);
+    assert_eq!(err_text(h.split(1, 0)), max_size);
+    let g = Tensor::zeros(&[1], DType::F32).expand(&[1 << 50]).unwrap();
+    assert_eq!(err_text(g.unbind(0)), "std::bad_alloc");
+    assert_eq!(err_text(g.split(1, 0)), "std::bad_alloc");
+    assert_eq!(h.split(1 << 60, 0).unwrap().len(), 4);
+}

@@ -798,6 +798,7 @@ impl Layout {
         } else {
             dim_size.div_ceil(size).max(1)
         };
+        reserve_views("split", pieces)?;
         (0..pieces)
             .map(|i| {
                 let start = i * size;
@@ -865,16 +866,7 @@ impl Layout {
             // split() would collapse the chunks into one piece; PyTorch keeps them all,
             // `chunks` empty views, so a huge count is an allocation failure (PyTorch's
             // `std::vector` messages), never a capacity-overflow panic.
-            if chunks > isize::MAX as usize / 8 {
-                return Err(Error::invalid(
-                    "chunk",
-                    "cannot create std::vector larger than max_size()",
-                ));
-            }
-            let mut out: Vec<Layout> = Vec::new();
-            if out.try_reserve_exact(chunks).is_err() {
-                return Err(Error::invalid("chunk", "std::bad_alloc"));
-            }
+            let mut out = reserve_views("chunk", chunks)?;
             let empty = self.narrow(d as isize, 0, 0)?;
             out.resize(chunks, empty);
             return Ok(out);
@@ -891,10 +883,28 @@ impl Layout {
             ));
         }
         let d = wrap_dim(dim, self.ndim())?;
+        reserve_views("unbind", self.shape[d])?;
         (0..self.shape[d])
             .map(|i| self.select(d as isize, i as isize))
             .collect()
     }
+}
+
+/// Checks that `n` views can be listed: a count the host cannot hold is PyTorch's
+/// `std::vector` error ("cannot create std::vector larger than max_size()" beyond
+/// its 8-byte-element limit, "std::bad_alloc" when the allocator refuses), never a
+/// capacity-overflow panic or an abort.
+fn reserve_views(op: &str, n: usize) -> Result<Vec<Layout>> {
+    if n > isize::MAX as usize / 8 {
+        return Err(Error::invalid(
+            op,
+            "cannot create std::vector larger than max_size()",
+        ));
+    }
+    let mut out: Vec<Layout> = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Error::invalid(op, "std::bad_alloc"))?;
+    Ok(out)
 }
 
 #[cfg(test)]
