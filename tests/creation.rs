@@ -463,3 +463,30 @@ fn graph_text_of_creation_nodes() {
         "%0 = arange(start=0.0, step=1.0) : int64[2]\n%1 = view(%0; shape=[2, 2], strides=[1, 0], offset=0) : int64[2, 2]\n%2 = view(%0; shape=[2, 2], strides=[0, 1], offset=0) : int64[2, 2]\n%3 = eq(%1, %2) : bool[2, 2]\n%4 = cast(%3) : float32[2, 2]  -> t0\n"
     );
 }
+
+/// Every case of `tests/data/creation/linspace.jsonl` (PyTorch 2.15's values, see
+/// its README), bit for bit.
+#[test]
+fn linspace_matches_vendored_pytorch_values() {
+    let data = include_str!("data/creation/linspace.jsonl");
+    let mut cases = 0;
+    for line in data.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        // Floats are strings: Rust's parser rounds correctly, serde_json's may not.
+        let float = |v: &serde_json::Value| v.as_str().unwrap().parse::<f64>().unwrap();
+        let (start, end) = (float(&case["start"]), float(&case["end"]));
+        let steps = case["steps"].as_i64().unwrap();
+        let dtype: DType = case["dtype"].as_str().unwrap().parse().unwrap();
+        let expected: Vec<f64> = case["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(float)
+            .collect();
+        let t = Tensor::linspace(start, end, steps, dtype).unwrap();
+        let got = t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(got, expected, "linspace({start}, {end}, {steps}, {dtype})");
+        cases += 1;
+    }
+    assert!(cases >= 100);
+}
