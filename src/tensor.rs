@@ -273,12 +273,14 @@ impl Tensor {
         self.0.layout.ndim()
     }
 
-    /// Number of elements.
+    /// Number of elements (saturating at `usize::MAX` for a shape whose size overflows,
+    /// see [`Tensor::zeros`]).
     pub fn numel(&self) -> usize {
         self.0.layout.numel()
     }
 
-    /// Strides in elements, as PyTorch reports them.
+    /// Strides in elements, as PyTorch reports them (saturating at `isize::MAX` for a
+    /// shape whose size overflows, never negative).
     pub fn strides(&self) -> Vec<isize> {
         self.0.layout.strides.clone()
     }

@@ -82,6 +82,13 @@ fn random_elements_are_the_pure_samples() {
         .map(|&x| x as f32)
         .collect();
     assert_eq!(z.as_slice::<f32>().unwrap(), expected);
+    // float16: the f64 sample rounded once.
+    let h = random(Distribution::Normal, DType::F16, 64);
+    let expected: Vec<f16> = reals(Distribution::Normal, DType::F16)
+        .iter()
+        .map(|&x| f16::from_f64(x))
+        .collect();
+    assert_eq!(h.as_slice::<f16>().unwrap(), expected);
     // Complex: both parts.
     let c = random(Distribution::Normal, DType::C128, 8);
     for (i, v) in c.as_slice::<Complex<f64>>().unwrap().iter().enumerate() {

@@ -16,9 +16,16 @@ pub(crate) fn random(
     to: DType,
     n: usize,
 ) -> Result<Buffer> {
+    // float16/bfloat16 round the f64 sample once (building through f32 would round
+    // twice); uniform samples are exact in the dtype already.
+    let once: fn(f64) -> f64 = match to {
+        DType::F16 => |x| f64::from(f16::from_f64(x)),
+        DType::BF16 => |x| f64::from(bf16::from_f64(x)),
+        _ => |x| x,
+    };
     build(to, n, |i| {
         match sample(distribution, to, seed, offset, i as u64) {
-            Sample::Real(x) => Value::Float(x),
+            Sample::Real(x) => Value::Float(once(x)),
             Sample::Complex(re, im) => Value::Complex(re, im),
             Sample::Int(k) => Value::Int(k),
         }
