@@ -6,7 +6,10 @@
 //! state is `(seed, offset)`. A random constructor records one `random` node with the
 //! current state and advances the offset by the number of elements it made, so two
 //! calls differ, re-seeding reproduces them, and element `i` of a node depends only
-//! on `(seed, offset, i)` — any backend, any order, the same numbers.
+//! on `(seed, offset, i)` — any backend, any order, the same numbers. The numbers are
+//! not PyTorch's: its CPU generator is a sequential Mersenne Twister, which no
+//! parallel backend could reproduce; the distributions, dtype rules and messages are
+//! PyTorch's.
 
 use crate::error::Result;
 use crate::store::with_store;
