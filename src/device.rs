@@ -33,15 +33,76 @@ impl fmt::Display for Device {
 impl FromStr for Device {
     type Err = Error;
 
+    /// PyTorch's grammar: a device type, then optionally `:` and an index of decimal
+    /// digits without sign or leading zero. `"cpu:N"` is valid (PyTorch keeps the
+    /// index; lazyfuse has one host device, so every CPU index names [`Device::Cpu`]).
+    /// A known type with a malformed rest is "Invalid device string: '…'"; an unknown
+    /// type is the "Expected one of …" error.
+    ///
+    /// ```
+    /// use lazyfuse::Device;
+    /// assert_eq!("cpu:0".parse::<Device>().unwrap(), Device::Cpu);
+    /// assert_eq!(
+    ///     "cuda:+1".parse::<Device>().unwrap_err().to_string(),
+    ///     "Invalid device string: 'cuda:+1'"
+    /// );
+    /// ```
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "cpu" => Ok(Device::Cpu),
-            "cuda" => Ok(Device::Cuda(0)),
-            _ => s
-                .strip_prefix("cuda:")
-                .and_then(|i| i.parse().ok())
-                .map(Device::Cuda)
-                .ok_or_else(|| Error::Device(s.to_string())),
+        // PyTorch's regex: `([a-zA-Z_]+)(?::([1-9]\d*|0))?`, matched in full.
+        let invalid = || Error::InvalidDevice(s.to_string());
+        let (kind, index) = match s.split_once(':') {
+            Some((kind, index)) => (kind, Some(index)),
+            None => (s, None),
+        };
+        let kind_ok =
+            !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_');
+        let index_ok = index.is_none_or(|i| {
+            !i.is_empty()
+                && i.bytes().all(|b| b.is_ascii_digit())
+                && (i == "0" || !i.starts_with('0'))
+        });
+        if !kind_ok || !index_ok {
+            return Err(invalid());
         }
+        let i: usize = match index {
+            Some(i) => i.parse().map_err(|_| invalid())?,
+            None => 0,
+        };
+        match kind {
+            "cpu" => Ok(Device::Cpu),
+            "cuda" => Ok(Device::Cuda(i)),
+            other => Err(Error::Device(other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each case checked against PyTorch 2.15's `torch.device`.
+    #[test]
+    fn parses_as_pytorch() {
+        assert_eq!("cpu".parse::<Device>().unwrap(), Device::Cpu);
+        assert_eq!("cpu:0".parse::<Device>().unwrap(), Device::Cpu);
+        assert_eq!("cpu:1".parse::<Device>().unwrap(), Device::Cpu);
+        assert_eq!("cuda".parse::<Device>().unwrap(), Device::Cuda(0));
+        assert_eq!("cuda:10".parse::<Device>().unwrap(), Device::Cuda(10));
+        for bad in [
+            "cuda:+1", "cuda:-1", "cpu:01", "cuda:", "cpu:0:0", "cuda:1a", " cpu", "cpu ", "cuda1",
+            "1cpu", "cuda:00",
+        ] {
+            let err = bad.parse::<Device>().unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("Invalid device string: '{bad}'"),
+                "{bad}"
+            );
+        }
+        let err = "cpux:0".parse::<Device>().unwrap_err().to_string();
+        assert!(
+            err.ends_with("device type at start of device string: cpux"),
+            "{err}"
+        );
     }
 }

@@ -36,6 +36,9 @@ const LINEWIDTH: usize = 80;
 const PREFIX: &str = "tensor(";
 
 /// PyTorch's `repr` of a tensor whose elements, in logical row-major order, are `values`
+/// (or, for a tensor of more than `THRESHOLD` elements, only the elements a summary
+/// shows: the sub-tensor of [`shown_indices`] per dim, so that printing a huge tensor
+/// reads only what it prints)
 /// and whose shape is `shape`; `default_float` is the default float dtype (it decides
 /// whether the `dtype=` suffix is printed).
 ///
@@ -66,7 +69,14 @@ pub(crate) fn format_tensor(values: &Buffer, shape: &[usize], default_float: DTy
             suffixes.push(format!("dtype=torch.{dtype}"));
         }
         match Elements::from_buffer(values) {
-            Some(elems) if elems.len() == numel => tensor_str(&elems, shape, indent),
+            Some(elems) if elems.len() == numel => tensor_str(&elems, shape, indent, false),
+            // Only the shown elements (see `shown_shape`), as a summarizing caller
+            // reads them.
+            Some(elems)
+                if numel > THRESHOLD && elems.len() == shown_shape(shape).iter().product() =>
+            {
+                tensor_str(&elems, shape, indent, true)
+            }
             // The caller guarantees one element per index; say so rather than panic.
             _ => format!(
                 "<{} elements of {dtype} for shape {}>",
@@ -382,13 +392,37 @@ fn shown_elements(
     }
 }
 
-/// `_tensor_str`: the bracketed body of a non-empty tensor.
-fn tensor_str(elems: &Elements, shape: &[usize], indent: usize) -> String {
+/// The indices along each dim that a print of a tensor of this shape shows (all of
+/// them unless it has more than `THRESHOLD` elements), so that a caller can read only
+/// those: the sub-tensor they select, in row-major order, is what `format_tensor`
+/// accepts in place of every element.
+pub(crate) fn shown_indices(shape: &[usize]) -> Vec<Vec<usize>> {
+    let summarize = lazyfuse_ir::shape::numel(shape) > THRESHOLD;
+    shape.iter().map(|&n| shown(n, summarize)).collect()
+}
+
+/// The shape of the shown sub-tensor of a summarized print.
+fn shown_shape(shape: &[usize]) -> Vec<usize> {
+    shown_indices(shape).iter().map(Vec::len).collect()
+}
+
+/// `_tensor_str`: the bracketed body of a non-empty tensor. `compact`: `elems` holds
+/// only the shown sub-tensor.
+fn tensor_str(elems: &Elements, shape: &[usize], indent: usize, compact: bool) -> String {
     let numel: usize = shape.iter().product();
     let summarize = numel > THRESHOLD;
-    let strides = contiguous_strides(shape);
-    let mut idx = Vec::new();
-    shown_elements(shape, &strides, 0, summarize, &mut idx);
+    let (strides, idx) = if compact {
+        let sub = shown_shape(shape);
+        (
+            contiguous_strides(&sub),
+            (0..sub.iter().product()).collect(),
+        )
+    } else {
+        let strides = contiguous_strides(shape);
+        let mut idx = Vec::new();
+        shown_elements(shape, &strides, 0, summarize, &mut idx);
+        (strides, idx)
+    };
     let formatters = match elems {
         Elements::Text(v) => Formatters {
             first: Formatter::for_text(idx.iter().map(|&i| &v[i])),
@@ -407,6 +441,7 @@ fn tensor_str(elems: &Elements, shape: &[usize], indent: usize) -> String {
         elems,
         formatters: &formatters,
         summarize,
+        compact,
     };
     walk.tensor(shape, &strides, 0, indent)
 }
@@ -416,6 +451,8 @@ struct Walk<'a> {
     elems: &'a Elements,
     formatters: &'a Formatters,
     summarize: bool,
+    /// `elems` is the shown sub-tensor: address by position among the shown indices.
+    compact: bool,
 }
 
 impl Walk<'_> {
@@ -430,10 +467,11 @@ impl Walk<'_> {
                     if self.summarize && *n > 2 * EDGEITEMS && k == EDGEITEMS {
                         slices.push("...".to_string());
                     }
+                    let at = if self.compact { k } else { i };
                     slices.push(self.tensor(
                         rest,
                         &strides[1..],
-                        base + i * strides[0],
+                        base + at * strides[0],
                         indent + 1,
                     ));
                 }
@@ -456,7 +494,8 @@ impl Walk<'_> {
             if self.summarize && n > 2 * EDGEITEMS && k == EDGEITEMS {
                 data.push(" ...".to_string());
             }
-            data.push(self.formatters.element(self.elems, base + i * stride));
+            let at = if self.compact { k } else { i };
+            data.push(self.formatters.element(self.elems, base + at * stride));
         }
         let lines: Vec<String> = data.chunks(per_line).map(|c| c.join(", ")).collect();
         format!(

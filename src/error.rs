@@ -47,6 +47,10 @@ pub enum Error {
     /// An unknown device string.
     #[error("Expected one of cpu, cuda device type at start of device string: {0}")]
     Device(String),
+    /// A device string with a known type but a malformed index (`"cuda:+1"`,
+    /// `"cpu:01"`, `"cuda:"`), PyTorch's message.
+    #[error("Invalid device string: '{0}'")]
+    InvalidDevice(String),
 }
 
 impl Error {

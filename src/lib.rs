@@ -33,6 +33,7 @@ pub use lazyfuse_ir::{BinaryOp, DType, Layout, Scalar};
 pub use lazyfuse_runtime::{half, Complex, Element};
 pub use operand::Operand;
 pub use ops::activation::GeluApproximate;
+pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
 pub use store::{live_graph_nodes, set_dump_ir, set_verify};
 pub use tensor::Tensor;

@@ -139,15 +139,26 @@ impl Tensor {
 
     /// A tensor of zeros.
     ///
+    /// A shape whose size overflows (`[1 << 62, 4]` of `float32`) cannot exist, but
+    /// this constructor has no `Result` to say so. It returns a tensor that reports
+    /// the shape it was asked for, with sane accessors (`numel()` saturates at
+    /// `usize::MAX`, strides saturate at `isize::MAX`, never wrap or go negative),
+    /// and whose first realize or read — of it or of anything computed from it —
+    /// returns PyTorch's error "Storage size calculation overflowed with sizes=[…]".
+    /// It never yields a value. [`Tensor::try_zeros`] returns that error at once.
+    ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
     /// assert_eq!(Tensor::zeros(&[2], DType::I8).to_vec::<i8>().unwrap(), vec![0, 0]);
+    /// let huge = Tensor::zeros(&[1 << 62, 4], DType::F32);
+    /// assert_eq!(huge.numel(), usize::MAX);
+    /// assert!(huge.sum(&[], false).and_then(|s| s.realize()).is_err());
     /// ```
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
         Tensor::constant(shape, Scalar::Int(0), dtype)
     }
 
-    /// A tensor of ones.
+    /// A tensor of ones (see [`Tensor::zeros`] for shapes whose size overflows).
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
@@ -155,6 +166,32 @@ impl Tensor {
     /// ```
     pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
         Tensor::constant(shape, Scalar::Int(1), dtype)
+    }
+
+    /// [`Tensor::zeros`], refusing a shape whose size overflows with PyTorch's error.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert!(Tensor::try_zeros(&[2, 3], DType::F32).is_ok());
+    /// assert_eq!(
+    ///     Tensor::try_zeros(&[3, usize::MAX], DType::F32).unwrap_err().to_string(),
+    ///     format!("Storage size calculation overflowed with sizes=[3, {}]", usize::MAX)
+    /// );
+    /// ```
+    pub fn try_zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        lazyfuse_ir::shape::checked_numel(shape, dtype)?;
+        Ok(Tensor::zeros(shape, dtype))
+    }
+
+    /// [`Tensor::ones`], refusing a shape whose size overflows with PyTorch's error.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert!(Tensor::try_ones(&[1 << 62, 4], DType::F32).is_err());
+    /// ```
+    pub fn try_ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        lazyfuse_ir::shape::checked_numel(shape, dtype)?;
+        Ok(Tensor::ones(shape, dtype))
     }
 
     /// A tensor filled with `value` converted to `dtype`. A complex value with a
@@ -181,11 +218,19 @@ impl Tensor {
     /// ```
     pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
         let bad = |m: &str| Err(lazyfuse_ir::Error::invalid("arange", m).into());
+        // PyTorch checks finiteness first (so a NaN step is not "nonzero").
+        if !step.is_finite() {
+            return bad(&format!("step must be finite but got {}", fmt_py(step)));
+        }
         if step == 0.0 {
             return bad("step must be nonzero");
         }
         if !start.is_finite() || !end.is_finite() {
-            return bad(&format!("unsupported range: {start} -> {end}"));
+            return bad(&format!(
+                "unsupported range: {} -> {}",
+                fmt_py(start),
+                fmt_py(end)
+            ));
         }
         if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
             return bad("upper bound and larger bound inconsistent with step sign");
@@ -193,7 +238,15 @@ impl Tensor {
         if dtype == DType::Bool || dtype.is_complex() || dtype.is_float8() {
             return Err(lazyfuse_ir::Error::not_implemented("arange_cpu", dtype).into());
         }
-        let len = ((end - start) / step).ceil().max(0.0) as usize;
+        // PyTorch: the length is computed in double and must fit int64 before the
+        // storage size is checked.
+        let len_f = ((end - start) / step).ceil();
+        // `i64::MAX as f64` rounds up to 2^63, which does not fit: the bound is open.
+        if !(0.0..i64::MAX as f64).contains(&len_f) {
+            return bad("invalid size, possible overflow?");
+        }
+        let len = len_f as usize;
+        lazyfuse_ir::shape::checked_numel(&[len], dtype)?;
         Ok(with_store(|s| {
             let node = s.add(Op::Arange { start, step }, dtype, vec![len], &[]);
             Tensor::from_node(s, node)
@@ -220,12 +273,14 @@ impl Tensor {
         self.0.layout.ndim()
     }
 
-    /// Number of elements.
+    /// Number of elements (saturating at `usize::MAX` for a shape whose size overflows,
+    /// see [`Tensor::zeros`]).
     pub fn numel(&self) -> usize {
         self.0.layout.numel()
     }
 
-    /// Strides in elements, as PyTorch reports them.
+    /// Strides in elements, as PyTorch reports them (saturating at `isize::MAX` for a
+    /// shape whose size overflows, never negative).
     pub fn strides(&self) -> Vec<isize> {
         self.0.layout.strides.clone()
     }
@@ -283,7 +338,37 @@ impl Tensor {
             let buffer = s
                 .buffer_of(&self.0.storage)
                 .expect("a realized storage's node is an input with a buffer");
+            // A view may have far more elements than its storage (expand).
+            lazyfuse_runtime::buffer::check_allocation(&self.0.layout.shape, self.0.dtype, false)?;
             Ok(buffer.gather(&self.0.layout))
+        })
+    }
+
+    /// The elements that printing shows: all of them, or for a tensor of more than
+    /// 1000 elements only the summarized sub-tensor (`display::shown_indices`), read
+    /// straight from the realized storage so that a huge (e.g. expanded) tensor is
+    /// never materialized.
+    fn shown_buffer(&self) -> Result<Buffer> {
+        let shown = crate::display::shown_indices(&self.0.layout.shape);
+        let count = shown.iter().map(Vec::len).product::<usize>();
+        if count == self.numel() {
+            return self.read_buffer();
+        }
+        with_store(|s| {
+            s.realize(&self.0.storage)?;
+            let buffer = s
+                .buffer_of(&self.0.storage)
+                .expect("a realized storage's node is an input with a buffer");
+            let layout = &self.0.layout;
+            let mut offsets = vec![layout.offset as isize];
+            for (indices, &stride) in shown.iter().zip(&layout.strides) {
+                offsets = offsets
+                    .iter()
+                    .flat_map(|&base| indices.iter().map(move |&i| base + i as isize * stride))
+                    .collect();
+            }
+            let offsets: Vec<usize> = offsets.into_iter().map(|o| o as usize).collect();
+            Ok(buffer.take_offsets(&offsets)?)
         })
     }
 
@@ -319,6 +404,40 @@ impl Tensor {
     /// ```
     pub fn graph_text(&self) -> String {
         with_store(|s| s.graph.dump(&[self.0.storage.node()]))
+    }
+}
+
+/// A double as PyTorch prints it in messages (C++ `ostream` defaults, i.e. `%g` with
+/// 6 significant digits): `1`, `0.5`, `1e+30`, `nan`, `-inf`.
+fn fmt_py(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sci = format!("{x:.5e}"); // d.ddddde±x, rounded to 6 significant digits
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa.to_string()), exp.abs())
+    } else {
+        trim(format!("{x:.*}", (5 - exp) as usize))
     }
 }
 
@@ -433,7 +552,7 @@ impl fmt::Debug for Tensor {
 impl fmt::Display for Tensor {
     /// PyTorch's printing (`tensor([1., 2.])`), realizing the tensor first.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.read_buffer() {
+        match self.shown_buffer() {
             Ok(buffer) => f.write_str(&crate::display::format_tensor(
                 &buffer,
                 &self.0.layout.shape,

@@ -1,6 +1,8 @@
 //! Random programs through the public API: random dtypes, shapes, elementwise ops,
-//! reductions, views, in-place writes, casts, `where`, `matmul`, `cat` and the
-//! indexing/shaping ops (`gather`, `scatter_add`, `take`, `flip`, `roll`, `pad`, …).
+//! reductions, views, in-place writes, casts, `where`, `matmul`, `cat`, the
+//! indexing/shaping ops (`gather`, `scatter_add`, `take`, `flip`, `roll`, `pad`, …),
+//! issue 5's pointwise ops and activations, and creation ops (random ones from a
+//! generator seeded at the start of every build).
 //!
 //! Each program is built twice; one copy is realized front to back, the other back to
 //! front, and every tensor must print identically (realize order must not change a
@@ -60,6 +62,8 @@ enum Step {
     Pointwise(usize, usize),
     /// One of issue 5's binary/ternary pointwise ops, in place or through `out=`.
     BinaryPointwise(usize, usize, usize, usize),
+    /// A creation op (`*_like`, `eye`, `linspace`, `rand`, `randn`, `randint`).
+    Create(usize, usize, usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -79,6 +83,7 @@ fn step() -> impl Strategy<Value = Step> {
         (i(), i(), i()).prop_map(|(o, a, b)| Step::Index(o, a, b)),
         (i(), i()).prop_map(|(o, a)| Step::Pointwise(o, a)),
         (i(), i(), i(), i()).prop_map(|(o, a, b, c)| Step::BinaryPointwise(o, a, b, c)),
+        (i(), i(), i()).prop_map(|(o, a, d)| Step::Create(o, a, d)),
     ]
 }
 
@@ -203,6 +208,18 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
             }
         }
         Step::BinaryPointwise(o, a, b, c) => pointwise(o, &pick(a), &pick(b), &pick(c)),
+        Step::Create(o, a, d) => {
+            let (t, dtype) = (pick(a), DTYPES[d % DTYPES.len()]);
+            match o % 7 {
+                0 => t.zeros_like(Some(dtype)),
+                1 => t.full_like(2, None),
+                2 => Tensor::eye(3, Some(2), dtype),
+                3 => Tensor::linspace(-1.0, 2.0, 5, dtype),
+                4 => Tensor::rand(&t.shape(), dtype),
+                5 => Tensor::randn(&t.shape(), dtype),
+                _ => Tensor::randint(-2, 3, &t.shape(), dtype),
+            }
+        }
     };
     if let Ok(t) = made {
         pool.push(t);
@@ -252,8 +269,13 @@ fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
         _ => a.maximum(b).and_then(|m| written(a.write_out(&m))),
     }
 }
+/// Builds hold the global random generator: each build seeds it, and no other build
+/// (another test's thread) may draw in between.
+static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn build(sources: &[(usize, usize, u64)], steps: &[Step]) -> Vec<Tensor> {
+    let _guard = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::manual_seed(0x5eed);
     let mut pool: Vec<Tensor> = sources.iter().map(|&s| make_source(s)).collect();
     for s in steps {
         apply(&mut pool, s);

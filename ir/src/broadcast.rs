@@ -50,6 +50,8 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
             });
         };
     }
+    // The result must be a tensor that can exist: PyTorch's numel check of the output.
+    crate::shape::checked_count(&out)?;
     Ok(out)
 }
 

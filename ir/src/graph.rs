@@ -1,7 +1,9 @@
 //! The lazy graph: a `petgraph::StableGraph` of typed nodes.
 //!
-//! Every node carries its op, dtype and shape, fixed when the node is created. Edges
-//! point from producer to consumer and carry the consumer's input slot. Nodes are kept
+//! Every node carries its op, dtype and shape, fixed when the node is created, its
+//! inputs in slot order and the number of its consumers (the graph's edges, kept in
+//! the nodes: petgraph's edge lists make removing one of a node's `n` edges cost
+//! `O(n)`, so releasing `n` consumers of one tensor was quadratic). Nodes are kept
 //! alive by *pins* (one per tensor storage that currently refers to the node) and by
 //! consumers; [`Graph::unpin`] removes every node that neither a pin nor a live
 //! consumer reaches, so a program that builds and realizes graphs in a loop runs in
@@ -18,8 +20,6 @@ use crate::op::{InputId, Op, ReduceOp, ScanOp};
 use crate::shape::{fmt_shape, numel};
 use hashbrown::HashMap;
 use petgraph::stable_graph::{NodeIndex, StableGraph};
-use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use std::fmt;
 
 /// Handle of a graph node. Its `Display` is the raw index (`%12`); dumps renumber
@@ -51,6 +51,10 @@ pub struct Node {
     pub shape: Vec<usize>,
     /// Number of tensor storages that refer to this node.
     pins: u32,
+    /// Producers in slot order.
+    inputs: Vec<NodeId>,
+    /// Number of input slots (of live nodes) that read this node.
+    consumers: usize,
 }
 
 impl Node {
@@ -73,7 +77,12 @@ impl Node {
 /// ```
 #[derive(Default)]
 pub struct Graph {
-    graph: StableGraph<Node, u32>,
+    /// The nodes (petgraph keeps indices stable across removals); edges are kept in
+    /// the nodes themselves, see the module doc.
+    graph: StableGraph<Node, ()>,
+    /// Nodes visited by collection and replacement since the graph was made: a
+    /// measure of bookkeeping work that tests bound (see [`Graph::work`]).
+    work: u64,
 }
 
 impl Graph {
@@ -95,15 +104,17 @@ impl Graph {
     /// Adds a node whose inputs are `inputs` in slot order. The node starts unpinned:
     /// pin it, or consume it, before the next [`Graph::unpin`] can collect it.
     pub fn add(&mut self, op: Op, dtype: DType, shape: Vec<usize>, inputs: &[NodeId]) -> NodeId {
+        for input in inputs {
+            self.graph[input.0].consumers += 1;
+        }
         let id = self.graph.add_node(Node {
             op,
             dtype,
             shape,
             pins: 0,
+            inputs: inputs.to_vec(),
+            consumers: 0,
         });
-        for (slot, input) in inputs.iter().enumerate() {
-            self.graph.add_edge(input.0, id, slot as u32);
-        }
         NodeId(id)
     }
 
@@ -120,18 +131,31 @@ impl Graph {
 
     /// Inputs of a node in slot order.
     pub fn inputs(&self, id: NodeId) -> Vec<NodeId> {
-        let mut edges: Vec<(u32, NodeId)> = self
-            .graph
-            .edges_directed(id.0, Direction::Incoming)
-            .map(|e| (*e.weight(), NodeId(e.source())))
-            .collect();
-        edges.sort_unstable_by_key(|(slot, _)| *slot);
-        edges.into_iter().map(|(_, n)| n).collect()
+        self.graph[id.0].inputs.clone()
     }
 
-    /// Number of consumers of a node.
+    /// Number of consumers of a node (input slots of live nodes that read it), in
+    /// constant time.
     pub fn consumer_count(&self, id: NodeId) -> usize {
-        self.graph.edges_directed(id.0, Direction::Outgoing).count()
+        self.graph[id.0].consumers
+    }
+
+    /// Nodes visited by collection and input replacement so far: releasing or
+    /// realizing `k` nodes visits `O(k + their inputs)`, whatever the number of other
+    /// consumers their producers have (tests bound it to catch quadratic
+    /// bookkeeping).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{DType, Graph, Op, Scalar};
+    /// let mut g = Graph::new();
+    /// let a = g.add(Op::Full(Scalar::Int(1)), DType::I64, vec![2], &[]);
+    /// g.pin(a);
+    /// let before = g.work();
+    /// g.unpin(a);
+    /// assert_eq!(g.work() - before, 1);
+    /// ```
+    pub fn work(&self) -> u64 {
+        self.work
     }
 
     /// Records one more storage referring to the node.
@@ -158,16 +182,13 @@ impl Graph {
     /// read the buffer, and its producers are released (and collected when nothing
     /// else reaches them). Returns the input buffers collected nodes held.
     pub fn replace_with_input(&mut self, id: NodeId, input: InputId) -> Vec<InputId> {
-        let producers = self.inputs(id);
-        let incoming: Vec<_> = self
-            .graph
-            .edges_directed(id.0, Direction::Incoming)
-            .map(|e| e.id())
-            .collect();
-        for edge in incoming {
-            self.graph.remove_edge(edge);
+        let node = &mut self.graph[id.0];
+        let producers = std::mem::take(&mut node.inputs);
+        node.op = Op::Input(input);
+        self.work += 1;
+        for p in &producers {
+            self.graph[p.0].consumers -= 1;
         }
-        self.graph[id.0].op = Op::Input(input);
         self.collect(producers)
     }
 
@@ -176,20 +197,23 @@ impl Graph {
     fn collect(&mut self, mut stack: Vec<NodeId>) -> Vec<InputId> {
         let mut freed = Vec::new();
         while let Some(n) = stack.pop() {
+            self.work += 1;
             if !self.graph.contains_node(n.0) {
                 continue;
             }
             let node = &self.graph[n.0];
-            if node.pins > 0 || self.consumer_count(n) > 0 {
+            if node.pins > 0 || node.consumers > 0 {
                 continue;
             }
-            let inputs = self.inputs(n);
             if let Some(removed) = self.graph.remove_node(n.0) {
+                for p in &removed.inputs {
+                    self.graph[p.0].consumers -= 1;
+                }
                 if let Op::Input(buf) = removed.op {
                     freed.push(buf);
                 }
+                stack.extend(removed.inputs);
             }
-            stack.extend(inputs);
         }
         freed
     }
@@ -305,6 +329,7 @@ impl Graph {
             Op::Scatter { .. } => inputs.len() == 3,
             Op::Scan { .. } => inputs.len() == 1,
             Op::UnaryParam(_) => inputs.len() == 1,
+            Op::Random { .. } | Op::Linspace { .. } => inputs.is_empty(),
         };
         if !arity_ok {
             return Err(format!(
@@ -397,6 +422,23 @@ impl Graph {
             | Op::Take
             | Op::Scatter { .. }
             | Op::Flip { .. } => self.verify_indexing(id)?,
+            Op::Linspace { .. } if node.shape.len() != 1 => {
+                return Err(format!("{id}: linspace is not 1-D"));
+            }
+            Op::Random { distribution, .. } => {
+                let ok = match distribution {
+                    crate::philox::Distribution::Integer { low, high } => {
+                        low < high && !node.dtype.is_complex() && !node.dtype.is_float8()
+                    }
+                    _ => {
+                        (node.dtype.is_floating_point() && !node.dtype.is_float8())
+                            || node.dtype.is_complex()
+                    }
+                };
+                if !ok {
+                    return Err(format!("{id}: random {distribution:?} of {}", node.dtype));
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -461,6 +503,56 @@ impl Graph {
                 node.op.name(),
                 node.op.attributes()
             ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod work_tests {
+    use super::*;
+    use crate::scalar::Scalar;
+
+    /// Releasing and replacing consumers of one shared node visits a bounded number
+    /// of nodes per consumer, however many consumers there are (the bookkeeping was
+    /// quadratic in that number).
+    #[test]
+    fn releasing_many_consumers_is_linear() {
+        for n in [1_000usize, 10_000] {
+            let mut g = Graph::new();
+            let x = g.add(Op::Full(Scalar::Int(1)), DType::F32, vec![4], &[]);
+            g.pin(x);
+            let ys: Vec<NodeId> = (0..n)
+                .map(|_| {
+                    let y = g.add(
+                        Op::Unary(crate::op::UnaryOp::Neg),
+                        DType::F32,
+                        vec![4],
+                        &[x],
+                    );
+                    g.pin(y);
+                    y
+                })
+                .collect();
+            assert_eq!(g.consumer_count(x), n);
+            let before = g.work();
+            // Realize half (replace with inputs), drop the other half, oldest first.
+            for (i, &y) in ys.iter().enumerate() {
+                if i % 2 == 0 {
+                    g.replace_with_input(y, InputId(i as u64));
+                } else {
+                    g.unpin(y);
+                }
+            }
+            assert_eq!(g.consumer_count(x), 0);
+            for (i, &y) in ys.iter().enumerate() {
+                if i % 2 == 0 {
+                    g.unpin(y);
+                }
+            }
+            g.unpin(x);
+            assert!(g.is_empty());
+            let work = g.work() - before;
+            assert!(work <= 4 * n as u64 + 4, "{n} consumers: {work} visits");
         }
     }
 }

@@ -118,13 +118,15 @@ impl Layout {
         if self.numel() == 0 {
             return 0;
         }
-        let mut max = self.offset as isize;
+        // Saturating: a layout whose extent overflows needs "all of memory", which
+        // no storage has (such layouts only exist over tensors that cannot realize).
+        let mut max = self.offset;
         for (&s, &st) in self.shape.iter().zip(&self.strides) {
             if st > 0 {
-                max += (s as isize - 1) * st;
+                max = max.saturating_add((s - 1).saturating_mul(st as usize));
             }
         }
-        max as usize + 1
+        max.saturating_add(1)
     }
 
     /// Storage index of every logical element, in row-major order of the shape.

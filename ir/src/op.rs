@@ -552,6 +552,26 @@ pub enum Op {
     },
     /// Elementwise function of input 0 with host-number parameters (issue 5).
     UnaryParam(UnaryParamOp),
+    /// Random numbers (no inputs): element `i` is
+    /// [`crate::philox::sample`]`(distribution, dtype, seed, offset, i)` converted to
+    /// the node dtype; it depends on nothing else, so any backend reproduces it.
+    Random {
+        /// the generator's key
+        seed: u64,
+        /// the counter of element 0
+        offset: u64,
+        /// what is drawn
+        distribution: crate::philox::Distribution,
+    },
+    /// `torch.linspace` (no inputs): `steps = shape[0]` values from `start` to `end`
+    /// computed from both ends with PyTorch's CPU kernel (see the interpreter's
+    /// `creation::linspace` for the exact arithmetic per dtype).
+    Linspace {
+        /// first value
+        start: f64,
+        /// last value
+        end: f64,
+    },
 }
 
 /// How `scatter_reduce` combines the values that land on one element.
@@ -635,6 +655,8 @@ impl Op {
                 other => snake(&format!("{other:?}")),
             },
             Op::UnaryParam(p) => p.name().into(),
+            Op::Random { .. } => "random".into(),
+            Op::Linspace { .. } => "linspace".into(),
         }
     }
 
@@ -679,6 +701,21 @@ impl Op {
             },
             Op::Flip { axes } => format!("axes={axes:?}"),
             Op::UnaryParam(p) => p.attributes(),
+            Op::Random {
+                seed,
+                offset,
+                distribution,
+            } => {
+                let d = match distribution {
+                    crate::philox::Distribution::Uniform => "uniform".to_string(),
+                    crate::philox::Distribution::Normal => "normal".to_string(),
+                    crate::philox::Distribution::Integer { low, high } => {
+                        format!("integer, low={low}, high={high}")
+                    }
+                };
+                format!("seed={seed}, offset={offset}, distribution={d}")
+            }
+            Op::Linspace { start, end } => format!("start={start:?}, end={end:?}"),
             _ => String::new(),
         }
     }

@@ -3,14 +3,43 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
-/// Number of elements of a shape (1 for the zero-dim shape `[]`).
+/// Number of elements of a shape (1 for the zero-dim shape `[]`). A product beyond
+/// `usize` saturates at `usize::MAX` (never wraps): such a shape only exists in a
+/// tensor whose first realize reports the overflow (see [`checked_numel`]).
 ///
 /// ```
 /// assert_eq!(lazyfuse_ir::shape::numel(&[2, 3]), 6);
 /// assert_eq!(lazyfuse_ir::shape::numel(&[]), 1);
+/// assert_eq!(lazyfuse_ir::shape::numel(&[1 << 62, 4]), usize::MAX);
+/// assert_eq!(lazyfuse_ir::shape::numel(&[usize::MAX, 4, 0]), 0);
 /// ```
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape.iter().fold(1usize, |acc, &s| acc.saturating_mul(s))
+}
+
+/// Number of elements, or PyTorch's "numel: integer multiplication overflow" when it
+/// does not fit `int64` (what `expand`, broadcasting and a computed result check).
+///
+/// ```
+/// use lazyfuse_ir::shape::checked_count;
+/// assert_eq!(checked_count(&[1 << 31, 1 << 31]).unwrap(), 1 << 62);
+/// assert_eq!(
+///     checked_count(&[1 << 40, 1 << 40]).unwrap_err().to_string(),
+///     "numel: integer multiplication overflow"
+/// );
+/// ```
+pub fn checked_count(shape: &[usize]) -> Result<usize> {
+    if shape.contains(&0) {
+        return Ok(0);
+    }
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| Error::invalid("numel", "numel: integer multiplication overflow"))
 }
 
 /// Number of elements, or PyTorch's error when it (or the storage in bytes of
@@ -22,6 +51,8 @@ pub fn numel(shape: &[usize]) -> usize {
 /// assert!(checked_numel(&[usize::MAX, 2], DType::F32).is_err());
 /// ```
 pub fn checked_numel(shape: &[usize], dtype: DType) -> Result<usize> {
+    // PyTorch multiplies every size in order (a later zero does not excuse an
+    // overflowing prefix).
     shape
         .iter()
         .try_fold(1usize, |acc, &s| acc.checked_mul(s))
@@ -50,10 +81,12 @@ pub fn checked_numel(shape: &[usize], dtype: DType) -> Result<usize> {
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
+    // Saturating: the shape of a tensor whose size overflows still gets sane
+    // (non-negative, non-wrapping) strides; realizing it reports the overflow.
     let mut acc: isize = 1;
     for i in (0..shape.len()).rev() {
         strides[i] = acc;
-        acc *= shape[i].max(1) as isize;
+        acc = acc.saturating_mul(isize::try_from(shape[i].max(1)).unwrap_or(isize::MAX));
     }
     strides
 }

@@ -294,8 +294,10 @@ impl Layout {
                     negative()
                 });
             }
+            let sizes: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+            crate::shape::checked_count(&sizes)?;
             return Ok(Layout {
-                shape: shape.iter().map(|&s| s as usize).collect(),
+                shape: sizes,
                 strides: vec![0; n],
                 offset: self.offset,
             });
@@ -341,6 +343,8 @@ impl Layout {
             sizes[i] = size;
             strides[i] = stride;
         }
+        // PyTorch computes the view's numel with overflow checks.
+        crate::shape::checked_count(&sizes)?;
         Ok(Layout {
             shape: sizes,
             strides,
@@ -540,7 +544,8 @@ impl Layout {
     /// `Tensor.as_strided(size, stride, storage_offset)`: any geometry over the same
     /// storage. `offset` is absolute (not relative to this layout's offset); the result
     /// must fit in a storage of `storage_numel` elements. The bounds message counts bytes
-    /// with PyTorch's wording for an 8-byte element type.
+    /// with PyTorch's wording for an 8-byte element type; [`Layout::as_strided_sized`]
+    /// takes the element size.
     pub fn as_strided(
         &self,
         size: &[usize],
@@ -548,6 +553,27 @@ impl Layout {
         offset: usize,
         storage_numel: usize,
     ) -> Result<Layout> {
+        self.as_strided_sized(size, stride, offset, storage_numel, 8)
+    }
+
+    /// [`Layout::as_strided`] over a storage of `itemsize`-byte elements: PyTorch's
+    /// bounds message counts bytes ("and itemsize 4 requiring a storage size of 20 are
+    /// out of bounds for storage of size 16").
+    ///
+    /// ```
+    /// use lazyfuse_ir::Layout;
+    /// let e = Layout::contiguous(&[4]).as_strided_sized(&[3], &[2], 0, 4, 2).unwrap_err();
+    /// assert_eq!(e.to_string(), "setStorage: sizes [3], strides [2], storage offset 0, and itemsize 2 requiring a storage size of 10 are out of bounds for storage of size 8");
+    /// ```
+    pub fn as_strided_sized(
+        &self,
+        size: &[usize],
+        stride: &[isize],
+        offset: usize,
+        storage_numel: usize,
+        itemsize: usize,
+    ) -> Result<Layout> {
+        let item = itemsize as u128;
         if size.len() != stride.len() {
             return Err(Error::invalid(
                 "as_strided",
@@ -563,7 +589,6 @@ impl Layout {
                 ),
             ));
         }
-        const ITEMSIZE: u128 = 8;
         // ATen's computeStorageNbytes, in saturating u128 so that huge requests fail the
         // bounds check instead of overflowing.
         let needed_elems: u128 = if size.contains(&0) {
@@ -577,19 +602,21 @@ impl Layout {
         if needed_elems > 0 {
             let needed = needed_elems
                 .saturating_add(offset as u128)
-                .saturating_mul(ITEMSIZE);
-            let have = storage_numel as u128 * ITEMSIZE;
+                .saturating_mul(item);
+            let have = storage_numel as u128 * item;
             if needed > have {
                 return Err(Error::invalid(
                     "as_strided",
                     format!(
-                        "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {ITEMSIZE} requiring a storage size of {needed} are out of bounds for storage of size {have}",
+                        "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {item} requiring a storage size of {needed} are out of bounds for storage of size {have}",
                         fmt_shape(size),
                         fmt_ishape(stride)
                     ),
                 ));
             }
         }
+        // Stride-0 geometries pass the storage bound at any size: the numel check.
+        crate::shape::checked_count(size)?;
         Ok(Layout {
             shape: size.to_vec(),
             strides: stride.to_vec(),
@@ -621,6 +648,8 @@ impl Layout {
             out.shape[d] = (self.shape[d] - size) / step + 1;
             out.strides[d] = mul_stride(step, self.strides[d])?;
         }
+        // Windows can hold more elements than the input (numel check, as PyTorch).
+        crate::shape::checked_count(&out.shape)?;
         Ok(out)
     }
 
@@ -769,6 +798,7 @@ impl Layout {
         } else {
             dim_size.div_ceil(size).max(1)
         };
+        reserve_views("split", pieces)?;
         (0..pieces)
             .map(|i| {
                 let start = i * size;
@@ -833,8 +863,13 @@ impl Layout {
         let dim_size = self.shape[d];
         let size = dim_size.div_ceil(chunks);
         if dim_size == 0 {
-            // split() would collapse the chunks into one piece; PyTorch keeps them all.
-            return self.split_sizes(&vec![0; chunks], d as isize);
+            // split() would collapse the chunks into one piece; PyTorch keeps them all,
+            // `chunks` empty views, so a huge count is an allocation failure (PyTorch's
+            // `std::vector` messages), never a capacity-overflow panic.
+            let mut out = reserve_views("chunk", chunks)?;
+            let empty = self.narrow(d as isize, 0, 0)?;
+            out.resize(chunks, empty);
+            return Ok(out);
         }
         self.split(size, d as isize)
     }
@@ -848,10 +883,28 @@ impl Layout {
             ));
         }
         let d = wrap_dim(dim, self.ndim())?;
+        reserve_views("unbind", self.shape[d])?;
         (0..self.shape[d])
             .map(|i| self.select(d as isize, i as isize))
             .collect()
     }
+}
+
+/// Checks that `n` views can be listed: a count the host cannot hold is PyTorch's
+/// `std::vector` error ("cannot create std::vector larger than max_size()" beyond
+/// its 8-byte-element limit, "std::bad_alloc" when the allocator refuses), never a
+/// capacity-overflow panic or an abort.
+fn reserve_views(op: &str, n: usize) -> Result<Vec<Layout>> {
+    if n > isize::MAX as usize / 8 {
+        return Err(Error::invalid(
+            op,
+            "cannot create std::vector larger than max_size()",
+        ));
+    }
+    let mut out: Vec<Layout> = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Error::invalid(op, "std::bad_alloc"))?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -1041,7 +1094,8 @@ mod tests {
         assert!(a.slice(0, Some(isize::MIN), Some(isize::MAX), big).is_err()); // stride 1 * usize::MAX overflows isize
         assert!(a.diagonal(isize::MIN, 0, 1).is_err());
         assert!(a.unsqueeze(0).unwrap().diagonal(isize::MIN, 0, 1).is_ok());
-        assert!(a.expand(&[isize::MAX, 4]).is_ok());
+        // PyTorch: "numel: integer multiplication overflow"
+        assert!(a.expand(&[isize::MAX, 4]).is_err());
         assert!(a.expand(&[-2, 4]).is_err());
         assert!(a.unfold(0, big, 1).is_err());
         assert!(a.split(big, 0).is_ok());

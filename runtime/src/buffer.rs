@@ -172,6 +172,43 @@ impl Buffer {
     }
 }
 
+impl Buffer {
+    /// The elements at these storage offsets, in order (a printer reading only what it
+    /// shows). Offsets must be inside the buffer; one outside is
+    /// [`crate::Error::Malformed`].
+    ///
+    /// ```
+    /// use lazyfuse_runtime::Buffer;
+    /// let b = Buffer::from_vec(vec![10i32, 11, 12, 13]);
+    /// assert_eq!(b.take_offsets(&[3, 0]).unwrap(), Buffer::from_vec(vec![13i32, 10]));
+    /// assert!(b.take_offsets(&[4]).is_err());
+    /// ```
+    pub fn take_offsets(&self, offsets: &[usize]) -> crate::Result<Buffer> {
+        if let Some(o) = offsets.iter().find(|&&o| o >= self.len()) {
+            return Err(crate::Error::Malformed(format!(
+                "offset {o} outside a buffer of {} elements",
+                self.len()
+            )));
+        }
+        Ok(match self {
+            Buffer::Raw { dtype, bytes } => {
+                let size = dtype.size_in_bytes();
+                let mut out = Vec::with_capacity(offsets.len() * size);
+                for &o in offsets {
+                    out.extend_from_slice(&bytes[o * size..(o + 1) * size]);
+                }
+                Buffer::Raw {
+                    dtype: *dtype,
+                    bytes: out,
+                }
+            }
+            _ => with_buffer!(self, v => {
+                Buffer::from_vec(offsets.iter().map(|&o| v[o]).collect::<Vec<_>>())
+            }, raw => unreachable!()),
+        })
+    }
+}
+
 /// A Rust type that is the element type of one dtype.
 pub trait Element: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// The dtype whose elements are `Self`.
@@ -214,6 +251,53 @@ element!(f32, F32);
 element!(f64, F64);
 element!(Complex<f32>, C64);
 element!(Complex<f64>, C128);
+
+/// Checks that a buffer of `numel` elements of `dtype` with this shape can be
+/// allocated, before a kernel builds it: the size must fit memory arithmetic
+/// ([`crate::Error::SizeOverflow`], with PyTorch's message for a creation op (`creation`:
+/// "Storage size calculation overflowed…") or a computed result ("numel: integer
+/// multiplication overflow" when the element count itself overflows)), and the
+/// allocator must grant the bytes ([`crate::Error::OutOfMemory`]).
+///
+/// The grant is probed with `try_reserve_exact` and released at once: the kernels
+/// then allocate with ordinary (aborting) `Vec`s, which on an over-committing host
+/// only fail for sizes the probe already refused. A probe of a few bytes costs one
+/// `malloc`/`free`; a large one an `mmap`/`munmap`, small beside the kernel.
+///
+/// ```
+/// use lazyfuse_runtime::buffer::check_allocation;
+/// use lazyfuse_ir::DType;
+/// assert!(check_allocation(&[4], DType::F32, true).is_ok());
+/// let e = check_allocation(&[1 << 62, 4], DType::F32, true).unwrap_err();
+/// assert_eq!(e.to_string(), "Storage size calculation overflowed with sizes=[4611686018427387904, 4]");
+/// let e = check_allocation(&[1 << 50], DType::U8, false).unwrap_err();
+/// assert!(e.to_string().starts_with("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes."));
+/// ```
+pub fn check_allocation(shape: &[usize], dtype: DType, creation: bool) -> crate::Result<()> {
+    use crate::Error;
+    let storage = || {
+        Error::SizeOverflow(format!(
+            "Storage size calculation overflowed with sizes={}",
+            lazyfuse_ir::shape::fmt_shape(shape)
+        ))
+    };
+    let count = match lazyfuse_ir::shape::checked_count(shape) {
+        Ok(n) => n,
+        Err(e) if !creation => return Err(Error::SizeOverflow(e.to_string())),
+        Err(_) => return Err(storage()),
+    };
+    let bytes = count
+        .checked_mul(dtype.size_in_bytes())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(storage)?;
+    if bytes == 0 {
+        return Ok(());
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(bytes)
+        .map_err(|_| Error::OutOfMemory { bytes })
+}
 
 #[cfg(test)]
 mod tests {

@@ -22,4 +22,15 @@ pub enum Error {
     /// and the size: "index 5 is out of bounds for dimension 0 with size 3").
     #[error("{0}")]
     IndexOutOfRange(String),
+    /// A result whose size does not fit memory arithmetic (PyTorch's "Storage size
+    /// calculation overflowed with sizes=[…]" or "numel: integer multiplication
+    /// overflow"): the message.
+    #[error("{0}")]
+    SizeOverflow(String),
+    /// The allocator refused a buffer (PyTorch's `DefaultCPUAllocator` message).
+    #[error("DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)")]
+    OutOfMemory {
+        /// the size asked for
+        bytes: usize,
+    },
 }

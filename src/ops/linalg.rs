@@ -12,7 +12,7 @@ use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::broadcast_shapes;
 use lazyfuse_ir::promote::{result_type, OperandType, Priority};
 use lazyfuse_ir::shape::{fmt_shape, numel, wrap_dim};
-use lazyfuse_ir::{typing, Error as IrError, Layout, Op};
+use lazyfuse_ir::{typing, DType, Error as IrError, Layout, Op};
 
 impl Tensor {
     /// Matrix product with `torch.matmul`'s shape rules: dot product (1-D·1-D),
@@ -39,7 +39,14 @@ impl Tensor {
             )
             .into());
         }
+        let half_complex = matches!(self.dtype(), DType::C32 | DType::BC32);
+        if half_complex && self.dtype() == other.dtype() {
+            // PyTorch checks the shapes, then its kernel refuses the half complex types.
+            let kernel = matmul_shape_check(&sa, &self.strides(), &sb, &other.strides())?;
+            return Err(IrError::not_implemented(kernel, self.dtype()).into());
+        }
         let dtype = typing::matmul_nd(self.dtype(), sa.len(), other.dtype(), sb.len())?;
+        matmul_shape_check(&sa, &self.strides(), &sb, &other.strides())?;
         // Promote 1-D operands to matrices, remembering which dims to drop after.
         let (a_mat, drop_m) = if sa.len() == 1 {
             (vec![1, sa[0]], true)
@@ -67,6 +74,8 @@ impl Tensor {
         if !drop_n {
             out_shape.push(n);
         }
+        // The result must be able to exist (PyTorch: its allocation's size check).
+        lazyfuse_ir::shape::checked_numel(&out_shape, dtype)?;
         let full = |mat: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(mat).collect() };
         with_store(|s| {
             let read_a = self.node(s);
@@ -155,8 +164,11 @@ impl Tensor {
                     .into());
                 }
             }
-            out_shape[axis] += shape[axis];
+            // Sizes add up; a total beyond memory arithmetic is PyTorch's storage
+            // error (it cannot name the size, which does not fit int64 either).
+            out_shape[axis] = out_shape[axis].saturating_add(shape[axis]);
         }
+        lazyfuse_ir::shape::checked_numel(&out_shape, dtype)?;
         with_store(|s| {
             let mut inputs = Vec::with_capacity(parts.len());
             for t in &parts {
@@ -225,4 +237,98 @@ fn matmul_shape_error(
         ),
     };
     IrError::invalid("matmul", message)
+}
+
+/// PyTorch's `matmul` dispatch, for its shape errors: dot (1-D·1-D), mv (2-D·1-D), mm
+/// (with 1-D left operands as a row), the *folded* cases (`should_fold`: a ≥3-D
+/// operand viewed as a matrix without a copy goes to mm/mv with its leading dims
+/// flattened into rows), and otherwise bmm after broadcasting the batch dims (so a
+/// batch mismatch is reported before a size mismatch). Returns the name of the kernel
+/// PyTorch dispatches to (what its dtype refusals name).
+fn matmul_shape_check(
+    sa: &[usize],
+    stra: &[isize],
+    sb: &[usize],
+    strb: &[isize],
+) -> std::result::Result<&'static str, IrError> {
+    let (da, db) = (sa.len(), sb.len());
+    let err = |m: String| Err(IrError::invalid("matmul", m));
+    let mm = |r: usize, k: usize, k2: usize, n: usize| {
+        format!("mm: mat1 and mat2 shapes cannot be multiplied ({r}x{k} and {k2}x{n})")
+    };
+    let mv = |r: usize, k: usize, v: usize| {
+        format!("size mismatch, got input ({r}), mat ({r}x{k}), vec ({v})")
+    };
+    match (da, db) {
+        (1, 1) if sa[0] != sb[0] => {
+            return err(format!(
+                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+                sa[0], sb[0], sa[0], sb[0]
+            ))
+        }
+        (2, 1) if sa[1] != sb[0] => return err(mv(sa[0], sa[1], sb[0])),
+        (1, 2) if sa[0] != sb[0] => return err(mm(1, sa[0], sb[0], sb[1])),
+        (2, 2) if sa[1] != sb[0] => return err(mm(sa[0], sa[1], sb[0], sb[1])),
+        (1, 1) => return Ok("dot"),
+        (2, 1) => return Ok("addmv_impl_cpu"),
+        (1 | 2, 2) => return Ok("addmm_impl_cpu_"),
+        _ => {}
+    }
+    if should_fold(sa, stra, sb, strb) {
+        if da >= db {
+            let (rows, k) = (numel(&sa[..da - 1]), sa[da - 1]);
+            if k != sb[0] {
+                return err(if db == 1 {
+                    mv(rows, k, sb[0])
+                } else {
+                    mm(rows, k, sb[0], sb[1])
+                });
+            }
+            return Ok(if db == 1 {
+                "addmv_impl_cpu"
+            } else {
+                "addmm_impl_cpu_"
+            });
+        } else {
+            // The right operand, transposed, is folded; the left is the vector.
+            let rows = numel(&sb[..db - 2]) * sb[db - 1];
+            let k = sb[db - 2];
+            if k != sa[0] {
+                return err(mv(rows, k, sa[0]));
+            }
+            return Ok("addmv_impl_cpu");
+        }
+    }
+    let m1 = sa[da - 1];
+    let m2 = if db > 1 { sb[db - 2] } else { sb[0] };
+    let batch = broadcast_shapes(&sa[..da.saturating_sub(2)], &sb[..db.saturating_sub(2)])?;
+    let b = numel(&batch);
+    if m1 != m2 {
+        return err(format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{b}, {m1}] but got: [{b}, {m2}]."
+        ));
+    }
+    Ok("bmm")
+}
+
+/// ATen's `should_fold` (without autograd): the larger operand (the right one
+/// transposed when it is larger) has ≥3 dims, the other ≤2, the left operand is not
+/// a matrix, and the larger one's leading dims flatten without a copy (or it is empty).
+fn should_fold(sa: &[usize], stra: &[isize], sb: &[usize], strb: &[isize]) -> bool {
+    let (da, db) = (sa.len(), sb.len());
+    let (shape, strides, other_dims) = if da >= db {
+        (sa.to_vec(), stra.to_vec(), db)
+    } else {
+        let (mut sh, mut st) = (sb.to_vec(), strb.to_vec());
+        sh.swap(db - 1, db - 2);
+        st.swap(db - 1, db - 2);
+        (sh, st, da)
+    };
+    if !(shape.len() >= 3 && other_dims <= 2) || da == 2 {
+        return false;
+    }
+    if numel(&shape) == 0 {
+        return true;
+    }
+    (0..shape.len() - 2).all(|i| strides[i] == strides[i + 1] * shape[i + 1] as isize)
 }

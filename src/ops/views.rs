@@ -142,10 +142,13 @@ impl Tensor {
         stride: &[isize],
         storage_offset: usize,
     ) -> Result<Tensor> {
-        let layout =
-            self.0
-                .layout
-                .as_strided(size, stride, storage_offset, self.0.storage.numel)?;
+        let layout = self.0.layout.as_strided_sized(
+            size,
+            stride,
+            storage_offset,
+            self.0.storage.numel,
+            self.0.dtype.size_in_bytes(),
+        )?;
         Ok(self.with_layout(layout))
     }
 

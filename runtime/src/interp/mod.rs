@@ -12,14 +12,16 @@
 //!
 //! Submodules: `cast` (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
-//! `elementwise` (unary, binary, where), `pointwise` (issue 5's unary math,
-//! predicates, activations and `UnaryParam` nodes), `reduce` (reductions,
-//! arg-reductions, cumsum, softmax; `reduce_ext`: nansum, any, logsumexp, norm …),
-//! `scan` (cumprod, cummax/cummin, logcumsumexp), `matmul`, `index` (gather,
-//! scatter, take, flip), and `num` (the numeric traits the kernels are generic over).
+//! `elementwise` (unary, binary, where; `binary_ext`: issue 5's binary kernels),
+//! `pointwise` (issue 5's unary math, predicates, activations and `UnaryParam`
+//! nodes), `reduce` (reductions, arg-reductions, cumsum, softmax; `reduce_ext`:
+//! nansum, any, logsumexp, norm …), `scan` (cumprod, cummax/cummin, logcumsumexp),
+//! `matmul`, `index` (gather, scatter, take, flip), `creation` (random and
+//! linspace), and `num` (the numeric traits the kernels are generic over).
 
 mod binary_ext;
 mod cast;
+mod creation;
 mod elementwise;
 pub mod float8;
 mod index;
@@ -109,6 +111,14 @@ pub fn execute_with_stats(
             })
             .collect::<Result<Vec<_>>>()?;
         let arg_nodes: Vec<&Node> = ins.iter().map(|&i| graph.node(i)).collect();
+        // Sizes that overflow or that the allocator refuses are errors, not aborts.
+        if !matches!(node.op, Op::Input(_)) {
+            let creation = matches!(
+                node.op,
+                Op::Full(_) | Op::Arange { .. } | Op::Random { .. } | Op::Linspace { .. }
+            );
+            crate::buffer::check_allocation(&node.shape, node.dtype, creation)?;
+        }
         let out = eval(node, &args, &arg_nodes, inputs)?;
         if out.dtype() != node.dtype || out.len() != node.numel() {
             return Err(Error::Malformed(format!(
@@ -196,6 +206,7 @@ fn eval(
         Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => 2,
         Op::Scatter { .. } => 3,
         Op::Scan { .. } => 1,
+        Op::Random { .. } | Op::Linspace { .. } => 0,
     };
     if args.len() != arity {
         return Err(Error::Malformed(format!(
@@ -304,6 +315,18 @@ fn eval(
             check_len(op, args, n)?;
             new(pointwise::unary_param(*p, &args[0])?)
         }
+        Op::Random {
+            seed,
+            offset,
+            distribution,
+        } => new(creation::random(
+            *distribution,
+            *seed,
+            *offset,
+            node.dtype,
+            n,
+        )?),
+        Op::Linspace { start, end } => new(creation::linspace(*start, *end, node.dtype, n)?),
     }
 }
 
