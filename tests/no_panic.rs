@@ -378,3 +378,75 @@ proptest! {
         check(format!("mul_ {a} {value}"), || x.mul_(value))?;
     }
 }
+
+// Regression tests for what the properties and the PyTorch oracle found.
+
+fn f32s(t: lazyfuse::Result<Tensor>) -> Vec<f32> {
+    t.and_then(|t| t.to_vec::<f32>()).expect("a float32 result")
+}
+
+fn message<T: std::fmt::Debug>(r: lazyfuse::Result<T>) -> String {
+    r.expect_err("an error").to_string()
+}
+
+#[test]
+fn norm_of_one_element_is_its_magnitude_for_every_order_but_zero() {
+    // PyTorch: vector_norm([1e30], ord=3) is 1e30 (no pow round trip that overflows
+    // float32), and a NaN order gives |x| for a one-element reduction.
+    let big = Tensor::from_vec(vec![1e30f32], &[1]).unwrap();
+    for p in [3.0, 0.3, 2.5, -1.5, 2.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(f32s(big.norm(p, &[], false)), vec![1e30], "p = {p}");
+    }
+    assert_eq!(f32s(big.norm(0.0, &[], false)), vec![1.0]);
+    let z0 = Tensor::scalar(-3.0f32);
+    assert_eq!(f32s(z0.norm(f64::NAN, &[], false)), vec![3.0]);
+    let row = Tensor::from_vec(vec![3.0f32, -4.0], &[1, 2]).unwrap();
+    assert_eq!(f32s(row.norm(f64::NAN, &[0], false)), vec![3.0, 4.0]);
+    assert!(f32s(row.norm(f64::NAN, &[1], false))[0].is_nan());
+    let tiny = Tensor::from_vec(vec![0.1f32], &[1]).unwrap();
+    assert_eq!(f32s(tiny.norm(7.7, &[], false)), vec![0.1]);
+}
+
+#[test]
+fn norm_of_nothing_with_a_nan_order_is_zero() {
+    // PyTorch fills the empty reduction with 0; it does not compute 0^(1/NaN).
+    let e = Tensor::zeros(&[0, 2], DType::F32);
+    assert_eq!(f32s(e.norm(f64::NAN, &[], false)), vec![0.0]);
+    assert_eq!(f32s(e.norm(f64::NAN, &[0], false)), vec![0.0, 0.0]);
+    assert_eq!(f32s(e.norm(0.5, &[], false)), vec![0.0]);
+}
+
+#[test]
+fn repeat_sizes_past_i64_are_pytorch_errors_not_shapes() {
+    // An empty tensor used to come back with a dim larger than i64::MAX.
+    let e = Tensor::zeros(&[0, 3], DType::F32);
+    assert_eq!(
+        message(e.repeat(&[1 << 62, 1 << 62])),
+        "Trying to create tensor with negative dimension -4611686018427387904: [0, -4611686018427387904]"
+    );
+    assert_eq!(
+        message(e.tile(&[2, 1 << 62])),
+        "Trying to create tensor with negative dimension -4611686018427387904: [0, -4611686018427387904]"
+    );
+    // usize::MAX reads as -1 in PyTorch's int64: 0 * -1 = 0, 2 * -1 = -2
+    assert_eq!(e.repeat(&[usize::MAX, 1]).unwrap().shape(), vec![0, 3]);
+    let x = Tensor::zeros(&[2, 3], DType::F32);
+    assert_eq!(
+        message(x.repeat(&[usize::MAX, 1])),
+        "Trying to create tensor with negative dimension -2: [-2, 3]"
+    );
+    // a product that wraps to a non-negative size is an overflow, not an empty tensor
+    let one = Tensor::zeros(&[0, 2], DType::F32);
+    assert_eq!(
+        message(one.repeat(&[1, 1 << 63])),
+        "Storage size calculation overflowed with sizes=[0, 18446744073709551615]"
+    );
+    assert_eq!(
+        message(x.repeat(&[1 << 61, 1])),
+        "Storage size calculation overflowed with sizes=[4611686018427387904, 3]"
+    );
+    assert_eq!(
+        e.repeat(&[1 << 62, 1, 1]).unwrap().shape(),
+        vec![1 << 62, 0, 3]
+    );
+}
