@@ -450,3 +450,40 @@ fn repeat_sizes_past_i64_are_pytorch_errors_not_shapes() {
         vec![1 << 62, 0, 3]
     );
 }
+
+#[test]
+fn scatter_from_a_zero_dim_source_names_the_source_dims() {
+    // ATen's `ensure_nonempty_size`: a zero-dim source has size 1 in every dim, so the
+    // check that fails is the number of dims, not a dim out of range.
+    let x = Tensor::zeros(&[2, 3], DType::F32);
+    let five = Tensor::scalar(5.0f32);
+    for index_shape in [[1, 1], [2, 2], [3, 3]] {
+        let i = Tensor::zeros(&index_shape, DType::I64);
+        assert_eq!(
+            message(x.scatter(0, &i, &five)),
+            "Index tensor must have the same number of dimensions as src tensor"
+        );
+        assert_eq!(
+            message(x.scatter_add(0, &i, &five)),
+            "Index tensor must have the same number of dimensions as src tensor"
+        );
+    }
+    // the number of dims is checked before a size that is too large, even one of self
+    let wide = Tensor::zeros(&[1, 4], DType::I64);
+    for src_shape in [&[5][..], &[5, 5, 5]] {
+        assert_eq!(
+            message(x.scatter(0, &wide, &Tensor::ones(src_shape, DType::F32))),
+            "Index tensor must have the same number of dimensions as src tensor"
+        );
+    }
+    assert_eq!(
+        message(x.scatter(0, &wide, &Tensor::ones(&[1, 1], DType::F32))),
+        "Expected index [1, 4] to be no larger than self [2, 3] apart from dimension 0 and to be no larger size than src [1, 1]"
+    );
+    // a one-dim source is still read through dim wrapping, as ATen does
+    let i = Tensor::zeros(&[1, 1], DType::I64);
+    assert_eq!(
+        message(x.scatter(0, &i, &Tensor::ones(&[3], DType::F32))),
+        "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+    );
+}
