@@ -139,15 +139,52 @@ fn float() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Values at the limits of every dtype (a cast to a narrower integer wraps, so each
+/// integer dtype's own limits are listed).
+const EXTREME_INTS: [i64; 10] = [
+    i64::MIN,
+    i64::MAX,
+    i32::MIN as i64,
+    i32::MAX as i64,
+    -128,
+    127,
+    255,
+    -1,
+    0,
+    1,
+];
+const EXTREME_FLOATS: [f64; 10] = [
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    -0.0,
+    f64::MAX,
+    1e-300,
+    65504.0,
+    -1.0,
+    0.0,
+    3.0,
+];
+
 /// A tensor of the given shape and dtype, sometimes read through a view: a
-/// transpose (non-contiguous), or an expand of a size-1 slice (stride 0).
+/// transpose (non-contiguous), or an expand of a size-1 slice (stride 0); view 3
+/// and up hold the dtype's extreme values instead of small ones.
 fn tensor(shape: &[usize], dtype: DType, view: u8) -> Tensor {
     let n: usize = shape.iter().product();
-    let base = Tensor::arange(0.0, n as f64, 1.0, DType::F64)
-        .and_then(|t| t.sub(n as f64 / 2.0))
-        .and_then(|t| t.to_dtype(dtype))
-        .and_then(|t| t.reshape(&shape.iter().map(|&s| s as isize).collect::<Vec<_>>()))
-        .expect("a small tensor");
+    let dims = shape.iter().map(|&s| s as isize).collect::<Vec<_>>();
+    let base = if view >= 3 && dtype.is_floating_point() {
+        let v = (0..n).map(|k| EXTREME_FLOATS[k % 10]).collect::<Vec<_>>();
+        Tensor::from_vec(v, shape).and_then(|t| t.to_dtype(dtype))
+    } else if view >= 3 {
+        let v = (0..n).map(|k| EXTREME_INTS[k % 10]).collect::<Vec<_>>();
+        Tensor::from_vec(v, shape).and_then(|t| t.to_dtype(dtype))
+    } else {
+        Tensor::arange(0.0, n as f64, 1.0, DType::F64)
+            .and_then(|t| t.sub(n as f64 / 2.0))
+            .and_then(|t| t.to_dtype(dtype))
+            .and_then(|t| t.reshape(&dims))
+    }
+    .expect("a small tensor");
     match view {
         1 if shape.len() >= 2 => base
             .transpose(0, -1)
@@ -156,7 +193,7 @@ fn tensor(shape: &[usize], dtype: DType, view: u8) -> Tensor {
             .expect("a transposed view"),
         2 if !shape.is_empty() && shape[0] > 0 => base
             .narrow(0, 0, 1)
-            .and_then(|t| t.expand(&shape.iter().map(|&s| s as isize).collect::<Vec<_>>()))
+            .and_then(|t| t.expand(&dims))
             .expect("an expanded view"),
         _ => base,
     }
@@ -194,11 +231,11 @@ fn mask() -> impl Strategy<Value = Tensor> {
 }
 
 fn input() -> impl Strategy<Value = (Vec<usize>, DType, u8)> {
-    (shape(), dtype(), 0u8..3)
+    (shape(), dtype(), 0u8..5)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn reductions_and_scans_never_panic(
