@@ -60,7 +60,10 @@ impl Outcome for lazyfuse::Result<()> {
 }
 
 /// Runs one op call; a panic becomes a test failure that names the call.
-fn check<R: Outcome>(what: String, f: impl FnOnce() -> R) -> std::result::Result<(), TestCaseError> {
+fn check<R: Outcome>(
+    what: String,
+    f: impl FnOnce() -> R,
+) -> std::result::Result<(), TestCaseError> {
     match catch_unwind(AssertUnwindSafe(|| f().settle())) {
         Ok(()) => Ok(()),
         Err(p) => {
@@ -204,7 +207,13 @@ fn index() -> impl Strategy<Value = Tensor> {
     (
         prop::collection::vec(0usize..3, 0..4),
         prop::collection::vec(wide(), 27),
-        prop::sample::select(vec![DType::I64, DType::I64, DType::I32, DType::F32, DType::Bool]),
+        prop::sample::select(vec![
+            DType::I64,
+            DType::I64,
+            DType::I32,
+            DType::F32,
+            DType::Bool,
+        ]),
     )
         .prop_map(|(shape, values, dtype)| {
             let n: usize = shape.iter().product();
@@ -523,4 +532,23 @@ fn scatter_from_a_zero_dim_source_names_the_source_dims() {
         message(x.scatter(0, &i, &Tensor::ones(&[3], DType::F32))),
         "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
     );
+}
+
+#[test]
+fn pad_amounts_that_wrap_int64_fail_where_pytorch_does() {
+    let x = Tensor::zeros(&[2, 3], DType::F32);
+    // 3 + MAX + MAX wraps back to 1 in ATen's int64: its narrow is what fails
+    assert_eq!(
+        message(x.pad(&[i64::MAX, i64::MAX], 0)),
+        "narrow(): length must be non-negative."
+    );
+    assert_eq!(
+        message(x.pad(&[i64::MAX, 0], 0)),
+        "The input size 3, plus negative padding 9223372036854775807 and 0 resulted in a negative output size, which is invalid. Check dimension 1 of your input."
+    );
+    assert_eq!(
+        message(x.pad(&[1 << 62, 1 << 62], 0)),
+        "The input size 3, plus negative padding 4611686018427387904 and 4611686018427387904 resulted in a negative output size, which is invalid. Check dimension 1 of your input."
+    );
+    assert_eq!(x.pad(&[-3, 1], 0).unwrap().shape(), vec![2, 1]);
 }

@@ -365,6 +365,13 @@ pub fn pad_plan(shape: &[usize], pad: &[i64]) -> Result<Vec<PadDim>> {
         }
         // ATen adds the pads in int64: a sum that wraps reads as negative.
         let new = size + l + r;
+        let wrapped = (shape[d] as i64)
+            .wrapping_add(pair[0])
+            .wrapping_add(pair[1]);
+        if new > i64::MAX as i128 && wrapped >= 0 {
+            // wrapped twice back to a valid size: ATen fails in its narrow instead
+            return bad("narrow(): length must be non-negative.".into());
+        }
         if new < 0 || new > i64::MAX as i128 {
             return bad(format!(
                 "The input size {size}, plus negative padding {} and {} resulted in a negative output size, which is invalid. Check dimension {d} of your input.",
