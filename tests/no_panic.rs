@@ -552,3 +552,53 @@ fn pad_amounts_that_wrap_int64_fail_where_pytorch_does() {
     );
     assert_eq!(x.pad(&[-3, 1], 0).unwrap().shape(), vec![2, 1]);
 }
+
+#[test]
+fn cat_and_matmul_sizes_that_overflow_are_errors_not_wrapped_shapes() {
+    // Four [2^62] views concatenated used to give a tensor of shape [0].
+    let big = Tensor::zeros(&[1], DType::F32).expand(&[1 << 62]).unwrap();
+    assert_eq!(
+        message(Tensor::cat(&[&big, &big], 0)),
+        "Trying to create tensor with negative dimension -9223372036854775808: [-9223372036854775808]"
+    );
+    assert_eq!(
+        message(Tensor::cat(&[&big, &big, &big, &big], 0)),
+        "Trying to create tensor with negative dimension -9223372036854775808: [-9223372036854775808]"
+    );
+    assert!(
+        message(Tensor::stack(&[&big, &big], 0)).starts_with("Storage size calculation overflowed")
+    );
+    // empty tensors with a huge dim: the sum is checked even when nothing is stored
+    let e = Tensor::zeros(&[0, 1 << 62], DType::F32);
+    assert_eq!(
+        message(Tensor::cat(&[&e, &e], 1)),
+        "Trying to create tensor with negative dimension -9223372036854775808: [0, -9223372036854775808]"
+    );
+    let bytes = Tensor::zeros(&[1], DType::Bool).expand(&[1 << 62]).unwrap();
+    let five = bytes.narrow(0, 0, 5).unwrap();
+    assert_eq!(
+        Tensor::cat(&[&bytes, &five], 0).unwrap().shape(),
+        vec![(1 << 62) + 5]
+    );
+    assert!(
+        message(Tensor::cat(&[&big, &big.narrow(0, 0, 5).unwrap()], 0))
+            .starts_with("Storage size calculation overflowed")
+    );
+    // [2^40, 1] @ [1, 2^40] has 2^80 elements
+    let m = Tensor::zeros(&[1, 1], DType::F32)
+        .expand(&[1 << 40, 1])
+        .unwrap();
+    let n = Tensor::zeros(&[1, 1], DType::F32)
+        .expand(&[1, 1 << 40])
+        .unwrap();
+    assert_eq!(
+        message(m.matmul(&n)),
+        "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776]"
+    );
+    assert_eq!(
+        m.matmul(&Tensor::zeros(&[1, 0], DType::F32))
+            .unwrap()
+            .shape(),
+        vec![1 << 40, 0]
+    );
+}
