@@ -251,7 +251,8 @@ pub fn scatter_shape(
         for (d, &size) in i.iter().enumerate() {
             // ATen reads `src.size(d)` through dim wrapping: a source with fewer dims
             // fails with the dim error.
-            let Some(&src_size) = src_n.get(d) else {
+            // (`ensure_nonempty_size`: a zero-dim source has size 1 in every dim)
+            let Some(&src_size) = src_n.get(d).or(src.is_empty().then_some(&1)) else {
                 let n = src_n.len() as isize;
                 return Err(Error::DimOutOfRange {
                     dim: d as isize,
@@ -265,14 +266,15 @@ pub fn scatter_shape(
             }
         }
     }
+    // Checked after the sizes (a source with fewer dims fails with the dim error) but
+    // before the size message, whichever size was wrong, as ATen does.
+    if src.is_some_and(|src| nonempty_shape(src).len() != i.len()) {
+        return Err(Error::invalid(
+            "scatter",
+            "Index tensor must have the same number of dimensions as src tensor",
+        ));
+    }
     if !wrong {
-        // (checked after the sizes: a source with fewer dims fails with the dim error)
-        if src.is_some_and(|src| nonempty_shape(src).len() != i.len()) {
-            return Err(Error::invalid(
-                "scatter",
-                "Index tensor must have the same number of dimensions as src tensor",
-            ));
-        }
         return Ok(());
     }
     let mut message = format!(
@@ -363,6 +365,13 @@ pub fn pad_plan(shape: &[usize], pad: &[i64]) -> Result<Vec<PadDim>> {
         }
         // ATen adds the pads in int64: a sum that wraps reads as negative.
         let new = size + l + r;
+        let wrapped = (shape[d] as i64)
+            .wrapping_add(pair[0])
+            .wrapping_add(pair[1]);
+        if new > i64::MAX as i128 && wrapped >= 0 {
+            // wrapped twice back to a valid size: ATen fails in its narrow instead
+            return bad("narrow(): length must be non-negative.".into());
+        }
         if new < 0 || new > i64::MAX as i128 {
             return bad(format!(
                 "The input size {size}, plus negative padding {} and {} resulted in a negative output size, which is invalid. Check dimension {d} of your input.",

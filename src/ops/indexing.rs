@@ -23,7 +23,7 @@ use crate::store::{with_store, Store};
 use crate::tensor::{check_fill_value, Tensor};
 use lazyfuse_ir::broadcast::broadcast_shapes;
 use lazyfuse_ir::indexing::{self as rules, PadDim};
-use lazyfuse_ir::shape::{checked_numel, numel, wrap_dim};
+use lazyfuse_ir::shape::{checked_numel, fmt_shape, numel, wrap_dim};
 use lazyfuse_ir::{BinaryOp, DType, Error as IrError, Layout, NodeId, Op, Scalar, ScatterReduce};
 
 /// The source of a scatter: a tensor, or a host scalar broadcast to the index.
@@ -755,11 +755,37 @@ impl Tensor {
         }
         let mut padded = vec![1usize; sizes.len() - self.ndim()];
         padded.extend(self.shape());
+        // PyTorch multiplies the sizes in int64 with wraparound (a count past
+        // `i64::MAX` reads as negative) and refuses a negative result.
+        let signed: Vec<i64> = padded
+            .iter()
+            .zip(sizes)
+            .map(|(&p, &r)| (p as i64).wrapping_mul(r as i64))
+            .collect();
+        if let Some(&negative) = signed.iter().find(|&&n| n < 0) {
+            return Err(IrError::invalid(
+                "repeat",
+                format!("Trying to create tensor with negative dimension {negative}: {signed:?}"),
+            )
+            .into());
+        }
+        // A product that wrapped around to a non-negative size would be a wrong shape
+        // (an empty tensor can have any other size): refuse it as an overflow.
         let out: Vec<usize> = padded
             .iter()
             .zip(sizes)
             .map(|(&p, &r)| p.saturating_mul(r))
             .collect();
+        if out.iter().any(|&n| n > i64::MAX as usize) {
+            return Err(IrError::invalid(
+                "repeat",
+                format!(
+                    "Storage size calculation overflowed with sizes={}",
+                    fmt_shape(&out)
+                ),
+            )
+            .into());
+        }
         checked_numel(&out, self.dtype())?;
         // Read the input as [r0, p0, r1, p1, ...] with stride 0 on the repeats, then
         // reshape the (contiguous) result to [r0 * p0, r1 * p1, ...].

@@ -11,7 +11,7 @@ use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::broadcast_shapes;
 use lazyfuse_ir::promote::{result_type, OperandType, Priority};
-use lazyfuse_ir::shape::{fmt_shape, numel, wrap_dim};
+use lazyfuse_ir::shape::{checked_numel, fmt_shape, numel, wrap_dim};
 use lazyfuse_ir::{typing, DType, Error as IrError, Layout, Op};
 
 impl Tensor {
@@ -66,7 +66,6 @@ impl Tensor {
         let batch_a = &a_mat[..a_mat.len() - 2];
         let batch_b = &b_mat[..b_mat.len() - 2];
         let batch = broadcast_shapes(batch_a, batch_b)?;
-        let b = numel(&batch);
         let mut out_shape = batch.clone();
         if !drop_m {
             out_shape.push(m);
@@ -74,8 +73,10 @@ impl Tensor {
         if !drop_n {
             out_shape.push(n);
         }
-        // The result must be able to exist (PyTorch: its allocation's size check).
-        lazyfuse_ir::shape::checked_numel(&out_shape, dtype)?;
+        // A result (or a batch) too large to index is PyTorch's storage-size error,
+        // never a size that wrapped around.
+        checked_numel(&out_shape, dtype)?;
+        let b = checked_numel(&batch, dtype)?;
         let full = |mat: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(mat).collect() };
         with_store(|s| {
             let read_a = self.node(s);
@@ -164,11 +165,27 @@ impl Tensor {
                     .into());
                 }
             }
-            // Sizes add up; a total beyond memory arithmetic is PyTorch's storage
-            // error (it cannot name the size, which does not fit int64 either).
-            out_shape[axis] = out_shape[axis].saturating_add(shape[axis]);
+            // ATen adds the sizes in int64: a sum past i64::MAX reads as negative,
+            // its error. Never a size that wrapped around.
+            let total = out_shape[axis].saturating_add(shape[axis]);
+            if total > i64::MAX as usize {
+                let wrapped = (out_shape[axis] as i64).wrapping_add(shape[axis] as i64);
+                let mut sizes: Vec<i64> = out_shape.iter().map(|&v| v as i64).collect();
+                sizes[axis] = wrapped;
+                let message = if wrapped < 0 {
+                    format!("Trying to create tensor with negative dimension {wrapped}: {sizes:?}")
+                } else {
+                    out_shape[axis] = total;
+                    format!(
+                        "Storage size calculation overflowed with sizes={}",
+                        fmt_shape(&out_shape)
+                    )
+                };
+                return Err(IrError::invalid("cat", message).into());
+            }
+            out_shape[axis] = total;
         }
-        lazyfuse_ir::shape::checked_numel(&out_shape, dtype)?;
+        checked_numel(&out_shape, dtype)?;
         with_store(|s| {
             let mut inputs = Vec::with_capacity(parts.len());
             for t in &parts {

@@ -151,6 +151,16 @@ fn logsumexp<R: Real>(r: &[R]) -> R {
 /// The vector `p`-norm of the absolute values `a`: `p = 0` counts the nonzero ones,
 /// `±inf` take the extreme (NaN propagates), others are `(sum a^p)^(1/p)`.
 fn norm<R: Real>(p: f64, a: &[R]) -> R {
+    if a.is_empty() {
+        // PyTorch fills an empty reduction with 0 for every order it accepts there
+        // (NaN included: `0^(1/NaN)` would be NaN).
+        return R::ZERO;
+    }
+    if a.len() == 1 && p != 0.0 {
+        // A reduction of one element is `|x|` in PyTorch, exactly, for every order but
+        // 0 (no `pow` round trip: `1e30^3` would overflow float32, `NaN` order stays `|x|`).
+        return a[0];
+    }
     if p == 0.0 {
         return R::from_f64(a.iter().filter(|&&x| x != R::ZERO).count() as f64);
     }
