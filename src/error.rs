@@ -56,6 +56,14 @@ pub enum Error {
 impl Error {
     /// True when the failure is a gap of lazyfuse ("not supported yet"), not a
     /// refusal that PyTorch makes too.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[1], DType::F32);
+    /// assert!(t.to_dtype(DType::C32).unwrap_err().is_unsupported()); // a gap of lazyfuse
+    /// let b = Tensor::zeros(&[1], DType::Bool);
+    /// assert!(!b.sub(&b).unwrap_err().is_unsupported()); // PyTorch refuses it too
+    /// ```
     pub fn is_unsupported(&self) -> bool {
         match self {
             Error::Build(e) => e.is_unsupported(),

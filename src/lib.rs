@@ -44,6 +44,13 @@ static DEFAULT_DTYPE: AtomicU8 = AtomicU8::new(DType::F32 as u8);
 
 /// The default floating dtype (`float32` unless changed): what a Python float
 /// literal, integer true division and `Tensor::scalar(1.5)` produce.
+///
+/// ```
+/// use lazyfuse::{default_dtype, DType, Tensor};
+/// assert_eq!(default_dtype(), DType::F32);
+/// assert_eq!(Tensor::scalar(1.5).dtype(), default_dtype());
+/// assert_eq!(Tensor::scalar(3).div(2).unwrap().dtype(), default_dtype());
+/// ```
 pub fn default_dtype() -> DType {
     let index = DEFAULT_DTYPE.load(Ordering::Relaxed);
     DType::ALL

@@ -71,6 +71,13 @@ static DUMP_IR: LazyLock<AtomicBool> = LazyLock::new(|| {
 
 /// Turns printing of the IR at every realize on or off (to standard error); the
 /// environment variable `LAZYFUSE_DUMP_IR` sets the initial value.
+///
+/// ```
+/// lazyfuse::set_dump_ir(true); // the next realize prints its graph to stderr
+/// let t = lazyfuse::Tensor::scalar(2).mul(3).unwrap();
+/// assert_eq!(t.to_vec::<i64>().unwrap(), vec![6]);
+/// lazyfuse::set_dump_ir(false);
+/// ```
 pub fn set_dump_ir(on: bool) {
     DUMP_IR.store(on, Ordering::Relaxed);
 }

@@ -254,43 +254,96 @@ impl Tensor {
     }
 
     /// The shape.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert_eq!(t.shape(), vec![2, 3]);
+    /// assert_eq!(Tensor::scalar(1).shape(), Vec::<usize>::new());
+    /// ```
     pub fn shape(&self) -> Vec<usize> {
         self.0.layout.shape.clone()
     }
 
     /// The element type.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::from_vec(vec![1u8, 2], &[2]).unwrap().dtype(), DType::U8);
+    /// assert_eq!(Tensor::ones(&[2], DType::BF16).dtype(), DType::BF16);
+    /// ```
     pub fn dtype(&self) -> DType {
         self.0.dtype
     }
 
     /// The device (always the CPU for now).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Device, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2], DType::F32).device(), Device::Cpu);
+    /// ```
     pub fn device(&self) -> Device {
         Device::Cpu
     }
 
     /// Number of dims.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2, 3, 4], DType::F32).ndim(), 3);
+    /// assert_eq!(Tensor::scalar(1.0).ndim(), 0);
+    /// ```
     pub fn ndim(&self) -> usize {
         self.0.layout.ndim()
     }
 
     /// Number of elements (saturating at `usize::MAX` for a shape whose size overflows,
     /// see [`Tensor::zeros`]).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2, 3, 4], DType::F32).numel(), 24);
+    /// assert_eq!(Tensor::zeros(&[2, 0], DType::F32).numel(), 0);
+    /// assert_eq!(Tensor::scalar(1.0).numel(), 1);
+    /// ```
     pub fn numel(&self) -> usize {
         self.0.layout.numel()
     }
 
     /// Strides in elements, as PyTorch reports them (saturating at `isize::MAX` for a
     /// shape whose size overflows, never negative).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32);
+    /// assert_eq!(t.strides(), vec![12, 4, 1]);
+    /// assert_eq!(t.transpose(0, 2).unwrap().strides(), vec![1, 4, 12]);
+    /// ```
     pub fn strides(&self) -> Vec<isize> {
         self.0.layout.strides.clone()
     }
 
     /// Offset of the first element in the storage, in elements.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert_eq!(t.storage_offset(), 0);
+    /// assert_eq!(t.select(0, 1).unwrap().storage_offset(), 3);
+    /// assert_eq!(t.narrow(1, 1, 2).unwrap().storage_offset(), 1);
+    /// ```
     pub fn storage_offset(&self) -> usize {
         self.0.layout.offset
     }
 
     /// PyTorch's `is_contiguous` (row-major).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert!(t.is_contiguous());
+    /// assert!(!t.t().unwrap().is_contiguous());
+    /// ```
     pub fn is_contiguous(&self) -> bool {
         self.0.layout.is_contiguous()
     }
@@ -308,11 +361,26 @@ impl Tensor {
     }
 
     /// The layout (shape, strides, offset) over the storage.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32).narrow(1, 1, 2).unwrap();
+    /// let l = t.layout();
+    /// assert_eq!((&l.shape[..], &l.strides[..], l.offset), (&[2, 2][..], &[3, 1][..], 1));
+    /// ```
     pub fn layout(&self) -> &Layout {
         &self.0.layout
     }
 
     /// Whether the storage's current contents are computed already.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2], DType::F32).add(1).unwrap();
+    /// assert!(!t.is_realized());
+    /// t.realize().unwrap();
+    /// assert!(t.is_realized());
+    /// ```
     pub fn is_realized(&self) -> bool {
         with_store(|s| matches!(s.graph.node(self.0.storage.node()).op, Op::Input(_)))
     }

@@ -219,8 +219,21 @@ binary_methods! {
     /// ```
     add => Add;
     /// `self - other` (refused for bool operands, as in PyTorch).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![5u8, 1], &[2]).unwrap();
+    /// assert_eq!(a.sub(2).unwrap().to_vec::<u8>().unwrap(), vec![3, 255]); // wraps
+    /// assert!(Tensor::ones(&[1], DType::Bool).sub(true).is_err());
+    /// ```
     sub => Sub;
     /// `self * other`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let m = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap().mul(1.5).unwrap();
+    /// assert_eq!((m.dtype(), m.to_vec::<f32>().unwrap()), (DType::F32, vec![1.5, 3.0]));
+    /// ```
     mul => Mul;
     /// True division: integer operands give the default float dtype.
     ///
@@ -231,42 +244,173 @@ binary_methods! {
     /// ```
     div => Div;
     /// `floor(self / other)` (Python `//`).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], &[2]).unwrap();
+    /// assert_eq!(a.floor_divide(2).unwrap().to_vec::<i64>().unwrap(), vec![3, -4]);
+    /// assert!(a.floor_divide(0).is_err()); // ZeroDivisionError
+    /// ```
     floor_divide => DivFloor;
     /// Python modulo: the result has the sign of `other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![-3i32, 3], &[2]).unwrap();
+    /// assert_eq!(a.remainder(2).unwrap().to_vec::<i32>().unwrap(), vec![1, 1]);
+    /// assert_eq!(a.remainder(-2).unwrap().to_vec::<i32>().unwrap(), vec![-1, -1]);
+    /// ```
     remainder => Remainder;
     /// C modulo: the result has the sign of `self`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![-3i32, 3], &[2]).unwrap();
+    /// assert_eq!(a.fmod(2).unwrap().to_vec::<i32>().unwrap(), vec![-1, 1]);
+    /// assert_eq!(a.fmod(-2).unwrap().to_vec::<i32>().unwrap(), vec![-1, 1]);
+    /// ```
     fmod => Fmod;
     /// `self ** other`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![2i64, 3], &[2]).unwrap();
+    /// assert_eq!(a.pow(3).unwrap().to_vec::<i64>().unwrap(), vec![8, 27]);
+    /// assert_eq!(a.pow(0.5).unwrap().dtype(), DType::F32);
+    /// assert!(a.pow(-1).is_err()); // integers to negative integer powers
+    /// ```
     pow => Pow;
     /// Elementwise maximum; NaN propagates.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap();
+    /// let b = Tensor::from_vec(vec![2.0f32, 0.0], &[2]).unwrap();
+    /// let m = a.maximum(&b).unwrap().to_vec::<f32>().unwrap();
+    /// assert!(m[0] == 2.0 && m[1].is_nan());
+    /// ```
     maximum => Maximum;
     /// Elementwise minimum; NaN propagates.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap();
+    /// let b = Tensor::from_vec(vec![2.0f32, 0.0], &[2]).unwrap();
+    /// let m = a.minimum(&b).unwrap().to_vec::<f32>().unwrap();
+    /// assert!(m[0] == 1.0 && m[1].is_nan());
+    /// ```
     minimum => Minimum;
     /// `atan2(self, other)`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// use std::f64::consts::{FRAC_PI_2, PI};
+    /// let y = Tensor::from_vec(vec![1.0f64, 0.0], &[2]).unwrap();
+    /// let x = Tensor::from_vec(vec![0.0f64, -1.0], &[2]).unwrap();
+    /// assert_eq!(y.atan2(&x).unwrap().to_vec::<f64>().unwrap(), vec![FRAC_PI_2, PI]);
+    /// ```
     atan2 => Atan2;
     /// `self == other` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let r = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap().eq(2).unwrap();
+    /// assert_eq!((r.dtype(), r.to_vec::<bool>().unwrap()), (DType::Bool, vec![false, true, false]));
+    /// ```
     eq => Eq;
     /// `self != other` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap();
+    /// assert_eq!(a.ne(&a).unwrap().to_vec::<bool>().unwrap(), vec![false, true]);
+    /// ```
     ne => Ne;
     /// `self < other` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    /// assert_eq!(a.lt(2).unwrap().to_vec::<bool>().unwrap(), vec![true, false, false]);
+    /// ```
     lt => Lt;
     /// `self <= other` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    /// assert_eq!(a.le(2).unwrap().to_vec::<bool>().unwrap(), vec![true, true, false]);
+    /// ```
     le => Le;
     /// `self > other` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, 2.0, f32::NAN], &[3]).unwrap();
+    /// assert_eq!(a.gt(1).unwrap().to_vec::<bool>().unwrap(), vec![false, true, false]);
+    /// ```
     gt => Gt;
     /// `self >= other` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1u8, 2], &[2]).unwrap();
+    /// assert_eq!(a.ge(1.5).unwrap().to_vec::<bool>().unwrap(), vec![false, true]);
+    /// ```
     ge => Ge;
     /// Logical and of truth values (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![0.0f32, 2.0, -1.0], &[3]).unwrap();
+    /// let b = Tensor::from_vec(vec![1i32, 0, 3], &[3]).unwrap();
+    /// assert_eq!(a.logical_and(&b).unwrap().to_vec::<bool>().unwrap(), vec![false, false, true]);
+    /// ```
     logical_and => LogicalAnd;
     /// Logical or of truth values (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![0.0f32, 2.0, 0.0], &[3]).unwrap();
+    /// let b = Tensor::from_vec(vec![0i32, 0, 3], &[3]).unwrap();
+    /// assert_eq!(a.logical_or(&b).unwrap().to_vec::<bool>().unwrap(), vec![false, true, true]);
+    /// ```
     logical_or => LogicalOr;
     /// Logical xor of truth values (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![0.0f32, 2.0, -1.0], &[3]).unwrap();
+    /// let b = Tensor::from_vec(vec![1i32, 0, 3], &[3]).unwrap();
+    /// assert_eq!(a.logical_xor(&b).unwrap().to_vec::<bool>().unwrap(), vec![true, true, false]);
+    /// ```
     logical_xor => LogicalXor;
     /// Bitwise and (logical for bool); refused for floats.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![12i32, -1], &[2]).unwrap();
+    /// assert_eq!(a.bitwise_and(10).unwrap().to_vec::<i32>().unwrap(), vec![8, 10]);
+    /// assert!(Tensor::ones(&[1], DType::F32).bitwise_and(1).is_err());
+    /// ```
     bitwise_and => BitwiseAnd;
     /// Bitwise or (logical for bool); refused for floats.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![12i32, -1], &[2]).unwrap();
+    /// assert_eq!(a.bitwise_or(3).unwrap().to_vec::<i32>().unwrap(), vec![15, -1]);
+    /// ```
     bitwise_or => BitwiseOr;
     /// Bitwise xor (logical for bool); refused for floats.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![12i32, -1], &[2]).unwrap();
+    /// assert_eq!(a.bitwise_xor(10).unwrap().to_vec::<i32>().unwrap(), vec![6, -11]);
+    /// let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    /// assert_eq!(b.bitwise_xor(true).unwrap().to_vec::<bool>().unwrap(), vec![false, true]);
+    /// ```
     bitwise_xor => BitwiseXor;
 }
 
@@ -285,10 +429,32 @@ macro_rules! unary_methods {
 
 unary_methods! {
     /// `-self` (integers wrap; refused for bool).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![i8::MIN, 5], &[2]).unwrap();
+    /// assert_eq!(a.neg().unwrap().to_vec::<i8>().unwrap(), vec![i8::MIN, -5]); // wraps
+    /// assert!(Tensor::ones(&[1], DType::Bool).neg().is_err());
+    /// ```
     neg => Neg;
     /// `|self|`; complex gives the (real) modulus.
+    ///
+    /// ```
+    /// use lazyfuse::{Complex, DType, Tensor};
+    /// let z = Tensor::from_vec(vec![Complex::new(3.0f32, -4.0)], &[1]).unwrap().abs().unwrap();
+    /// assert_eq!((z.dtype(), z.to_vec::<f32>().unwrap()), (DType::F32, vec![5.0]));
+    /// let i = Tensor::from_vec(vec![-3i64], &[1]).unwrap().abs().unwrap();
+    /// assert_eq!(i.to_vec::<i64>().unwrap(), vec![3]);
+    /// ```
     abs => Abs;
     /// `-1`, `0` or `1`; refused for complex.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let s = Tensor::from_vec(vec![-2.5f32, 0.0, 7.0], &[3]).unwrap().sign().unwrap();
+    /// assert_eq!(s.to_vec::<f32>().unwrap(), vec![-1.0, 0.0, 1.0]);
+    /// assert!(Tensor::zeros(&[1], DType::C64).sign().is_err());
+    /// ```
     sign => Sign;
     /// `e^self`; integers give the default float dtype.
     ///
@@ -299,36 +465,137 @@ unary_methods! {
     /// ```
     exp => Exp;
     /// Natural logarithm.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f64, 0.0, -1.0], &[3]).unwrap().log().unwrap();
+    /// let v = t.to_vec::<f64>().unwrap();
+    /// assert_eq!(&v[..2], &[0.0, f64::NEG_INFINITY]);
+    /// assert!(v[2].is_nan());
+    /// ```
     log => Log;
     /// Square root.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::from_vec(vec![4i32, 9], &[2]).unwrap().sqrt().unwrap();
+    /// assert_eq!((t.dtype(), t.to_vec::<f32>().unwrap()), (DType::F32, vec![2.0, 3.0]));
+    /// ```
     sqrt => Sqrt;
     /// `1 / sqrt(self)`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![4.0f32, 0.0], &[2]).unwrap().rsqrt().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.5, f32::INFINITY]);
+    /// ```
     rsqrt => Rsqrt;
     /// Sine.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f64, std::f64::consts::FRAC_PI_2], &[2]).unwrap();
+    /// assert_eq!(t.sin().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 1.0]);
+    /// ```
     sin => Sin;
     /// Cosine.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f64, std::f64::consts::PI], &[2]).unwrap();
+    /// assert_eq!(t.cos().unwrap().to_vec::<f64>().unwrap(), vec![1.0, -1.0]);
+    /// ```
     cos => Cos;
     /// Hyperbolic tangent.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f32, f32::INFINITY, f32::NEG_INFINITY], &[3]).unwrap();
+    /// assert_eq!(t.tanh().unwrap().to_vec::<f32>().unwrap(), vec![0.0, 1.0, -1.0]);
+    /// ```
     tanh => Tanh;
     /// Logistic sigmoid.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f32, f32::INFINITY, f32::NEG_INFINITY], &[3]).unwrap();
+    /// assert_eq!(t.sigmoid().unwrap().to_vec::<f32>().unwrap(), vec![0.5, 1.0, 0.0]);
+    /// ```
     sigmoid => Sigmoid;
     /// `max(self, 0)`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1i32, 0, 3], &[3]).unwrap();
+    /// assert_eq!(t.relu().unwrap().to_vec::<i32>().unwrap(), vec![0, 0, 3]);
+    /// ```
     relu => Relu;
     /// Round toward negative infinity.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.5f32, 1.5], &[2]).unwrap();
+    /// assert_eq!(t.floor().unwrap().to_vec::<f32>().unwrap(), vec![-2.0, 1.0]);
+    /// ```
     floor => Floor;
     /// Round toward positive infinity.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.5f32, 1.5], &[2]).unwrap();
+    /// assert_eq!(t.ceil().unwrap().to_vec::<f32>().unwrap(), vec![-1.0, 2.0]);
+    /// ```
     ceil => Ceil;
     /// Round half to even.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.5f32, 1.5, 2.5, -2.5], &[4]).unwrap();
+    /// assert_eq!(t.round().unwrap().to_vec::<f32>().unwrap(), vec![0.0, 2.0, 2.0, -2.0]);
+    /// ```
     round => Round;
     /// Round toward zero.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.7f32, 1.7], &[2]).unwrap();
+    /// assert_eq!(t.trunc().unwrap().to_vec::<f32>().unwrap(), vec![-1.0, 1.0]);
+    /// ```
     trunc => Trunc;
     /// `1 / self`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::from_vec(vec![2i32, 0], &[2]).unwrap().reciprocal().unwrap();
+    /// assert_eq!((t.dtype(), t.to_vec::<f32>().unwrap()), (DType::F32, vec![0.5, f32::INFINITY]));
+    /// ```
     reciprocal => Reciprocal;
     /// `self == 0` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f32, 2.0, f32::NAN], &[3]).unwrap();
+    /// assert_eq!(t.logical_not().unwrap().to_vec::<bool>().unwrap(), vec![true, false, false]);
+    /// ```
     logical_not => LogicalNot;
     /// Bitwise not (logical not for bool); refused for floats.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::from_vec(vec![0i32, 5], &[2]).unwrap();
+    /// assert_eq!(t.bitwise_not().unwrap().to_vec::<i32>().unwrap(), vec![-1, -6]);
+    /// let b = Tensor::from_vec(vec![true], &[1]).unwrap();
+    /// assert_eq!(b.bitwise_not().unwrap().to_vec::<bool>().unwrap(), vec![false]);
+    /// assert!(Tensor::zeros(&[1], DType::F32).bitwise_not().is_err());
+    /// ```
     bitwise_not => BitwiseNot;
     /// `self != self` (bool).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f32, f32::NAN, f32::INFINITY], &[3]).unwrap();
+    /// assert_eq!(t.isnan().unwrap().to_vec::<bool>().unwrap(), vec![false, true, false]);
+    /// ```
     isnan => IsNan;
 }
 

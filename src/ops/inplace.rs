@@ -152,6 +152,13 @@ impl Tensor {
     }
 
     /// In-place division with a rounding mode.
+    ///
+    /// ```
+    /// use lazyfuse::{RoundingMode, Tensor};
+    /// let a = Tensor::from_vec(vec![-7i32, 7], &[2]).unwrap();
+    /// a.div_mode_(2, RoundingMode::Floor).unwrap();
+    /// assert_eq!(a.to_vec::<i32>().unwrap(), vec![-4, 3]);
+    /// ```
     pub fn div_mode_<'a>(&self, other: impl Into<Operand<'a>>, mode: RoundingMode) -> Result<()> {
         let op = match mode {
             RoundingMode::Floor => BinaryOp::DivFloor,
@@ -188,25 +195,105 @@ inplace_methods! {
     /// ```
     add_ => Add;
     /// `self -= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![5i32, 1], &[2]).unwrap();
+    /// a.sub_(2).unwrap();
+    /// assert_eq!(a.to_vec::<i32>().unwrap(), vec![3, -1]);
+    /// ```
     sub_ => Sub;
     /// `self *= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![1.5f32, -2.0], &[2]).unwrap();
+    /// a.mul_(2).unwrap();
+    /// assert_eq!(a.to_vec::<f32>().unwrap(), vec![3.0, -4.0]);
+    /// assert!(Tensor::from_vec(vec![1i32], &[1]).unwrap().mul_(1.5).is_err());
+    /// ```
     mul_ => Mul;
     /// `self /= other` (true division).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![3.0f32], &[1]).unwrap();
+    /// a.div_(2).unwrap();
+    /// assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.5]);
+    /// assert!(Tensor::ones(&[1], DType::I64).div_(2).is_err()); // Float can't be cast to Long
+    /// ```
     div_ => Div;
     /// `self //= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], &[2]).unwrap();
+    /// a.floor_divide_(2).unwrap();
+    /// assert_eq!(a.to_vec::<i64>().unwrap(), vec![3, -4]);
+    /// ```
     floor_divide_ => DivFloor;
     /// `self %= other` (Python modulo).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![-3i32, 3], &[2]).unwrap();
+    /// a.remainder_(2).unwrap();
+    /// assert_eq!(a.to_vec::<i32>().unwrap(), vec![1, 1]);
+    /// ```
     remainder_ => Remainder;
     /// C modulo in place.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![-3i32, 3], &[2]).unwrap();
+    /// a.fmod_(2).unwrap();
+    /// assert_eq!(a.to_vec::<i32>().unwrap(), vec![-1, 1]);
+    /// ```
     fmod_ => Fmod;
     /// `self **= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![2.0f32, 3.0], &[2]).unwrap();
+    /// a.pow_(2).unwrap();
+    /// assert_eq!(a.to_vec::<f32>().unwrap(), vec![4.0, 9.0]);
+    /// ```
     pow_ => Pow;
     /// `self &= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![12u8], &[1]).unwrap();
+    /// a.bitwise_and_(10).unwrap();
+    /// assert_eq!(a.to_vec::<u8>().unwrap(), vec![8]);
+    /// ```
     bitwise_and_ => BitwiseAnd;
     /// `self |= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![12u8], &[1]).unwrap();
+    /// a.bitwise_or_(3).unwrap();
+    /// assert_eq!(a.to_vec::<u8>().unwrap(), vec![15]);
+    /// ```
     bitwise_or_ => BitwiseOr;
     /// `self ^= other`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let a = Tensor::from_vec(vec![12u8], &[1]).unwrap();
+    /// a.bitwise_xor_(10).unwrap();
+    /// assert_eq!(a.to_vec::<u8>().unwrap(), vec![6]);
+    /// ```
     bitwise_xor_ => BitwiseXor;
     /// `self = atan2(self, other)`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![0.0f64], &[1]).unwrap();
+    /// a.atan2_(-1.0).unwrap();
+    /// assert_eq!(a.to_vec::<f64>().unwrap(), vec![std::f64::consts::PI]);
+    /// assert!(Tensor::ones(&[1], DType::I32).atan2_(1).is_err()); // Float can't be cast to Int
+    /// ```
     atan2_ => Atan2;
 }

@@ -122,16 +122,39 @@ impl Tensor {
     }
 
     /// Mean over `dims` (`[]` = all); floating and complex inputs only.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    /// assert_eq!(t.mean(&[1], false).unwrap().to_vec::<f32>().unwrap(), vec![1.5, 3.5]);
+    /// assert_eq!(t.mean(&[], true).unwrap().shape(), vec![1, 1]);
+    /// assert!(Tensor::from_vec(vec![1i64], &[1]).unwrap().mean(&[], false).is_err());
+    /// ```
     pub fn mean(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         self.reduce("mean", ReduceOp::Mean, dims, keepdim)
     }
 
     /// Maximum over `dims` (`[]` = all); NaN propagates.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1i32, 5, 3, 2], &[2, 2]).unwrap();
+    /// assert_eq!(t.amax(&[0], false).unwrap().to_vec::<i32>().unwrap(), vec![3, 5]);
+    /// let n = Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap();
+    /// assert!(n.amax(&[], false).unwrap().to_vec::<f32>().unwrap()[0].is_nan());
+    /// ```
     pub fn amax(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         self.reduce("amax", ReduceOp::Amax, dims, keepdim)
     }
 
     /// Minimum over `dims` (`[]` = all); NaN propagates.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1i32, 5, 3, 2], &[2, 2]).unwrap();
+    /// let m = t.amin(&[1], true).unwrap();
+    /// assert_eq!((m.shape(), m.to_vec::<i32>().unwrap()), (vec![2, 1], vec![1, 2]));
+    /// ```
     pub fn amin(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         self.reduce("amin", ReduceOp::Amin, dims, keepdim)
     }
@@ -148,6 +171,13 @@ impl Tensor {
     }
 
     /// Standard deviation over `dims` (`[]` = all) with divisor `N - correction`.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f64, 3.0], &[2]).unwrap();
+    /// assert_eq!(t.std(&[], 0, false).unwrap().to_vec::<f64>().unwrap(), vec![1.0]);
+    /// assert_eq!(t.std(&[], 1, false).unwrap().to_vec::<f64>().unwrap(), vec![2f64.sqrt()]);
+    /// ```
     pub fn std(&self, dims: &[isize], correction: i64, keepdim: bool) -> Result<Tensor> {
         self.reduce("std", ReduceOp::Std { correction }, dims, keepdim)
     }
@@ -218,6 +248,15 @@ impl Tensor {
 
     /// Index of the minimum along `dim` (`None`: into the flattened tensor); the
     /// first on ties; NaN counts as the minimum.
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![2i32, 1, 1, 5], &[2, 2]).unwrap();
+    /// assert_eq!(t.argmin(None, false).unwrap().to_vec::<i64>().unwrap(), vec![1]); // first tie
+    /// assert_eq!(t.argmin(Some(1), true).unwrap().to_vec::<i64>().unwrap(), vec![1, 0]);
+    /// let n = Tensor::from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap();
+    /// assert_eq!(n.argmin(None, false).unwrap().to_vec::<i64>().unwrap(), vec![1]);
+    /// ```
     pub fn argmin(&self, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
         self.arg_reduce(ArgReduceOp::ArgMin, dim, keepdim)
     }
@@ -280,6 +319,13 @@ impl Tensor {
     }
 
     /// Log-softmax along `dim` (floating inputs only).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f64, 0.0], &[2]).unwrap();
+    /// assert_eq!(t.log_softmax(-1).unwrap().to_vec::<f64>().unwrap(), vec![-2f64.ln(); 2]);
+    /// assert!(Tensor::from_vec(vec![1i64], &[1]).unwrap().log_softmax(0).is_err());
+    /// ```
     pub fn log_softmax(&self, dim: isize) -> Result<Tensor> {
         if let Some(empty) = self.empty_along(dim)? {
             return Ok(empty);

@@ -56,16 +56,38 @@ impl Tensor {
     }
 
     /// Swaps two dims.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32);
+    /// let u = t.transpose(0, -1).unwrap();
+    /// assert_eq!((u.shape(), u.strides()), (vec![4, 3, 2], vec![1, 4, 12]));
+    /// assert!(u.shares_storage(&t));
+    /// ```
     pub fn transpose(&self, dim0: isize, dim1: isize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.transpose(dim0, dim1)?))
     }
 
     /// Same as [`Tensor::transpose`].
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert_eq!(t.swapaxes(0, 1).unwrap().shape(), vec![3, 2]);
+    /// ```
     pub fn swapaxes(&self, axis0: isize, axis1: isize) -> Result<Tensor> {
         self.transpose(axis0, axis1)
     }
 
     /// Reorders the dims.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32);
+    /// let p = t.permute(&[2, 0, 1]).unwrap();
+    /// assert_eq!((p.shape(), p.strides()), (vec![4, 2, 3], vec![1, 12, 4]));
+    /// assert!(t.permute(&[0, 0, 1]).is_err());
+    /// ```
     pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.permute(dims)?))
     }
@@ -83,16 +105,38 @@ impl Tensor {
     }
 
     /// Expands to `other`'s shape.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    /// let e = a.expand_as(&Tensor::zeros(&[3, 2], DType::F32)).unwrap();
+    /// assert_eq!((e.shape(), e.strides()), (vec![3, 2], vec![0, 1]));
+    /// assert_eq!(e.to_vec::<i32>().unwrap(), vec![1, 2, 1, 2, 1, 2]);
+    /// ```
     pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
         self.expand(&crate::ops::elementwise::to_isize(&other.shape()))
     }
 
     /// `length` elements of `dim` from `start` (negative counts from the end).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::I64).unwrap();
+    /// assert_eq!(t.narrow(0, -4, 2).unwrap().to_vec::<i64>().unwrap(), vec![2, 3]);
+    /// assert!(t.narrow(0, 5, 2).is_err());
+    /// ```
     pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.narrow(dim, start, length)?))
     }
 
     /// The slice at `index` of `dim`, which is removed.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::I64).unwrap().view(&[2, 3]).unwrap();
+    /// let c = t.select(1, -1).unwrap();
+    /// assert_eq!((c.shape(), c.to_vec::<i64>().unwrap()), (vec![2], vec![2, 5]));
+    /// ```
     pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.select(dim, index)?))
     }
@@ -116,26 +160,63 @@ impl Tensor {
     }
 
     /// Drops every size-1 dim.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[1, 3, 1], DType::F32);
+    /// assert_eq!(t.squeeze().unwrap().shape(), vec![3]);
+    /// ```
     pub fn squeeze(&self) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.squeeze()))
     }
 
     /// Drops `dim` if its size is 1.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[1, 3], DType::F32);
+    /// assert_eq!(t.squeeze_dim(0).unwrap().shape(), vec![3]);
+    /// assert_eq!(t.squeeze_dim(1).unwrap().shape(), vec![1, 3]); // size 3: unchanged
+    /// ```
     pub fn squeeze_dim(&self, dim: isize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.squeeze_dim(dim)?))
     }
 
     /// Inserts a size-1 dim at `dim` (in `[-ndim-1, ndim]`).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert_eq!(t.unsqueeze(-1).unwrap().shape(), vec![2, 3, 1]);
+    /// assert_eq!(t.unsqueeze(1).unwrap().strides(), vec![3, 3, 1]);
+    /// assert!(t.unsqueeze(3).is_err());
+    /// ```
     pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.unsqueeze(dim)?))
     }
 
     /// The diagonal of dims `dim1`, `dim2` with `offset`, as a new last dim.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 9.0, 1.0, DType::I64).unwrap().view(&[3, 3]).unwrap();
+    /// assert_eq!(t.diagonal(0, 0, 1).unwrap().to_vec::<i64>().unwrap(), vec![0, 4, 8]);
+    /// assert_eq!(t.diagonal(1, 0, 1).unwrap().to_vec::<i64>().unwrap(), vec![1, 5]);
+    /// assert_eq!(t.diagonal(-1, 0, 1).unwrap().strides(), vec![4]);
+    /// ```
     pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.diagonal(offset, dim1, dim2)?))
     }
 
     /// A view of the same storage with explicit geometry; `storage_offset` is absolute.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::I64).unwrap();
+    /// let w = t.as_strided(&[2, 2], &[3, 1], 1).unwrap();
+    /// assert_eq!(w.to_vec::<i64>().unwrap(), vec![1, 2, 4, 5]);
+    /// assert!(t.as_strided(&[2, 2], &[3, 1], 3).is_err()); // would read past the storage
+    /// ```
     pub fn as_strided(
         &self,
         size: &[usize],
@@ -153,26 +234,62 @@ impl Tensor {
     }
 
     /// Sliding windows of `size` with `step` along `dim`, as a new last dim.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 5.0, 1.0, DType::I64).unwrap();
+    /// let w = t.unfold(0, 2, 2).unwrap();
+    /// assert_eq!((w.shape(), w.strides()), (vec![2, 2], vec![2, 1]));
+    /// assert_eq!(w.to_vec::<i64>().unwrap(), vec![0, 1, 2, 3]);
+    /// ```
     pub fn unfold(&self, dim: isize, size: usize, step: usize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.unfold(dim, size, step)?))
     }
 
     /// Moves dim `source` to position `destination`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32);
+    /// assert_eq!(t.movedim(0, -1).unwrap().shape(), vec![3, 4, 2]);
+    /// ```
     pub fn movedim(&self, source: isize, destination: isize) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.movedim(source, destination)?))
     }
 
     /// Transpose of a tensor with at most 2 dims.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32).t().unwrap().shape(), vec![3, 2]);
+    /// assert_eq!(Tensor::zeros(&[4], DType::F32).t().unwrap().shape(), vec![4]);
+    /// assert!(Tensor::zeros(&[1, 2, 3], DType::F32).t().is_err());
+    /// ```
     pub fn t(&self) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.t()?))
     }
 
     /// Swaps the last two dims.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[5, 2, 3], DType::F32).mt().unwrap().shape(), vec![5, 3, 2]);
+    /// assert!(Tensor::zeros(&[4], DType::F32).mt().is_err());
+    /// ```
     pub fn mt(&self) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.mt()?))
     }
 
     /// Merges dims `start..=end` (a view when possible, else a copy).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32);
+    /// let f = t.flatten(1, -1).unwrap();
+    /// assert!(f.shape() == vec![2, 12] && f.shares_storage(&t));
+    /// let c = t.transpose(0, 1).unwrap().flatten(0, 1).unwrap(); // strides can't merge: a copy
+    /// assert!(c.shape() == vec![6, 4] && !c.shares_storage(&t));
+    /// ```
     pub fn flatten(&self, start: isize, end: isize) -> Result<Tensor> {
         match self.0.layout.flatten(start, end)? {
             Some(layout) => Ok(self.with_layout(layout)),
@@ -184,26 +301,64 @@ impl Tensor {
     }
 
     /// Splits `dim` into `sizes` (one may be `-1`).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 12], DType::F32);
+    /// assert_eq!(t.unflatten(1, &[3, -1]).unwrap().shape(), vec![2, 3, 4]);
+    /// assert!(t.unflatten(1, &[5, -1]).is_err());
+    /// ```
     pub fn unflatten(&self, dim: isize, sizes: &[isize]) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.unflatten(dim, sizes)?))
     }
 
     /// Pieces of `size` along `dim` (the last may be smaller).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 5.0, 1.0, DType::I64).unwrap();
+    /// let parts = t.split(2, 0).unwrap();
+    /// assert_eq!(parts.iter().map(|p| p.numel()).collect::<Vec<_>>(), vec![2, 2, 1]);
+    /// assert_eq!(parts[2].to_vec::<i64>().unwrap(), vec![4]);
+    /// ```
     pub fn split(&self, size: usize, dim: isize) -> Result<Vec<Tensor>> {
         Ok(self.views(self.0.layout.split(size, dim)?))
     }
 
     /// Pieces of the given sizes along `dim`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 5.0, 1.0, DType::I64).unwrap();
+    /// let parts = t.split_sizes(&[1, 4], 0).unwrap();
+    /// assert_eq!(parts[1].to_vec::<i64>().unwrap(), vec![1, 2, 3, 4]);
+    /// assert!(t.split_sizes(&[1, 2], 0).is_err()); // sizes must sum to 5
+    /// ```
     pub fn split_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         Ok(self.views(self.0.layout.split_sizes(sizes, dim)?))
     }
 
     /// `chunks` pieces of equal size along `dim` (possibly fewer).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::I64).unwrap();
+    /// assert_eq!(t.chunk(4, 0).unwrap().len(), 3); // pieces of ceil(6 / 4) = 2
+    /// assert_eq!(t.chunk(2, 0).unwrap()[1].to_vec::<i64>().unwrap(), vec![3, 4, 5]);
+    /// ```
     pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
         Ok(self.views(self.0.layout.chunk(chunks, dim)?))
     }
 
     /// Every slice along `dim`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::I64).unwrap().view(&[2, 3]).unwrap();
+    /// let cols = t.unbind(1).unwrap();
+    /// assert_eq!(cols.len(), 3);
+    /// assert_eq!(cols[0].to_vec::<i64>().unwrap(), vec![0, 3]);
+    /// ```
     pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
         Ok(self.views(self.0.layout.unbind(dim)?))
     }
