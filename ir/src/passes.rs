@@ -32,40 +32,48 @@ use std::fmt;
 ///
 /// ```
 /// use lazyfuse_ir::passes::PassReport;
-/// let r = PassReport { cse_merged: 2, ..PassReport::default() };
+/// let r = PassReport { nodes_in: 5, nodes_out: 3, cse_merged: 2, ..PassReport::default() };
 /// assert_eq!(
 ///     r.to_string(),
-///     "dead=0 casts=0 views_composed=0 identity_views=0 fulls_folded=0 cse=2"
+///     "nodes 5 -> 3: casts=0 views_composed=0 identity_views=0 fulls_folded=0 cse=2 dead=0"
 /// );
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PassReport {
-    /// Nodes of the input graph that the targets do not need (the nodes a rewrite
-    /// leaves without a consumer are dropped by that pass and not counted here).
-    pub dead_removed: usize,
+    /// Nodes of the input graph that the targets need (the nodes it holds for other
+    /// targets are never copied, and not counted).
+    pub nodes_in: usize,
+    /// Nodes of the optimized copy.
+    pub nodes_out: usize,
     /// Casts to the dtype their input already had.
     pub casts_removed: usize,
     /// Views of views replaced by one view.
     pub views_composed: usize,
-    /// Views that were the identity of their input.
+    /// Views that were (or, once composed, became) the identity of their input.
     pub identity_views_removed: usize,
     /// Views of `full` nodes turned into `full` nodes.
     pub fulls_folded: usize,
     /// Nodes merged into a structurally equal node.
     pub cse_merged: usize,
+    /// Nodes that the rewrites left without a consumer (the inner view of a
+    /// composed chain, the `full` under a folded view), removed.
+    pub dead_removed: usize,
 }
 
 impl fmt::Display for PassReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "dead={} casts={} views_composed={} identity_views={} fulls_folded={} cse={}",
-            self.dead_removed,
+            "nodes {} -> {}: casts={} views_composed={} identity_views={} fulls_folded={} \
+             cse={} dead={}",
+            self.nodes_in,
+            self.nodes_out,
             self.casts_removed,
             self.views_composed,
             self.identity_views_removed,
             self.fulls_folded,
-            self.cse_merged
+            self.cse_merged,
+            self.dead_removed
         )
     }
 }
@@ -99,9 +107,8 @@ pub struct Optimized {
 /// ```
 pub fn optimize(graph: &Graph, targets: &[NodeId]) -> Optimized {
     let mut report = PassReport::default();
-    let needed = graph.topo_order(targets).len();
-    report.dead_removed = graph.len().saturating_sub(needed);
     let (g, t) = remove_dead(graph, targets);
+    report.nodes_in = g.len();
     let (g, t, n) = remove_same_dtype_casts(&g, &t);
     report.casts_removed = n;
     let (g, t, composed, identities) = compose_views(&g, &t);
@@ -111,6 +118,12 @@ pub fn optimize(graph: &Graph, targets: &[NodeId]) -> Optimized {
     report.fulls_folded = n;
     let (g, t, n) = eliminate_common_subexpressions(&g, &t);
     report.cse_merged = n;
+    report.nodes_out = g.len();
+    // Every other node that went missing was orphaned by a rewrite (a composed view
+    // or a folded full replaces a node by a new one: no net change of its own).
+    report.dead_removed = report.nodes_in.saturating_sub(
+        report.nodes_out + report.casts_removed + report.identity_views_removed + report.cse_merged,
+    );
     Optimized {
         graph: g,
         targets: t,
@@ -226,7 +239,8 @@ pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>
 /// stay), and a `view` whose layout is the identity of its input (same shape,
 /// row-major, offset 0) is its input. Chains of any length fold in one sweep, since
 /// producers are rewritten first. Returns the copy, the targets' ids, the number of
-/// views composed and the number of identity views removed.
+/// views composed and the number of views removed as identities (a composition
+/// that is the identity counts in both).
 ///
 /// ```
 /// use lazyfuse_ir::{passes, DType, Graph, InputId, Layout, Op};
@@ -237,7 +251,7 @@ pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>
 /// let back = Layout { shape: vec![2, 3], strides: vec![1, 2], offset: 0 };
 /// let y = g.add(Op::View(back), DType::F32, vec![2, 3], &[xt]); // .t() of .t()
 /// let (copy, targets, composed, identities) = passes::compose_views(&g, &[y]);
-/// assert_eq!((composed, identities), (1, 0));
+/// assert_eq!((composed, identities), (1, 1));
 /// assert_eq!(copy.len(), 1); // the composition was the identity: x itself
 /// assert_eq!(copy.node(targets[0]).op, Op::Input(InputId(0)));
 /// ```
@@ -259,6 +273,7 @@ pub fn compose_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>, 
         let l = compose_layouts(l1, l2)?;
         composed += 1;
         if is_identity_view(&l, out.node(source)) {
+            identities += 1;
             return Some(source);
         }
         Some(out.add(Op::View(l), node.dtype, node.shape.clone(), &[source]))
@@ -473,7 +488,8 @@ mod tests {
         assert_eq!(copy.len(), 2);
         assert_eq!(copy.dump(&t), g.dump(&[live]));
         let opt = optimize(&g, &[live]);
-        assert_eq!(opt.report.dead_removed, 3);
+        assert_eq!((opt.report.nodes_in, opt.report.nodes_out), (2, 2));
+        assert_eq!(opt.report.dead_removed, 0);
     }
 
     #[test]
@@ -773,12 +789,14 @@ mod tests {
         assert_eq!(
             opt.report,
             PassReport {
-                dead_removed: 1,
+                nodes_in: 10,
+                nodes_out: 4,
                 casts_removed: 1,
                 views_composed: 1,
-                identity_views_removed: 0,
+                identity_views_removed: 1,
                 fulls_folded: 2,
                 cse_merged: 2,
+                dead_removed: 2,
             }
         );
     }
