@@ -292,12 +292,11 @@ fn is_identity_view(l: &Layout, node: &Node) -> bool {
 /// `l1`'s output is numbered row-major over `l1.shape`; `l2` addresses that numbering.
 /// `l1` is first coalesced (size-1 dims dropped, neighbours `a, b` with
 /// `stride_a == stride_b * size_b` merged), which keeps its numbering and its
-/// addresses. Then `l2`'s offset is split into digits of that mixed radix, and each
-/// dim of `l2` of size > 1 must step by `c` units of one coalesced dim `d` (its
-/// stride is `c * rowmajor_stride[d]`, or 0) so that, for every index, every digit
-/// stays below its dim's size: no carry ever happens, the digits of every element
-/// are exactly `offset digits + Σ j_k c_k`, and the address in `x` is affine in the
-/// index. That is exact: whenever this returns a layout, it addresses the same
+/// addresses. Then `l2`'s offset and each of its strides (dims of size > 1) are
+/// split into digits of that mixed radix, and the composition exists when, for every
+/// index, every digit stays below its dim's size: no carry ever happens, the digits
+/// of every element are exactly `offset digits + Σ j_k * stride digits of k`, and
+/// the address in `x` is affine in the index. That is exact: whenever this returns a layout, it addresses the same
 /// elements of `x` as the chain, for every index.
 ///
 /// ```
@@ -354,14 +353,26 @@ pub fn compose_layouts(l1: &Layout, l2: &Layout) -> Option<Layout> {
             strides.push(0);
             continue;
         }
-        let v = usize::try_from(v).ok()?;
-        // Only the outermost dim whose row-major stride divides `v` can take the
-        // step: an inner dim would need `c >= its size`, a carry on the first step.
-        let d = (0..dims.len()).find(|&d| v % rowmajor[d] == 0)?;
-        let c = v / rowmajor[d];
-        reach[d] = reach[d].checked_add(c.checked_mul(n - 1)?)?;
-        let c = isize::try_from(c).ok()?;
-        strides.push(c.checked_mul(dims[d].1)?);
+        // The step's digits in the mixed radix: `v = Σ c_d * rowmajor[d]` with
+        // `c_d < size_d` below the outermost dim. It is the only way to write the step
+        // without a carry (any other way has some `c_d >= size_d`), and the step adds
+        // `c_d` to digit `d` (a diagonal steps in two dims at once).
+        let mut rest = usize::try_from(v).ok()?;
+        if dims.is_empty() {
+            return None;
+        }
+        let mut stride: isize = 0;
+        for d in 0..dims.len() {
+            let c = rest / rowmajor[d];
+            rest %= rowmajor[d];
+            if c == 0 {
+                continue;
+            }
+            reach[d] = reach[d].checked_add(c.checked_mul(n - 1)?)?;
+            let step = isize::try_from(c).ok()?.checked_mul(dims[d].1)?;
+            stride = stride.checked_add(step)?;
+        }
+        strides.push(stride);
     }
     if reach.iter().zip(&dims).any(|(&r, &(size, _))| r >= size) {
         return None;
@@ -704,6 +715,21 @@ mod tests {
             offset: 1,
         };
         assert_eq!(compose_layouts(&l1, &l2), None);
+    }
+
+    #[test]
+    fn diagonal_of_an_unfold_steps_in_two_dims() {
+        // The diagonal's stride over l1's numbering (3 = 2 + 1) is a step in two dims
+        // of l1 at once; over x it is the sum of their strides.
+        let l1 = Layout {
+            shape: vec![1, 4, 2],
+            strides: vec![4, 1, 4],
+            offset: 0,
+        };
+        let l2 = Layout::contiguous(&[1, 4, 2]).diagonal(0, 1, 2).unwrap();
+        let l = compose_layouts(&l1, &l2).unwrap();
+        assert_eq!(addresses(&l), chain_addresses(&l1, &l2));
+        assert_eq!(l.strides, vec![0, 5]);
     }
 
     #[test]
