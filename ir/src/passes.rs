@@ -416,32 +416,28 @@ pub fn eliminate_common_subexpressions(
 ) -> (Graph, Vec<NodeId>, usize) {
     type Key = (String, DType, Vec<usize>, Vec<NodeId>);
     let mut seen: HashMap<Key, NodeId> = HashMap::new();
-    let mut out = Graph::new();
-    let mut map: HashMap<NodeId, NodeId> = HashMap::new();
-    let mut merged = 0;
-    for id in graph.topo_order(targets) {
-        let node = graph.node(id);
-        let inputs: Vec<NodeId> = graph.inputs(id).iter().map(|i| map[i]).collect();
+    // The rule adds every node itself (it needs the new id for the table), so
+    // `rebuild`'s count of replacements is not the number merged: that is the
+    // number of nodes that did not get a node of their own.
+    let (out, new_targets, _) = rebuild(graph, targets, |out, node, inputs| {
         let text = format!("{:?}", node.op);
         let mergeable = !text.contains("NaN");
-        let key = (text, node.dtype, node.shape.clone(), inputs);
+        let key = (text, node.dtype, node.shape.clone(), inputs.to_vec());
         if mergeable {
             if let Some(&existing) = seen.get(&key) {
                 // The text decided; `==` confirms (it can only be stricter here).
                 if out.node(existing).op == node.op {
-                    merged += 1;
-                    map.insert(id, existing);
-                    continue;
+                    return Some(existing);
                 }
             }
         }
-        let new = out.add(node.op.clone(), node.dtype, node.shape.clone(), &key.3);
+        let new = out.add(node.op.clone(), node.dtype, node.shape.clone(), inputs);
         if mergeable {
             seen.insert(key, new);
         }
-        map.insert(id, new);
-    }
-    let new_targets = targets.iter().map(|t| map[t]).collect();
+        Some(new)
+    });
+    let merged = graph.topo_order(targets).len() - out.len();
     (out, new_targets, merged)
 }
 
