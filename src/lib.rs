@@ -35,7 +35,7 @@ pub use operand::Operand;
 pub use ops::activation::GeluApproximate;
 pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
-pub use store::{live_graph_nodes, set_dump_ir, set_verify};
+pub use store::{live_graph_nodes, set_dump_ir, set_passes, set_verify};
 pub use tensor::Tensor;
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -86,6 +86,34 @@ pub(crate) fn dump_ir_enabled() -> bool {
     DUMP_IR.load(Ordering::Relaxed)
 }
 
+/// Whether `realize` runs the graph passes (`lazyfuse_ir::passes`) before executing;
+/// `LAZYFUSE_PASSES=0` (or [`set_passes`]) turns them off.
+static PASSES: LazyLock<AtomicBool> =
+    LazyLock::new(|| AtomicBool::new(std::env::var_os("LAZYFUSE_PASSES").is_none_or(|v| v != "0")));
+
+/// Turns the graph passes (dead-node removal, common-subexpression elimination,
+/// removal of same-dtype casts, folding of view chains and of views of constants)
+/// on or off for every realize from now on. They are on by default;
+/// `LAZYFUSE_PASSES=0` sets the initial value to off. Turning them off is for
+/// bisecting a wrong result: the values are the same either way.
+///
+/// ```
+/// use lazyfuse::{DType, Tensor};
+/// let x = Tensor::arange(0.0, 4.0, 1.0, DType::F32).unwrap();
+/// lazyfuse::set_passes(false);
+/// let off = x.exp().unwrap().add(&x.exp().unwrap()).unwrap().to_vec::<f32>().unwrap();
+/// lazyfuse::set_passes(true);
+/// let on = x.exp().unwrap().add(&x.exp().unwrap()).unwrap().to_vec::<f32>().unwrap();
+/// assert_eq!(off, on);
+/// ```
+pub fn set_passes(on: bool) {
+    PASSES.store(on, Ordering::Relaxed);
+}
+
+pub(crate) fn passes_enabled() -> bool {
+    PASSES.load(Ordering::Relaxed)
+}
+
 /// Whether every recorded node is checked by the graph verifier: always in debug
 /// builds; in release builds when `LAZYFUSE_VERIFY` is set or [`set_verify`] asks.
 static VERIFY: LazyLock<AtomicBool> = LazyLock::new(|| {
@@ -175,13 +203,12 @@ impl Store {
         if matches!(self.graph.node(node).op, Op::Input(_)) {
             return Ok(());
         }
-        if dump_ir_enabled() {
+        let dump = dump_ir_enabled();
+        if dump {
             eprintln!(
                 "== lazyfuse: graph as built ==\n{}",
                 self.graph.dump(&[node])
             );
-            eprintln!("== lazyfuse: graph after passes (no passes yet: unchanged) ==");
-            eprintln!("== lazyfuse: kernels: none (reference interpreter, one node at a time) ==");
         }
         let targets: Vec<NodeId> = self
             .graph
@@ -192,7 +219,35 @@ impl Store {
                     || (self.graph.is_pinned(n) && !matches!(self.graph.node(n).op, Op::Input(_)))
             })
             .collect();
-        let outputs = lazyfuse_runtime::interp::execute(&self.graph, &self.buffers, &targets)?;
+        let outputs = if passes_enabled() {
+            // The passes make a copy holding what the targets need; its input nodes
+            // name the same buffers, and its targets come back in the same order.
+            let opt = lazyfuse_ir::passes::optimize(&self.graph, &targets);
+            if VERIFY.load(Ordering::Relaxed) {
+                if let Err(broken) = opt.graph.verify() {
+                    panic!("lazyfuse bug: a graph pass broke an invariant: {broken}");
+                }
+            }
+            if dump {
+                eprintln!(
+                    "== lazyfuse: graph after passes ({}) ==\n{}",
+                    opt.report,
+                    opt.graph.dump(&opt.targets)
+                );
+                eprintln!(
+                    "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
+                );
+            }
+            lazyfuse_runtime::interp::execute(&opt.graph, &self.buffers, &opt.targets)?
+        } else {
+            if dump {
+                eprintln!("== lazyfuse: graph after passes (passes off: unchanged) ==");
+                eprintln!(
+                    "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
+                );
+            }
+            lazyfuse_runtime::interp::execute(&self.graph, &self.buffers, &targets)?
+        };
         // Producers first: replacing a node releases its producers, which are
         // never targets computed later in this loop.
         for (target, buffer) in targets.into_iter().zip(outputs) {

@@ -473,6 +473,27 @@ impl Tensor {
     pub fn graph_text(&self) -> String {
         with_store(|s| s.graph.dump(&[self.0.storage.node()]))
     }
+
+    /// The text form of the same graph after the graph passes
+    /// (`lazyfuse_ir::passes::optimize`), as `LAZYFUSE_DUMP_IR` prints it "after
+    /// passes" when this tensor alone is realized. The passes run even when
+    /// [`crate::set_passes`] turned them off for realize.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::zeros(&[2], DType::F32);
+    /// let t = x.exp().unwrap().add(&x.exp().unwrap()).unwrap();
+    /// assert_eq!(
+    ///     t.optimized_graph_text(),
+    ///     "%0 = full(value=0) : float32[2]\n%1 = exp(%0) : float32[2]\n%2 = add(%1, %1) : float32[2]  -> t0\n"
+    /// );
+    /// ```
+    pub fn optimized_graph_text(&self) -> String {
+        with_store(|s| {
+            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
+            opt.graph.dump(&opt.targets)
+        })
+    }
 }
 
 /// A double as PyTorch prints it in messages (C++ `ostream` defaults, i.e. `%g` with

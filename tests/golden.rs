@@ -87,3 +87,38 @@ fn reductions_and_matmul() {
         .unwrap();
     check("reduce_matmul", &s.graph_text());
 }
+
+#[test]
+fn promotion_after_passes() {
+    // The two scalar broadcasts become `full` nodes of the full shape.
+    lazyfuse::set_verify(true);
+    let a = Tensor::zeros(&[2, 3], DType::I32);
+    let b = Tensor::ones(&[3], DType::F16);
+    let c = a.mul(&b).unwrap().add(2.5).unwrap();
+    check("promotion_after_passes", &c.optimized_graph_text());
+}
+
+#[test]
+fn view_chain_and_shared_work_after_passes() {
+    // `x.exp()` is recorded twice and merged into one node; the transpose and the
+    // select are one view already when recorded (views never record nodes).
+    lazyfuse::set_verify(true);
+    let x = Tensor::arange(0.0, 6.0, 1.0, DType::F32)
+        .unwrap()
+        .reshape(&[2, 3])
+        .unwrap();
+    let y = x
+        .exp()
+        .unwrap()
+        .add(&x.exp().unwrap())
+        .unwrap()
+        .t()
+        .unwrap()
+        .select(0, 1)
+        .unwrap()
+        .to_dtype(DType::F32)
+        .unwrap()
+        .neg()
+        .unwrap();
+    check("shared_after_passes", &y.optimized_graph_text());
+}

@@ -13,6 +13,7 @@ pub mod graph;
 pub mod indexing;
 pub mod layout;
 pub mod op;
+pub mod passes;
 pub mod philox;
 pub mod promote;
 pub mod scalar;
