@@ -338,51 +338,8 @@ pub(crate) fn arg_reduce(
 /// Inclusive prefix sum along `axis`.
 pub(crate) fn cumsum(x: &Buffer, shape: &[usize], axis: usize) -> Result<Buffer> {
     let (g, outer, inner) = axes_last(x, shape, &[axis]);
-    use super::scan::running as scan;
-    fn int<T: Int>(v: &[T], o: usize, i: usize) -> Buffer {
-        Buffer::from_vec(scan(v, o, i, T::ZERO, T::wrapping_add, |a| a))
-    }
-    fn flt<S: FloatStore>(v: &[S], o: usize, i: usize) -> Buffer {
-        Buffer::from_vec(scan(
-            v,
-            o,
-            i,
-            <S::A as Real>::ZERO,
-            |a, x| a + x.to_acc(),
-            S::from_acc,
-        ))
-    }
-    fn cpx<P: CReal>(v: &[Complex<P>], o: usize, i: usize) -> Buffer
-    where
-        Complex<P>: Element,
-    {
-        let zero = Complex::new(0.0f64, 0.0);
-        Buffer::from_vec(scan(
-            v,
-            o,
-            i,
-            zero,
-            |a, z| a + Complex::new(z.re.to_f64(), z.im.to_f64()),
-            |a| Complex::new(P::from_f64(a.re), P::from_f64(a.im)),
-        ))
-    }
-    let y = match &g {
-        Buffer::U8(v) => int(v, outer, inner),
-        Buffer::I8(v) => int(v, outer, inner),
-        Buffer::I16(v) => int(v, outer, inner),
-        Buffer::I32(v) => int(v, outer, inner),
-        Buffer::I64(v) => int(v, outer, inner),
-        Buffer::U16(v) => int(v, outer, inner),
-        Buffer::U32(v) => int(v, outer, inner),
-        Buffer::U64(v) => int(v, outer, inner),
-        Buffer::F16(v) => flt(v, outer, inner),
-        Buffer::BF16(v) => flt(v, outer, inner),
-        Buffer::F32(v) => flt(v, outer, inner),
-        Buffer::F64(v) => flt(v, outer, inner),
-        Buffer::C64(v) => cpx(v, outer, inner),
-        Buffer::C128(v) => cpx(v, outer, inner),
-        other => return Err(not_for("cumsum", other.dtype())),
-    };
+    let y = super::scan::running_sum_or_product(&g, outer, inner, false)
+        .ok_or_else(|| not_for("cumsum", g.dtype()))?;
     Ok(restore_axis(&y, shape, axis))
 }
 

@@ -26,8 +26,7 @@ pub(crate) fn scan(op: ScanOp, x: &Buffer, shape: &[usize], axis: usize) -> Resu
     Ok(restore_axis(&y, shape, axis))
 }
 
-/// Applies `step` along each row from `init`, emitting `out(state)` per element
-/// (`cumsum` uses it too).
+/// Applies `step` along each row from `init`, emitting `out(state)` per element.
 pub(crate) fn running<T: Copy, A: Copy, U>(
     v: &[T],
     outer: usize,
@@ -52,43 +51,77 @@ fn unsupported(what: &str, g: &Buffer) -> Error {
 }
 
 fn cumprod(g: &Buffer, outer: usize, inner: usize) -> Result<Buffer> {
-    fn int<T: Int>(v: &[T], o: usize, i: usize) -> Buffer {
-        Buffer::from_vec(running(v, o, i, T::ONE, T::wrapping_mul, |a| a))
+    running_sum_or_product(g, outer, inner, true).ok_or_else(|| unsupported("cumprod", g))
+}
+
+/// The running sum (`cumsum`) or product (`cumprod`) of each row, which differ only in
+/// their identity and step: integers wrap; floats and complex accumulate wide and
+/// round every output element. `None` for the dtypes neither op has (bool, float8).
+pub(crate) fn running_sum_or_product(
+    g: &Buffer,
+    outer: usize,
+    inner: usize,
+    product: bool,
+) -> Option<Buffer> {
+    fn int<T: Int>(v: &[T], o: usize, i: usize, product: bool) -> Buffer {
+        let (init, step): (T, fn(T, T) -> T) = if product {
+            (T::ONE, T::wrapping_mul)
+        } else {
+            (T::ZERO, T::wrapping_add)
+        };
+        Buffer::from_vec(running(v, o, i, init, step, |a| a))
     }
-    fn flt<S: FloatStore>(v: &[S], o: usize, i: usize) -> Buffer {
-        let one = <S::A as Real>::ONE;
-        Buffer::from_vec(running(v, o, i, one, |a, x| a * x.to_acc(), S::from_acc))
-    }
-    fn cpx<P: CReal>(v: &[Complex<P>], o: usize, i: usize) -> Buffer
-    where
-        Complex<P>: Element,
-    {
-        let one = Complex::new(1.0f64, 0.0);
+    fn flt<S: FloatStore>(v: &[S], o: usize, i: usize, product: bool) -> Buffer {
+        let init = if product {
+            <S::A as Real>::ONE
+        } else {
+            <S::A as Real>::ZERO
+        };
+        let step: fn(S::A, S::A) -> S::A = if product { |a, x| a * x } else { |a, x| a + x };
         Buffer::from_vec(running(
             v,
             o,
             i,
-            one,
-            |a, z| cmul(a, Complex::new(z.re.to_f64(), z.im.to_f64())),
+            init,
+            |a, x| step(a, x.to_acc()),
+            S::from_acc,
+        ))
+    }
+    fn cpx<P: CReal>(v: &[Complex<P>], o: usize, i: usize, product: bool) -> Buffer
+    where
+        Complex<P>: Element,
+    {
+        type Wide = Complex<f64>;
+        let (init, step): (Wide, fn(Wide, Wide) -> Wide) = if product {
+            (Complex::new(1.0, 0.0), cmul)
+        } else {
+            (Complex::new(0.0, 0.0), |a, z| a + z)
+        };
+        Buffer::from_vec(running(
+            v,
+            o,
+            i,
+            init,
+            |a, z| step(a, Complex::new(z.re.to_f64(), z.im.to_f64())),
             |a| Complex::new(P::from_f64(a.re), P::from_f64(a.im)),
         ))
     }
-    Ok(match g {
-        Buffer::U8(v) => int(v, outer, inner),
-        Buffer::I8(v) => int(v, outer, inner),
-        Buffer::I16(v) => int(v, outer, inner),
-        Buffer::I32(v) => int(v, outer, inner),
-        Buffer::I64(v) => int(v, outer, inner),
-        Buffer::U16(v) => int(v, outer, inner),
-        Buffer::U32(v) => int(v, outer, inner),
-        Buffer::U64(v) => int(v, outer, inner),
-        Buffer::F16(v) => flt(v, outer, inner),
-        Buffer::BF16(v) => flt(v, outer, inner),
-        Buffer::F32(v) => flt(v, outer, inner),
-        Buffer::F64(v) => flt(v, outer, inner),
-        Buffer::C64(v) => cpx(v, outer, inner),
-        Buffer::C128(v) => cpx(v, outer, inner),
-        other => return Err(unsupported("cumprod", other)),
+    Some(match g {
+        Buffer::U8(v) => int(v, outer, inner, product),
+        Buffer::I8(v) => int(v, outer, inner, product),
+        Buffer::I16(v) => int(v, outer, inner, product),
+        Buffer::I32(v) => int(v, outer, inner, product),
+        Buffer::I64(v) => int(v, outer, inner, product),
+        Buffer::U16(v) => int(v, outer, inner, product),
+        Buffer::U32(v) => int(v, outer, inner, product),
+        Buffer::U64(v) => int(v, outer, inner, product),
+        Buffer::F16(v) => flt(v, outer, inner, product),
+        Buffer::BF16(v) => flt(v, outer, inner, product),
+        Buffer::F32(v) => flt(v, outer, inner, product),
+        Buffer::F64(v) => flt(v, outer, inner, product),
+        Buffer::C64(v) => cpx(v, outer, inner, product),
+        Buffer::C128(v) => cpx(v, outer, inner, product),
+        _ => return None,
     })
 }
 
