@@ -96,6 +96,27 @@ fn harness<T>(msg: impl Into<String>) -> R<T> {
     Err(RunErr::Harness(msg.into()))
 }
 
+impl RunErr {
+    fn text(self) -> String {
+        match self {
+            RunErr::Lib(e) => e.to_string(),
+            RunErr::Harness(m) => m,
+        }
+    }
+}
+
+/// A tensor object of the schema (§1.4: `dtype`, `shape`, `data`; its `view` steps are
+/// not applied) as a contiguous tensor. The PyTorch-generated oracle tests
+/// (`tests/ops_*.rs`) decode their tensors with it, so that one decoder serves all.
+pub fn tensor_object(obj: &Value) -> Result<Tensor, String> {
+    build_base_tensor(obj).map_err(RunErr::text)
+}
+
+/// A float element of the schema: a JSON number or `"nan"`, `"inf"`, `"-inf"`.
+pub fn float_element(v: &Value) -> Result<f64, String> {
+    json_f64(v).map_err(RunErr::text)
+}
+
 // ---------------------------------------------------------------------------------------
 // JSON access
 

@@ -9,63 +9,21 @@
 
 use lazyfuse::{BinaryOp, Complex, DType, Operand, Scalar, Tensor};
 use serde_json::Value;
-use std::str::FromStr;
 
-fn num(v: &Value) -> f64 {
-    match v {
-        Value::String(s) => match s.as_str() {
-            "nan" => f64::NAN,
-            "inf" => f64::INFINITY,
-            "-inf" => f64::NEG_INFINITY,
-            other => panic!("bad number {other}"),
-        },
-        Value::Bool(b) => f64::from(u8::from(*b)),
-        other => other.as_f64().expect("number"),
-    }
-}
+#[allow(dead_code)]
+#[path = "../examples/conformance.rs"]
+mod runner;
 
+/// A tensor object of the data file, decoded as the conformance runner decodes them.
 fn build(v: &Value) -> Tensor {
-    let dtype = DType::from_str(v["dtype"].as_str().unwrap()).unwrap();
-    let shape: Vec<usize> = v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect();
-    let data = v["data"].as_array().unwrap();
-    if dtype == DType::Bool {
-        let d: Vec<bool> = data.iter().map(|x| x.as_bool().unwrap()).collect();
-        return Tensor::from_vec(d, &shape).unwrap();
-    }
-    if dtype.is_integer() {
-        let d: Vec<i64> = data.iter().map(|x| x.as_i64().unwrap()).collect();
-        return Tensor::from_vec(d, &shape)
-            .unwrap()
-            .to_dtype(dtype)
-            .unwrap();
-    }
-    if dtype.is_complex() {
-        let d: Vec<Complex<f64>> = data
-            .iter()
-            .map(|x| Complex::new(num(&x[0]), num(&x[1])))
-            .collect();
-        return Tensor::from_vec(d, &shape)
-            .unwrap()
-            .to_dtype(dtype)
-            .unwrap();
-    }
-    let d: Vec<f64> = data.iter().map(num).collect();
-    Tensor::from_vec(d, &shape)
-        .unwrap()
-        .to_dtype(dtype)
-        .unwrap()
+    runner::tensor_object(v).unwrap_or_else(|e| panic!("{e}: {v}"))
 }
 
 fn scalar(v: &Value) -> Scalar {
     match v {
         Value::Bool(b) => Scalar::Bool(*b),
         Value::Number(n) if n.is_i64() => Scalar::Int(n.as_i64().unwrap()),
-        other => Scalar::Float(num(other)),
+        other => Scalar::Float(runner::float_element(other).unwrap()),
     }
 }
 

@@ -14,17 +14,12 @@ fn dtype(name: &str) -> R<DType> {
         .map_err(|e| format!("dtype {name}: {e}"))
 }
 
+#[allow(dead_code)]
+#[path = "../examples/conformance.rs"]
+mod runner;
+
 fn num(v: &Value) -> R<f64> {
-    match v {
-        Value::Number(n) => n.as_f64().ok_or_else(|| format!("number {n}")),
-        Value::String(s) => match s.as_str() {
-            "nan" => Ok(f64::NAN),
-            "inf" => Ok(f64::INFINITY),
-            "-inf" => Ok(f64::NEG_INFINITY),
-            other => Err(format!("float {other}")),
-        },
-        other => Err(format!("float {other}")),
-    }
+    runner::float_element(v)
 }
 
 fn list(v: &Value) -> R<&Vec<Value>> {
@@ -51,39 +46,11 @@ fn ints<T: TryFrom<i128>>(data: &[Value]) -> R<Vec<T>> {
         .collect()
 }
 
-/// Builds the input tensor of a case (and applies its view).
+/// Builds the input tensor of a case (decoded as the conformance runner decodes
+/// tensor objects) and applies its view.
 fn tensor(v: &Value) -> R<Tensor> {
-    let dt = dtype(v["dtype"].as_str().ok_or("dtype")?)?;
-    let shape = shape(v)?;
-    let data = list(&v["data"])?;
+    let t = runner::tensor_object(v)?;
     let e = |e: lazyfuse::Error| e.to_string();
-    let t = match dt {
-        DType::Bool => Tensor::from_vec(
-            data.iter().map(|b| b.as_bool().unwrap_or(false)).collect(),
-            &shape,
-        ),
-        DType::U8 => Tensor::from_vec(ints::<u8>(data)?, &shape),
-        DType::I8 => Tensor::from_vec(ints::<i8>(data)?, &shape),
-        DType::I16 => Tensor::from_vec(ints::<i16>(data)?, &shape),
-        DType::I32 => Tensor::from_vec(ints::<i32>(data)?, &shape),
-        DType::I64 => Tensor::from_vec(ints::<i64>(data)?, &shape),
-        DType::U16 => Tensor::from_vec(ints::<u16>(data)?, &shape),
-        DType::U32 => Tensor::from_vec(ints::<u32>(data)?, &shape),
-        DType::U64 => Tensor::from_vec(ints::<u64>(data)?, &shape),
-        DType::C64 | DType::C128 => {
-            let z = data
-                .iter()
-                .map(|p| Ok(Complex::new(num(&p[0])?, num(&p[1])?)))
-                .collect::<R<Vec<_>>>()?;
-            Tensor::from_vec(z, &shape).and_then(|t| t.to_dtype(dt))
-        }
-        _ => {
-            let f = data.iter().map(num).collect::<R<Vec<f64>>>()?;
-            // The generator wrote values exact in `dt`, so this conversion is exact.
-            Tensor::from_vec(f, &shape).and_then(|t| t.to_dtype(dt))
-        }
-    }
-    .map_err(e)?;
     match v.get("view").and_then(Value::as_str) {
         None => Ok(t),
         Some("t") => t.t().map_err(e),
