@@ -12,20 +12,12 @@ use lazyfuse_runtime::{Buffer, Complex, Element, Error};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A graph under construction plus its input buffers.
-#[derive(Default)]
-struct G {
-    g: Graph,
-    inputs: HashMap<InputId, Arc<Buffer>>,
-}
+#[allow(dead_code)]
+#[path = "support/graph.rs"]
+mod support;
+use support::G;
 
 impl G {
-    fn input<T: Element>(&mut self, shape: &[usize], data: Vec<T>) -> NodeId {
-        let id = InputId(self.inputs.len() as u64);
-        self.inputs.insert(id, Arc::new(Buffer::from_vec(data)));
-        self.g.add(Op::Input(id), T::DTYPE, shape.to_vec(), &[])
-    }
-
     fn node(&mut self, op: Op, dtype: DType, shape: &[usize], ins: &[NodeId]) -> NodeId {
         self.g.add(op, dtype, shape.to_vec(), ins)
     }

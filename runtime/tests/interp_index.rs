@@ -4,30 +4,16 @@
 //! outside a buffer), raw storage-only bytes move, and scatter's numerics.
 
 use half::{bf16, f16};
-use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, ScatterReduce};
+use lazyfuse_ir::{DType, NodeId, Op, ScatterReduce};
 use lazyfuse_runtime::interp::execute;
-use lazyfuse_runtime::{Buffer, Element, Error};
-use std::collections::HashMap;
-use std::sync::Arc;
+use lazyfuse_runtime::{Buffer, Error};
 
-#[derive(Default)]
-struct G {
-    g: Graph,
-    inputs: HashMap<InputId, Arc<Buffer>>,
-}
+#[allow(dead_code)]
+#[path = "support/graph.rs"]
+mod support;
+use support::G;
 
 impl G {
-    fn input<T: Element>(&mut self, shape: &[usize], data: Vec<T>) -> NodeId {
-        self.buffer(shape, Buffer::from_vec(data))
-    }
-
-    fn buffer(&mut self, shape: &[usize], b: Buffer) -> NodeId {
-        let id = InputId(self.inputs.len() as u64);
-        let dtype = b.dtype();
-        self.inputs.insert(id, Arc::new(b));
-        self.g.add(Op::Input(id), dtype, shape.to_vec(), &[])
-    }
-
     fn run(
         &mut self,
         op: Op,

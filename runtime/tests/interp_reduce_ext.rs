@@ -5,28 +5,19 @@
 //! and the verifier's checks of these nodes.
 
 use half::f16;
-use lazyfuse_ir::{DType, Graph, InputId, NodeId, NormOrd, Op, ReduceOp, ScanOp};
+use lazyfuse_ir::{DType, NodeId, NormOrd, Op, ReduceOp, ScanOp};
 use lazyfuse_runtime::interp::execute;
-use lazyfuse_runtime::{Buffer, Complex, Element};
-use std::collections::HashMap;
-use std::sync::Arc;
+use lazyfuse_runtime::{Complex, Element};
 
 const NAN: f64 = f64::NAN;
 const INF: f64 = f64::INFINITY;
 
-#[derive(Default)]
-struct G {
-    g: Graph,
-    inputs: HashMap<InputId, Arc<Buffer>>,
-}
+#[allow(dead_code)]
+#[path = "support/graph.rs"]
+mod support;
+use support::G;
 
 impl G {
-    fn input<T: Element>(&mut self, shape: &[usize], data: Vec<T>) -> NodeId {
-        let id = InputId(self.inputs.len() as u64);
-        self.inputs.insert(id, Arc::new(Buffer::from_vec(data)));
-        self.g.add(Op::Input(id), T::DTYPE, shape.to_vec(), &[])
-    }
-
     fn reduce(&mut self, op: ReduceOp, dtype: DType, x: NodeId, axes: &[usize]) -> NodeId {
         let shape: Vec<usize> = self
             .g
