@@ -11,6 +11,7 @@ pub mod dtype;
 pub mod error;
 pub mod graph;
 pub mod indexing;
+pub mod kernel;
 pub mod layout;
 pub mod op;
 pub mod passes;
