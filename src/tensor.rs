@@ -651,3 +651,24 @@ impl fmt::Display for Tensor {
         }
     }
 }
+
+// Issue 6 test hook: the scheduler's tests take graphs built through the facade.
+impl Tensor {
+    /// For the scheduler's tests only: the optimized graph that computes these
+    /// tensors (in logical order), its targets (one per tensor) and the input buffers
+    /// it reads. The view nodes it may add to the store's graph stay unreferenced.
+    #[doc(hidden)]
+    pub fn debug_optimized_graph(
+        tensors: &[&Tensor],
+    ) -> (
+        lazyfuse_ir::Graph,
+        Vec<NodeId>,
+        std::collections::HashMap<lazyfuse_ir::InputId, Arc<Buffer>>,
+    ) {
+        with_store(|s| {
+            let nodes: Vec<NodeId> = tensors.iter().map(|t| t.node(s)).collect();
+            let opt = lazyfuse_ir::passes::optimize(&s.graph, &nodes);
+            (opt.graph, opt.targets, s.buffers.clone())
+        })
+    }
+}

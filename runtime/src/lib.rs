@@ -8,6 +8,7 @@
 pub mod buffer;
 pub mod error;
 pub mod interp;
+pub mod kernel_eval;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};

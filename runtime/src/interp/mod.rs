@@ -420,3 +420,56 @@ fn write_view(base: &Buffer, layout: &Layout, values: &Buffer) -> Result<Buffer>
         }, raw => Err(Error::Malformed("write_view of mixed raw buffers".into()))),
     }
 }
+
+// ---------------------------------------------------------------------------
+// Issue 6: single-node evaluation for extern steps (the executor and
+// `crate::kernel_eval`), and the interpreter's buffer kernels for the kernel-IR
+// reference evaluator, so that both compute with exactly these numerics.
+
+/// Evaluates one node from its input buffers, as [`execute`] does for every node
+/// (including its allocation checks): the routine of an extern step.
+///
+/// ```
+/// use lazyfuse_ir::{DType, Graph, Op, Scalar};
+/// use lazyfuse_runtime::{interp::eval_node, Buffer};
+/// use std::collections::HashMap;
+/// let mut g = Graph::new();
+/// let a = g.add(Op::Full(Scalar::Int(3)), DType::I32, vec![2], &[]);
+/// let out = eval_node(g.node(a), &[], &[], &HashMap::new()).unwrap();
+/// assert_eq!(*out, Buffer::from_vec(vec![3i32, 3]));
+/// ```
+pub fn eval_node(
+    node: &Node,
+    args: &[Arc<Buffer>],
+    arg_nodes: &[&Node],
+    inputs: &HashMap<InputId, Arc<Buffer>>,
+) -> Result<Arc<Buffer>> {
+    if !matches!(node.op, Op::Input(_)) {
+        let creation = matches!(
+            node.op,
+            Op::Full(_) | Op::Arange { .. } | Op::Random { .. } | Op::Linspace { .. }
+        );
+        crate::buffer::check_allocation(&node.shape, node.dtype, creation)?;
+    }
+    let out = eval(node, args, arg_nodes, inputs)?;
+    if out.dtype() != node.dtype || out.len() != node.numel() {
+        return Err(Error::Malformed(format!(
+            "{}({}) produced {} x {} elements, the node says {}{:?}",
+            node.op.name(),
+            node.op.attributes(),
+            out.dtype(),
+            out.len(),
+            node.dtype,
+            node.shape
+        )));
+    }
+    Ok(out)
+}
+
+/// The interpreter's whole-buffer kernels, for `crate::kernel_eval`.
+pub(crate) mod kernels {
+    pub(crate) use super::cast::cast;
+    pub(crate) use super::elementwise::{binary, unary, where_};
+    pub(crate) use super::pointwise::unary_param;
+    pub(crate) use super::reduce::{arg_reduce, reduce};
+}

@@ -1,0 +1,1204 @@
+//! The scheduler: a graph (after the passes) becomes a [`Schedule`] of fused loop
+//! kernels and extern steps.
+//!
+//! # How values are placed
+//! A node is *materialized* (gets its own buffer, written by one step) when
+//! - a target needs it (its `Output` buffer), or it is an `input` (its `Input` buffer);
+//! - an extern step computes it, or an extern step reads it (extern steps read whole
+//!   contiguous buffers);
+//! - it is a `softmax`, `cat` or `write_view` (their kernels have their own shape);
+//! - consumers index it in a way that does not decompose into its dims (a view
+//!   whose index map crosses the producer's dims), or a kernel would have to nest a
+//!   reduction inside another one, or a reduction result is broadcast by its consumer
+//!   (recomputing it per consumer point would multiply the reduction's work);
+//! - the cost rule: a reduction, or a transcendental (`exp`, `tanh`, `pow`, …), read
+//!   by two or more consumers is stored once rather than recomputed per reader;
+//!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed.
+//!
+//! Everything else is inlined into the kernels that read it: elementwise chains,
+//! casts, `where`, views (as affine rewrites of the load index: a view is never
+//! copied), flips (negative strides), and reductions into the elementwise work on
+//! their result (the epilogue) when the consumer reads the reduced value once per
+//! point. A reduction's input (its prologue) is always inlined into its loop.
+//!
+//! The decisions are taken by trial: the scheduler builds every kernel, and when a
+//! read turns out to need a buffer (one of the reasons above), that node joins the
+//! materialized set and scheduling restarts. Each restart adds a node, so it ends.
+//! Every decision is recorded as one line of [`Schedule::notes`].
+//!
+//! # Kernels
+//! The parallel dims of a kernel are its root's shape without size-1 dims (those are
+//! index 0, never divided by); a reduction's dims are its reduced axes, likewise.
+//! Consecutive roots with the same iteration space share one kernel (a reduction's
+//! mean and variance are one two-phase kernel). With `fuse: false` every node but
+//! views is its own step (for bisecting a wrong result).
+//!
+//! Composite ops (mean, var, softmax, …) are lowered with the interpreter's numerics
+//! by [`crate::lower`].
+
+use crate::dtype::DType;
+use crate::graph::{Graph, Node, NodeId};
+use crate::kernel::{
+    Affine, BufDecl, BufId, BufKind, Const, Expr, ExprId, ExprNode, ExternStep, LoopKernel, Param,
+    Schedule, Stage, Step, StoreOp,
+};
+use crate::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::scalar::Scalar;
+use crate::shape::contiguous_strides;
+use hashbrown::HashMap;
+
+/// What the scheduler may do.
+///
+/// ```
+/// use lazyfuse_ir::schedule::ScheduleOptions;
+/// let opts = ScheduleOptions { fuse: true };
+/// assert!(opts.fuse);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScheduleOptions {
+    /// fuse producers into consumers (`false`: one step per non-view node)
+    pub fuse: bool,
+}
+
+impl Default for ScheduleOptions {
+    fn default() -> Self {
+        ScheduleOptions { fuse: true }
+    }
+}
+
+/// Cuts the work for `targets` into loop kernels and extern steps (see the module
+/// doc). The graph should have been through [`crate::passes::optimize`].
+///
+/// ```
+/// use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
+/// use lazyfuse_ir::{BinaryOp, DType, Graph, InputId, Op, UnaryOp};
+/// let mut g = Graph::new();
+/// let a = g.add(Op::Input(InputId(0)), DType::F32, vec![4], &[]);
+/// let b = g.add(Op::Input(InputId(1)), DType::F32, vec![4], &[]);
+/// let s = g.add(Op::Binary(BinaryOp::Add), DType::F32, vec![4], &[a, b]);
+/// let t = g.add(Op::Unary(UnaryOp::Tanh), DType::F32, vec![4], &[s]);
+/// let sched = schedule(&g, &[t], &ScheduleOptions { fuse: true }).unwrap();
+/// assert_eq!(sched.kernel_count(), 1);
+/// sched.verify().unwrap();
+/// ```
+pub fn schedule(
+    graph: &Graph,
+    targets: &[NodeId],
+    opts: &ScheduleOptions,
+) -> Result<Schedule, String> {
+    if let Some(t) = targets.iter().find(|t| !graph.contains(**t)) {
+        return Err(format!("target {t} is not in the graph"));
+    }
+    let mut planner = Planner::new(graph, targets, opts)?;
+    // Each failed attempt materializes one more node; the bound is a safety net.
+    for _ in 0..=planner.order.len() + 1 {
+        match planner.attempt() {
+            Ok(s) => return Ok(s),
+            Err(Fail::Materialize(n, why)) => {
+                if planner.materialized.contains_key(&n) {
+                    return Err(format!("scheduler: {n} is already materialized ({why})"));
+                }
+                planner.materialized.insert(n, why);
+            }
+            Err(Fail::Merge) => return Err("scheduler: unexpected merge failure".into()),
+            Err(Fail::Error(e)) => return Err(e),
+        }
+    }
+    Err("scheduler: materialization did not converge".into())
+}
+
+/// Why building a kernel stopped.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    /// this node needs a buffer (the reason)
+    Materialize(NodeId, String),
+    /// the root cannot join the kernel being built (it goes into a new one)
+    Merge,
+    /// a real error
+    Error(String),
+}
+
+/// The whole-graph decisions: order, consumers, extern nodes, materialized nodes.
+struct Planner<'g> {
+    graph: &'g Graph,
+    targets: Vec<NodeId>,
+    fuse: bool,
+    order: Vec<NodeId>,
+    /// nodes computed by extern steps, with the reason
+    externs: HashMap<NodeId, String>,
+    /// materialized nodes (not inputs), with the reason
+    materialized: HashMap<NodeId, String>,
+}
+
+/// Unary ops cheap enough to recompute in every reader.
+fn cheap_unary(op: UnaryOp) -> bool {
+    use UnaryOp::*;
+    matches!(
+        op,
+        Neg | Abs
+            | Sign
+            | Relu
+            | Floor
+            | Ceil
+            | Round
+            | Trunc
+            | LogicalNot
+            | BitwiseNot
+            | IsNan
+            | Square
+            | IsInf
+            | IsPosInf
+            | IsNegInf
+            | IsFinite
+            | IsReal
+            | Signbit
+            | Sgn
+            | Frac
+    )
+}
+
+/// Binary ops cheap enough to recompute in every reader.
+fn cheap_binary(op: BinaryOp) -> bool {
+    use BinaryOp::*;
+    !matches!(
+        op,
+        Pow | Atan2 | Hypot | Logaddexp | Logaddexp2 | Xlogy | Gcd | Lcm | Remainder | Fmod
+    )
+}
+
+/// Whether a dtype may appear in a loop kernel's arithmetic (float8 only in loads,
+/// stores and casts; complex never).
+fn arith_dtype(d: DType) -> bool {
+    !d.is_complex()
+        && !d.is_float8()
+        && d.size_in_bytes() > 0
+        && !matches!(d.as_str(), "complex32" | "bcomplex32")
+}
+
+impl<'g> Planner<'g> {
+    fn new(graph: &'g Graph, targets: &[NodeId], opts: &ScheduleOptions) -> Result<Self, String> {
+        let order = graph.topo_order(targets);
+        let mut consumers: HashMap<NodeId, usize> = HashMap::new();
+        for &n in &order {
+            for i in graph.inputs(n) {
+                *consumers.entry(i).or_default() += 1;
+            }
+        }
+        let mut externs = HashMap::new();
+        let mut materialized: HashMap<NodeId, String> = HashMap::new();
+        for &n in &order {
+            let node = graph.node(n);
+            if let Some(why) = extern_reason(graph, n) {
+                for i in graph.inputs(n) {
+                    if !matches!(graph.node(i).op, Op::Input(_)) {
+                        materialized
+                            .entry(i)
+                            .or_insert_with(|| format!("read by extern {} {n}", node.op.name()));
+                    }
+                }
+                materialized.insert(n, format!("computed by extern: {why}"));
+                externs.insert(n, why);
+                continue;
+            }
+            let uses = consumers.get(&n).copied().unwrap_or(0);
+            let why = match &node.op {
+                Op::Input(_) => None,
+                Op::Softmax { .. } => Some("softmax kernel (rows of its own shape)".to_string()),
+                Op::Cat { .. } => Some("cat kernels (one per input slice)".to_string()),
+                Op::WriteView(_) => Some("write_view (copy of the base, then stores)".to_string()),
+                Op::View(_) if !opts.fuse => None,
+                _ if !opts.fuse => Some("fusion off (LAZYFUSE_NOFUSE)".to_string()),
+                Op::Reduce { .. } | Op::ArgReduce { .. } if uses >= 2 => {
+                    Some(format!("reduction read by {uses} consumers (cost rule)"))
+                }
+                Op::Unary(u) if uses >= 2 && !cheap_unary(*u) => Some(format!(
+                    "transcendental read by {uses} consumers (cost rule)"
+                )),
+                Op::UnaryParam(_) if uses >= 2 => Some(format!(
+                    "transcendental read by {uses} consumers (cost rule)"
+                )),
+                Op::Binary(b) if uses >= 2 && !cheap_binary(*b) => {
+                    Some(format!("expensive op read by {uses} consumers (cost rule)"))
+                }
+                _ => None,
+            };
+            if let Some(w) = why {
+                materialized.entry(n).or_insert(w);
+            }
+        }
+        for (i, &t) in targets.iter().enumerate() {
+            if !matches!(graph.node(t).op, Op::Input(_)) {
+                materialized
+                    .entry(t)
+                    .or_insert_with(|| format!("target t{i}"));
+            }
+        }
+        Ok(Planner {
+            graph,
+            targets: targets.to_vec(),
+            fuse: opts.fuse,
+            order,
+            externs,
+            materialized,
+        })
+    }
+
+    /// Builds the schedule with the current materialized set.
+    fn attempt(&self) -> Result<Schedule, Fail> {
+        let g = self.graph;
+        let mut buffers: Vec<BufDecl> = Vec::new();
+        let mut buf_of: HashMap<NodeId, BufId> = HashMap::new();
+        let mut input_bufs: HashMap<crate::op::InputId, BufId> = HashMap::new();
+        let mut first_target: HashMap<NodeId, usize> = HashMap::new();
+        for (i, &t) in self.targets.iter().enumerate() {
+            first_target.entry(t).or_insert(i);
+        }
+        for &n in &self.order {
+            let node = g.node(n);
+            let kind = match node.op {
+                Op::Input(id) => {
+                    if let Some(&b) = input_bufs.get(&id) {
+                        buf_of.insert(n, b);
+                        continue;
+                    }
+                    BufKind::Input(id)
+                }
+                _ if self.materialized.contains_key(&n) => match first_target.get(&n) {
+                    Some(&i) => BufKind::Output(i),
+                    None => BufKind::Temp,
+                },
+                _ => continue,
+            };
+            let b = BufId(buffers.len() as u32);
+            buffers.push(BufDecl {
+                dtype: node.dtype,
+                len: node.numel(),
+                kind,
+            });
+            if let Op::Input(id) = node.op {
+                input_bufs.insert(id, b);
+            }
+            buf_of.insert(n, b);
+        }
+        let mut steps: Vec<Step> = Vec::new();
+        let mut notes = Vec::new();
+        // The kernel being built (roots may still join it) and its roots.
+        let mut open: Option<(Builder, Vec<NodeId>)> = None;
+        let ctx = Ctx {
+            graph: g,
+            materialized: &self.materialized,
+            buf_of: &buf_of,
+            buffers: &buffers,
+        };
+        for &n in &self.order {
+            let node = g.node(n);
+            if matches!(node.op, Op::Input(_)) || !self.materialized.contains_key(&n) {
+                continue;
+            }
+            notes.push(format!(
+                "{n} {}{}: materialized: {}",
+                node.op.name(),
+                crate::shape::fmt_shape(&node.shape),
+                self.materialized[&n]
+            ));
+            if let Some(why) = self.externs.get(&n) {
+                if let Some((b, _)) = open.take() {
+                    steps.push(Step::Loop(b.finish(steps.len())));
+                }
+                let inputs = g.inputs(n).iter().map(|i| buf_of[i]).collect();
+                steps.push(Step::Extern(ExternStep {
+                    node: n,
+                    op: node.op.clone(),
+                    dtype: node.dtype,
+                    shape: node.shape.clone(),
+                    inputs,
+                    output: buf_of[&n],
+                    reason: why.clone(),
+                }));
+                continue;
+            }
+            match &node.op {
+                Op::Cat { .. } | Op::WriteView(_) | Op::Softmax { .. } => {
+                    if let Some((b, _)) = open.take() {
+                        steps.push(Step::Loop(b.finish(steps.len())));
+                    }
+                    for k in crate::lower::special_kernels(&ctx, n)? {
+                        steps.push(Step::Loop(k.finish(steps.len())));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            // Try to join the open kernel (same iteration space, no conflicting reads).
+            if self.fuse {
+                if let Some((b, roots)) = open.as_mut() {
+                    if b.parallel == canonical(&node.shape) {
+                        let mut trial = b.clone();
+                        trial.roots.push(n);
+                        // Any failure here only means "not in this kernel": the root
+                        // is tried again on its own below.
+                        match trial.add_root(&ctx, n) {
+                            Ok(()) => {
+                                *b = trial;
+                                roots.push(n);
+                                continue;
+                            }
+                            Err(Fail::Merge | Fail::Materialize(..)) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            }
+            if let Some((b, _)) = open.take() {
+                steps.push(Step::Loop(b.finish(steps.len())));
+            }
+            let mut b = Builder::new(canonical(&node.shape), vec![n]);
+            b.add_root(&ctx, n).map_err(|e| match e {
+                Fail::Merge => Fail::Error(format!("scheduler: {n} conflicts with itself")),
+                e => e,
+            })?;
+            open = Some((b, vec![n]));
+        }
+        if let Some((b, _)) = open.take() {
+            steps.push(Step::Loop(b.finish(steps.len())));
+        }
+        let outputs = self.targets.iter().map(|t| buf_of[t]).collect();
+        Ok(Schedule {
+            buffers,
+            steps,
+            outputs,
+            notes,
+        })
+    }
+}
+
+/// Why a node runs as an extern step, or `None` for loop-kernel nodes.
+fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
+    let node = graph.node(n);
+    let ins: Vec<&Node> = graph.inputs(n).iter().map(|&i| graph.node(i)).collect();
+    let input_dt = ins.first().map(|i| i.dtype);
+    let all_dt = ins.iter().map(|i| i.dtype).chain([node.dtype]);
+    if !matches!(node.op, Op::Input(_)) {
+        for d in all_dt {
+            if d.is_complex() || (!arith_dtype(d) && !d.is_float8()) {
+                return Some(format!("{d} values do not enter loop kernels"));
+            }
+        }
+    }
+    let float8_ok = matches!(
+        node.op,
+        Op::Input(_) | Op::View(_) | Op::Cast | Op::Flip { .. }
+    );
+    if !float8_ok && (node.dtype.is_float8() || ins.iter().any(|i| i.dtype.is_float8())) {
+        return Some("float8 is storage only in loop kernels".into());
+    }
+    let empty_extreme = |reduced: usize| reduced == 0 && node.numel() > 0;
+    Some(match &node.op {
+        Op::Matmul => "matmul is its own kernel kind".into(),
+        Op::Cumsum { .. } => "cumsum is a scan (not expressed in the loop IR yet)".into(),
+        Op::Scan { .. } => "scans are not expressed in the loop IR yet".into(),
+        Op::Scatter { .. } => "scatter writes through data-dependent indices".into(),
+        Op::Random { .. } => "philox sampling is not expressed in the loop IR".into(),
+        Op::Linspace { .. } => "linspace's two-sided formula is not lowered yet".into(),
+        Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => {
+            "indexing ops are not lowered to DynIndex loads yet".into()
+        }
+        Op::Full(Scalar::Complex(..)) => "complex fill".into(),
+        Op::WriteView(l) if l.has_internal_overlap() => {
+            "write_view through an overlapping layout (last write wins)".into()
+        }
+        Op::Reduce { op, axes, .. } => {
+            let x = ins.first()?;
+            let shape = if x.shape.is_empty() {
+                vec![1]
+            } else {
+                x.shape.clone()
+            };
+            let reduced: usize = axes
+                .iter()
+                .map(|&a| shape.get(a).copied().unwrap_or(1))
+                .product();
+            if axes.iter().any(|&a| a >= shape.len()) {
+                return Some("reduce axes out of range (the interpreter reports it)".into());
+            }
+            let dt = input_dt?;
+            match op {
+                ReduceOp::RunningMean => "Welford's running mean is sequential".into(),
+                ReduceOp::Amax | ReduceOp::Amin if empty_extreme(reduced) => {
+                    "max/min over an empty dim (the interpreter reports it)".into()
+                }
+                ReduceOp::LogSumExp | ReduceOp::Norm { .. } if empty_extreme(reduced) => {
+                    "empty logsumexp/norm keeps the interpreter's rules".into()
+                }
+                ReduceOp::Sum | ReduceOp::Prod if dt == DType::Bool => {
+                    "bool sum/prod (the interpreter decides)".into()
+                }
+                ReduceOp::Mean
+                | ReduceOp::Var { .. }
+                | ReduceOp::Std { .. }
+                | ReduceOp::LogSumExp
+                | ReduceOp::NanMean
+                | ReduceOp::Norm { .. }
+                    if !dt.is_floating_point() =>
+                {
+                    format!("{} of {dt} (the interpreter decides)", node.op.name())
+                }
+                ReduceOp::NanSum if dt == DType::Bool => "nansum of bool".into(),
+                _ if crate::lower::reduce_output_dtype(*op, dt) != Some(node.dtype) => {
+                    format!("{} to {} is not lowered", node.op.name(), node.dtype)
+                }
+                _ => return None,
+            }
+        }
+        Op::ArgReduce { axis, .. } => {
+            let x = ins.first()?;
+            let reduced = match axis {
+                Some(a) => {
+                    let shape = if x.shape.is_empty() {
+                        vec![1]
+                    } else {
+                        x.shape.clone()
+                    };
+                    match shape.get(*a) {
+                        Some(&s) => s,
+                        None => return Some("arg-reduce axis out of range".into()),
+                    }
+                }
+                None => x.numel(),
+            };
+            if reduced == 0 && node.numel() > 0 || (axis.is_none() && x.numel() == 0) {
+                "arg-reduce over an empty dim (the interpreter reports it)".into()
+            } else {
+                return None;
+            }
+        }
+        Op::Softmax { axis, .. } => {
+            let x = ins.first()?;
+            let shape = if x.shape.is_empty() {
+                vec![1]
+            } else {
+                x.shape.clone()
+            };
+            match shape.get(*axis) {
+                None => "softmax axis out of range".into(),
+                Some(0) => "softmax over an empty dim".into(),
+                Some(_) if !x.dtype.is_floating_point() || x.dtype != node.dtype => {
+                    "softmax of a non-float".into()
+                }
+                _ => return None,
+            }
+        }
+        Op::Arange { .. } if node.shape.len() != 1 => "arange of rank other than 1".into(),
+        Op::Cat { axis } => {
+            if ins.iter().any(|i| *axis >= i.shape.len()) {
+                "cat axis out of range".into()
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// `shape` without its size-1 dims: the loop dims it needs.
+pub(crate) fn canonical(shape: &[usize]) -> Vec<usize> {
+    shape.iter().copied().filter(|&s| s != 1).collect()
+}
+
+/// An affine function of the loop variables (coefficients beyond `c.len()` are 0).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Aff {
+    pub(crate) off: i64,
+    pub(crate) c: Vec<i64>,
+}
+
+impl Aff {
+    pub(crate) fn constant(off: i64) -> Aff {
+        Aff { off, c: vec![] }
+    }
+
+    pub(crate) fn var(d: usize) -> Aff {
+        let mut c = vec![0; d + 1];
+        c[d] = 1;
+        Aff { off: 0, c }
+    }
+
+    fn trimmed(mut self) -> Aff {
+        while self.c.last() == Some(&0) {
+            self.c.pop();
+        }
+        self
+    }
+
+    pub(crate) fn coef(&self, d: usize) -> i64 {
+        self.c.get(d).copied().unwrap_or(0)
+    }
+
+    /// `self * k + other`
+    pub(crate) fn scaled_add(&self, k: i64, other: &Aff) -> Aff {
+        let n = self.c.len().max(other.c.len());
+        let c = (0..n).map(|d| self.coef(d) * k + other.coef(d)).collect();
+        Aff {
+            off: self.off * k + other.off,
+            c,
+        }
+        .trimmed()
+    }
+
+    /// The smallest and largest value over loops of sizes `dims` (`None`: empty space).
+    fn range(&self, dims: &[usize]) -> Option<(i128, i128)> {
+        if dims.contains(&0) {
+            return None;
+        }
+        let (mut lo, mut hi) = (self.off as i128, self.off as i128);
+        for (d, &n) in dims.iter().enumerate() {
+            let span = self.coef(d) as i128 * (n as i128 - 1);
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        Some((lo, hi))
+    }
+
+    fn uses_from(&self, first: usize) -> bool {
+        self.c.iter().skip(first).any(|&x| x != 0)
+    }
+
+    fn to_affine(&self, nd: usize) -> Affine {
+        Affine {
+            offset: self.off,
+            strides: (0..nd).map(|d| self.coef(d)).collect(),
+        }
+    }
+}
+
+/// The contiguous flat index of element `coords` of a tensor of `shape`.
+pub(crate) fn flat(shape: &[usize], coords: &[Aff]) -> Aff {
+    let strides = contiguous_strides(shape);
+    coords
+        .iter()
+        .zip(&strides)
+        .fold(Aff::constant(0), |acc, (c, &s)| {
+            c.scaled_add(s as i64, &acc)
+        })
+}
+
+/// Read-only facts every kernel builder needs.
+pub(crate) struct Ctx<'a> {
+    pub(crate) graph: &'a Graph,
+    pub(crate) materialized: &'a HashMap<NodeId, String>,
+    pub(crate) buf_of: &'a HashMap<NodeId, BufId>,
+    pub(crate) buffers: &'a [BufDecl],
+}
+
+/// One loop kernel under construction.
+#[derive(Clone)]
+pub(crate) struct Builder {
+    /// parallel dims (fixed)
+    pub(crate) parallel: Vec<usize>,
+    /// reduction dims, set by the first reduction (`Some(vec![])`: none needed)
+    pub(crate) red: Option<Vec<usize>>,
+    /// the nodes this kernel stores
+    pub(crate) roots: Vec<NodeId>,
+    params: Vec<Param>,
+    exprs: Vec<ExprNode>,
+    stores: Vec<(usize, Aff, ExprId)>,
+    /// expression hash-consing (debug text of expr, dtype and stage)
+    interned: HashMap<String, ExprId>,
+    /// (node, coords, inner phase) → value
+    memo: HashMap<(NodeId, Vec<Aff>, Option<u32>), ExprId>,
+    /// structural phase level of nodes (see [`Builder::level`])
+    levels: HashMap<NodeId, u32>,
+    /// the affine index of each Load expr (patched to full width at the end)
+    load_index: HashMap<u32, Aff>,
+    nodes: Vec<NodeId>,
+    names: Vec<String>,
+    /// dims set by a special kernel (cat, write_view), ignoring `parallel`
+    pub(crate) fixed_dims: Option<(Vec<usize>, usize)>,
+}
+
+impl Builder {
+    pub(crate) fn new(parallel: Vec<usize>, roots: Vec<NodeId>) -> Builder {
+        Builder {
+            parallel,
+            red: None,
+            roots,
+            params: vec![],
+            exprs: vec![],
+            stores: vec![],
+            interned: HashMap::new(),
+            memo: HashMap::new(),
+            levels: HashMap::new(),
+            load_index: HashMap::new(),
+            nodes: vec![],
+            names: vec![],
+            fixed_dims: None,
+        }
+    }
+
+    /// All dims: parallel then reduction (a reduction over nothing gets one dim of
+    /// size 1 so that reduction kernels always have a reduction loop).
+    pub(crate) fn dims(&self) -> Vec<usize> {
+        if let Some((d, _)) = &self.fixed_dims {
+            return d.clone();
+        }
+        let mut d = self.parallel.clone();
+        match &self.red {
+            Some(r) if r.is_empty() => d.push(1),
+            Some(r) => d.extend(r),
+            None => {}
+        }
+        d
+    }
+
+    fn n_parallel(&self) -> usize {
+        match &self.fixed_dims {
+            Some((_, n)) => *n,
+            None => self.parallel.len(),
+        }
+    }
+
+    /// The coordinates of the root's own elements: one loop var per non-1 dim.
+    pub(crate) fn identity_coords(shape: &[usize], first_dim: usize) -> Vec<Aff> {
+        let mut k = first_dim;
+        shape
+            .iter()
+            .map(|&s| {
+                if s == 1 {
+                    Aff::constant(0)
+                } else {
+                    k += 1;
+                    Aff::var(k - 1)
+                }
+            })
+            .collect()
+    }
+
+    /// Computes root `n` and stores it into its buffer.
+    fn add_root(&mut self, ctx: &Ctx, n: NodeId) -> Result<(), Fail> {
+        let node = ctx.graph.node(n);
+        let coords = Self::identity_coords(&node.shape, 0);
+        let v = self.gen_by_op(ctx, n, &coords, None)?;
+        self.memo.insert((n, coords.clone(), None), v);
+        let idx = flat(&node.shape, &coords);
+        let p = self.param(ctx.buf_of[&n], ctx, true);
+        self.stores.push((p, idx, v));
+        self.note_node(ctx, n);
+        Ok(())
+    }
+
+    pub(crate) fn store(&mut self, param: usize, idx: Aff, v: ExprId) {
+        self.stores.push((param, idx, v));
+    }
+
+    pub(crate) fn note_node(&mut self, ctx: &Ctx, n: NodeId) {
+        if !self.nodes.contains(&n) {
+            self.nodes.push(n);
+            let name = ctx.graph.node(n).op.name();
+            if self.names.len() < 4 && !self.names.contains(&name) {
+                self.names.push(name);
+            }
+        }
+    }
+
+    /// The param index of buffer `buf` (added on first use).
+    pub(crate) fn param(&mut self, buf: BufId, ctx: &Ctx, writes: bool) -> usize {
+        if let Some(i) = self.params.iter().position(|p| p.buf == buf) {
+            if writes {
+                self.params[i].writes = true;
+            }
+            return i;
+        }
+        let d = &ctx.buffers[buf.0 as usize];
+        self.params.push(Param {
+            buf,
+            dtype: d.dtype,
+            len: d.len,
+            writes,
+        });
+        self.params.len() - 1
+    }
+
+    /// The dtype of an expression.
+    pub(crate) fn dtype_of(&self, x: ExprId) -> DType {
+        self.exprs[x.0 as usize].dtype
+    }
+
+    /// Whether an expression is evaluated inside a reduction loop.
+    pub(crate) fn is_inner_expr(&self, x: ExprId) -> bool {
+        matches!(self.exprs[x.0 as usize].stage, Stage::Inner(_))
+    }
+
+    /// The first reduction loop variable, inside phase `k`.
+    pub(crate) fn reduction_index(&mut self, k: u32) -> ExprId {
+        let d = self.n_parallel();
+        self.push(Expr::LoopIndex { dim: d }, DType::I64, Stage::Inner(k))
+    }
+
+    /// Whether an index uses a reduction loop variable.
+    fn is_inner(&self, a: &Aff) -> bool {
+        a.uses_from(self.n_parallel())
+    }
+
+    /// Adds (or finds) an expression; its stage follows from its operands.
+    pub(crate) fn emit(
+        &mut self,
+        expr: Expr,
+        dtype: DType,
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let stage = match &expr {
+            Expr::Reduce { x, .. } => match self.exprs[x.0 as usize].stage {
+                Stage::Inner(k) => Stage::Outer(k + 1),
+                Stage::Outer(_) => return Err(Fail::Error("reduce of an outer value".into())),
+            },
+            Expr::Load { .. } | Expr::LoopIndex { .. } => unreachable_stage(),
+            _ => {
+                let mut inner = false;
+                let mut lvl = 0;
+                for o in LoopKernel::operands(&expr) {
+                    match self.exprs[o.0 as usize].stage {
+                        Stage::Inner(_) => inner = true,
+                        Stage::Outer(j) => lvl = lvl.max(j),
+                    }
+                }
+                if inner {
+                    Stage::Inner(
+                        phase.ok_or_else(|| Fail::Error("inner value outside a phase".into()))?,
+                    )
+                } else {
+                    Stage::Outer(lvl)
+                }
+            }
+        };
+        Ok(self.push(expr, dtype, stage))
+    }
+
+    fn push(&mut self, expr: Expr, dtype: DType, stage: Stage) -> ExprId {
+        let key = format!("{expr:?}|{dtype}|{stage}");
+        if let Some(&e) = self.interned.get(&key) {
+            return e;
+        }
+        let id = ExprId(self.exprs.len() as u32);
+        self.exprs.push(ExprNode { expr, dtype, stage });
+        self.interned.insert(key, id);
+        id
+    }
+
+    /// A load of `buf` at `idx` (an inner load when the index uses reduction dims).
+    pub(crate) fn load(
+        &mut self,
+        ctx: &Ctx,
+        buf: BufId,
+        idx: Aff,
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let p = self.param(buf, ctx, false);
+        if self.params[p].writes || self.stores.iter().any(|s| s.0 == p) {
+            // Reading a buffer this kernel writes, at another index: not in one kernel.
+            return Err(Fail::Merge);
+        }
+        let stage = if self.is_inner(&idx) {
+            Stage::Inner(phase.ok_or_else(|| Fail::Error("inner load outside a phase".into()))?)
+        } else {
+            Stage::Outer(0)
+        };
+        let dtype = self.params[p].dtype;
+        let key = format!("load {p} {idx:?}|{stage}");
+        if let Some(&e) = self.interned.get(&key) {
+            return Ok(e);
+        }
+        let id = ExprId(self.exprs.len() as u32);
+        self.exprs.push(ExprNode {
+            expr: Expr::Load {
+                param: p,
+                index: Affine {
+                    offset: 0,
+                    strides: vec![],
+                },
+                dynamic: None,
+            },
+            dtype,
+            stage,
+        });
+        self.load_index.insert(id.0, idx);
+        self.interned.insert(key, id);
+        Ok(id)
+    }
+
+    /// A constant of `dtype`.
+    pub(crate) fn constant(&mut self, c: Const, dtype: DType) -> ExprId {
+        self.push(Expr::Const(c), dtype, Stage::Outer(0))
+    }
+
+    /// The value of an affine index as an `int64` expression.
+    pub(crate) fn affine_value(&mut self, a: &Aff, phase: Option<u32>) -> Result<ExprId, Fail> {
+        let mut acc = self.constant(Const::Int(a.off as i128), DType::I64);
+        for d in 0..a.c.len() {
+            let k = a.coef(d);
+            if k == 0 {
+                continue;
+            }
+            let stage = if d >= self.n_parallel() {
+                Stage::Inner(
+                    phase.ok_or_else(|| Fail::Error("reduction index outside a phase".into()))?,
+                )
+            } else {
+                Stage::Outer(0)
+            };
+            let i = self.push(Expr::LoopIndex { dim: d }, DType::I64, stage);
+            let kc = self.constant(Const::Int(k as i128), DType::I64);
+            let t = self.emit(
+                Expr::Binary {
+                    op: BinaryOp::Mul,
+                    a: i,
+                    b: kc,
+                },
+                DType::I64,
+                phase,
+            )?;
+            acc = self.emit(
+                Expr::Binary {
+                    op: BinaryOp::Add,
+                    a: acc,
+                    b: t,
+                },
+                DType::I64,
+                phase,
+            )?;
+        }
+        Ok(acc)
+    }
+
+    /// `x` converted to `dtype` (no expression when it already has it).
+    pub(crate) fn cast(
+        &mut self,
+        x: ExprId,
+        dtype: DType,
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        if self.exprs[x.0 as usize].dtype == dtype {
+            return Ok(x);
+        }
+        self.emit(Expr::Cast { x }, dtype, phase)
+    }
+
+    /// The structural phase level of a node: how many reduction phases its value
+    /// needs before it can be computed (0 for buffers and plain elementwise work).
+    pub(crate) fn level(&mut self, ctx: &Ctx, n: NodeId) -> u32 {
+        if let Some(&l) = self.levels.get(&n) {
+            return l;
+        }
+        let node = ctx.graph.node(n);
+        let computed_here = self.roots.contains(&n);
+        let l = if matches!(node.op, Op::Input(_))
+            || (ctx.materialized.contains_key(&n) && !computed_here)
+        {
+            0
+        } else {
+            let ins = ctx.graph.inputs(n);
+            let inner = ins.iter().map(|&i| self.level(ctx, i)).max().unwrap_or(0);
+            match &node.op {
+                Op::Reduce { op, .. } => inner + crate::lower::reduce_phases(*op),
+                Op::ArgReduce { .. } => inner + 1,
+                _ => inner,
+            }
+        };
+        self.levels.insert(n, l);
+        l
+    }
+
+    /// The value of element `coords` of node `n` (inlined unless materialized).
+    pub(crate) fn gen(
+        &mut self,
+        ctx: &Ctx,
+        n: NodeId,
+        coords: &[Aff],
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let inner = coords.iter().any(|c| self.is_inner(c));
+        let key_phase = if inner { phase } else { None };
+        let key = (n, coords.to_vec(), key_phase);
+        if let Some(&e) = self.memo.get(&key) {
+            return Ok(e);
+        }
+        let node = ctx.graph.node(n);
+        let v = if matches!(node.op, Op::Input(_)) || ctx.materialized.contains_key(&n) {
+            if self.roots.contains(&n) {
+                // A root of this kernel read at other coordinates than its own.
+                return Err(Fail::Merge);
+            }
+            let idx = flat(&node.shape, coords);
+            self.load(ctx, ctx.buf_of[&n], idx, key_phase)?
+        } else {
+            self.note_node(ctx, n);
+            self.gen_by_op(ctx, n, coords, key_phase)?
+        };
+        self.memo.insert(key, v);
+        Ok(v)
+    }
+
+    /// The value of element `coords` of node `n`, computed from its op.
+    fn gen_by_op(
+        &mut self,
+        ctx: &Ctx,
+        n: NodeId,
+        coords: &[Aff],
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let node = ctx.graph.node(n);
+        let ins = ctx.graph.inputs(n);
+        let dt = node.dtype;
+        match &node.op {
+            Op::Input(_) => Err(Fail::Error("input computed by op".into())),
+            Op::Full(s) => {
+                let (c, nat) = match *s {
+                    Scalar::Bool(b) => (Const::Bool(b), DType::Bool),
+                    Scalar::Int(i) => (Const::Int(i as i128), DType::I64),
+                    Scalar::Float(f) => (Const::Float(f), DType::F64),
+                    Scalar::Complex(..) => {
+                        return Err(Fail::Error("complex fill in a loop kernel".into()))
+                    }
+                };
+                let c = self.constant(c, nat);
+                self.cast(c, dt, phase)
+            }
+            Op::Arange { start, step } => {
+                let i = self.affine_value(&coords[0], phase)?;
+                if dt.is_integer() {
+                    // The interpreter: `(start as i64).wrapping_add(i * (step as i64))`.
+                    let s = self.constant(Const::Int(*start as i64 as i128), DType::I64);
+                    let st = self.constant(Const::Int(*step as i64 as i128), DType::I64);
+                    let m = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Mul,
+                            a: i,
+                            b: st,
+                        },
+                        DType::I64,
+                        phase,
+                    )?;
+                    let v = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Add,
+                            a: s,
+                            b: m,
+                        },
+                        DType::I64,
+                        phase,
+                    )?;
+                    self.cast(v, dt, phase)
+                } else {
+                    // The interpreter: `start + i as f64 * step` in f64, then converted.
+                    let f = self.cast(i, DType::F64, phase)?;
+                    let st = self.constant(Const::Float(*step), DType::F64);
+                    let s = self.constant(Const::Float(*start), DType::F64);
+                    let m = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Mul,
+                            a: f,
+                            b: st,
+                        },
+                        DType::F64,
+                        phase,
+                    )?;
+                    let v = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Add,
+                            a: s,
+                            b: m,
+                        },
+                        DType::F64,
+                        phase,
+                    )?;
+                    self.cast(v, dt, phase)
+                }
+            }
+            Op::View(layout) => {
+                let p = ins[0];
+                let pnode = ctx.graph.node(p);
+                let f = coords
+                    .iter()
+                    .zip(&layout.strides)
+                    .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
+                        c.scaled_add(s as i64, &acc)
+                    });
+                let here = self.roots.contains(&p);
+                if !here && (matches!(pnode.op, Op::Input(_)) || ctx.materialized.contains_key(&p))
+                {
+                    let k = phase.filter(|_| self.is_inner(&f));
+                    let v = self.load(ctx, ctx.buf_of[&p], f, k)?;
+                    return Ok(v);
+                }
+                match unravel(&f, &pnode.shape, &self.dims()) {
+                    // (a root of this kernel is found at its own coordinates, or the
+                    // merge fails)
+                    Some(pc) => self.gen(ctx, p, &pc, phase),
+                    None if here => Err(Fail::Merge),
+                    None => Err(Fail::Materialize(
+                        p,
+                        format!(
+                            "read through view {n} whose index does not decompose into its dims"
+                        ),
+                    )),
+                }
+            }
+            Op::Flip { axes } => {
+                let shape = &node.shape;
+                let pc: Vec<Aff> = coords
+                    .iter()
+                    .enumerate()
+                    .map(|(d, c)| {
+                        if axes.contains(&d) {
+                            c.scaled_add(-1, &Aff::constant(shape[d] as i64 - 1))
+                        } else {
+                            c.clone()
+                        }
+                    })
+                    .collect();
+                self.gen(ctx, ins[0], &pc, phase)
+            }
+            Op::Cast => {
+                let x = self.gen(ctx, ins[0], coords, phase)?;
+                self.cast(x, dt, phase)
+            }
+            Op::Unary(op) => {
+                let x = self.gen(ctx, ins[0], coords, phase)?;
+                self.emit(Expr::Unary { op: *op, x }, dt, phase)
+            }
+            Op::UnaryParam(op) => {
+                let x = self.gen(ctx, ins[0], coords, phase)?;
+                self.emit(Expr::UnaryParam { op: *op, x }, dt, phase)
+            }
+            Op::Binary(op) => {
+                let a = self.gen(ctx, ins[0], coords, phase)?;
+                let b = self.gen(ctx, ins[1], coords, phase)?;
+                self.emit(Expr::Binary { op: *op, a, b }, dt, phase)
+            }
+            Op::Where => {
+                let cond = self.gen(ctx, ins[0], coords, phase)?;
+                let a = self.gen(ctx, ins[1], coords, phase)?;
+                let b = self.gen(ctx, ins[2], coords, phase)?;
+                self.emit(Expr::Where { cond, a, b }, dt, phase)
+            }
+            Op::Reduce { .. } | Op::ArgReduce { .. } => {
+                crate::lower::reduce(self, ctx, n, coords, phase)
+            }
+            other => Err(Fail::Materialize(
+                n,
+                format!("{} is computed in its own step", other.name()),
+            )),
+        }
+    }
+
+    /// Checks that a reduction inlined at `coords` is computed once per parallel
+    /// point (each coordinate a distinct parallel loop variable, or a constant, and
+    /// every parallel dim used): otherwise recomputing it would multiply its work.
+    pub(crate) fn once_per_point(&self, coords: &[Aff]) -> bool {
+        let np = self.n_parallel();
+        let mut used = vec![false; np];
+        for c in coords {
+            let vars: Vec<usize> = (0..c.c.len()).filter(|&d| c.coef(d) != 0).collect();
+            match vars.as_slice() {
+                [] => {}
+                [d] if *d < np && c.coef(*d).abs() == 1 && !used[*d] => used[*d] = true,
+                _ => return false,
+            }
+        }
+        used.iter().zip(&self.parallel).all(|(&u, &s)| u || s == 1)
+    }
+
+    /// Fixes the reduction dims (the first reduction sets them; later ones must agree).
+    pub(crate) fn set_red(&mut self, red: Vec<usize>) -> bool {
+        match &self.red {
+            None => {
+                self.red = Some(red);
+                true
+            }
+            Some(r) => *r == red,
+        }
+    }
+
+    /// The finished kernel, named after its step.
+    pub(crate) fn finish(self, step: usize) -> LoopKernel {
+        let dims = self.dims();
+        let nd = dims.len();
+        let n_parallel = self.n_parallel();
+        let mut exprs = self.exprs;
+        for (id, idx) in &self.load_index {
+            if let Expr::Load { index, .. } = &mut exprs[*id as usize].expr {
+                *index = idx.to_affine(nd);
+            }
+        }
+        LoopKernel {
+            name: format!("k{step}_{}", self.names.join("_")),
+            nodes: self.nodes,
+            params: self.params,
+            n_parallel,
+            dims,
+            exprs,
+            stores: self
+                .stores
+                .into_iter()
+                .map(|(param, idx, value)| StoreOp {
+                    param,
+                    index: idx.to_affine(nd),
+                    value,
+                })
+                .collect(),
+        }
+    }
+}
+
+fn unreachable_stage() -> Stage {
+    // Loads and loop indices get their stage where they are made.
+    Stage::Outer(0)
+}
+
+/// Splits a flat index into the coordinates of a contiguous tensor of `shape`, if
+/// every loop variable moves exactly one dim and no carry between dims can happen
+/// over the iteration space `dims`.
+fn unravel(f: &Aff, shape: &[usize], dims: &[usize]) -> Option<Vec<Aff>> {
+    let strides = contiguous_strides(shape);
+    let numel: usize = shape.iter().product();
+    let empty = dims.contains(&0);
+    if shape.is_empty() {
+        return (empty || f.range(dims) == Some((0, 0))).then(Vec::new);
+    }
+    if numel == 0 {
+        return empty.then(|| vec![Aff::constant(0); shape.len()]);
+    }
+    let mut out: Vec<Aff> = Vec::with_capacity(shape.len());
+    let mut rest = f.off;
+    if rest < 0 {
+        return None;
+    }
+    for (d, &s) in strides.iter().enumerate() {
+        let s = s as i64;
+        let v = rest / s;
+        rest %= s;
+        out.push(Aff::constant(v));
+        let _ = d;
+    }
+    for (k, &a) in f.c.iter().enumerate() {
+        if a == 0 || dims.get(k) == Some(&1) {
+            continue;
+        }
+        // the outermost non-1 dim whose stride divides the coefficient
+        let d = (0..shape.len()).find(|&d| shape[d] != 1 && a % strides[d] as i64 == 0)?;
+        let mut c = Aff::var(k);
+        c.c[k] = a / strides[d] as i64;
+        out[d] = out[d].scaled_add(1, &c);
+    }
+    if !empty {
+        for (d, c) in out.iter().enumerate() {
+            let (lo, hi) = c.range(dims)?;
+            if lo < 0 || hi >= shape[d] as i128 {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}

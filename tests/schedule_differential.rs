@@ -1,0 +1,293 @@
+//! The scheduler (`lazyfuse_ir::schedule`) against the interpreter: graphs built
+//! through the facade (random programs of `tests/support/random_program.rs`, and
+//! hand-written ones) are optimized, scheduled with fusion on and off, verified, and
+//! run by the kernel-IR reference evaluator (`lazyfuse_runtime::kernel_eval`); every
+//! value must equal the interpreter's (bit for bit for integers and bools, within
+//! the conformance tolerances for floats), and an error must be the same error.
+//! Also the kernel counts the issue promises (softmax, layernorm, W1, …).
+
+#[path = "support/random_program.rs"]
+mod random_program;
+
+use lazyfuse::{DType, Tensor};
+use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
+use lazyfuse_runtime::{interp, kernel_eval, Buffer};
+use proptest::prelude::*;
+use random_program::{build, source, step};
+
+/// Whether two buffers agree: integers and bools exactly, floats within a
+/// dtype-dependent tolerance (NaN equals NaN, infinities must match).
+fn close(a: &Buffer, b: &Buffer) -> Result<(), String> {
+    if a.dtype() != b.dtype() || a.len() != b.len() {
+        return Err(format!(
+            "{} x {} vs {} x {}",
+            a.dtype(),
+            a.len(),
+            b.dtype(),
+            b.len()
+        ));
+    }
+    let tol = match a.dtype() {
+        DType::F16 => 2e-3,
+        DType::BF16 => 1e-2,
+        DType::F32 => 2e-6,
+        DType::F64 => 1e-12,
+        _ => {
+            return if a == b {
+                Ok(())
+            } else {
+                Err(format!("{a:?} vs {b:?}"))
+            }
+        }
+    };
+    let fa = interp_f64(a);
+    let fb = interp_f64(b);
+    for (i, (&x, &y)) in fa.iter().zip(&fb).enumerate() {
+        let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tol * (1.0 + y.abs());
+        if !ok {
+            return Err(format!("element {i}: {x} vs {y}"));
+        }
+    }
+    Ok(())
+}
+
+fn interp_f64(b: &Buffer) -> Vec<f64> {
+    match b {
+        Buffer::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        Buffer::BF16(v) => v.iter().map(|x| x.to_f64()).collect(),
+        Buffer::F32(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::F64(v) => v.clone(),
+        _ => vec![],
+    }
+}
+
+/// Schedules the tensors' graph with fusion on and off and compares the kernel
+/// evaluator with the interpreter. Returns the fused schedule's kernel count.
+fn check(tensors: &[&Tensor]) -> Result<usize, String> {
+    let (graph, targets, inputs) = Tensor::debug_optimized_graph(tensors);
+    let want = interp::execute(&graph, &inputs, &targets);
+    let mut count = 0;
+    for fuse in [true, false] {
+        let s = schedule(&graph, &targets, &ScheduleOptions { fuse })
+            .map_err(|e| format!("schedule (fuse {fuse}): {e}\n{}", graph.dump(&targets)))?;
+        s.verify()
+            .map_err(|e| format!("verify (fuse {fuse}): {e}\n{}", s.text()))?;
+        if fuse {
+            count = s.kernel_count();
+            if std::env::var_os("SCHEDULE_TEST_DUMP").is_some() {
+                eprintln!(
+                    "{}\n{}{}",
+                    graph.dump(&targets),
+                    s.text(),
+                    s.notes.join("\n")
+                );
+            }
+        }
+        let got = kernel_eval::run_schedule(&s, &graph, &inputs);
+        let context = || format!("fuse {fuse}\n{}\n{}", graph.dump(&targets), s.text());
+        match (&want, &got) {
+            (Ok(w), Ok(g)) => {
+                for (i, (x, y)) in g.iter().zip(w).enumerate() {
+                    close(x, y).map_err(|e| format!("target {i}: {e}\n{}", context()))?;
+                }
+            }
+            (Err(w), Err(g)) if w.to_string() == g.to_string() => {}
+            _ => return Err(format!("interp {want:?} vs kernels {got:?}\n{}", context())),
+        }
+    }
+    Ok(count)
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn kernels_compute_what_the_interpreter_computes(
+        sources in proptest::collection::vec(source(), 1..4),
+        steps in proptest::collection::vec(step(), 1..16),
+    ) {
+        let pool = build(&sources, &steps);
+        let refs: Vec<&Tensor> = pool.iter().collect();
+        if let Err(e) = check(&refs) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}
+
+fn t(data: Vec<f32>, shape: &[usize]) -> Tensor {
+    Tensor::from_vec(data, shape).unwrap()
+}
+
+/// Deterministic test data with negatives, of `n` elements.
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| (((i as u32 * 2654435761u32) ^ seed) % 1000) as f32 / 100.0 - 5.0)
+        .collect()
+}
+
+#[test]
+fn softmax_is_at_most_two_kernels() {
+    let x = t(data(24, 1), &[4, 6]);
+    assert!(check(&[&x.softmax(-1).unwrap()]).unwrap() <= 2);
+    assert!(check(&[&x.log_softmax(-1).unwrap()]).unwrap() <= 2);
+    assert!(check(&[&x.softmax(0).unwrap()]).unwrap() <= 2);
+}
+
+#[test]
+fn hand_written_layernorm_is_at_most_two_kernels() {
+    let x = t(data(24, 2), &[4, 6]);
+    let w = t(data(6, 3), &[6]);
+    let b = t(data(6, 4), &[6]);
+    let mean = x.mean(&[-1], true).unwrap();
+    let var = x.var(&[-1], 0, true).unwrap();
+    let y = x
+        .sub(&mean)
+        .unwrap()
+        .div(&var.add(1e-5).unwrap().sqrt().unwrap())
+        .unwrap()
+        .mul(&w)
+        .unwrap()
+        .add(&b)
+        .unwrap();
+    assert!(check(&[&y]).unwrap() <= 2);
+    // the variance written out as the mean of squared deviations
+    let d = x.sub(&mean).unwrap();
+    let var2 = d.mul(&d).unwrap().mean(&[-1], true).unwrap();
+    let y2 = d
+        .div(&var2.add(1e-5).unwrap().sqrt().unwrap())
+        .unwrap()
+        .mul(&w)
+        .unwrap()
+        .add(&b)
+        .unwrap();
+    assert!(check(&[&y2]).unwrap() <= 2);
+}
+
+#[test]
+fn single_kernel_patterns() {
+    let a = t(data(12, 5), &[3, 4]);
+    let b = t(data(12, 6), &[3, 4]);
+    let c = t(data(12, 7), &[3, 4]);
+    // (a*b).sum(-1)
+    assert_eq!(
+        check(&[&a.mul(&b).unwrap().sum(&[-1], false).unwrap()]).unwrap(),
+        1
+    );
+    // x.t() + y
+    let y = t(data(12, 8), &[4, 3]);
+    assert_eq!(check(&[&a.t().unwrap().add(&y).unwrap()]).unwrap(), 1);
+    // x.t().contiguous()
+    assert_eq!(check(&[&a.t().unwrap().contiguous().unwrap()]).unwrap(), 1);
+    // W1: ((a*b + c).relu()*0.5 + a).tanh()
+    let w1 = a
+        .mul(&b)
+        .unwrap()
+        .add(&c)
+        .unwrap()
+        .relu()
+        .unwrap()
+        .mul(0.5)
+        .unwrap()
+        .add(&a)
+        .unwrap()
+        .tanh()
+        .unwrap();
+    assert_eq!(check(&[&w1]).unwrap(), 1);
+    // a 10-op elementwise chain
+    let mut x = a.clone();
+    for i in 0..10 {
+        x = match i % 3 {
+            0 => x.add(&b).unwrap(),
+            1 => x.mul(0.75).unwrap(),
+            _ => x.sin().unwrap(),
+        };
+    }
+    assert_eq!(check(&[&x]).unwrap(), 1);
+}
+
+#[test]
+fn size_one_dims_and_permute_broadcast_mixes() {
+    let col = t(data(4, 9), &[4, 1]);
+    let row = t(data(3, 10), &[1, 3]);
+    // [N, 1] + [1, M] broadcast, reduced both ways
+    let s = col.add(&row).unwrap();
+    check(&[
+        &s,
+        &s.sum(&[0], true).unwrap(),
+        &s.sum(&[1], false).unwrap(),
+    ])
+    .unwrap();
+    check(&[
+        &col.sum(&[1], true).unwrap(),
+        &col.softmax(1).unwrap(),
+        &col.softmax(0).unwrap(),
+    ])
+    .unwrap();
+    // permute + broadcast
+    let x = t(data(24, 11), &[2, 3, 4]);
+    let p = x.permute(&[2, 0, 1]).unwrap(); // [4, 2, 3]
+    let q = row.expand(&[4, 2, 3]).unwrap();
+    let r = p.mul(&q).unwrap().add(&col.unsqueeze(2).unwrap()).unwrap();
+    check(&[
+        &r,
+        &r.mean(&[1], false).unwrap(),
+        &r.amax(&[0, 2], true).unwrap(),
+    ])
+    .unwrap();
+    // a reduction read through a transpose, and reduced values broadcast back
+    let m = x.sum(&[2], false).unwrap(); // [2, 3]
+    check(&[&m.t().unwrap().add(1.0).unwrap()]).unwrap();
+    check(&[&x.sub(&x.amax(&[1], true).unwrap()).unwrap().exp().unwrap()]).unwrap();
+    // views of computed values that cross dims (a reshape of a transpose)
+    let z = x
+        .add(1.0)
+        .unwrap()
+        .transpose(0, 2)
+        .unwrap()
+        .reshape(&[4, 6])
+        .unwrap();
+    check(&[&z.add(&z).unwrap()]).unwrap();
+}
+
+#[test]
+fn reductions_of_every_kind() {
+    let x = t(data(24, 12), &[4, 6]);
+    let h = x.to_dtype(DType::F16).unwrap();
+    let i = x.to_dtype(DType::I32).unwrap();
+    for v in [&x, &h] {
+        let outs = [
+            v.sum(&[1], false).unwrap(),
+            v.mean(&[0], true).unwrap(),
+            v.var(&[1], 1, false).unwrap(),
+            v.std(&[0, 1], 0, false).unwrap(),
+            v.amax(&[1], false).unwrap(),
+            v.prod(&[1], false).unwrap(),
+            v.nansum(&[1], false).unwrap(),
+            v.nanmean(&[1], false).unwrap(),
+            v.logsumexp(&[1], false).unwrap(),
+            v.argmax(Some(1), false).unwrap(),
+            v.argmin(None, false).unwrap(),
+            v.count_nonzero(&[1]).unwrap(),
+            v.any(&[1], false).unwrap(),
+            v.all(&[0], false).unwrap(),
+        ];
+        let refs: Vec<&Tensor> = outs.iter().collect();
+        check(&refs).unwrap();
+        for p in [0.0, 1.0, 2.0, 3.0, f64::INFINITY, f64::NEG_INFINITY] {
+            check(&[&v.norm(p, &[1], false).unwrap()]).unwrap();
+        }
+    }
+    check(&[
+        &i.sum(&[1], false).unwrap(),
+        &i.amin(&[0], false).unwrap(),
+        &i.prod(&[0], true).unwrap(),
+    ])
+    .unwrap();
+}
