@@ -487,8 +487,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 let size = shape[*axis];
                 if inode.numel() > 0 {
                     let dims = canonical(&shape);
-                    let mut b = Builder::new(dims.clone(), vec![n]);
-                    b.fixed_dims = Some((dims.clone(), dims.len()));
+                    let mut b = Builder::new(dims, vec![n]);
                     let coords = Builder::identity_coords(&shape, 0);
                     let v = b.gen(ctx, i, &coords, None)?;
                     let mut oc = coords.clone();
@@ -507,8 +506,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             // 1: the new version starts as a copy of the base (a fresh buffer, so the
             // base's readers never see the stores).
             let dims = canonical(&node.shape);
-            let mut b = Builder::new(dims.clone(), vec![n]);
-            b.fixed_dims = Some((dims.clone(), dims.len()));
+            let mut b = Builder::new(dims, vec![n]);
             let coords = Builder::identity_coords(&node.shape, 0);
             let v = b.gen(ctx, ins[0], &coords, None)?;
             let p = b.param(out_buf, ctx, true);
@@ -519,8 +517,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             // before, so the order of the stores does not matter).
             if layout.numel() > 0 {
                 let dims = canonical(&layout.shape);
-                let mut b = Builder::new(dims.clone(), vec![n]);
-                b.fixed_dims = Some((dims.clone(), dims.len()));
+                let mut b = Builder::new(dims, vec![n]);
                 let coords = Builder::identity_coords(&layout.shape, 0);
                 let v = b.gen(ctx, ins[1], &coords, None)?;
                 let idx = coords

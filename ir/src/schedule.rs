@@ -615,8 +615,6 @@ pub(crate) struct Builder {
     load_index: HashMap<u32, Aff>,
     nodes: Vec<NodeId>,
     names: Vec<String>,
-    /// dims set by a special kernel (cat, write_view), ignoring `parallel`
-    pub(crate) fixed_dims: Option<(Vec<usize>, usize)>,
 }
 
 impl Builder {
@@ -634,16 +632,12 @@ impl Builder {
             load_index: HashMap::new(),
             nodes: vec![],
             names: vec![],
-            fixed_dims: None,
         }
     }
 
     /// All dims: parallel then reduction (a reduction over nothing gets one dim of
     /// size 1 so that reduction kernels always have a reduction loop).
     pub(crate) fn dims(&self) -> Vec<usize> {
-        if let Some((d, _)) = &self.fixed_dims {
-            return d.clone();
-        }
         let mut d = self.parallel.clone();
         match &self.red {
             Some(r) if r.is_empty() => d.push(1),
@@ -654,10 +648,7 @@ impl Builder {
     }
 
     fn n_parallel(&self) -> usize {
-        match &self.fixed_dims {
-            Some((_, n)) => *n,
-            None => self.parallel.len(),
-        }
+        self.parallel.len()
     }
 
     /// The coordinates of the root's own elements: one loop var per non-1 dim.
