@@ -13,7 +13,7 @@ use lazyfuse::{DType, Tensor};
 use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
 use lazyfuse_runtime::{interp, kernel_eval, Buffer};
 use proptest::prelude::*;
-use random_program::{build, source, step};
+use random_program::{build, observe, source, step};
 
 /// Whether two buffers agree: integers and bools exactly, floats within a
 /// dtype-dependent tolerance (NaN equals NaN, infinities must match).
@@ -117,6 +117,10 @@ proptest! {
         let refs: Vec<&Tensor> = pool.iter().collect();
         if let Err(e) = check(&refs) {
             prop_assert!(false, "{}", e);
+        }
+        // The store still realizes the program after the graph was read out.
+        for t in &pool {
+            observe(t);
         }
     }
 }

@@ -34,7 +34,7 @@
 //! views is its own step (for bisecting a wrong result).
 //!
 //! Composite ops (mean, var, softmax, …) are lowered with the interpreter's numerics
-//! by [`crate::lower`].
+//! by the crate-private `lower` module.
 
 use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
@@ -489,12 +489,8 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
             }
         }
         Op::Arange { .. } if node.shape.len() != 1 => "arange of rank other than 1".into(),
-        Op::Cat { axis } => {
-            if ins.iter().any(|i| *axis >= i.shape.len()) {
-                "cat axis out of range".into()
-            } else {
-                return None;
-            }
+        Op::Cat { axis } if ins.iter().any(|i| *axis >= i.shape.len()) => {
+            "cat axis out of range".into()
         }
         _ => return None,
     })
