@@ -295,3 +295,139 @@ fn reductions_of_every_kind() {
     ])
     .unwrap();
 }
+
+/// The schedule of the tensors' graph (fusion on or off).
+fn sched(tensors: &[&Tensor], fuse: bool) -> lazyfuse_ir::kernel::Schedule {
+    let (graph, targets, _) = Tensor::debug_optimized_graph(tensors);
+    schedule(&graph, &targets, &ScheduleOptions { fuse }).unwrap()
+}
+
+#[test]
+fn empty_dims_views_writes_and_externs() {
+    let e = Tensor::zeros(&[0, 3], DType::F32);
+    check(&[
+        &e.sum(&[0], false).unwrap(),
+        &e.mean(&[1], true).unwrap(),
+        &e.softmax(1).unwrap(),
+    ])
+    .unwrap();
+    check(&[
+        &e.prod(&[0], true).unwrap(),
+        &e.exp().unwrap(),
+        &e.any(&[0], false).unwrap(),
+    ])
+    .unwrap();
+    // in-place writes through views, then reads of both versions
+    let x = t(data(12, 13), &[3, 4]);
+    let y = x.add(0.0).unwrap();
+    y.narrow(1, 1, 2).unwrap().fill_(7.0).unwrap();
+    y.select(0, 2)
+        .unwrap()
+        .copy_(&t(data(4, 14), &[4]))
+        .unwrap();
+    check(&[&y, &y.t().unwrap().mul(&x.t().unwrap()).unwrap()]).unwrap();
+    // cat, flip, arange, matmul (extern), cumsum (extern), gather (extern)
+    let a = Tensor::arange(0.0, 12.0, 1.0, DType::I64)
+        .unwrap()
+        .reshape(&[3, 4])
+        .unwrap();
+    let f = x.flip(&[0, 1]).unwrap();
+    let c = Tensor::cat(&[&x, &f.mul(2.0).unwrap()], 0).unwrap();
+    check(&[
+        &c,
+        &c.sum(&[0], false).unwrap(),
+        &a.flip(&[1]).unwrap().add(&a).unwrap(),
+    ])
+    .unwrap();
+    let m = x
+        .matmul(&x.t().unwrap())
+        .unwrap()
+        .add(1.0)
+        .unwrap()
+        .relu()
+        .unwrap();
+    let cs = x.cumsum(1).unwrap().tanh().unwrap();
+    let idx = Tensor::from_vec(vec![2i64, 0, 1], &[3, 1]).unwrap();
+    let g = x.gather(1, &idx).unwrap().exp().unwrap();
+    check(&[&m, &cs, &g]).unwrap();
+    let s = sched(&[&m, &cs], true);
+    let externs: Vec<&str> = s
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            lazyfuse_ir::kernel::Step::Extern(e) => Some(e.reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(externs.len(), 2, "{}", s.text());
+    assert!(externs.iter().any(|r| r.contains("matmul")));
+    // integer division by zero is the interpreter's error, fused or not
+    let i = Tensor::from_vec(vec![4i32, 5, 6], &[3]).unwrap();
+    let z = Tensor::from_vec(vec![1i32, 0, 2], &[3]).unwrap();
+    check(&[&i
+        .div_mode(&z, lazyfuse::RoundingMode::Floor)
+        .unwrap()
+        .add(1)
+        .unwrap()])
+    .unwrap();
+}
+
+#[test]
+fn no_fusion_is_one_step_per_node_and_schedules_are_deterministic() {
+    let a = t(data(12, 15), &[3, 4]);
+    let b = t(data(12, 16), &[3, 4]);
+    let y = a
+        .mul(&b)
+        .unwrap()
+        .add(&a)
+        .unwrap()
+        .tanh()
+        .unwrap()
+        .sum(&[1], false)
+        .unwrap();
+    let (graph, targets, _) = Tensor::debug_optimized_graph(&[&y]);
+    let computed = graph
+        .topo_order(&targets)
+        .iter()
+        .filter(|&&n| {
+            !matches!(
+                graph.node(n).op,
+                lazyfuse_ir::Op::Input(_) | lazyfuse_ir::Op::View(_)
+            )
+        })
+        .count();
+    let off = schedule(&graph, &targets, &ScheduleOptions { fuse: false }).unwrap();
+    assert_eq!(off.kernel_count(), computed, "{}", off.text());
+    assert_eq!(off.notes.len(), computed);
+    let on = sched(&[&y], true);
+    assert_eq!(on.kernel_count(), 1, "{}", on.text());
+    assert_eq!(on.notes.len(), 1);
+    assert!(on.notes[0].contains("target t0"), "{:?}", on.notes);
+    // the same computation built again schedules to the same text
+    let a2 = t(data(12, 17), &[3, 4]);
+    let b2 = t(data(12, 18), &[3, 4]);
+    let y2 = a2
+        .mul(&b2)
+        .unwrap()
+        .add(&a2)
+        .unwrap()
+        .tanh()
+        .unwrap()
+        .sum(&[1], false)
+        .unwrap();
+    assert_eq!(sched(&[&y2], true).text(), on.text());
+    // a transcendental read twice is stored once, with the reason noted
+    let e = a.exp().unwrap();
+    let two = sched(
+        &[
+            &e.add(&b).unwrap().sum(&[0], false).unwrap(),
+            &e.mul(&b).unwrap().sum(&[1], false).unwrap(),
+        ],
+        true,
+    );
+    assert!(
+        two.notes.iter().any(|n| n.contains("cost rule")),
+        "{:?}",
+        two.notes
+    );
+}

@@ -504,7 +504,9 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
         Op::WriteView(layout) => {
             let mut kernels = Vec::new();
             // 1: the new version starts as a copy of the base (a fresh buffer, so the
-            // base's readers never see the stores).
+            // base's readers never see the stores), unless the base was computed into
+            // this buffer already (nothing else reads it: the write is in place).
+            let in_place = ctx.buf_of.get(&ins[0]) == Some(&out_buf);
             let dims = canonical(&node.shape);
             let mut b = Builder::new(dims, vec![n]);
             let coords = Builder::identity_coords(&node.shape, 0);
@@ -512,7 +514,9 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             let p = b.param(out_buf, ctx, true);
             b.store(p, flat(&node.shape, &coords), v);
             b.note_node(ctx, n);
-            kernels.push(b);
+            if !in_place {
+                kernels.push(b);
+            }
             // 2: the values, stored through the layout (no internal overlap: checked
             // before, so the order of the stores does not matter).
             if layout.numel() > 0 {
@@ -520,6 +524,11 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 let mut b = Builder::new(dims, vec![n]);
                 let coords = Builder::identity_coords(&layout.shape, 0);
                 let v = b.gen(ctx, ins[1], &coords, None)?;
+                if b.reads(out_buf) {
+                    return Err(Fail::Error(format!(
+                        "write_view {n} reads its own destination"
+                    )));
+                }
                 let idx = coords
                     .iter()
                     .zip(&layout.strides)

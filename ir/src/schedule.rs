@@ -128,6 +128,10 @@ struct Planner<'g> {
     externs: HashMap<NodeId, String>,
     /// materialized nodes (not inputs), with the reason
     materialized: HashMap<NodeId, String>,
+    /// number of input slots reading each node
+    consumers: HashMap<NodeId, usize>,
+    /// identity views that extern steps read as their producer's buffer
+    views_of: HashMap<NodeId, NodeId>,
 }
 
 /// Unary ops cheap enough to recompute in every reader.
@@ -186,10 +190,20 @@ impl<'g> Planner<'g> {
         }
         let mut externs = HashMap::new();
         let mut materialized: HashMap<NodeId, String> = HashMap::new();
+        let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
         for &n in &order {
             let node = graph.node(n);
             if let Some(why) = extern_reason(graph, n) {
-                for i in graph.inputs(n) {
+                for mut i in graph.inputs(n) {
+                    // A reshape that is the identity of its producer's buffer (matmul's
+                    // operands) is that buffer: the extern reads the producer's.
+                    if let Op::View(l) = &graph.node(i).op {
+                        let p = graph.inputs(i)[0];
+                        if l.is_identity_of(graph.node(p).numel()) && !targets.contains(&i) {
+                            views_of.insert(i, p);
+                            i = p;
+                        }
+                    }
                     if !matches!(graph.node(i).op, Op::Input(_)) {
                         materialized
                             .entry(i)
@@ -240,6 +254,8 @@ impl<'g> Planner<'g> {
             order,
             externs,
             materialized,
+            consumers,
+            views_of,
         })
     }
 
@@ -253,8 +269,44 @@ impl<'g> Planner<'g> {
         for (i, &t) in self.targets.iter().enumerate() {
             first_target.entry(t).or_insert(i);
         }
+        // In-place writes: the base of a write_view that nothing else reads is
+        // computed straight into the write_view's buffer (no copy of the storage).
+        let mut into: HashMap<NodeId, NodeId> = HashMap::new();
         for &n in &self.order {
             let node = g.node(n);
+            if let Op::WriteView(_) = node.op {
+                let base = g.inputs(n)[0];
+                let bnode = g.node(base);
+                if self.materialized.contains_key(&base)
+                    && !matches!(bnode.op, Op::Input(_))
+                    && !first_target.contains_key(&base)
+                    && self.consumers.get(&base) == Some(&1)
+                    && bnode.dtype == node.dtype
+                    && bnode.numel() == node.numel()
+                {
+                    into.insert(base, n);
+                }
+            }
+        }
+        let resolve = |mut n: NodeId| {
+            while let Some(&w) = into.get(&n) {
+                n = w;
+            }
+            n
+        };
+        for &n in &self.order {
+            let node = g.node(n);
+            if let Some(p) = self.views_of.get(&n) {
+                if let Some(&b) = buf_of.get(p) {
+                    buf_of.insert(n, b);
+                }
+                continue;
+            }
+            let rep = resolve(n);
+            if let Some(&b) = buf_of.get(&rep) {
+                buf_of.insert(n, b);
+                continue;
+            }
             let kind = match node.op {
                 Op::Input(id) => {
                     if let Some(&b) = input_bufs.get(&id) {
@@ -263,7 +315,7 @@ impl<'g> Planner<'g> {
                     }
                     BufKind::Input(id)
                 }
-                _ if self.materialized.contains_key(&n) => match first_target.get(&n) {
+                _ if self.materialized.contains_key(&n) => match first_target.get(&rep) {
                     Some(&i) => BufKind::Output(i),
                     None => BufKind::Temp,
                 },
@@ -279,6 +331,7 @@ impl<'g> Planner<'g> {
                 input_bufs.insert(id, b);
             }
             buf_of.insert(n, b);
+            buf_of.insert(rep, b);
         }
         let mut steps: Vec<Step> = Vec::new();
         let mut notes = Vec::new();
@@ -295,8 +348,12 @@ impl<'g> Planner<'g> {
             if matches!(node.op, Op::Input(_)) || !self.materialized.contains_key(&n) {
                 continue;
             }
+            let shared = match into.get(&n) {
+                Some(w) => format!(" (computed into the buffer of write_view {w})"),
+                None => String::new(),
+            };
             notes.push(format!(
-                "{n} {}{}: materialized: {}",
+                "{n} {}{}: materialized: {}{shared}",
                 node.op.name(),
                 crate::shape::fmt_shape(&node.shape),
                 self.materialized[&n]
@@ -706,6 +763,11 @@ impl Builder {
             writes,
         });
         self.params.len() - 1
+    }
+
+    /// Whether the kernel has `buf` as a param already.
+    pub(crate) fn reads(&self, buf: BufId) -> bool {
+        self.params.iter().any(|p| p.buf == buf)
     }
 
     /// The dtype of an expression.
