@@ -102,7 +102,7 @@ fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(48)
+        .unwrap_or(256)
 }
 
 proptest! {

@@ -47,6 +47,9 @@ use crate::scalar::Scalar;
 use crate::shape::contiguous_strides;
 use hashbrown::HashMap;
 
+/// The size past which a kernel stops inlining producers (see [`Builder::gen`]).
+const MAX_EXPRS: usize = 4096;
+
 /// What the scheduler may do.
 ///
 /// ```
@@ -456,9 +459,13 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
         Op::Scan { .. } => "scans are not expressed in the loop IR yet".into(),
         Op::Scatter { .. } => "scatter writes through data-dependent indices".into(),
         Op::Random { .. } => "philox sampling is not expressed in the loop IR".into(),
-        Op::Linspace { .. } => "linspace's two-sided formula is not lowered yet".into(),
+        Op::Linspace { .. } => {
+            "linspace computes with fused multiply-adds (no kernel-IR op)".into()
+        }
         Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => {
-            "indexing ops are not lowered to DynIndex loads yet".into()
+            "indexing ops: the status block cannot carry the axis the interpreter's \
+             out-of-range message names (not lowered to DynIndex loads yet)"
+                .into()
         }
         Op::Full(Scalar::Complex(..)) => "complex fill".into(),
         Op::WriteView(l) if l.has_internal_overlap() => {
@@ -981,6 +988,13 @@ impl Builder {
             }
             let idx = flat(&node.shape, coords);
             self.load(ctx, ctx.buf_of[&n], idx, key_phase)?
+        } else if self.exprs.len() > MAX_EXPRS {
+            // Recomputing through many index maps can grow a kernel without bound:
+            // past this size, values are stored and loaded instead.
+            return Err(Fail::Materialize(
+                n,
+                format!("kernel over {MAX_EXPRS} expressions (recompute bound)"),
+            ));
         } else {
             self.note_node(ctx, n);
             self.gen_by_op(ctx, n, coords, key_phase)?
@@ -1250,4 +1264,43 @@ fn unravel(f: &Aff, shape: &[usize], dims: &[usize]) -> Option<Vec<Aff>> {
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aff(off: i64, c: &[i64]) -> Aff {
+        Aff { off, c: c.to_vec() }
+    }
+
+    #[test]
+    fn unravel_splits_only_carry_free_indices() {
+        // a transpose of a [2, 3] tensor read as [3, 2]: i0 moves dim 1, i1 dim 0
+        let f = aff(0, &[1, 3]);
+        assert_eq!(
+            unravel(&f, &[2, 3], &[3, 2]),
+            Some(vec![aff(0, &[0, 1]), aff(0, &[1])])
+        );
+        // a flat walk over [2, 3] as one dim of 6 crosses rows: no split
+        assert_eq!(unravel(&aff(0, &[1]), &[2, 3], &[6]), None);
+        // an offset inside the row, and a size-1 dim that takes no variable
+        assert_eq!(
+            unravel(&aff(4, &[1]), &[2, 1, 3], &[2]),
+            Some(vec![aff(1, &[]), aff(0, &[]), aff(1, &[1])])
+        );
+        // the same walk one element further would leave the row
+        assert_eq!(unravel(&aff(5, &[1]), &[2, 1, 3], &[2]), None);
+        // nothing is read over an empty space
+        assert!(unravel(&aff(0, &[1]), &[2, 3], &[0]).is_some());
+    }
+
+    #[test]
+    fn canonical_drops_size_one_dims() {
+        assert_eq!(canonical(&[1, 4, 1, 0]), vec![4, 0]);
+        assert_eq!(
+            Builder::identity_coords(&[1, 4, 3], 0),
+            vec![aff(0, &[]), Aff::var(0), Aff::var(1)]
+        );
+    }
 }
