@@ -111,7 +111,7 @@ proptest! {
     #[test]
     fn kernels_compute_what_the_interpreter_computes(
         sources in proptest::collection::vec(source(), 1..4),
-        steps in proptest::collection::vec(step(), 1..16),
+        steps in proptest::collection::vec(step(), 1..32),
     ) {
         let pool = build(&sources, &steps);
         let refs: Vec<&Tensor> = pool.iter().collect();
@@ -430,4 +430,75 @@ fn no_fusion_is_one_step_per_node_and_schedules_are_deterministic() {
         "{:?}",
         two.notes
     );
+}
+
+#[test]
+fn tricky_index_maps_and_nested_reductions() {
+    let x = t(data(24, 19), &[2, 3, 4]);
+    let computed = x.mul(1.5).unwrap().add(0.25).unwrap();
+    // overlapping windows of a computed value (as_strided), reduced and broadcast
+    let flat = computed.reshape(&[24]).unwrap();
+    let win = flat.as_strided(&[5, 4], &[3, 1], 2).unwrap();
+    check(&[&win.sum(&[1], false).unwrap(), &win.exp().unwrap()]).unwrap();
+    // a reduction of a reduction, and of a broadcast (stride-0) value
+    let r = computed
+        .sum(&[2], false)
+        .unwrap()
+        .amax(&[0], false)
+        .unwrap();
+    let b = x.sum(&[0], true).unwrap().expand(&[5, 3, 4]).unwrap();
+    check(&[
+        &r,
+        &b.sum(&[0], false).unwrap(),
+        &b.var(&[0], 1, false).unwrap(),
+    ])
+    .unwrap();
+    // softmax along a middle axis of a permuted value; argmax over all of a transpose
+    let p = computed.permute(&[2, 0, 1]).unwrap();
+    check(&[
+        &p.softmax(1).unwrap(),
+        &p.log_softmax(0).unwrap(),
+        &p.argmax(None, false).unwrap(),
+    ])
+    .unwrap();
+    // 0-dim values, a repeated target, var_mean's running mean (extern)
+    let s = x.sum(&[0, 1, 2], false).unwrap();
+    let (v, m) = x.var_mean(&[1], 1, false).unwrap();
+    check(&[
+        &s,
+        &s.mul(2.0).unwrap(),
+        &s,
+        &v,
+        &m,
+        &Tensor::scalar(3.0).exp().unwrap(),
+    ])
+    .unwrap();
+    // max_dim (values and indices) of a flipped value
+    let (mx, ix) = computed.flip(&[2]).unwrap().max_dim(2, true).unwrap();
+    check(&[&mx, &ix, &computed.sub(&mx).unwrap()]).unwrap();
+    // NaN and infinities through the reductions
+    let w = Tensor::from_vec(
+        vec![
+            1.0f32,
+            f32::NAN,
+            2.0,
+            f32::INFINITY,
+            -1.0,
+            f32::NEG_INFINITY,
+        ],
+        &[2, 3],
+    )
+    .unwrap();
+    let outs = [
+        w.amax(&[1], false).unwrap(),
+        w.nansum(&[1], false).unwrap(),
+        w.nanmean(&[0], false).unwrap(),
+        w.logsumexp(&[1], false).unwrap(),
+        w.softmax(1).unwrap(),
+        w.argmin(Some(1), false).unwrap(),
+        w.norm(2.0, &[1], false).unwrap(),
+        w.norm(f64::INFINITY, &[0], false).unwrap(),
+    ];
+    let refs: Vec<&Tensor> = outs.iter().collect();
+    check(&refs).unwrap();
 }

@@ -300,10 +300,10 @@ impl<'g> Planner<'g> {
         for &n in &self.order {
             let node = g.node(n);
             if let Some(p) = self.views_of.get(&n) {
-                if let Some(&b) = buf_of.get(p) {
+                if let (Some(&b), false) = (buf_of.get(p), self.materialized.contains_key(&n)) {
                     buf_of.insert(n, b);
+                    continue;
                 }
-                continue;
             }
             let rep = resolve(n);
             if let Some(&b) = buf_of.get(&rep) {
