@@ -827,7 +827,8 @@ impl Schedule {
                         decl(*b)?;
                     }
                     let out = decl(e.output)?;
-                    let n: usize = e.shape.iter().product();
+                    // (saturating, as `Node::numel`: a product that overflows must not panic or wrap)
+                    let n = crate::shape::numel(&e.shape);
                     if out.dtype != e.dtype || out.len != n {
                         return Err(format!("extern {}: output buffer mismatch", e.op.name()));
                     }

@@ -437,6 +437,17 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
     let node = graph.node(n);
     let ins: Vec<&Node> = graph.inputs(n).iter().map(|&i| graph.node(i)).collect();
     let input_dt = ins.first().map(|i| i.dtype);
+    // Sizes that overflow memory arithmetic are the interpreter's errors to report
+    // (and 64-bit loop indices must not overflow).
+    let fits = |n: &Node| {
+        crate::shape::checked_count(&n.shape)
+            .ok()
+            .and_then(|c| c.checked_mul(n.dtype.size_in_bytes().max(1)))
+            .is_some_and(|b| b <= isize::MAX as usize)
+    };
+    if !fits(node) || !ins.iter().all(|i| fits(i)) {
+        return Some("a size that overflows memory arithmetic (the interpreter reports it)".into());
+    }
     let all_dt = ins.iter().map(|i| i.dtype).chain([node.dtype]);
     if !matches!(node.op, Op::Input(_)) {
         for d in all_dt {
@@ -508,6 +519,22 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
                     format!("{} of {dt} (the interpreter decides)", node.op.name())
                 }
                 ReduceOp::NanSum if dt == DType::Bool => "nansum of bool".into(),
+                // The interpreter (as PyTorch) sums these in float32, overflowing to inf
+                // where the kernel IR's float64 accumulator of a float32 sum would not.
+                ReduceOp::NanSum | ReduceOp::NanMean
+                    if dt.is_floating_point() && dt != DType::F64 =>
+                {
+                    format!(
+                        "{} accumulates in float32 (overflows as PyTorch does)",
+                        node.op.name()
+                    )
+                }
+                ReduceOp::Norm { ord }
+                    if dt != DType::F64
+                        && !(ord.value() == 0.0 || ord.value().is_infinite() || reduced == 1) =>
+                {
+                    "norm accumulates in float32 (overflows as PyTorch does)".into()
+                }
                 _ if crate::lower::reduce_output_dtype(*op, dt) != Some(node.dtype) => {
                     format!("{} to {} is not lowered", node.op.name(), node.dtype)
                 }

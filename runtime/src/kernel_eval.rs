@@ -25,7 +25,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::interp::kernels;
 use lazyfuse_ir::kernel::{Accum, BufKind, Const, Expr, LoopKernel, Schedule, Stage, Step};
-use lazyfuse_ir::{ArgReduceOp, DType, Graph, InputId, Node, ReduceOp};
+use lazyfuse_ir::{ArgReduceOp, DType, Graph, InputId, Node, Op, ReduceOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -71,7 +71,27 @@ pub fn run_schedule(
     }
     for step in &schedule.steps {
         match step {
-            Step::Loop(k) => run_kernel(k, &mut bufs)?,
+            Step::Loop(k) => {
+                // The interpreter checks every node's allocation before computing it
+                // (size overflow, refused allocations): the same errors here, for the
+                // nodes this kernel computes (stored or inlined).
+                for &n in &k.nodes {
+                    if graph.contains(n) {
+                        let node = graph.node(n);
+                        let creation = matches!(
+                            node.op,
+                            Op::Full(_)
+                                | Op::Arange { .. }
+                                | Op::Random { .. }
+                                | Op::Linspace { .. }
+                        );
+                        if !matches!(node.op, Op::Input(_)) {
+                            crate::buffer::check_allocation(&node.shape, node.dtype, creation)?;
+                        }
+                    }
+                }
+                run_kernel(k, &mut bufs)?
+            }
             Step::Extern(e) => {
                 if !graph.contains(e.node) {
                     return Err(Error::Malformed(format!(
