@@ -502,3 +502,25 @@ fn tricky_index_maps_and_nested_reductions() {
     let refs: Vec<&Tensor> = outs.iter().collect();
     check(&refs).unwrap();
 }
+
+#[test]
+fn float32_overflow_and_huge_sizes_stay_the_interpreters() {
+    // nansum/norm of float32 overflow in float32 as PyTorch's do (extern steps)
+    let big = Tensor::from_vec(vec![3e38f32, 3e38, -3e38, 1.0], &[4]).unwrap();
+    let s = big.nansum(&[0], false).unwrap();
+    let n = big.norm(1.0, &[0], false).unwrap();
+    check(&[&s, &n, &big.sum(&[0], false).unwrap()]).unwrap();
+    let (graph, targets, inputs) = Tensor::debug_optimized_graph(&[&s]);
+    let sch = schedule(&graph, &targets, &ScheduleOptions { fuse: true }).unwrap();
+    let out = kernel_eval::run_schedule(&sch, &graph, &inputs).unwrap();
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), [f32::INFINITY]);
+    // a size that overflows is the interpreter's error, not a malformed schedule
+    let huge = Tensor::ones(&[1 << 62, 4], DType::F32);
+    let (graph, targets, inputs) = Tensor::debug_optimized_graph(&[&huge]);
+    let sch = schedule(&graph, &targets, &ScheduleOptions { fuse: true }).unwrap();
+    let err = kernel_eval::run_schedule(&sch, &graph, &inputs).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Storage size calculation overflowed with sizes=[4611686018427387904, 4]"
+    );
+}
