@@ -8,6 +8,7 @@
 pub mod buffer;
 pub mod error;
 pub mod interp;
+pub mod jit_symbols;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};
