@@ -143,14 +143,38 @@ fn every_accumulator_against_the_interpreter() {
     use Accum::*;
     let (rows, cols) = (6, 7);
     let cases: &[(Accum, &[DType])] = &[
-        (Sum, &[DType::I32, DType::I64, DType::U8, DType::F64, DType::F32]),
+        (
+            Sum,
+            &[DType::I32, DType::I64, DType::U8, DType::F64, DType::F32],
+        ),
         (Prod, &[DType::I64, DType::I8, DType::F64]),
         (
             Max,
-            &[DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U16, DType::U64],
+            &[
+                DType::F32,
+                DType::F64,
+                DType::F16,
+                DType::BF16,
+                DType::I8,
+                DType::U16,
+                DType::U64,
+            ],
         ),
-        (Min, &[DType::F32, DType::F64, DType::F16, DType::I32, DType::U64, DType::Bool]),
-        (ArgMax, &[DType::F32, DType::F16, DType::I32, DType::U8, DType::Bool]),
+        (
+            Min,
+            &[
+                DType::F32,
+                DType::F64,
+                DType::F16,
+                DType::I32,
+                DType::U64,
+                DType::Bool,
+            ],
+        ),
+        (
+            ArgMax,
+            &[DType::F32, DType::F16, DType::I32, DType::U8, DType::Bool],
+        ),
         (ArgMin, &[DType::F64, DType::BF16, DType::I64, DType::U16]),
         (Any, &[DType::Bool]),
         (All, &[DType::Bool]),
@@ -167,7 +191,10 @@ fn every_accumulator_against_the_interpreter() {
                 // The interpreter sums with Neumaier's compensation, the kernel in
                 // plain float64: equal within a few ulps of float32.
                 for r in 0..rows {
-                    let (a, b) = (element(out, &bytes_of(&want), r), element(out, &got.bufs[1], r));
+                    let (a, b) = (
+                        element(out, &bytes_of(&want), r),
+                        element(out, &got.bufs[1], r),
+                    );
                     assert!(
                         (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-6 * a.abs(),
                         "{what}: row {r}: {a} vs {b}"
@@ -200,7 +227,11 @@ fn empty_reductions_give_the_identity() {
 fn empty_parallel_dim_writes_nothing() {
     let mut kb = Kb::new(&[0, 4], 2);
     let o = kb.param(DType::I32, 1, true);
-    let c = kb.push(Expr::Const(lazyfuse_ir::kernel::Const::Int(7)), DType::I32, O0);
+    let c = kb.push(
+        Expr::Const(lazyfuse_ir::kernel::Const::Int(7)),
+        DType::I32,
+        O0,
+    );
     kb.store(o, 0, &[0, 0], c);
     let got = run_ranges(&kb.k, &[vec![0; 4]], &[(0, 0)]).unwrap();
     assert_eq!(got.bufs[0], vec![0; 4]);
@@ -214,14 +245,42 @@ fn softmax_kernel(rows: usize, cols: usize) -> LoopKernel {
     let st = [cols as i64, 1];
     let bin = |kb: &mut Kb, op, a, b, s| kb.push(Expr::Binary { op, a, b }, DType::F32, s);
     let x0 = kb.load(x, 0, &st, I0);
-    let m = kb.push(Expr::Reduce { op: Accum::Max, x: x0 }, DType::F32, O1);
+    let m = kb.push(
+        Expr::Reduce {
+            op: Accum::Max,
+            x: x0,
+        },
+        DType::F32,
+        O1,
+    );
     let x1 = kb.load(x, 0, &st, Stage::Inner(1));
     let d1 = bin(&mut kb, BinaryOp::Sub, x1, m, Stage::Inner(1));
-    let e1 = kb.push(Expr::Unary { op: UnaryOp::Exp, x: d1 }, DType::F32, Stage::Inner(1));
-    let s = kb.push(Expr::Reduce { op: Accum::Sum, x: e1 }, DType::F32, Stage::Outer(2));
+    let e1 = kb.push(
+        Expr::Unary {
+            op: UnaryOp::Exp,
+            x: d1,
+        },
+        DType::F32,
+        Stage::Inner(1),
+    );
+    let s = kb.push(
+        Expr::Reduce {
+            op: Accum::Sum,
+            x: e1,
+        },
+        DType::F32,
+        Stage::Outer(2),
+    );
     let x2 = kb.load(x, 0, &st, Stage::Inner(2));
     let d2 = bin(&mut kb, BinaryOp::Sub, x2, m, Stage::Inner(2));
-    let e2 = kb.push(Expr::Unary { op: UnaryOp::Exp, x: d2 }, DType::F32, Stage::Inner(2));
+    let e2 = kb.push(
+        Expr::Unary {
+            op: UnaryOp::Exp,
+            x: d2,
+        },
+        DType::F32,
+        Stage::Inner(2),
+    );
     let y = bin(&mut kb, BinaryOp::Div, e2, s, Stage::Inner(2));
     kb.store(o, 0, &st, y);
     kb.k
@@ -250,8 +309,21 @@ fn three_phase_softmax() {
     }
     // The same through the interpreter's softmax node, within float32 rounding.
     let mut g = lazyfuse_ir::Graph::new();
-    let i = g.add(Op::Input(lazyfuse_ir::InputId(0)), DType::F32, vec![rows, cols], &[]);
-    let sm = g.add(Op::Softmax { axis: 1, log: false }, DType::F32, vec![rows, cols], &[i]);
+    let i = g.add(
+        Op::Input(lazyfuse_ir::InputId(0)),
+        DType::F32,
+        vec![rows, cols],
+        &[],
+    );
+    let sm = g.add(
+        Op::Softmax {
+            axis: 1,
+            log: false,
+        },
+        DType::F32,
+        vec![rows, cols],
+        &[i],
+    );
     let inputs = std::collections::HashMap::from([(
         lazyfuse_ir::InputId(0),
         std::sync::Arc::new(Buffer::from_vec(x.clone())),
@@ -294,14 +366,57 @@ fn split_parallel_ranges_equal_one_call() {
     let o = kb.param(DType::I64, d0 * d1, true);
     let v = kb.load(x, 0, &[(d1 * d2) as i64, d2 as i64, 1], I0);
     let c = kb.push(Expr::LoopIndex { dim: 2 }, DType::I64, I0);
-    let one = kb.push(Expr::Const(lazyfuse_ir::kernel::Const::Int(1)), DType::I64, I0);
-    let c1 = kb.push(Expr::Binary { op: BinaryOp::Add, a: c, b: one }, DType::I64, I0);
-    let p = kb.push(Expr::Binary { op: BinaryOp::Mul, a: v, b: c1 }, DType::I64, I0);
-    let s = kb.push(Expr::Reduce { op: Accum::Sum, x: p }, DType::I64, O1);
+    let one = kb.push(
+        Expr::Const(lazyfuse_ir::kernel::Const::Int(1)),
+        DType::I64,
+        I0,
+    );
+    let c1 = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Add,
+            a: c,
+            b: one,
+        },
+        DType::I64,
+        I0,
+    );
+    let p = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            a: v,
+            b: c1,
+        },
+        DType::I64,
+        I0,
+    );
+    let s = kb.push(
+        Expr::Reduce {
+            op: Accum::Sum,
+            x: p,
+        },
+        DType::I64,
+        O1,
+    );
     let a = kb.push(Expr::LoopIndex { dim: 0 }, DType::I64, O0);
     let b = kb.push(Expr::LoopIndex { dim: 1 }, DType::I64, O0);
-    let ab = kb.push(Expr::Binary { op: BinaryOp::Sub, a, b }, DType::I64, O0);
-    let r = kb.push(Expr::Binary { op: BinaryOp::Add, a: s, b: ab }, DType::I64, O1);
+    let ab = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Sub,
+            a,
+            b,
+        },
+        DType::I64,
+        O0,
+    );
+    let r = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Add,
+            a: s,
+            b: ab,
+        },
+        DType::I64,
+        O1,
+    );
     kb.store(o, 0, &[d1 as i64, 1, 0], r);
     let xs: Vec<i64> = (0..(d0 * d1 * d2) as i64).map(|v| v * 3 - 50).collect();
     let xb: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -333,9 +448,19 @@ fn kernels_without_parallel_dims() {
     let x = kb.param(DType::I32, 6, false);
     let o = kb.param(DType::I32, 1, true);
     let v = kb.load(x, 0, &[1], I0);
-    let m = kb.push(Expr::Reduce { op: Accum::Max, x: v }, DType::I32, O1);
+    let m = kb.push(
+        Expr::Reduce {
+            op: Accum::Max,
+            x: v,
+        },
+        DType::I32,
+        O1,
+    );
     kb.store(o, 0, &[0], m);
-    let xs: Vec<u8> = [3i32, -9, 44, 2, 44, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let xs: Vec<u8> = [3i32, -9, 44, 2, 44, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let got = run(&kb.k, &[xs, vec![0; 4]]).unwrap();
     assert_eq!(i32::from_le_bytes(got.bufs[1][..4].try_into().unwrap()), 44);
 
@@ -343,7 +468,14 @@ fn kernels_without_parallel_dims() {
     let x = kb.param(DType::F64, 1, false);
     let o = kb.param(DType::F64, 1, true);
     let v = kb.load(x, 0, &[], O0);
-    let n = kb.push(Expr::Unary { op: UnaryOp::Neg, x: v }, DType::F64, O0);
+    let n = kb.push(
+        Expr::Unary {
+            op: UnaryOp::Neg,
+            x: v,
+        },
+        DType::F64,
+        O0,
+    );
     kb.store(o, 0, &[], n);
     let got = run(&kb.k, &[2.5f64.to_le_bytes().to_vec(), vec![0; 8]]).unwrap();
     assert_eq!(got.bufs[1], (-2.5f64).to_le_bytes().to_vec());
@@ -374,13 +506,27 @@ fn gather(idx_dtype: DType, n: usize, size: u64) -> LoopKernel {
 fn dynamic_index_in_and_out_of_range() {
     let table = f32_bytes(&[10.0, 20.0, 30.0]);
     // In range, negative indices wrap.
-    let idx: Vec<u8> = [2i64, -1, 0, -3, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
-    let got = run(&gather(DType::I64, 5, 3), &[table.clone(), idx, vec![0; 20]]).unwrap();
+    let idx: Vec<u8> = [2i64, -1, 0, -3, 1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let got = run(
+        &gather(DType::I64, 5, 3),
+        &[table.clone(), idx, vec![0; 20]],
+    )
+    .unwrap();
     assert_eq!(got.status, [0; 4]);
     assert_eq!(f32s(&got.bufs[2]), vec![30.0, 30.0, 10.0, 10.0, 20.0]);
     // Out of range: status 3 with the first bad value and the size; no load happens.
-    let idx: Vec<u8> = [1i32, 3, -4, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
-    let got = run(&gather(DType::I32, 4, 3), &[table.clone(), idx, vec![0xFF; 16]]).unwrap();
+    let idx: Vec<u8> = [1i32, 3, -4, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let got = run(
+        &gather(DType::I32, 4, 3),
+        &[table.clone(), idx, vec![0xFF; 16]],
+    )
+    .unwrap();
     assert_eq!(got.status[0], Status::IndexOutOfRange as u64);
     assert_eq!((got.status[1] as i64, got.status[2]), (3, 3));
     assert_eq!(f32s(&got.bufs[2]), vec![20.0, 0.0, 0.0, 10.0]);
@@ -393,7 +539,15 @@ fn dynamic_index_in_and_out_of_range() {
 /// `out = a op b` on `n` elements of `dt`.
 fn binary_kernel(op: BinaryOp, dt: DType, n: usize) -> LoopKernel {
     jit::elementwise(&[dt, dt], dt, n, |kb, l: &[ExprId]| {
-        kb.push(Expr::Binary { op, a: l[0], b: l[1] }, dt, O0)
+        kb.push(
+            Expr::Binary {
+                op,
+                a: l[0],
+                b: l[1],
+            },
+            dt,
+            O0,
+        )
     })
 }
 
@@ -402,9 +556,16 @@ fn integer_division_by_zero_sets_status_and_min_by_minus_one_wraps() {
     use BinaryOp::*;
     for op in [DivFloor, DivTrunc, Remainder, Fmod] {
         // i32: MIN / -1 wraps (no SIGFPE), 7 / 0 sets status 1.
-        let a: Vec<u8> = [i32::MIN, 7, -7].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let a: Vec<u8> = [i32::MIN, 7, -7]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         let b: Vec<u8> = [-1i32, 2, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let got = run(&binary_kernel(op, DType::I32, 3), &[a.clone(), b, vec![0; 12]]).unwrap();
+        let got = run(
+            &binary_kernel(op, DType::I32, 3),
+            &[a.clone(), b, vec![0; 12]],
+        )
+        .unwrap();
         assert_eq!(got.status[0], 0, "{op:?}");
         let want = interp(
             Op::Binary(op),
@@ -415,7 +576,12 @@ fn integer_division_by_zero_sets_status_and_min_by_minus_one_wraps() {
             ],
         )
         .unwrap();
-        assert_same(DType::I32, &bytes_of(&want), &got.bufs[2], &format!("{op:?}"));
+        assert_same(
+            DType::I32,
+            &bytes_of(&want),
+            &got.bufs[2],
+            &format!("{op:?}"),
+        );
         let b0: Vec<u8> = [-1i32, 0, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
         let got = run(&binary_kernel(op, DType::I32, 3), &[a, b0, vec![0; 12]]).unwrap();
         assert_eq!(got.status[0], Status::ZeroDivision as u64, "{op:?}");
@@ -435,11 +601,19 @@ fn integer_division_by_zero_sets_status_and_min_by_minus_one_wraps() {
         assert_eq!(got.status[0], 0);
         let got = run(
             &binary_kernel(op, DType::I64, 1),
-            &[i64::MIN.to_le_bytes().to_vec(), (-1i64).to_le_bytes().to_vec(), vec![0; 8]],
+            &[
+                i64::MIN.to_le_bytes().to_vec(),
+                (-1i64).to_le_bytes().to_vec(),
+                vec![0; 8],
+            ],
         )
         .unwrap();
         assert_eq!(got.status[0], 0);
-        let want = if matches!(op, DivFloor | DivTrunc) { i64::MIN } else { 0 };
+        let want = if matches!(op, DivFloor | DivTrunc) {
+            i64::MIN
+        } else {
+            0
+        };
         assert_eq!(i64s(&got.bufs[2]), vec![want]);
     }
 }
@@ -452,9 +626,34 @@ fn the_first_status_wins() {
     let t = kb.param(DType::I64, 2, false);
     let o = kb.param(DType::I64, 3, true);
     let x = kb.load(a, 0, &[1], O0);
-    let q = kb.push(Expr::Binary { op: BinaryOp::DivTrunc, a: x, b: x }, DType::I64, O0);
-    let g = kb.load_dyn(t, &[0], DynIndex { value: x, size: 2, stride: 1 }, O0);
-    let s = kb.push(Expr::Binary { op: BinaryOp::Add, a: q, b: g }, DType::I64, O0);
+    let q = kb.push(
+        Expr::Binary {
+            op: BinaryOp::DivTrunc,
+            a: x,
+            b: x,
+        },
+        DType::I64,
+        O0,
+    );
+    let g = kb.load_dyn(
+        t,
+        &[0],
+        DynIndex {
+            value: x,
+            size: 2,
+            stride: 1,
+        },
+        O0,
+    );
+    let s = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Add,
+            a: q,
+            b: g,
+        },
+        DType::I64,
+        O0,
+    );
     kb.store(o, 0, &[1], s);
     let xs: Vec<u8> = [0i64, 1, 5].iter().flat_map(|v| v.to_le_bytes()).collect();
     let ts: Vec<u8> = [4i64, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -474,17 +673,65 @@ fn stores_inside_a_phase_and_loop_indices() {
     let ai = kb.param(DType::I64, rows, true);
     let ps = kb.param(DType::I32, rows * cols, true);
     let v = kb.load(x, 0, &[cols as i64, 1], I0);
-    let d = kb.push(Expr::Binary { op: BinaryOp::Add, a: v, b: v }, DType::F32, I0);
+    let d = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Add,
+            a: v,
+            b: v,
+        },
+        DType::F32,
+        I0,
+    );
     kb.store(o, 0, &[cols as i64, 1], d);
-    let am = kb.push(Expr::Reduce { op: Accum::ArgMax, x: v }, DType::I64, O1);
+    let am = kb.push(
+        Expr::Reduce {
+            op: Accum::ArgMax,
+            x: v,
+        },
+        DType::I64,
+        O1,
+    );
     kb.store(ai, 0, &[1, 0], am);
     let r = kb.push(Expr::LoopIndex { dim: 0 }, DType::I32, O0);
     let c = kb.push(Expr::LoopIndex { dim: 1 }, DType::I32, I0);
-    let ten = kb.push(Expr::Const(lazyfuse_ir::kernel::Const::Int(10)), DType::I32, O0);
-    let r10 = kb.push(Expr::Binary { op: BinaryOp::Mul, a: r, b: ten }, DType::I32, O0);
-    let p = kb.push(Expr::Binary { op: BinaryOp::Add, a: r10, b: c }, DType::I32, I0);
+    let ten = kb.push(
+        Expr::Const(lazyfuse_ir::kernel::Const::Int(10)),
+        DType::I32,
+        O0,
+    );
+    let r10 = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            a: r,
+            b: ten,
+        },
+        DType::I32,
+        O0,
+    );
+    let p = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Add,
+            a: r10,
+            b: c,
+        },
+        DType::I32,
+        I0,
+    );
     kb.store(ps, 0, &[cols as i64, 1], p);
-    let xs = [1.0f32, 5.0, 5.0, -1.0, f32::NAN, 2.0, f32::NAN, 9.0, -3.0, -2.0, -2.5, -2.0];
+    let xs = [
+        1.0f32,
+        5.0,
+        5.0,
+        -1.0,
+        f32::NAN,
+        2.0,
+        f32::NAN,
+        9.0,
+        -3.0,
+        -2.0,
+        -2.5,
+        -2.0,
+    ];
     let got = run(
         &kb.k,
         &[f32_bytes(&xs), vec![0; 48], vec![0; 24], vec![0; 48]],
@@ -505,7 +752,14 @@ fn stores_inside_a_phase_and_loop_indices() {
 #[test]
 fn unknown_symbols_are_errors() {
     let k = jit::elementwise(&[DType::F32], DType::F32, 2, |kb, l: &[ExprId]| {
-        kb.push(Expr::Unary { op: UnaryOp::Tanh, x: l[0] }, DType::F32, O0)
+        kb.push(
+            Expr::Unary {
+                op: UnaryOp::Tanh,
+                x: l[0],
+            },
+            DType::F32,
+            O0,
+        )
     });
     let e = lazyfuse_codegen::cpu::CpuModule::compile(&[&k], &|_| None).unwrap_err();
     assert!(e.to_string().contains("lf_tanh_f32"), "{e}");

@@ -12,6 +12,7 @@
 mod jit;
 
 use half::{bf16, f16};
+use jit::{assert_same, bytes_of, elementwise, interp, run};
 use lazyfuse_codegen::cpu::{CodegenError, CpuModule};
 use lazyfuse_ir::kernel::{Const, Expr, Stage};
 use lazyfuse_ir::{BinaryOp, DType, Op, UnaryOp, UnaryParamOp};
@@ -19,16 +20,12 @@ use lazyfuse_runtime::interp::float8::Format;
 use lazyfuse_runtime::interp::nan_to_num_defaults;
 use lazyfuse_runtime::jit_symbols::lookup;
 use lazyfuse_runtime::Buffer;
-use jit::{assert_same, bytes_of, elementwise, interp, run};
 
 const O: Stage = Stage::Outer(0);
 
 /// Every real dtype (complex never enters a loop kernel).
 fn real_dtypes() -> Vec<DType> {
-    DType::ALL
-        .into_iter()
-        .filter(|d| !d.is_complex())
-        .collect()
+    DType::ALL.into_iter().filter(|d| !d.is_complex()).collect()
 }
 
 const FLOATS: [f64; 34] = [
@@ -110,9 +107,7 @@ fn buffer(dtype: DType, fs: &[f64], is: &[i128]) -> Buffer {
         DType::U32 => Buffer::from_vec(is.iter().map(|&v| v as u32).collect::<Vec<_>>()),
         DType::U64 => Buffer::from_vec(is.iter().map(|&v| v as u64).collect::<Vec<_>>()),
         DType::F16 => Buffer::from_vec(fs.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
-        DType::BF16 => {
-            Buffer::from_vec(fs.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>())
-        }
+        DType::BF16 => Buffer::from_vec(fs.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
         DType::F32 => Buffer::from_vec(fs.iter().map(|&v| v as f32).collect::<Vec<_>>()),
         DType::F64 => Buffer::from_vec(fs.to_vec()),
         d => {
@@ -152,7 +147,9 @@ fn pairs(dtype: DType, skip_zero: bool) -> (Buffer, Buffer) {
     for &a in &is {
         for &b in &is {
             // A divisor that wraps to zero in the dtype.
-            let zero = bytes_of(&buffer(dtype, &[0.0], &[b])).iter().all(|&x| x == 0);
+            let zero = bytes_of(&buffer(dtype, &[0.0], &[b]))
+                .iter()
+                .all(|&x| x == 0);
             if skip_zero && zero {
                 continue;
             }
@@ -174,7 +171,10 @@ fn check(
     let what = format!(
         "{} of {:?} -> {out}",
         op.name(),
-        inputs.iter().map(|b| b.dtype().to_string()).collect::<Vec<_>>()
+        inputs
+            .iter()
+            .map(|b| b.dtype().to_string())
+            .collect::<Vec<_>>()
     );
     let n = inputs[0].len();
     let ins: Vec<DType> = inputs.iter().map(|b| b.dtype()).collect();
@@ -206,10 +206,10 @@ fn check(
 const UNARY: [UnaryOp; 47] = {
     use UnaryOp::*;
     [
-        Neg, Abs, Sign, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Floor, Ceil,
-        Round, Trunc, Reciprocal, LogicalNot, BitwiseNot, IsNan, Sgn, Square, Exp2, Expm1,
-        Log2, Log10, Log1p, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Erf, Erfc,
-        Erfinv, Frac, IsInf, IsPosInf, IsNegInf, IsFinite, IsReal, Signbit, Silu,
+        Neg, Abs, Sign, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Floor, Ceil, Round,
+        Trunc, Reciprocal, LogicalNot, BitwiseNot, IsNan, Sgn, Square, Exp2, Expm1, Log2, Log10,
+        Log1p, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Erf, Erfc, Erfinv, Frac,
+        IsInf, IsPosInf, IsNegInf, IsFinite, IsReal, Signbit, Silu,
     ]
 };
 const UNARY_REST: [UnaryOp; 3] = [UnaryOp::Mish, UnaryOp::Hardsigmoid, UnaryOp::Hardswish];
@@ -219,21 +219,51 @@ const UNARY_REST: [UnaryOp; 3] = [UnaryOp::Mish, UnaryOp::Hardsigmoid, UnaryOp::
 fn unary_lists_are_complete(op: UnaryOp) {
     use UnaryOp::*;
     match op {
-        Neg | Abs | Sign | Exp | Log | Sqrt | Rsqrt | Sin | Cos | Tanh | Sigmoid | Relu
-        | Floor | Ceil | Round | Trunc | Reciprocal | LogicalNot | BitwiseNot | IsNan | Sgn
-        | Square | Exp2 | Expm1 | Log2 | Log10 | Log1p | Tan | Asin | Acos | Atan | Sinh
-        | Cosh | Asinh | Acosh | Atanh | Erf | Erfc | Erfinv | Frac | IsInf | IsPosInf
-        | IsNegInf | IsFinite | IsReal | Signbit | Silu | Mish | Hardsigmoid | Hardswish => {}
+        Neg | Abs | Sign | Exp | Log | Sqrt | Rsqrt | Sin | Cos | Tanh | Sigmoid | Relu | Floor
+        | Ceil | Round | Trunc | Reciprocal | LogicalNot | BitwiseNot | IsNan | Sgn | Square
+        | Exp2 | Expm1 | Log2 | Log10 | Log1p | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh
+        | Acosh | Atanh | Erf | Erfc | Erfinv | Frac | IsInf | IsPosInf | IsNegInf | IsFinite
+        | IsReal | Signbit | Silu | Mish | Hardsigmoid | Hardswish => {}
     }
 }
 
 const BINARY: [BinaryOp; 34] = {
     use BinaryOp::*;
     [
-        Add, Sub, Mul, Div, DivFloor, DivTrunc, Remainder, Fmod, Pow, Maximum, Minimum, Atan2,
-        Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr,
-        BitwiseXor, Fmax, Fmin, Hypot, Copysign, Logaddexp, Logaddexp2, Xlogy, Nextafter,
-        BitwiseLeftShift, BitwiseRightShift,
+        Add,
+        Sub,
+        Mul,
+        Div,
+        DivFloor,
+        DivTrunc,
+        Remainder,
+        Fmod,
+        Pow,
+        Maximum,
+        Minimum,
+        Atan2,
+        Eq,
+        Ne,
+        Lt,
+        Le,
+        Gt,
+        Ge,
+        LogicalAnd,
+        LogicalOr,
+        LogicalXor,
+        BitwiseAnd,
+        BitwiseOr,
+        BitwiseXor,
+        Fmax,
+        Fmin,
+        Hypot,
+        Copysign,
+        Logaddexp,
+        Logaddexp2,
+        Xlogy,
+        Nextafter,
+        BitwiseLeftShift,
+        BitwiseRightShift,
     ]
 };
 const BINARY_REST: [BinaryOp; 2] = [BinaryOp::Gcd, BinaryOp::Lcm];
@@ -342,12 +372,20 @@ fn every_binary_op_on_every_dtype() {
     use BinaryOp::*;
     for op in BINARY.into_iter().chain(BINARY_REST) {
         for dt in real_dtypes() {
-            let skip_zero =
-                (dt.is_integer() || dt == DType::Bool) && matches!(op, DivFloor | DivTrunc | Remainder | Fmod);
+            let skip_zero = (dt.is_integer() || dt == DType::Bool)
+                && matches!(op, DivFloor | DivTrunc | Remainder | Fmod);
             let (a, b) = pairs(dt, skip_zero);
             let out = if op.is_predicate() { DType::Bool } else { dt };
             check(Op::Binary(op), out, &[a, b], |kb, l| {
-                kb.push(Expr::Binary { op, a: l[0], b: l[1] }, out, O)
+                kb.push(
+                    Expr::Binary {
+                        op,
+                        a: l[0],
+                        b: l[1],
+                    },
+                    out,
+                    O,
+                )
             });
         }
     }
@@ -425,11 +463,27 @@ fn float16_rounds_after_every_op() {
 fn constants_of_every_kind() {
     for (dt, c, want) in [
         (DType::I32, Const::Int(-5), (-5i32).to_le_bytes().to_vec()),
-        (DType::U64, Const::Int(u64::MAX as i128), u64::MAX.to_le_bytes().to_vec()),
+        (
+            DType::U64,
+            Const::Int(u64::MAX as i128),
+            u64::MAX.to_le_bytes().to_vec(),
+        ),
         (DType::Bool, Const::Bool(true), vec![1]),
-        (DType::F32, Const::Float(0.25), 0.25f32.to_le_bytes().to_vec()),
-        (DType::BF16, Const::Float(-2.0), bf16::from_f32(-2.0).to_bits().to_le_bytes().to_vec()),
-        (DType::F64, Const::Float(1e300), 1e300f64.to_le_bytes().to_vec()),
+        (
+            DType::F32,
+            Const::Float(0.25),
+            0.25f32.to_le_bytes().to_vec(),
+        ),
+        (
+            DType::BF16,
+            Const::Float(-2.0),
+            bf16::from_f32(-2.0).to_bits().to_le_bytes().to_vec(),
+        ),
+        (
+            DType::F64,
+            Const::Float(1e300),
+            1e300f64.to_le_bytes().to_vec(),
+        ),
     ] {
         let mut kb = jit::Kb::new(&[], 0);
         let o = kb.param(dt, 1, true);

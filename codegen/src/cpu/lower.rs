@@ -33,7 +33,10 @@ type R<T> = Result<T, CodegenError>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rep {
     Bool,
-    Int { ty: Type, signed: bool },
+    Int {
+        ty: Type,
+        signed: bool,
+    },
     /// f16, bf16 and f32
     F32,
     F64,
@@ -44,18 +47,46 @@ enum Rep {
 fn rep(dt: DType) -> R<Rep> {
     Ok(match dt {
         DType::Bool => Rep::Bool,
-        DType::U8 => Rep::Int { ty: I8, signed: false },
-        DType::I8 => Rep::Int { ty: I8, signed: true },
-        DType::I16 => Rep::Int { ty: I16, signed: true },
-        DType::U16 => Rep::Int { ty: I16, signed: false },
-        DType::I32 => Rep::Int { ty: I32, signed: true },
-        DType::U32 => Rep::Int { ty: I32, signed: false },
-        DType::I64 => Rep::Int { ty: I64, signed: true },
-        DType::U64 => Rep::Int { ty: I64, signed: false },
+        DType::U8 => Rep::Int {
+            ty: I8,
+            signed: false,
+        },
+        DType::I8 => Rep::Int {
+            ty: I8,
+            signed: true,
+        },
+        DType::I16 => Rep::Int {
+            ty: I16,
+            signed: true,
+        },
+        DType::U16 => Rep::Int {
+            ty: I16,
+            signed: false,
+        },
+        DType::I32 => Rep::Int {
+            ty: I32,
+            signed: true,
+        },
+        DType::U32 => Rep::Int {
+            ty: I32,
+            signed: false,
+        },
+        DType::I64 => Rep::Int {
+            ty: I64,
+            signed: true,
+        },
+        DType::U64 => Rep::Int {
+            ty: I64,
+            signed: false,
+        },
         DType::F16 | DType::BF16 | DType::F32 => Rep::F32,
         DType::F64 => Rep::F64,
         d if d.is_float8() => Rep::F8,
-        d => return Err(CodegenError::Unsupported(format!("{d} values in a loop kernel"))),
+        d => {
+            return Err(CodegenError::Unsupported(format!(
+                "{d} values in a loop kernel"
+            )))
+        }
     })
 }
 
@@ -113,11 +144,7 @@ struct Lower<'a, 'b> {
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
 /// declaration order.
-pub(super) fn lower(
-    module: &mut JITModule,
-    func: &mut Function,
-    k: &LoopKernel,
-) -> R<Vec<String>> {
+pub(super) fn lower(module: &mut JITModule, func: &mut Function, k: &LoopKernel) -> R<Vec<String>> {
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(func, &mut fctx);
     let entry = b.create_block();
@@ -371,7 +398,14 @@ impl Lower<'_, '_> {
 
     /// Sets the status (code and details) unless one is already set; emitted in a
     /// cold block the caller branches to, ending with a jump to `cont`.
-    fn set_status(&mut self, code: i64, d1: Value, d2: Value, cont: cranelift_codegen::ir::Block, args: &[BlockArg]) {
+    fn set_status(
+        &mut self,
+        code: i64,
+        d1: Value,
+        d2: Value,
+        cont: cranelift_codegen::ir::Block,
+        args: &[BlockArg],
+    ) {
         let write = self.b.create_block();
         self.b.set_cold_block(write);
         let s0 = self.b.ins().load(I64, flags(), self.status, 0);
@@ -729,7 +763,14 @@ impl Lower<'_, '_> {
                 }
                 Ok(x)
             }
-            (Rep::F32 | Rep::F64, UnaryParamOp::NanToNum { nan, posinf, neginf }) => {
+            (
+                Rep::F32 | Rep::F64,
+                UnaryParamOp::NanToNum {
+                    nan,
+                    posinf,
+                    neginf,
+                },
+            ) => {
                 let sym = format!("lf_nan_to_num_{}", dt.as_str());
                 let (a, b, c) = (
                     self.b.ins().f64const(nan),
@@ -793,7 +834,11 @@ impl Lower<'_, '_> {
                     }
                     Eq => self.b.ins().icmp(IntCC::Equal, x, y),
                     Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
-                    Lt => self.b.ins().icmp(cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
+                    Lt => {
+                        self.b
+                            .ins()
+                            .icmp(cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y)
+                    }
                     Le => self.b.ins().icmp(
                         cc(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
                         x,
@@ -805,7 +850,10 @@ impl Lower<'_, '_> {
                         y,
                     ),
                     Ge => self.b.ins().icmp(
-                        cc(IntCC::SignedGreaterThanOrEqual, IntCC::UnsignedGreaterThanOrEqual),
+                        cc(
+                            IntCC::SignedGreaterThanOrEqual,
+                            IntCC::UnsignedGreaterThanOrEqual,
+                        ),
                         x,
                         y,
                     ),
@@ -884,8 +932,8 @@ impl Lower<'_, '_> {
                         let sym = format!("lf_nextafter_{}", dt.as_str());
                         return self.call(&sym, &[x, y], fty);
                     }
-                    DivFloor | Remainder | Fmod | Pow | Atan2 | Fmax | Fmin | Hypot
-                    | Copysign | Logaddexp | Logaddexp2 | Xlogy => {
+                    DivFloor | Remainder | Fmod | Pow | Atan2 | Fmax | Fmin | Hypot | Copysign
+                    | Logaddexp | Logaddexp2 | Xlogy => {
                         let sym = format!("lf_{name}_{}", fsuffix(r));
                         self.call(&sym, &[x, y], fty)?
                     }
@@ -1127,9 +1175,16 @@ impl Lower<'_, '_> {
                 }
                 Accum::Sum => self.b.ins().iadd(acc, v),
                 Accum::Prod => self.b.ins().imul(acc, v),
-                Accum::Max | Accum::Min if float => {
-                    self.binary(if op == Accum::Max { BinaryOp::Maximum } else { BinaryOp::Minimum }, acc, v, xdt)?
-                }
+                Accum::Max | Accum::Min if float => self.binary(
+                    if op == Accum::Max {
+                        BinaryOp::Maximum
+                    } else {
+                        BinaryOp::Minimum
+                    },
+                    acc,
+                    v,
+                    xdt,
+                )?,
                 Accum::Max if r == Rep::Bool => self.b.ins().bor(acc, v),
                 Accum::Min if r == Rep::Bool => self.b.ins().band(acc, v),
                 Accum::Max if signed => self.b.ins().smax(acc, v),

@@ -96,8 +96,8 @@ fn host_isa() -> Result<OwnedTargetIsa, CodegenError> {
         },
     )?;
     set(&mut flags, "is_pic", "false")?;
-    let isa = cranelift_native::builder()
-        .map_err(|e| CodegenError::Backend(format!("host ISA: {e}")))?;
+    let isa =
+        cranelift_native::builder().map_err(|e| CodegenError::Backend(format!("host ISA: {e}")))?;
     isa.finish(settings::Flags::new(flags))
         .map_err(|e| CodegenError::Backend(format!("host ISA: {e}")))
 }
@@ -108,8 +108,10 @@ fn kernel_signature(module: &dyn Module) -> Signature {
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(ptr));
-    sig.params.push(AbiParam::new(cranelift_codegen::ir::types::I64));
-    sig.params.push(AbiParam::new(cranelift_codegen::ir::types::I64));
+    sig.params
+        .push(AbiParam::new(cranelift_codegen::ir::types::I64));
+    sig.params
+        .push(AbiParam::new(cranelift_codegen::ir::types::I64));
     sig
 }
 
@@ -122,10 +124,8 @@ fn translate(
     index: u32,
 ) -> Result<Vec<String>, CodegenError> {
     kernel.verify().map_err(CodegenError::Malformed)?;
-    ctx.func = Function::with_name_signature(
-        UserFuncName::user(0, index),
-        kernel_signature(module),
-    );
+    ctx.func =
+        Function::with_name_signature(UserFuncName::user(0, index), kernel_signature(module));
     lower::lower(module, &mut ctx.func, kernel)
 }
 
@@ -200,7 +200,11 @@ impl CpuModule {
         for (i, k) in kernels.iter().enumerate() {
             translate(module, &mut ctx, k, i as u32)?;
             let id = module
-                .declare_function(&format!("lf_kernel_{i}"), Linkage::Local, &ctx.func.signature)
+                .declare_function(
+                    &format!("lf_kernel_{i}"),
+                    Linkage::Local,
+                    &ctx.func.signature,
+                )
                 .map_err(|e| CodegenError::Backend(e.to_string()))?;
             module
                 .define_function(id, &mut ctx)
@@ -259,4 +263,121 @@ pub fn clif_text(kernel: &LoopKernel) -> Result<String, CodegenError> {
     // SAFETY: nothing was defined in this module.
     unsafe { module.free_memory() };
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lazyfuse_ir::kernel::{Affine, BufId, Expr, ExprId, ExprNode, Param, Stage, StoreOp};
+    use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
+
+    /// `out[i] = tanh(x[i]) + x[i]` over 8 points.
+    fn kernel() -> LoopKernel {
+        let index = Affine {
+            offset: 0,
+            strides: vec![1],
+        };
+        let node = |expr| ExprNode {
+            expr,
+            dtype: DType::F32,
+            stage: Stage::Outer(0),
+        };
+        LoopKernel {
+            name: "t".into(),
+            nodes: vec![],
+            params: vec![
+                Param {
+                    buf: BufId(0),
+                    dtype: DType::F32,
+                    len: 8,
+                    writes: false,
+                },
+                Param {
+                    buf: BufId(1),
+                    dtype: DType::F32,
+                    len: 8,
+                    writes: true,
+                },
+            ],
+            dims: vec![8],
+            n_parallel: 1,
+            exprs: vec![
+                node(Expr::Load {
+                    param: 0,
+                    index: index.clone(),
+                    dynamic: None,
+                }),
+                node(Expr::Unary {
+                    op: UnaryOp::Tanh,
+                    x: ExprId(0),
+                }),
+                node(Expr::Binary {
+                    op: BinaryOp::Add,
+                    a: ExprId(1),
+                    b: ExprId(0),
+                }),
+            ],
+            stores: vec![StoreOp {
+                param: 1,
+                index,
+                value: ExprId(2),
+            }],
+        }
+    }
+
+    #[test]
+    fn clif_text_is_deterministic_and_names_its_imports() {
+        let a = clif_text(&kernel()).unwrap();
+        let b = clif_text(&kernel()).unwrap();
+        assert_eq!(a, b);
+        assert!(a.starts_with("; import 0: lf_tanh_f32\n"), "{a}");
+        assert!(a.contains("fadd"), "{a}");
+        let mut other = kernel();
+        other.exprs[2].expr = Expr::Binary {
+            op: BinaryOp::Mul,
+            a: ExprId(1),
+            b: ExprId(0),
+        };
+        assert_ne!(clif_text(&other).unwrap(), a);
+    }
+
+    #[test]
+    fn malformed_kernels_and_complex_values_are_errors() {
+        let mut bad = kernel();
+        bad.params[0].len = 4;
+        assert!(matches!(clif_text(&bad), Err(CodegenError::Malformed(_))));
+        let mut c = kernel();
+        c.params[0].dtype = DType::C64;
+        c.params[1].dtype = DType::C64;
+        for e in &mut c.exprs {
+            e.dtype = DType::C64;
+        }
+        assert!(clif_text(&c).is_err());
+    }
+
+    #[test]
+    fn missing_symbols_are_errors_not_panics() {
+        let e = CpuModule::compile(&[&kernel()], &|_| None).unwrap_err();
+        assert!(matches!(e, CodegenError::MissingSymbol(ref n) if n == "lf_tanh_f32"));
+    }
+
+    #[test]
+    fn a_batch_without_calls_compiles_and_runs() {
+        let mut k = kernel();
+        k.exprs[1].expr = Expr::Unary {
+            op: UnaryOp::Neg,
+            x: ExprId(0),
+        };
+        let m = CpuModule::compile(&[&k, &k], &|_| None).unwrap();
+        assert_eq!(m.len(), 2);
+        let x: Vec<f32> = (0..8).map(|v| v as f32).collect();
+        let mut y = vec![0f32; 8];
+        let params = [x.as_ptr() as *mut u8, y.as_mut_ptr() as *mut u8];
+        let mut status = [0u64; lazyfuse_ir::kernel::STATUS_SLOTS];
+        // SAFETY: both buffers hold 8 f32s, the status block 4 words, 0..8 are the
+        // kernel's points, and `m` is alive.
+        unsafe { m.entry(1)(params.as_ptr(), status.as_mut_ptr(), 0, 8) };
+        assert_eq!(y, vec![0.0; 8]);
+        assert_eq!(status, [0; 4]);
+    }
 }

@@ -120,7 +120,11 @@ pub fn run_ranges(
     let m = CpuModule::compile(&[k], &lookup)?;
     let mut bufs = bufs.to_vec();
     for (b, p) in bufs.iter().zip(&k.params) {
-        assert_eq!(b.len(), p.len * p.dtype.size_in_bytes(), "buffer size of {p:?}");
+        assert_eq!(
+            b.len(),
+            p.len * p.dtype.size_in_bytes(),
+            "buffer size of {p:?}"
+        );
     }
     // Exactly-sized buffers; an empty one still needs a valid pointer.
     let mut ptrs: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
@@ -130,7 +134,14 @@ pub fn run_ranges(
         // SAFETY: each param pointer addresses a buffer of exactly the param's
         // length (checked above), the status block has STATUS_SLOTS words, the
         // range lies within the kernel's points, and `m` outlives the call.
-        unsafe { f(ptrs.as_mut_ptr() as *const *mut u8, status.as_mut_ptr(), b, e) };
+        unsafe {
+            f(
+                ptrs.as_mut_ptr() as *const *mut u8,
+                status.as_mut_ptr(),
+                b,
+                e,
+            )
+        };
     }
     Ok(Ran { bufs, status })
 }
