@@ -333,7 +333,7 @@ impl Lower<'_, '_> {
             let v = self.val(s.value);
             let dt = self.k.params[s.param].dtype;
             let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
-            let stored = self.to_storage(v, dt)?;
+            let stored = self.storage_bits(v, dt)?;
             self.b.ins().store(flags(), stored, addr, 0);
         }
         Ok(())
@@ -472,7 +472,7 @@ impl Lower<'_, '_> {
             Expr::Const(c) => self.constant(c, dt),
             Expr::LoopIndex { dim } => {
                 let v = self.b.use_var(self.idx[dim]);
-                self.from_i64(v, r)
+                self.index_value(v, r)
             }
             Expr::Unary { op, x } => {
                 let xdt = self.dtype(x);
@@ -527,7 +527,7 @@ impl Lower<'_, '_> {
     }
 
     /// The register value of `dt` as stored bits.
-    fn to_storage(&mut self, v: Value, dt: DType) -> R<Value> {
+    fn storage_bits(&mut self, v: Value, dt: DType) -> R<Value> {
         Ok(match dt {
             DType::F16 | DType::BF16 => {
                 let name = if dt == DType::F16 {
@@ -554,7 +554,7 @@ impl Lower<'_, '_> {
     }
 
     /// An i64 as a value of representation `r` (loop indices).
-    fn from_i64(&mut self, v: Value, r: Rep) -> R<Value> {
+    fn index_value(&mut self, v: Value, r: Rep) -> R<Value> {
         Ok(match r {
             Rep::Int { ty: I64, .. } => v,
             Rep::Int { ty, .. } => self.b.ins().ireduce(ty, v),
