@@ -72,37 +72,20 @@ macro_rules! real_binary {
 macro_rules! int_ops {
     ($($t:ty => $name:literal),* $(,)?) => {
         [$(
-            (concat!("lf_pow_", $name), {
-                extern "C" fn f(a: i64, b: i64) -> i64 {
-                    int_pow(a as $t, b as $t) as i64
-                }
-                f as *const u8
-            }),
-            (concat!("lf_bitwise_left_shift_", $name), {
-                extern "C" fn f(a: i64, b: i64) -> i64 {
-                    shift_left(a as $t, b as $t) as i64
-                }
-                f as *const u8
-            }),
-            (concat!("lf_bitwise_right_shift_", $name), {
-                extern "C" fn f(a: i64, b: i64) -> i64 {
-                    shift_right(a as $t, b as $t) as i64
-                }
-                f as *const u8
-            }),
-            (concat!("lf_gcd_", $name), {
-                extern "C" fn f(a: i64, b: i64) -> i64 {
-                    gcd(a as $t, b as $t) as i64
-                }
-                f as *const u8
-            }),
-            (concat!("lf_lcm_", $name), {
-                extern "C" fn f(a: i64, b: i64) -> i64 {
-                    lcm(a as $t, b as $t) as i64
-                }
-                f as *const u8
-            }),
+            int_ops!(@one "pow", int_pow, $t, $name),
+            int_ops!(@one "bitwise_left_shift", shift_left, $t, $name),
+            int_ops!(@one "bitwise_right_shift", shift_right, $t, $name),
+            int_ops!(@one "gcd", gcd, $t, $name),
+            int_ops!(@one "lcm", lcm, $t, $name),
         )*]
+    };
+    (@one $op:literal, $f:path, $t:ty, $name:literal) => {
+        (concat!("lf_", $op, "_", $name), {
+            extern "C" fn f(a: i64, b: i64) -> i64 {
+                $f(a as $t, b as $t) as i64
+            }
+            f as *const u8
+        })
     };
 }
 

@@ -72,28 +72,9 @@ fn reduce_input(dtype: DType, rows: usize, cols: usize) -> Buffer {
             }
         })
         .collect();
-    match dtype {
-        DType::Bool => Buffer::from_vec(ints.iter().map(|&v| v % 3 == 0).collect::<Vec<_>>()),
-        DType::U8 => Buffer::from_vec(ints.iter().map(|&v| v as u8).collect::<Vec<_>>()),
-        DType::I8 => Buffer::from_vec(ints.iter().map(|&v| v as i8).collect::<Vec<_>>()),
-        DType::U16 => Buffer::from_vec(ints.iter().map(|&v| v as u16).collect::<Vec<_>>()),
-        DType::I32 => Buffer::from_vec(ints.iter().map(|&v| v as i32).collect::<Vec<_>>()),
-        DType::I64 => Buffer::from_vec(ints.iter().map(|&v| v as i64).collect::<Vec<_>>()),
-        DType::U64 => Buffer::from_vec(ints.iter().map(|&v| v as u64).collect::<Vec<_>>()),
-        DType::F16 => Buffer::from_vec(
-            vals.iter()
-                .map(|&v| half::f16::from_f64(v))
-                .collect::<Vec<_>>(),
-        ),
-        DType::BF16 => Buffer::from_vec(
-            vals.iter()
-                .map(|&v| half::bf16::from_f64(v))
-                .collect::<Vec<_>>(),
-        ),
-        DType::F32 => Buffer::from_vec(vals.iter().map(|&v| v as f32).collect::<Vec<_>>()),
-        DType::F64 => Buffer::from_vec(vals),
-        d => panic!("no reduce input of {d}"),
-    }
+    let bools: Vec<i128> = ints.iter().map(|&v| i128::from(v % 3 == 0)).collect();
+    let is = if dtype == DType::Bool { &bools } else { &ints };
+    jit::buffer(dtype, &vals, is)
 }
 
 /// The interpreter's node for an accumulator (with its output dtype).

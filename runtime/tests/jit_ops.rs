@@ -12,11 +12,10 @@
 mod jit;
 
 use half::{bf16, f16};
-use jit::{assert_same, bytes_of, elementwise, interp, run};
+use jit::{assert_same, buffer, bytes_of, elementwise, interp, run};
 use lazyfuse_codegen::cpu::{CodegenError, CpuModule};
 use lazyfuse_ir::kernel::{Const, Expr, Stage};
 use lazyfuse_ir::{BinaryOp, DType, Op, UnaryOp, UnaryParamOp};
-use lazyfuse_runtime::interp::float8::Format;
 use lazyfuse_runtime::interp::nan_to_num_defaults;
 use lazyfuse_runtime::jit_symbols::lookup;
 use lazyfuse_runtime::Buffer;
@@ -93,32 +92,6 @@ const INTS: [i128; 26] = [
     i16::MIN as i128,
     i8::MIN as i128,
 ];
-
-/// A buffer of `dtype` holding the values of `fs` (floats) or `is` (integers).
-fn buffer(dtype: DType, fs: &[f64], is: &[i128]) -> Buffer {
-    match dtype {
-        DType::Bool => Buffer::from_vec(is.iter().map(|&v| v & 1 == 1).collect::<Vec<_>>()),
-        DType::U8 => Buffer::from_vec(is.iter().map(|&v| v as u8).collect::<Vec<_>>()),
-        DType::I8 => Buffer::from_vec(is.iter().map(|&v| v as i8).collect::<Vec<_>>()),
-        DType::I16 => Buffer::from_vec(is.iter().map(|&v| v as i16).collect::<Vec<_>>()),
-        DType::I32 => Buffer::from_vec(is.iter().map(|&v| v as i32).collect::<Vec<_>>()),
-        DType::I64 => Buffer::from_vec(is.iter().map(|&v| v as i64).collect::<Vec<_>>()),
-        DType::U16 => Buffer::from_vec(is.iter().map(|&v| v as u16).collect::<Vec<_>>()),
-        DType::U32 => Buffer::from_vec(is.iter().map(|&v| v as u32).collect::<Vec<_>>()),
-        DType::U64 => Buffer::from_vec(is.iter().map(|&v| v as u64).collect::<Vec<_>>()),
-        DType::F16 => Buffer::from_vec(fs.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
-        DType::BF16 => Buffer::from_vec(fs.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
-        DType::F32 => Buffer::from_vec(fs.iter().map(|&v| v as f32).collect::<Vec<_>>()),
-        DType::F64 => Buffer::from_vec(fs.to_vec()),
-        d => {
-            let f = Format::of(d).expect("a float8 dtype");
-            Buffer::Raw {
-                dtype: d,
-                bytes: fs.iter().map(|&v| f.encode(v as f32)).collect(),
-            }
-        }
-    }
-}
 
 /// The special values of a dtype.
 fn values(dtype: DType) -> Buffer {

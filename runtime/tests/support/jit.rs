@@ -263,3 +263,29 @@ pub fn elementwise(
     kb.store(o, 0, &[1], v);
     kb.k
 }
+
+/// A buffer of `dtype` holding the values of `fs` (floats) or `is` (integers).
+pub fn buffer(dtype: DType, fs: &[f64], is: &[i128]) -> Buffer {
+    match dtype {
+        DType::Bool => Buffer::from_vec(is.iter().map(|&v| v & 1 == 1).collect::<Vec<_>>()),
+        DType::U8 => Buffer::from_vec(is.iter().map(|&v| v as u8).collect::<Vec<_>>()),
+        DType::I8 => Buffer::from_vec(is.iter().map(|&v| v as i8).collect::<Vec<_>>()),
+        DType::I16 => Buffer::from_vec(is.iter().map(|&v| v as i16).collect::<Vec<_>>()),
+        DType::I32 => Buffer::from_vec(is.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+        DType::I64 => Buffer::from_vec(is.iter().map(|&v| v as i64).collect::<Vec<_>>()),
+        DType::U16 => Buffer::from_vec(is.iter().map(|&v| v as u16).collect::<Vec<_>>()),
+        DType::U32 => Buffer::from_vec(is.iter().map(|&v| v as u32).collect::<Vec<_>>()),
+        DType::U64 => Buffer::from_vec(is.iter().map(|&v| v as u64).collect::<Vec<_>>()),
+        DType::F16 => Buffer::from_vec(fs.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
+        DType::BF16 => Buffer::from_vec(fs.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
+        DType::F32 => Buffer::from_vec(fs.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        DType::F64 => Buffer::from_vec(fs.to_vec()),
+        d => {
+            let f = lazyfuse_runtime::interp::float8::Format::of(d).expect("a float8 dtype");
+            Buffer::Raw {
+                dtype: d,
+                bytes: fs.iter().map(|&v| f.encode(v as f32)).collect(),
+            }
+        }
+    }
+}
