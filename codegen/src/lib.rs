@@ -4,6 +4,7 @@
 //! Cranelift functions (CPU) and CUDA C source compiled with NVRTC (GPU). It is pure
 //! translation: it owns no buffers and launches nothing; `lazyfuse-runtime` does that.
 //!
-//! Nothing is generated yet: the semantic core (dtypes, promotion, views, the lazy graph
-//! and the reference interpreter) comes first, and every backend added here will be
-//! checked against that interpreter.
+//! [`cpu`] compiles loop kernels with Cranelift; every backend here is checked
+//! against the reference interpreter.
+
+pub mod cpu;

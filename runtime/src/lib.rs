@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod error;
 pub mod interp;
 pub mod kernel_eval;
+pub mod jit_symbols;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};

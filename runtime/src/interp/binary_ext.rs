@@ -85,7 +85,7 @@ fn bool_ext(op: BinaryOp, x: &[bool], y: &[bool]) -> Result<Buffer> {
 
 /// What the shift and `gcd`/`lcm` kernels need beyond [`Int`]: the width, and
 /// truncation from a wider value (two's complement).
-trait IntBits: Int {
+pub(crate) trait IntBits: Int {
     const BITS: i128;
     const SIGNED: bool;
     fn truncate(v: i128) -> Self;
@@ -107,7 +107,7 @@ int_bits!(u8: false, u16: false, u32: false, u64: false, i8: true, i16: true, i3
 
 /// PyTorch's `lshift`: a shift amount that is negative (as the signed type of the same
 /// width) or at least the bit width gives 0.
-fn shift_left<T: IntBits>(a: T, b: T) -> T {
+pub(crate) fn shift_left<T: IntBits>(a: T, b: T) -> T {
     let s = b.to_i128();
     if s < 0 || s >= T::BITS {
         return T::ZERO;
@@ -117,7 +117,7 @@ fn shift_left<T: IntBits>(a: T, b: T) -> T {
 
 /// PyTorch's `rshift`: out-of-range amounts shift by `BITS - 1` for signed types (the
 /// sign fills: 0 or -1) and give 0 for unsigned ones.
-fn shift_right<T: IntBits>(a: T, b: T) -> T {
+pub(crate) fn shift_right<T: IntBits>(a: T, b: T) -> T {
     let s = b.to_i128();
     let max_shift = T::BITS - i128::from(T::SIGNED);
     let s = if s < 0 || s >= max_shift {
@@ -134,7 +134,7 @@ fn shift_right<T: IntBits>(a: T, b: T) -> T {
 /// PyTorch's `calc_gcd`: Euclid on `abs` of both, where `abs` of the minimum of a
 /// type stays the minimum (for int8/int16 C's `abs` runs on the promoted `int` and
 /// truncates back, which comes to the same).
-fn gcd<T: IntBits>(a: T, b: T) -> T {
+pub(crate) fn gcd<T: IntBits>(a: T, b: T) -> T {
     let (mut a, mut b) = (a.wrapping_abs(), b.wrapping_abs());
     while a != T::ZERO {
         let c = a;
@@ -147,7 +147,7 @@ fn gcd<T: IntBits>(a: T, b: T) -> T {
 /// PyTorch's `lcm`: `abs(a / g * b)`, 0 when `g == 0`. Types narrower than `int` are
 /// promoted by C before the product and `abs`, then truncated; `int` and wider wrap
 /// in their own width.
-fn lcm<T: IntBits>(a: T, b: T) -> T {
+pub(crate) fn lcm<T: IntBits>(a: T, b: T) -> T {
     let g = gcd(a, b);
     if g == T::ZERO {
         return T::ZERO;
@@ -178,7 +178,7 @@ fn int_ext<T: IntBits>(op: BinaryOp, x: &[T], y: &[T]) -> Result<Buffer> {
 // Real floats
 
 /// The libm functions these kernels need beyond [`Real`].
-trait RealExt: Real {
+pub(crate) trait RealExt: Real {
     fn ln_1p(self) -> Self;
     fn exp2(self) -> Self;
     fn is_infinite(self) -> bool;
@@ -207,7 +207,7 @@ macro_rules! real_ext {
 real_ext!(f32, f64);
 
 /// The bits of a stored float, for `nextafter`.
-trait FloatBits: FloatStore {
+pub(crate) trait FloatBits: FloatStore {
     const SIGN: u64;
     fn bits(self) -> u64;
     fn from_bits(b: u64) -> Self;
@@ -242,7 +242,7 @@ float_bits!(
 /// C's `nextafter` on the stored type: NaN in, NaN out; equal operands give `y`; from
 /// zero the smallest subnormal with `y`'s sign; otherwise one step of the bit pattern
 /// (away from zero when `y` lies further out).
-fn nextafter<S: FloatBits>(x: S, y: S) -> S {
+pub(crate) fn nextafter<S: FloatBits>(x: S, y: S) -> S {
     let (xf, yf) = (x.as_f64(), y.as_f64());
     if xf.is_nan() || yf.is_nan() {
         return S::narrow(<S::C as Real>::NAN);
@@ -263,7 +263,7 @@ fn nextafter<S: FloatBits>(x: S, y: S) -> S {
 
 /// `std::fmax`/`std::fmin` as PyTorch calls them: a NaN operand yields the other; on
 /// equal operands (`-0` and `0`) the first wins.
-fn fmax<R: Real>(a: R, b: R) -> R {
+pub(crate) fn fmax<R: Real>(a: R, b: R) -> R {
     if a.is_nan() {
         b
     } else if b.is_nan() {
@@ -275,7 +275,7 @@ fn fmax<R: Real>(a: R, b: R) -> R {
     }
 }
 
-fn fmin<R: Real>(a: R, b: R) -> R {
+pub(crate) fn fmin<R: Real>(a: R, b: R) -> R {
     if a.is_nan() {
         b
     } else if b.is_nan() {
@@ -289,7 +289,7 @@ fn fmin<R: Real>(a: R, b: R) -> R {
 
 /// PyTorch's scalar `logaddexp`: equal infinities give themselves, otherwise
 /// `max + log1p(exp(-|a - b|))` (NaN propagates).
-fn logaddexp<R: RealExt>(a: R, b: R) -> R {
+pub(crate) fn logaddexp<R: RealExt>(a: R, b: R) -> R {
     if a.is_infinite() && a == b {
         return a;
     }
@@ -297,7 +297,7 @@ fn logaddexp<R: RealExt>(a: R, b: R) -> R {
     m + (-(a - b).abs()).exp().ln_1p()
 }
 
-fn logaddexp2<R: RealExt>(a: R, b: R) -> R {
+pub(crate) fn logaddexp2<R: RealExt>(a: R, b: R) -> R {
     if a.is_infinite() && a == b {
         return a;
     }
@@ -306,7 +306,7 @@ fn logaddexp2<R: RealExt>(a: R, b: R) -> R {
 }
 
 /// PyTorch's `xlogy`: NaN `y` gives NaN, `x == 0` gives 0, else `x * log(y)`.
-fn xlogy<R: Real>(x: R, y: R) -> R {
+pub(crate) fn xlogy<R: Real>(x: R, y: R) -> R {
     if y.is_nan() {
         R::NAN
     } else if x == R::ZERO {

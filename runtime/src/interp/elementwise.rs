@@ -119,9 +119,7 @@ where
         Sin => f(Real::sin),
         Cos => f(Real::cos),
         Tanh => f(Real::tanh),
-        // PyTorch's 1 / (1 + exp(-x)): exp overflowing to inf gives exactly 0, so no
-        // NaN can appear for finite inputs.
-        Sigmoid => f(|a| <S::C as Real>::ONE / (<S::C as Real>::ONE + (-a).exp())),
+        Sigmoid => f(super::pointwise::sigmoid),
         // clamp_min(x, 0): NaN propagates.
         Relu => f(|a| if a < Real::ZERO { Real::ZERO } else { a }),
         Floor => f(Real::floor),

@@ -19,15 +19,15 @@
 //! `matmul`, `index` (gather, scatter, take, flip), `creation` (random and
 //! linspace), and `num` (the numeric traits the kernels are generic over).
 
-mod binary_ext;
+pub(crate) mod binary_ext;
 mod cast;
 mod creation;
-mod elementwise;
+pub(crate) mod elementwise;
 pub mod float8;
 mod index;
 mod matmul;
-mod num;
-mod pointwise;
+pub(crate) mod num;
+pub(crate) mod pointwise;
 mod reduce;
 mod reduce_ext;
 mod scan;

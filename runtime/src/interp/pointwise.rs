@@ -191,8 +191,29 @@ pub(crate) fn erfinv<R: Math>(y: R) -> R {
     x
 }
 
+/// PyTorch's `1 / (1 + exp(-x))`: exp overflowing to inf gives exactly 0, so no
+/// NaN can appear for finite inputs.
+pub(crate) fn sigmoid<R: Real>(a: R) -> R {
+    R::ONE / (R::ONE + (-a).exp())
+}
+
+/// SiLU: `x / (1 + e^-x)`.
+pub(crate) fn silu<R: Real>(a: R) -> R {
+    a / (R::ONE + (-a).exp())
+}
+
+/// Mish: `x * tanh(ln(1 + e^x))`.
+pub(crate) fn mish<R: Math>(a: R) -> R {
+    a * a.exp().ln_1p().tanh()
+}
+
+/// Hardswish: `x * hardsigmoid(x)`.
+pub(crate) fn hardswish<R: Real>(a: R) -> R {
+    a * hardsigmoid(a)
+}
+
 /// `min(max(a + 3, 0), 6) / 6`, NaN propagating (PyTorch's vectorized kernel).
-fn hardsigmoid<R: Real>(a: R) -> R {
+pub(crate) fn hardsigmoid<R: Real>(a: R) -> R {
     let t = a + c(3.0);
     if t.is_nan() {
         return t;
@@ -229,10 +250,10 @@ where
         Erfc => f(Math::erfc),
         Erfinv => f(erfinv),
         Frac => f(|a| a - a.trunc()),
-        Silu => f(|a| a / (<S::C as Real>::ONE + (-a).exp())),
-        Mish => f(|a| a * a.exp().ln_1p().tanh()),
+        Silu => f(silu),
+        Mish => f(mish),
         Hardsigmoid => f(hardsigmoid),
-        Hardswish => f(|a| a * hardsigmoid(a)),
+        Hardswish => f(hardswish),
         IsInf => p(Math::is_infinite),
         IsPosInf => p(|a| a == <S::C as Math>::INFINITY),
         IsNegInf => p(|a| a == -<S::C as Math>::INFINITY),
@@ -676,7 +697,7 @@ fn nan_min<R: Real>(a: R, b: R) -> R {
 
 /// One element of a real [`UnaryParamOp`] in the compute type (not `NanToNum`,
 /// which works on the stored type).
-fn param_real<R: Math>(op: UnaryParamOp, a: R) -> R {
+pub(crate) fn param_real<R: Math>(op: UnaryParamOp, a: R) -> R {
     match op {
         UnaryParamOp::NanToNum { .. } => a,
         UnaryParamOp::Logit { eps } => {
@@ -756,22 +777,28 @@ where
         neginf,
     } = op
     {
-        let (n, p, m) = (S::from_f64(nan), S::from_f64(posinf), S::from_f64(neginf));
-        let inf = <S::C as Math>::INFINITY;
-        return Ok(map(x, move |a: S| {
-            let w = a.widen();
-            if w.is_nan() {
-                n
-            } else if w == inf {
-                p
-            } else if w == -inf {
-                m
-            } else {
-                a
-            }
-        }));
+        return Ok(map(x, move |a: S| nan_to_num(a, nan, posinf, neginf)));
     }
     Ok(map(x, move |a: S| S::narrow(param_real(op, a.widen()))))
+}
+
+/// One element of `nan_to_num` on the stored type (the replacements convert from
+/// `f64` in one rounding, as PyTorch's do).
+pub(crate) fn nan_to_num<S: FromF64>(a: S, nan: f64, posinf: f64, neginf: f64) -> S
+where
+    S::C: Math,
+{
+    let inf = <S::C as Math>::INFINITY;
+    let w = a.widen();
+    if w.is_nan() {
+        S::from_f64(nan)
+    } else if w == inf {
+        S::from_f64(posinf)
+    } else if w == -inf {
+        S::from_f64(neginf)
+    } else {
+        a
+    }
 }
 
 fn complex_param<P: CMath>(op: UnaryParamOp, x: &[Complex<P>]) -> Result<Buffer>

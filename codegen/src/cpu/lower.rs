@@ -1,0 +1,1308 @@
+//! Translation of one [`LoopKernel`] into a Cranelift function.
+//!
+//! Shape of the generated code: a loop over the parallel points `begin..end` whose
+//! multi-index is computed once with div/rem and then advanced like an odometer;
+//! per point the `Outer(0)` expressions, then per phase a flat loop over the
+//! reduction dims (again an odometer) with the phase's `Inner` expressions,
+//! accumulator updates and stores, then the next `Outer` stage.
+//!
+//! Values live in registers by *representation*: bool and 8-bit codes as `i8`
+//! (0/1 for bool), integers in their width, `float16`/`bfloat16`/`float32` as `f32`
+//! (a float16 value is held as the `f32` it widens to, and every op of that dtype is
+//! rounded back with a runtime call, as the interpreter rounds per node), `float64`
+//! as `f64`. Scalar semantics are the interpreter's; what is cheap and exact is
+//! inline, the long tail is a call into `lazyfuse_runtime::jit_symbols`.
+
+use super::CodegenError;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
+use cranelift_codegen::ir::{
+    AbiParam, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, Type, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
+use cranelift_module::{Linkage, Module};
+use lazyfuse_ir::kernel::{Accum, Const, Expr, ExprId, LoopKernel, Stage, StoreOp};
+use lazyfuse_ir::op::Op;
+use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
+use std::collections::HashMap;
+
+type R<T> = Result<T, CodegenError>;
+
+/// How a dtype's values sit in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rep {
+    Bool,
+    Int {
+        ty: Type,
+        signed: bool,
+    },
+    /// f16, bf16 and f32
+    F32,
+    F64,
+    /// a float8 code
+    F8,
+}
+
+fn rep(dt: DType) -> R<Rep> {
+    Ok(match dt {
+        DType::Bool => Rep::Bool,
+        DType::U8 => Rep::Int {
+            ty: I8,
+            signed: false,
+        },
+        DType::I8 => Rep::Int {
+            ty: I8,
+            signed: true,
+        },
+        DType::I16 => Rep::Int {
+            ty: I16,
+            signed: true,
+        },
+        DType::U16 => Rep::Int {
+            ty: I16,
+            signed: false,
+        },
+        DType::I32 => Rep::Int {
+            ty: I32,
+            signed: true,
+        },
+        DType::U32 => Rep::Int {
+            ty: I32,
+            signed: false,
+        },
+        DType::I64 => Rep::Int {
+            ty: I64,
+            signed: true,
+        },
+        DType::U64 => Rep::Int {
+            ty: I64,
+            signed: false,
+        },
+        DType::F16 | DType::BF16 | DType::F32 => Rep::F32,
+        DType::F64 => Rep::F64,
+        d if d.is_float8() => Rep::F8,
+        d => {
+            return Err(CodegenError::Unsupported(format!(
+                "{d} values in a loop kernel"
+            )))
+        }
+    })
+}
+
+fn reg(r: Rep) -> Type {
+    match r {
+        Rep::Bool | Rep::F8 => I8,
+        Rep::Int { ty, .. } => ty,
+        Rep::F32 => F32,
+        Rep::F64 => F64,
+    }
+}
+
+/// The suffix of the runtime functions for a float compute type.
+fn fsuffix(r: Rep) -> &'static str {
+    if r == Rep::F64 {
+        "f64"
+    } else {
+        "f32"
+    }
+}
+
+fn unsupported(what: impl std::fmt::Display, dt: DType) -> CodegenError {
+    CodegenError::Unsupported(format!("{what} on {dt}"))
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+/// An accumulator of a `Reduce`.
+struct Acc {
+    op: Accum,
+    /// the value (in the accumulation type)
+    var: Variable,
+    /// ArgMax/ArgMin: the best index so far
+    idx: Option<Variable>,
+}
+
+struct Lower<'a, 'b> {
+    module: &'a mut JITModule,
+    k: &'a LoopKernel,
+    b: FunctionBuilder<'b>,
+    imports: HashMap<String, FuncRef>,
+    names: Vec<String>,
+    bases: Vec<Value>,
+    status: Value,
+    /// one i64 loop variable per dim
+    idx: Vec<Variable>,
+    /// the position in the current phase's reduction loop (row-major)
+    pos: Variable,
+    vals: Vec<Option<Value>>,
+    accs: HashMap<usize, Acc>,
+    needed: Vec<bool>,
+}
+
+/// Builds `func`'s body from `k`; returns the runtime functions it calls, in
+/// declaration order.
+pub(super) fn lower(module: &mut JITModule, func: &mut Function, k: &LoopKernel) -> R<Vec<String>> {
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let ps = b.block_params(entry).to_vec();
+    let (params, status, begin, end) = (ps[0], ps[1], ps[2], ps[3]);
+    let mut bases = Vec::new();
+    for i in 0..k.params.len() {
+        bases.push(b.ins().load(I64, flags(), params, (i * 8) as i32));
+    }
+    let idx: Vec<Variable> = k.dims.iter().map(|_| b.declare_var(I64)).collect();
+    let pos = b.declare_var(I64);
+    let zero = b.ins().iconst(I64, 0);
+    for &v in idx.iter().chain([&pos]) {
+        b.def_var(v, zero);
+    }
+    let mut needed = vec![false; k.exprs.len()];
+    for s in &k.stores {
+        needed[s.value.0 as usize] = true;
+    }
+    for i in (0..k.exprs.len()).rev() {
+        if needed[i] {
+            for o in LoopKernel::operands(&k.exprs[i].expr) {
+                needed[o.0 as usize] = true;
+            }
+        }
+    }
+    let mut l = Lower {
+        module,
+        k,
+        b,
+        imports: HashMap::new(),
+        names: Vec::new(),
+        bases,
+        status,
+        idx,
+        pos,
+        vals: vec![None; k.exprs.len()],
+        accs: HashMap::new(),
+        needed,
+    };
+    l.body(begin, end)?;
+    l.b.seal_all_blocks();
+    let names = l.names.clone();
+    let cfg = l.module.target_config();
+    l.b.finalize(cfg);
+    Ok(names)
+}
+
+impl Lower<'_, '_> {
+    fn iconst(&mut self, ty: Type, v: i64) -> Value {
+        self.b.ins().iconst(ty, v)
+    }
+
+    fn body(&mut self, begin: Value, end: Value) -> R<()> {
+        let np = self.k.n_parallel;
+        let pdims: Vec<i64> = self.k.parallel_dims().iter().map(|&d| d as i64).collect();
+        let exit = self.b.create_block();
+        if pdims.contains(&0) {
+            // No point exists: nothing to do (and nothing to divide by).
+            self.b.ins().jump(exit, &[]);
+        } else {
+            // Start multi-index of `begin`, once.
+            let mut inner: i64 = 1;
+            for d in (0..np).rev() {
+                let q = if inner == 1 {
+                    begin
+                } else {
+                    self.b.ins().udiv_imm_s(begin, inner)
+                };
+                let r = if d == 0 {
+                    q
+                } else {
+                    self.b.ins().urem_imm_s(q, pdims[d])
+                };
+                self.b.def_var(self.idx[d], r);
+                inner = inner.saturating_mul(pdims[d]);
+            }
+            let p = self.b.declare_var(I64);
+            self.b.def_var(p, begin);
+            let head = self.b.create_block();
+            let bodyb = self.b.create_block();
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            let pv = self.b.use_var(p);
+            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
+            self.b.ins().brif(more, bodyb, &[], exit, &[]);
+            self.b.switch_to_block(bodyb);
+            self.point()?;
+            self.odometer(0..np);
+            let pv = self.b.use_var(p);
+            let pn = self.b.ins().iadd_imm_s(pv, 1);
+            self.b.def_var(p, pn);
+            self.b.ins().jump(head, &[]);
+        }
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// Advances the loop variables of `dims` (row-major, last fastest) by one.
+    fn odometer(&mut self, dims: std::ops::Range<usize>) {
+        let mut carry: Option<Value> = None;
+        for d in dims.rev() {
+            let n = self.k.dims[d] as i64;
+            let v = self.b.use_var(self.idx[d]);
+            let inc = match carry {
+                None => self.iconst(I64, 1),
+                Some(c) => self.b.ins().uextend(I64, c),
+            };
+            let nv = self.b.ins().iadd(v, inc);
+            let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, nv, n);
+            let z = self.iconst(I64, 0);
+            let nv = self.b.ins().select(wrap, z, nv);
+            self.b.def_var(self.idx[d], nv);
+            carry = Some(wrap);
+        }
+    }
+
+    /// One parallel point with all its phases.
+    fn point(&mut self) -> R<()> {
+        let nd = self.k.dims.len();
+        let rdims: Vec<usize> = self.k.reduce_dims().to_vec();
+        let total: usize = rdims.iter().product();
+        self.stage(Stage::Outer(0))?;
+        for ph in 0..self.k.phases() {
+            self.init_accs(ph)?;
+            if total > 0 {
+                let zero = self.iconst(I64, 0);
+                for d in self.k.n_parallel..nd {
+                    self.b.def_var(self.idx[d], zero);
+                }
+                self.b.def_var(self.pos, zero);
+                let head = self.b.create_block();
+                let bodyb = self.b.create_block();
+                let after = self.b.create_block();
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(head);
+                let pv = self.b.use_var(self.pos);
+                let more = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedLessThan, pv, total as i64);
+                self.b.ins().brif(more, bodyb, &[], after, &[]);
+                self.b.switch_to_block(bodyb);
+                self.stage(Stage::Inner(ph))?;
+                self.update_accs(ph)?;
+                self.odometer(self.k.n_parallel..nd);
+                let pv = self.b.use_var(self.pos);
+                let pn = self.b.ins().iadd_imm_s(pv, 1);
+                self.b.def_var(self.pos, pn);
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(after);
+            }
+            // Inner values die with the loop.
+            for (i, e) in self.k.exprs.iter().enumerate() {
+                if e.stage == Stage::Inner(ph) {
+                    self.vals[i] = None;
+                }
+            }
+            self.stage(Stage::Outer(ph + 1))?;
+        }
+        for v in self.vals.iter_mut() {
+            *v = None;
+        }
+        Ok(())
+    }
+
+    /// Evaluates the needed expressions of `stage` and does its stores.
+    fn stage(&mut self, stage: Stage) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            if self.k.exprs[i].stage == stage && self.needed[i] {
+                let v = self.expr(i)?;
+                self.vals[i] = Some(v);
+            }
+        }
+        let stores: Vec<StoreOp> = self
+            .k
+            .stores
+            .iter()
+            .filter(|s| self.k.exprs[s.value.0 as usize].stage == stage)
+            .cloned()
+            .collect();
+        for s in stores {
+            let v = self.val(s.value);
+            let dt = self.k.params[s.param].dtype;
+            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+            let stored = self.storage_bits(v, dt)?;
+            self.b.ins().store(flags(), stored, addr, 0);
+        }
+        Ok(())
+    }
+
+    fn val(&self, id: ExprId) -> Value {
+        self.vals[id.0 as usize].expect("operands are evaluated before their users")
+    }
+
+    fn dtype(&self, id: ExprId) -> DType {
+        self.k.exprs[id.0 as usize].dtype
+    }
+
+    /// `base + (offset + Σ strides·i_d + extra) · size`
+    fn address(
+        &mut self,
+        param: usize,
+        offset: &i64,
+        strides: &[i64],
+        extra: Option<Value>,
+    ) -> R<Value> {
+        let mut ix = self.iconst(I64, *offset);
+        for (d, &s) in strides.iter().enumerate() {
+            if s != 0 {
+                let v = self.b.use_var(self.idx[d]);
+                let t = self.b.ins().imul_imm_s(v, s);
+                ix = self.b.ins().iadd(ix, t);
+            }
+        }
+        if let Some(e) = extra {
+            ix = self.b.ins().iadd(ix, e);
+        }
+        let size = self.k.params[param].dtype.size_in_bytes() as i64;
+        let off = self.b.ins().imul_imm_s(ix, size);
+        Ok(self.b.ins().iadd(self.bases[param], off))
+    }
+
+    /// Calls runtime function `name` (declared on first use).
+    fn call(&mut self, name: &str, args: &[Value], ret: Type) -> R<Value> {
+        let f = match self.imports.get(name) {
+            Some(f) => *f,
+            None => {
+                let mut sig = self.module.make_signature();
+                for &a in args {
+                    sig.params
+                        .push(AbiParam::new(self.b.func.dfg.value_type(a)));
+                }
+                sig.returns.push(AbiParam::new(ret));
+                let id = self
+                    .module
+                    .declare_function(name, Linkage::Import, &sig)
+                    .map_err(|e| CodegenError::Backend(format!("import {name}: {e}")))?;
+                let f = self.module.declare_func_in_func(id, self.b.func);
+                self.imports.insert(name.to_string(), f);
+                self.names.push(name.to_string());
+                f
+            }
+        };
+        let inst = self.b.ins().call(f, args);
+        Ok(self.b.inst_results(inst)[0])
+    }
+
+    /// Sets the status (code and details) unless one is already set; emitted in a
+    /// cold block the caller branches to, ending with a jump to `cont`.
+    fn set_status(
+        &mut self,
+        code: i64,
+        d1: Value,
+        d2: Value,
+        cont: cranelift_codegen::ir::Block,
+        args: &[BlockArg],
+    ) {
+        let write = self.b.create_block();
+        self.b.set_cold_block(write);
+        let s0 = self.b.ins().load(I64, flags(), self.status, 0);
+        self.b.ins().brif(s0, cont, args, write, &[]);
+        self.b.switch_to_block(write);
+        let c = self.iconst(I64, code);
+        self.b.ins().store(flags(), c, self.status, 0);
+        self.b.ins().store(flags(), d1, self.status, 8);
+        self.b.ins().store(flags(), d2, self.status, 16);
+        self.b.ins().jump(cont, args);
+    }
+
+    /// Rounds an f32 register to `dt` when `dt` is float16/bfloat16.
+    fn round(&mut self, v: Value, dt: DType) -> R<Value> {
+        match dt {
+            DType::F16 => self.call("lf_round_f16", &[v], F32),
+            DType::BF16 => self.call("lf_round_bf16", &[v], F32),
+            _ => Ok(v),
+        }
+    }
+
+    fn expr(&mut self, i: usize) -> R<Value> {
+        let e = self.k.exprs[i].clone();
+        let dt = e.dtype;
+        let r = rep(dt)?;
+        match e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                let Some(d) = dynamic else {
+                    let addr = self.address(param, &index.offset, &index.strides, None)?;
+                    return self.load(addr, dt);
+                };
+                let vdt = self.dtype(d.value);
+                let v = self.val(d.value);
+                let w = self.widen_int(v, vdt)?;
+                let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
+                let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
+                let wrapped = self.b.ins().select(neg, plus, w);
+                let ok = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThan, wrapped, d.size as i64);
+                let good = self.b.create_block();
+                let bad = self.b.create_block();
+                let merge = self.b.create_block();
+                let out = self.b.append_block_param(merge, reg(r));
+                self.b.ins().brif(ok, good, &[], bad, &[]);
+                self.b.switch_to_block(good);
+                let extra = self.b.ins().imul_imm_s(wrapped, d.stride);
+                let addr = self.address(param, &index.offset, &index.strides, Some(extra))?;
+                let x = self.load(addr, dt)?;
+                self.b.ins().jump(merge, &[BlockArg::Value(x)]);
+                self.b.switch_to_block(bad);
+                self.b.set_cold_block(bad);
+                let z = self.zero(r);
+                let size = self.iconst(I64, d.size as i64);
+                self.set_status(3, w, size, merge, &[BlockArg::Value(z)]);
+                self.b.switch_to_block(merge);
+                Ok(out)
+            }
+            Expr::Const(c) => self.constant(c, dt),
+            Expr::LoopIndex { dim } => {
+                let v = self.b.use_var(self.idx[dim]);
+                self.index_value(v, r)
+            }
+            Expr::Unary { op, x } => {
+                let xdt = self.dtype(x);
+                let v = self.val(x);
+                self.unary(op, v, xdt)
+            }
+            Expr::UnaryParam { op, x } => {
+                let v = self.val(x);
+                self.unary_param(op, v, dt)
+            }
+            Expr::Binary { op, a, b } => {
+                let adt = self.dtype(a);
+                let (x, y) = (self.val(a), self.val(b));
+                self.binary(op, x, y, adt)
+            }
+            Expr::Where { cond, a, b } => {
+                let c = self.val(cond);
+                let (x, y) = (self.val(a), self.val(b));
+                Ok(self.b.ins().select(c, x, y))
+            }
+            Expr::Cast { x } => {
+                let from = self.dtype(x);
+                let v = self.val(x);
+                self.cast(v, from, dt)
+            }
+            Expr::Reduce { .. } => self.finish_acc(i),
+        }
+    }
+
+    fn zero(&mut self, r: Rep) -> Value {
+        match r {
+            Rep::F32 => self.b.ins().f32const(0.0),
+            Rep::F64 => self.b.ins().f64const(0.0),
+            other => self.iconst(reg(other), 0),
+        }
+    }
+
+    fn load(&mut self, addr: Value, dt: DType) -> R<Value> {
+        Ok(match dt {
+            DType::F16 | DType::BF16 => {
+                let bits = self.b.ins().load(I16, flags(), addr, 0);
+                let w = self.b.ins().uextend(I32, bits);
+                let name = if dt == DType::F16 {
+                    "lf_f16_to_f32"
+                } else {
+                    "lf_bf16_to_f32"
+                };
+                self.call(name, &[w], F32)?
+            }
+            _ => self.b.ins().load(reg(rep(dt)?), flags(), addr, 0),
+        })
+    }
+
+    /// The register value of `dt` as stored bits.
+    fn storage_bits(&mut self, v: Value, dt: DType) -> R<Value> {
+        Ok(match dt {
+            DType::F16 | DType::BF16 => {
+                let name = if dt == DType::F16 {
+                    "lf_f32_to_f16"
+                } else {
+                    "lf_f32_to_bf16"
+                };
+                let bits = self.call(name, &[v], I32)?;
+                self.b.ins().ireduce(I16, bits)
+            }
+            _ => v,
+        })
+    }
+
+    fn constant(&mut self, c: Const, dt: DType) -> R<Value> {
+        let r = rep(dt)?;
+        Ok(match (r, c) {
+            (Rep::Bool, Const::Bool(b)) => self.iconst(I8, b as i64),
+            (Rep::Int { ty, .. }, Const::Int(i)) => self.iconst(ty, i as i64),
+            (Rep::F32, Const::Float(f)) => self.b.ins().f32const(f as f32),
+            (Rep::F64, Const::Float(f)) => self.b.ins().f64const(f),
+            _ => return Err(CodegenError::Malformed(format!("constant {c} of {dt}"))),
+        })
+    }
+
+    /// An i64 as a value of representation `r` (loop indices).
+    fn index_value(&mut self, v: Value, r: Rep) -> R<Value> {
+        Ok(match r {
+            Rep::Int { ty: I64, .. } => v,
+            Rep::Int { ty, .. } => self.b.ins().ireduce(ty, v),
+            _ => return Err(CodegenError::Malformed("a non-integer loop index".into())),
+        })
+    }
+
+    /// An integer (or bool) value widened to i64 by its signedness.
+    fn widen_int(&mut self, v: Value, dt: DType) -> R<Value> {
+        Ok(match rep(dt)? {
+            Rep::Int { ty: I64, .. } => v,
+            Rep::Int { signed: true, .. } => self.b.ins().sextend(I64, v),
+            Rep::Int { signed: false, .. } | Rep::Bool => self.b.ins().uextend(I64, v),
+            _ => return Err(unsupported("an integer view", dt)),
+        })
+    }
+
+    fn bool_of(&mut self, c: Value) -> Value {
+        // icmp/fcmp already give i8 0/1.
+        c
+    }
+
+    fn ftruthy(&mut self, v: Value, r: Rep) -> Value {
+        let z = self.zero(r);
+        self.b.ins().fcmp(FloatCC::NotEqual, v, z)
+    }
+
+    fn fconst(&mut self, r: Rep, x: f64) -> Value {
+        if r == Rep::F64 {
+            self.b.ins().f64const(x)
+        } else {
+            self.b.ins().f32const(x as f32)
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, v: Value, dt: DType) -> R<Value> {
+        use UnaryOp::*;
+        let r = rep(dt)?;
+        let name = Op::Unary(op).name();
+        match r {
+            Rep::Bool => Ok(match op {
+                Sign | Sgn | Relu | Floor | Ceil | Round | Trunc => v,
+                LogicalNot | BitwiseNot => self.b.ins().bxor_imm_s(v, 1),
+                IsNan | IsInf | IsPosInf | IsNegInf | Signbit => self.iconst(I8, 0),
+                IsFinite | IsReal => self.iconst(I8, 1),
+                _ => return Err(unsupported(name, dt)),
+            }),
+            Rep::Int { ty, signed } => Ok(match op {
+                Neg => self.b.ins().ineg(v),
+                Abs if signed => {
+                    let n = self.b.ins().ineg(v);
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                    self.b.ins().select(neg, n, v)
+                }
+                Abs => v,
+                Sign | Sgn => {
+                    let one = self.iconst(ty, 1);
+                    let zero = self.iconst(ty, 0);
+                    let pos = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+                    let s = self.b.ins().select(pos, one, zero);
+                    if signed {
+                        let m1 = self.iconst(ty, -1);
+                        let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                        self.b.ins().select(neg, m1, s)
+                    } else {
+                        s
+                    }
+                }
+                Relu if signed => {
+                    let zero = self.iconst(ty, 0);
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                    self.b.ins().select(neg, zero, v)
+                }
+                Relu | Floor | Ceil | Round | Trunc => v,
+                LogicalNot => self.b.ins().icmp_imm_s(IntCC::Equal, v, 0),
+                BitwiseNot => self.b.ins().bnot(v),
+                Square => self.b.ins().imul(v, v),
+                IsNan | IsInf | IsPosInf | IsNegInf => self.iconst(I8, 0),
+                IsFinite | IsReal => self.iconst(I8, 1),
+                Signbit if signed => self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0),
+                Signbit => self.iconst(I8, 0),
+                _ => return Err(unsupported(name, dt)),
+            }),
+            Rep::F32 | Rep::F64 => {
+                let fty = reg(r);
+                let out = match op {
+                    Neg => self.b.ins().fneg(v),
+                    Abs => self.b.ins().fabs(v),
+                    Sqrt => self.b.ins().sqrt(v),
+                    Rsqrt => {
+                        let s = self.b.ins().sqrt(v);
+                        let one = self.fconst(r, 1.0);
+                        self.b.ins().fdiv(one, s)
+                    }
+                    Reciprocal => {
+                        let one = self.fconst(r, 1.0);
+                        self.b.ins().fdiv(one, v)
+                    }
+                    Floor => self.b.ins().floor(v),
+                    Ceil => self.b.ins().ceil(v),
+                    Trunc => self.b.ins().trunc(v),
+                    Round => self.b.ins().nearest(v),
+                    Frac => {
+                        let t = self.b.ins().trunc(v);
+                        self.b.ins().fsub(v, t)
+                    }
+                    Square => self.b.ins().fmul(v, v),
+                    Relu => {
+                        let z = self.zero(r);
+                        let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
+                        self.b.ins().select(lt, z, v)
+                    }
+                    Sign | Sgn => {
+                        let z = self.zero(r);
+                        let one = self.fconst(r, 1.0);
+                        let m1 = self.fconst(r, -1.0);
+                        let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
+                        let gt = self.b.ins().fcmp(FloatCC::GreaterThan, v, z);
+                        let s = self.b.ins().select(lt, m1, z);
+                        self.b.ins().select(gt, one, s)
+                    }
+                    LogicalNot => {
+                        let z = self.zero(r);
+                        return Ok(self.b.ins().fcmp(FloatCC::Equal, v, z));
+                    }
+                    IsNan => return Ok(self.b.ins().fcmp(FloatCC::Unordered, v, v)),
+                    IsInf | IsFinite => {
+                        let a = self.b.ins().fabs(v);
+                        let inf = self.fconst(r, f64::INFINITY);
+                        let cc = if op == IsInf {
+                            FloatCC::Equal
+                        } else {
+                            FloatCC::LessThan
+                        };
+                        return Ok(self.b.ins().fcmp(cc, a, inf));
+                    }
+                    IsPosInf | IsNegInf => {
+                        let x = if op == IsPosInf {
+                            f64::INFINITY
+                        } else {
+                            f64::NEG_INFINITY
+                        };
+                        let inf = self.fconst(r, x);
+                        return Ok(self.b.ins().fcmp(FloatCC::Equal, v, inf));
+                    }
+                    IsReal => return Ok(self.iconst(I8, 1)),
+                    Signbit => {
+                        let ity = if r == Rep::F64 { I64 } else { I32 };
+                        let bits = self.b.ins().bitcast(ity, MemFlagsData::new(), v);
+                        return Ok(self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0));
+                    }
+                    BitwiseNot => return Err(unsupported(name, dt)),
+                    Exp | Log | Sin | Cos | Tanh | Sigmoid | Exp2 | Expm1 | Log2 | Log10
+                    | Log1p | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh
+                    | Erf | Erfc | Erfinv | Silu | Mish | Hardsigmoid | Hardswish => {
+                        let sym = format!("lf_{name}_{}", fsuffix(r));
+                        self.call(&sym, &[v], fty)?
+                    }
+                };
+                self.round(out, dt)
+            }
+            Rep::F8 => Err(unsupported(name, dt)),
+        }
+    }
+
+    fn unary_param(&mut self, op: UnaryParamOp, v: Value, dt: DType) -> R<Value> {
+        let r = rep(dt)?;
+        match (r, op) {
+            (Rep::Bool | Rep::Int { .. }, UnaryParamOp::NanToNum { .. }) => Ok(v),
+            (Rep::Bool | Rep::Int { .. }, UnaryParamOp::Hardtanh { min_val, max_val }) => {
+                let (lo, hi) = (min_val as i128, max_val as i128);
+                let (tmin, tmax) = if dt == DType::Bool {
+                    (0, 1)
+                } else {
+                    dt.integer_range().unwrap_or((0, 0))
+                };
+                let signed = matches!(r, Rep::Int { signed: true, .. });
+                let ty = reg(r);
+                // The interpreter: clamp in i128, keep `a` where the result does
+                // not fit the dtype.
+                if lo > hi {
+                    return Ok(if (tmin..=tmax).contains(&hi) {
+                        self.iconst(ty, hi as i64)
+                    } else {
+                        v
+                    });
+                }
+                if lo > tmax || hi < tmin {
+                    return Ok(v);
+                }
+                let (lt, gt) = if signed {
+                    (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+                } else {
+                    (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+                };
+                let mut x = v;
+                if lo > tmin {
+                    let c = self.iconst(ty, lo as i64);
+                    let below = self.b.ins().icmp(lt, x, c);
+                    x = self.b.ins().select(below, c, x);
+                }
+                if hi < tmax {
+                    let c = self.iconst(ty, hi as i64);
+                    let above = self.b.ins().icmp(gt, x, c);
+                    x = self.b.ins().select(above, c, x);
+                }
+                Ok(x)
+            }
+            (
+                Rep::F32 | Rep::F64,
+                UnaryParamOp::NanToNum {
+                    nan,
+                    posinf,
+                    neginf,
+                },
+            ) => {
+                let sym = format!("lf_nan_to_num_{}", dt.as_str());
+                let (a, b, c) = (
+                    self.b.ins().f64const(nan),
+                    self.b.ins().f64const(posinf),
+                    self.b.ins().f64const(neginf),
+                );
+                self.call(&sym, &[v, a, b, c], reg(r))
+            }
+            (Rep::F32 | Rep::F64, _) => {
+                let (kind, p) = param_code(op);
+                let kind = self.iconst(I32, kind);
+                let mut args = vec![kind];
+                for x in p {
+                    args.push(self.b.ins().f64const(x));
+                }
+                args.push(v);
+                let sym = format!("lf_unary_param_{}", fsuffix(r));
+                let out = self.call(&sym, &args, reg(r))?;
+                self.round(out, dt)
+            }
+            _ => Err(unsupported(op.name(), dt)),
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, x: Value, y: Value, dt: DType) -> R<Value> {
+        use BinaryOp::*;
+        let r = rep(dt)?;
+        let name = Op::Binary(op).name();
+        match r {
+            Rep::Bool => Ok(match op {
+                Add | Maximum | LogicalOr | BitwiseOr | Fmax => self.b.ins().bor(x, y),
+                Mul | Minimum | LogicalAnd | BitwiseAnd | Fmin => self.b.ins().band(x, y),
+                Eq => self.b.ins().icmp(IntCC::Equal, x, y),
+                Ne | LogicalXor | BitwiseXor => self.b.ins().bxor(x, y),
+                Lt => self.b.ins().icmp(IntCC::UnsignedLessThan, x, y),
+                Le => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, x, y),
+                Gt => self.b.ins().icmp(IntCC::UnsignedGreaterThan, x, y),
+                Ge => self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y),
+                _ => return Err(unsupported(name, dt)),
+            }),
+            Rep::Int { ty, signed } => {
+                let cc = |s: IntCC, u: IntCC| if signed { s } else { u };
+                Ok(match op {
+                    Add => self.b.ins().iadd(x, y),
+                    Sub => self.b.ins().isub(x, y),
+                    Mul => self.b.ins().imul(x, y),
+                    DivFloor | DivTrunc | Remainder | Fmod => self.int_div(op, x, y, ty, signed),
+                    Maximum | Fmax => {
+                        if signed {
+                            self.b.ins().smax(x, y)
+                        } else {
+                            self.b.ins().umax(x, y)
+                        }
+                    }
+                    Minimum | Fmin => {
+                        if signed {
+                            self.b.ins().smin(x, y)
+                        } else {
+                            self.b.ins().umin(x, y)
+                        }
+                    }
+                    Eq => self.b.ins().icmp(IntCC::Equal, x, y),
+                    Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
+                    Lt => {
+                        self.b
+                            .ins()
+                            .icmp(cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y)
+                    }
+                    Le => self.b.ins().icmp(
+                        cc(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+                        x,
+                        y,
+                    ),
+                    Gt => self.b.ins().icmp(
+                        cc(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+                        x,
+                        y,
+                    ),
+                    Ge => self.b.ins().icmp(
+                        cc(
+                            IntCC::SignedGreaterThanOrEqual,
+                            IntCC::UnsignedGreaterThanOrEqual,
+                        ),
+                        x,
+                        y,
+                    ),
+                    LogicalAnd | LogicalOr | LogicalXor => {
+                        let a = self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0);
+                        let b = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+                        match op {
+                            LogicalAnd => self.b.ins().band(a, b),
+                            LogicalOr => self.b.ins().bor(a, b),
+                            _ => self.b.ins().bxor(a, b),
+                        }
+                    }
+                    BitwiseAnd => self.b.ins().band(x, y),
+                    BitwiseOr => self.b.ins().bor(x, y),
+                    BitwiseXor => self.b.ins().bxor(x, y),
+                    Pow | BitwiseLeftShift | BitwiseRightShift | Gcd | Lcm => {
+                        let sym = format!("lf_{name}_{}", dt.as_str());
+                        let a = self.widen_int(x, dt)?;
+                        let b = self.widen_int(y, dt)?;
+                        let out = self.call(&sym, &[a, b], I64)?;
+                        if ty == I64 {
+                            out
+                        } else {
+                            self.b.ins().ireduce(ty, out)
+                        }
+                    }
+                    _ => return Err(unsupported(name, dt)),
+                })
+            }
+            Rep::F32 | Rep::F64 => {
+                let fty = reg(r);
+                let out = match op {
+                    Add => self.b.ins().fadd(x, y),
+                    Sub => self.b.ins().fsub(x, y),
+                    Mul => self.b.ins().fmul(x, y),
+                    Div => self.b.ins().fdiv(x, y),
+                    DivTrunc => {
+                        let q = self.b.ins().fdiv(x, y);
+                        self.b.ins().trunc(q)
+                    }
+                    Maximum | Minimum => {
+                        // a < b ? b : a (max) or b < a ? b : a (min); NaN if either is.
+                        let lt = if op == Maximum {
+                            self.b.ins().fcmp(FloatCC::LessThan, x, y)
+                        } else {
+                            self.b.ins().fcmp(FloatCC::LessThan, y, x)
+                        };
+                        let m = self.b.ins().select(lt, y, x);
+                        let uno = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+                        let nan = self.fconst(r, f64::NAN);
+                        self.b.ins().select(uno, nan, m)
+                    }
+                    Eq | Ne | Lt | Le | Gt | Ge => {
+                        let cc = match op {
+                            Eq => FloatCC::Equal,
+                            Ne => FloatCC::NotEqual,
+                            Lt => FloatCC::LessThan,
+                            Le => FloatCC::LessThanOrEqual,
+                            Gt => FloatCC::GreaterThan,
+                            _ => FloatCC::GreaterThanOrEqual,
+                        };
+                        return Ok(self.b.ins().fcmp(cc, x, y));
+                    }
+                    LogicalAnd | LogicalOr | LogicalXor => {
+                        let a = self.ftruthy(x, r);
+                        let b = self.ftruthy(y, r);
+                        let v = match op {
+                            LogicalAnd => self.b.ins().band(a, b),
+                            LogicalOr => self.b.ins().bor(a, b),
+                            _ => self.b.ins().bxor(a, b),
+                        };
+                        return Ok(self.bool_of(v));
+                    }
+                    Nextafter => {
+                        // On the stored type's bits: one function per dtype.
+                        let sym = format!("lf_nextafter_{}", dt.as_str());
+                        return self.call(&sym, &[x, y], fty);
+                    }
+                    DivFloor | Remainder | Fmod | Pow | Atan2 | Fmax | Fmin | Hypot | Copysign
+                    | Logaddexp | Logaddexp2 | Xlogy => {
+                        let sym = format!("lf_{name}_{}", fsuffix(r));
+                        self.call(&sym, &[x, y], fty)?
+                    }
+                    _ => return Err(unsupported(name, dt)),
+                };
+                self.round(out, dt)
+            }
+            Rep::F8 => Err(unsupported(name, dt)),
+        }
+    }
+
+    /// Integer division and remainder: a zero divisor sets status 1 in a cold block;
+    /// `MIN / -1` divides by 1 instead (same wrapped result, no trap).
+    fn int_div(&mut self, op: BinaryOp, x: Value, y: Value, ty: Type, signed: bool) -> Value {
+        let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+        let bad = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(zero, bad, &[], cont, &[]);
+        self.b.switch_to_block(bad);
+        self.b.set_cold_block(bad);
+        let z = self.iconst(I64, 0);
+        self.set_status(1, z, z, cont, &[]);
+        self.b.switch_to_block(cont);
+        let one = self.iconst(ty, 1);
+        let mut unsafe_div = zero;
+        if signed {
+            let min = match ty {
+                I8 => i8::MIN as i64,
+                I16 => i16::MIN as i64,
+                I32 => i32::MIN as i64,
+                _ => i64::MIN,
+            };
+            let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, x, min);
+            let is_m1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+            let both = self.b.ins().band(is_min, is_m1);
+            unsafe_div = self.b.ins().bor(zero, both);
+        }
+        let d = self.b.ins().select(unsafe_div, one, y);
+        if !signed {
+            return match op {
+                BinaryOp::DivFloor | BinaryOp::DivTrunc => self.b.ins().udiv(x, d),
+                _ => self.b.ins().urem(x, d),
+            };
+        }
+        let q = self.b.ins().sdiv(x, d);
+        let rem = self.b.ins().srem(x, d);
+        let xn = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
+        let yn = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, y, 0);
+        let rn = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, rem, 0);
+        let rnz = self.b.ins().icmp_imm_s(IntCC::NotEqual, rem, 0);
+        match op {
+            BinaryOp::DivTrunc => q,
+            BinaryOp::Fmod => rem,
+            BinaryOp::DivFloor => {
+                let differ = self.b.ins().bxor(xn, yn);
+                let adj = self.b.ins().band(differ, rnz);
+                let q1 = self.b.ins().iadd_imm_s(q, -1);
+                self.b.ins().select(adj, q1, q)
+            }
+            _ => {
+                let differ = self.b.ins().bxor(rn, yn);
+                let adj = self.b.ins().band(differ, rnz);
+                let r1 = self.b.ins().iadd(rem, y);
+                self.b.ins().select(adj, r1, rem)
+            }
+        }
+    }
+
+    /// Converts `v` of `from` to `to` with the interpreter's cast rules.
+    fn cast(&mut self, v: Value, from: DType, to: DType) -> R<Value> {
+        let (fr, tr) = (rep(from)?, rep(to)?);
+        if from == to {
+            return Ok(v);
+        }
+        // Float8 sources decode exactly to f32 and convert on as a float.
+        if fr == Rep::F8 {
+            let code = self.b.ins().uextend(I32, v);
+            let f = self.call(&format!("lf_decode_{}", from.as_str()), &[code], F32)?;
+            return self.cast(f, DType::F32, to);
+        }
+        Ok(match tr {
+            Rep::Bool => match fr {
+                Rep::Bool => v,
+                Rep::Int { .. } => self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0),
+                _ => self.ftruthy(v, fr),
+            },
+            Rep::Int { ty, .. } => {
+                let wide = match fr {
+                    Rep::Bool | Rep::Int { .. } => self.widen_int(v, from)?,
+                    Rep::F32 | Rep::F64 => {
+                        if to == DType::U64 {
+                            // Values at or above 2^63 take the unsigned path.
+                            let big = self.fconst(fr, 9_223_372_036_854_775_808.0);
+                            let ge = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, v, big);
+                            let u = self.b.ins().fcvt_to_uint_sat(I64, v);
+                            let s = self.b.ins().fcvt_to_sint_sat(I64, v);
+                            self.b.ins().select(ge, u, s)
+                        } else {
+                            self.b.ins().fcvt_to_sint_sat(I64, v)
+                        }
+                    }
+                    Rep::F8 => unreachable!("decoded above"),
+                };
+                if ty == I64 {
+                    wide
+                } else {
+                    self.b.ins().ireduce(ty, wide)
+                }
+            }
+            Rep::F32 | Rep::F64 | Rep::F8 => {
+                let target = if tr == Rep::F64 { F64 } else { F32 };
+                let f = match fr {
+                    Rep::Bool | Rep::Int { signed: false, .. } => {
+                        let w = self.widen_int(v, from)?;
+                        self.b.ins().fcvt_from_uint(target, w)
+                    }
+                    Rep::Int { .. } => {
+                        let w = self.widen_int(v, from)?;
+                        self.b.ins().fcvt_from_sint(target, w)
+                    }
+                    Rep::F32 if target == F64 => self.b.ins().fpromote(F64, v),
+                    Rep::F64 if target == F32 => self.b.ins().fdemote(F32, v),
+                    _ => v,
+                };
+                if tr == Rep::F8 {
+                    let code = self.call(&format!("lf_encode_{}", to.as_str()), &[f], I32)?;
+                    self.b.ins().ireduce(I8, code)
+                } else {
+                    self.round(f, to)?
+                }
+            }
+        })
+    }
+
+    /// The accumulation type of a reduction of `dt`.
+    fn acc_type(op: Accum, dt: DType) -> R<Type> {
+        Ok(match op {
+            Accum::Sum if dt == DType::F32 => F64,
+            _ => reg(rep(dt)?),
+        })
+    }
+
+    fn init_accs(&mut self, phase: u32) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            let e = &self.k.exprs[i];
+            let (Expr::Reduce { op, x }, Stage::Outer(k)) = (&e.expr, e.stage) else {
+                continue;
+            };
+            if k != phase + 1 || !self.needed[i] {
+                continue;
+            }
+            let (op, x) = (*op, *x);
+            let xdt = self.dtype(x);
+            let r = rep(xdt)?;
+            if r == Rep::F8 || (matches!(op, Accum::Any | Accum::All) && r != Rep::Bool) {
+                return Err(unsupported(format!("reduce {op:?}"), xdt));
+            }
+            let ty = Self::acc_type(op, xdt)?;
+            let float = ty == F32 || ty == F64;
+            let signed = matches!(r, Rep::Int { signed: true, .. });
+            let init = match op {
+                Accum::Sum | Accum::Any => 0.0,
+                Accum::Prod | Accum::All => 1.0,
+                Accum::Max => f64::NEG_INFINITY,
+                Accum::Min => f64::INFINITY,
+                Accum::ArgMax | Accum::ArgMin => 0.0,
+            };
+            let v = if float {
+                if ty == F64 {
+                    self.b.ins().f64const(init)
+                } else {
+                    self.b.ins().f32const(init as f32)
+                }
+            } else {
+                let bits = ty.bits();
+                let iv: i64 = match op {
+                    Accum::Max if r == Rep::Bool => 0,
+                    Accum::Min if r == Rep::Bool => 1,
+                    Accum::Max if signed => -(1i64 << (bits - 1).min(63)),
+                    Accum::Max => 0,
+                    Accum::Min if signed => ((1u64 << (bits - 1)) - 1) as i64,
+                    Accum::Min => -1,
+                    _ => init as i64,
+                };
+                self.iconst(ty, iv)
+            };
+            let var = self.b.declare_var(ty);
+            self.b.def_var(var, v);
+            let idx = if matches!(op, Accum::ArgMax | Accum::ArgMin) {
+                let iv = self.b.declare_var(I64);
+                let z = self.iconst(I64, 0);
+                self.b.def_var(iv, z);
+                Some(iv)
+            } else {
+                None
+            };
+            self.accs.insert(i, Acc { op, var, idx });
+        }
+        Ok(())
+    }
+
+    fn update_accs(&mut self, phase: u32) -> R<()> {
+        let mut ids: Vec<usize> = self.accs.keys().copied().collect();
+        ids.sort_unstable();
+        for i in ids {
+            if self.k.exprs[i].stage != Stage::Outer(phase + 1) {
+                continue;
+            }
+            let Expr::Reduce { x, .. } = self.k.exprs[i].expr else {
+                continue;
+            };
+            let xdt = self.dtype(x);
+            let r = rep(xdt)?;
+            let v = self.val(x);
+            let (op, var, idx) = {
+                let a = &self.accs[&i];
+                (a.op, a.var, a.idx)
+            };
+            let acc = self.b.use_var(var);
+            let float = matches!(r, Rep::F32 | Rep::F64);
+            let signed = matches!(r, Rep::Int { signed: true, .. });
+            let next = match op {
+                Accum::Sum if r == Rep::Bool => self.b.ins().bor(acc, v),
+                Accum::Prod if r == Rep::Bool => self.b.ins().band(acc, v),
+                Accum::Any => self.b.ins().bor(acc, v),
+                Accum::All => self.b.ins().band(acc, v),
+                Accum::Sum if float => {
+                    let w = if xdt == DType::F32 {
+                        self.b.ins().fpromote(F64, v)
+                    } else {
+                        v
+                    };
+                    let s = self.b.ins().fadd(acc, w);
+                    self.round(s, xdt)?
+                }
+                Accum::Prod if float => {
+                    let p = self.b.ins().fmul(acc, v);
+                    self.round(p, xdt)?
+                }
+                Accum::Sum => self.b.ins().iadd(acc, v),
+                Accum::Prod => self.b.ins().imul(acc, v),
+                Accum::Max | Accum::Min if float => self.binary(
+                    if op == Accum::Max {
+                        BinaryOp::Maximum
+                    } else {
+                        BinaryOp::Minimum
+                    },
+                    acc,
+                    v,
+                    xdt,
+                )?,
+                Accum::Max if r == Rep::Bool => self.b.ins().bor(acc, v),
+                Accum::Min if r == Rep::Bool => self.b.ins().band(acc, v),
+                Accum::Max if signed => self.b.ins().smax(acc, v),
+                Accum::Max => self.b.ins().umax(acc, v),
+                Accum::Min if signed => self.b.ins().smin(acc, v),
+                Accum::Min => self.b.ins().umin(acc, v),
+                Accum::ArgMax | Accum::ArgMin => {
+                    // take = first || (!nan(best) && (nan(x) || x better than best))
+                    let pos = self.b.use_var(self.pos);
+                    let first = self.b.ins().icmp_imm_s(IntCC::Equal, pos, 0);
+                    let better = if float {
+                        let cc = if op == Accum::ArgMax {
+                            FloatCC::GreaterThan
+                        } else {
+                            FloatCC::LessThan
+                        };
+                        let b = self.b.ins().fcmp(cc, v, acc);
+                        let xnan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                        let bnan = self.b.ins().fcmp(FloatCC::Unordered, acc, acc);
+                        let t = self.b.ins().bor(b, xnan);
+                        let bok = self.b.ins().bxor_imm_s(bnan, 1);
+                        self.b.ins().band(t, bok)
+                    } else {
+                        let cc = match (op == Accum::ArgMax, signed) {
+                            (true, true) => IntCC::SignedGreaterThan,
+                            (true, false) => IntCC::UnsignedGreaterThan,
+                            (false, true) => IntCC::SignedLessThan,
+                            (false, false) => IntCC::UnsignedLessThan,
+                        };
+                        self.b.ins().icmp(cc, v, acc)
+                    };
+                    let take = self.b.ins().bor(first, better);
+                    let iv = idx.expect("arg reductions keep an index");
+                    let bi = self.b.use_var(iv);
+                    let ni = self.b.ins().select(take, pos, bi);
+                    self.b.def_var(iv, ni);
+                    self.b.ins().select(take, v, acc)
+                }
+            };
+            self.b.def_var(var, next);
+        }
+        Ok(())
+    }
+
+    /// The reduction's result after its phase's loop.
+    fn finish_acc(&mut self, i: usize) -> R<Value> {
+        let a = self
+            .accs
+            .remove(&i)
+            .ok_or_else(|| CodegenError::Malformed(format!("v{i}: reduction without a loop")))?;
+        if let Some(iv) = a.idx {
+            return Ok(self.b.use_var(iv));
+        }
+        let v = self.b.use_var(a.var);
+        let dt = self.k.exprs[i].dtype;
+        Ok(if a.op == Accum::Sum && dt == DType::F32 {
+            self.b.ins().fdemote(F32, v)
+        } else {
+            v
+        })
+    }
+}
+
+/// The kind code and the three f64 parameters of a [`UnaryParamOp`] for
+/// `lf_unary_param_*` (decoded by `lazyfuse_runtime::jit_symbols::param_op`).
+pub fn param_code(op: UnaryParamOp) -> (i64, [f64; 3]) {
+    match op {
+        UnaryParamOp::NanToNum {
+            nan,
+            posinf,
+            neginf,
+        } => (0, [nan, posinf, neginf]),
+        UnaryParamOp::Logit { eps } => (1, [eps.unwrap_or(f64::NAN), 0.0, 0.0]),
+        UnaryParamOp::RoundDecimals { decimals } => (2, [decimals as f64, 0.0, 0.0]),
+        UnaryParamOp::Gelu { tanh } => (3, [tanh as u8 as f64, 0.0, 0.0]),
+        UnaryParamOp::Softplus { beta, threshold } => (4, [beta, threshold, 0.0]),
+        UnaryParamOp::Elu {
+            alpha,
+            scale,
+            input_scale,
+        } => (5, [alpha, scale, input_scale]),
+        UnaryParamOp::LeakyRelu { negative_slope } => (6, [negative_slope, 0.0, 0.0]),
+        UnaryParamOp::Hardtanh { min_val, max_val } => (7, [min_val, max_val, 0.0]),
+    }
+}
+
+/// The inverse of [`param_code`]: the op of a kind code and its parameters, `None`
+/// for an unknown code.
+pub fn param_op(kind: i64, p: [f64; 3]) -> Option<UnaryParamOp> {
+    Some(match kind {
+        0 => UnaryParamOp::NanToNum {
+            nan: p[0],
+            posinf: p[1],
+            neginf: p[2],
+        },
+        1 => UnaryParamOp::Logit {
+            eps: if p[0].is_nan() { None } else { Some(p[0]) },
+        },
+        2 => UnaryParamOp::RoundDecimals {
+            decimals: p[0] as i64,
+        },
+        3 => UnaryParamOp::Gelu { tanh: p[0] != 0.0 },
+        4 => UnaryParamOp::Softplus {
+            beta: p[0],
+            threshold: p[1],
+        },
+        5 => UnaryParamOp::Elu {
+            alpha: p[0],
+            scale: p[1],
+            input_scale: p[2],
+        },
+        6 => UnaryParamOp::LeakyRelu {
+            negative_slope: p[0],
+        },
+        7 => UnaryParamOp::Hardtanh {
+            min_val: p[0],
+            max_val: p[1],
+        },
+        _ => return None,
+    })
+}
