@@ -1644,9 +1644,30 @@ pub fn run_dir(dir: &Path) -> Summary {
 
 #[allow(dead_code)] // unused when tests/conformance.rs includes this file as a module
 fn main() {
-    let dir = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "tests/data/conformance".to_string());
+    // `conformance [DIR] [--backend jit|interp]`
+    let mut dir = "tests/data/conformance".to_string();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--backend" {
+            let name = args.next().unwrap_or_default();
+            match name.parse::<lazyfuse::CpuBackend>() {
+                Ok(b) => lazyfuse::set_cpu_backend(b),
+                Err(e) => {
+                    eprintln!("conformance: {e}");
+                    std::process::exit(2);
+                }
+            }
+        } else {
+            dir = a;
+        }
+    }
+    match lazyfuse::cpu_backend() {
+        Ok(b) => println!("backend: {b:?}"),
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            std::process::exit(2);
+        }
+    }
     let summary = run_dir(Path::new(&dir));
     if summary.failed > 0 {
         std::process::exit(1);

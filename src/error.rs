@@ -51,6 +51,10 @@ pub enum Error {
     /// `"cpu:01"`, `"cuda:"`), PyTorch's message.
     #[error("Invalid device string: '{0}'")]
     InvalidDevice(String),
+    /// A lazyfuse setting (an environment variable such as `LAZYFUSE_CPU_BACKEND`)
+    /// with a value it does not know.
+    #[error("{0}")]
+    Config(String),
 }
 
 impl Error {

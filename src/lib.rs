@@ -18,6 +18,7 @@
 //! `lazyfuse-runtime` (buffers and the reference interpreter).
 #![deny(missing_docs)]
 
+mod backend;
 mod device;
 mod display;
 mod error;
@@ -26,6 +27,7 @@ mod ops;
 mod store;
 mod tensor;
 
+pub use backend::{cpu_backend, set_cpu_backend, CpuBackend};
 pub use device::Device;
 pub use error::{Error, Result};
 pub use lazyfuse_ir::ScatterReduce;

@@ -194,14 +194,16 @@ impl Store {
         }
     }
 
-    /// Executes the storage's current node, unless it is an input already, and turns
-    /// it into an input node holding the result. Every other node of the graph that a
-    /// live tensor still names is computed on the way and kept the same way, so that
-    /// nothing computed here is computed again by a later realize.
-    pub(crate) fn realize(&mut self, storage: &Storage) -> Result<()> {
+    /// What realizing `storage` takes, or `None` when its node is an input already:
+    /// the graph copy to run (after the passes), its targets, the buffers it reads,
+    /// and the store's target nodes, pinned until [`Store::install`] or
+    /// [`Store::abandon`] so that no other thread's edit removes them meanwhile.
+    /// Every other node of the graph that a live tensor still names is a target too,
+    /// so that nothing computed now is computed again by a later realize.
+    fn plan(&mut self, storage: &Storage) -> Option<Plan> {
         let node = storage.node();
         if matches!(self.graph.node(node).op, Op::Input(_)) {
-            return Ok(());
+            return None;
         }
         let dump = dump_ir_enabled();
         if dump {
@@ -219,7 +221,7 @@ impl Store {
                     || (self.graph.is_pinned(n) && !matches!(self.graph.node(n).op, Op::Input(_)))
             })
             .collect();
-        let outputs = if passes_enabled() {
+        let (graph, copy_targets) = if passes_enabled() {
             // The passes make a copy holding what the targets need; its input nodes
             // name the same buffers, and its targets come back in the same order.
             let opt = lazyfuse_ir::passes::optimize(&self.graph, &targets);
@@ -234,23 +236,44 @@ impl Store {
                     opt.report,
                     opt.graph.dump(&opt.targets)
                 );
-                eprintln!(
-                    "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
-                );
             }
-            lazyfuse_runtime::interp::execute(&opt.graph, &self.buffers, &opt.targets)?
+            (opt.graph, opt.targets)
         } else {
             if dump {
                 eprintln!("== lazyfuse: graph after passes (passes off: unchanged) ==");
-                eprintln!(
-                    "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
-                );
             }
-            lazyfuse_runtime::interp::execute(&self.graph, &self.buffers, &targets)?
+            lazyfuse_ir::passes::remove_dead(&self.graph, &targets)
         };
+        let inputs = graph
+            .topo_order(&copy_targets)
+            .into_iter()
+            .filter_map(|n| match graph.node(n).op {
+                Op::Input(id) => self.buffers.get(&id).map(|b| (id, b.clone())),
+                _ => None,
+            })
+            .collect();
+        for &t in &targets {
+            self.graph.pin(t);
+        }
+        Some(Plan {
+            graph,
+            targets: copy_targets,
+            store_targets: targets,
+            inputs,
+            dump,
+        })
+    }
+
+    /// Turns each planned target that is not an input yet (another thread may have
+    /// realized it meanwhile) into an input node holding its result, and releases
+    /// the plan's pins.
+    fn install(&mut self, plan: Plan, outputs: Vec<Arc<Buffer>>) {
         // Producers first: replacing a node releases its producers, which are
-        // never targets computed later in this loop.
-        for (target, buffer) in targets.into_iter().zip(outputs) {
+        // never targets installed later in this loop.
+        for (&target, buffer) in plan.store_targets.iter().zip(outputs) {
+            if matches!(self.graph.node(target).op, Op::Input(_)) {
+                continue;
+            }
             let id = InputId(self.next_input);
             self.next_input += 1;
             self.buffers.insert(id, buffer);
@@ -258,7 +281,14 @@ impl Store {
                 self.buffers.remove(&freed);
             }
         }
-        Ok(())
+        self.abandon(plan);
+    }
+
+    /// Releases a plan's pins (after installing it, or after it failed).
+    fn abandon(&mut self, plan: Plan) {
+        for t in plan.store_targets {
+            self.unpin(t);
+        }
     }
 
     /// Points the storage at a new version node.
@@ -273,6 +303,46 @@ impl Store {
         match self.graph.node(storage.node()).op {
             Op::Input(id) => self.buffers.get(&id).cloned(),
             _ => None,
+        }
+    }
+}
+
+/// A realize prepared under the store's lock and run outside it.
+struct Plan {
+    graph: Graph,
+    targets: Vec<NodeId>,
+    store_targets: Vec<NodeId>,
+    inputs: HashMap<InputId, Arc<Buffer>>,
+    dump: bool,
+}
+
+/// Executes the storage's current node, unless it is an input already, and turns
+/// it into an input node holding the result. The store is locked to plan (passes,
+/// pins) and to install the results, not while kernels run: two threads realize at
+/// once.
+pub(crate) fn realize(storage: &Storage) -> Result<()> {
+    let Some(plan) = with_store(|s| s.plan(storage)) else {
+        return Ok(());
+    };
+    match crate::backend::execute(&plan.graph, &plan.inputs, &plan.targets, plan.dump) {
+        Ok(outputs) => {
+            with_store(|s| s.install(plan, outputs));
+            Ok(())
+        }
+        Err(e) => {
+            with_store(|s| s.abandon(plan));
+            Err(e)
+        }
+    }
+}
+
+/// The realized buffer of a storage: realizes it, then reads its buffer (again, if
+/// another thread wrote a new version in between).
+pub(crate) fn realized_buffer(storage: &Storage) -> Result<Arc<Buffer>> {
+    loop {
+        realize(storage)?;
+        if let Some(b) = with_store(|s| s.buffer_of(storage)) {
+            return Ok(b);
         }
     }
 }

@@ -395,21 +395,16 @@ impl Tensor {
     /// assert!(t.is_realized());
     /// ```
     pub fn realize(&self) -> Result<Tensor> {
-        with_store(|s| s.realize(&self.0.storage))?;
+        crate::store::realize(&self.0.storage)?;
         Ok(self.clone())
     }
 
     /// The elements in logical row-major order, as a contiguous buffer.
     pub(crate) fn read_buffer(&self) -> Result<Buffer> {
-        with_store(|s| {
-            s.realize(&self.0.storage)?;
-            let buffer = s
-                .buffer_of(&self.0.storage)
-                .expect("a realized storage's node is an input with a buffer");
-            // A view may have far more elements than its storage (expand).
-            lazyfuse_runtime::buffer::check_allocation(&self.0.layout.shape, self.0.dtype, false)?;
-            Ok(buffer.gather(&self.0.layout))
-        })
+        let buffer = crate::store::realized_buffer(&self.0.storage)?;
+        // A view may have far more elements than its storage (expand).
+        lazyfuse_runtime::buffer::check_allocation(&self.0.layout.shape, self.0.dtype, false)?;
+        Ok(buffer.gather(&self.0.layout))
     }
 
     /// The elements that printing shows: all of them, or for a tensor of more than
@@ -422,11 +417,8 @@ impl Tensor {
         if count == self.numel() {
             return self.read_buffer();
         }
-        with_store(|s| {
-            s.realize(&self.0.storage)?;
-            let buffer = s
-                .buffer_of(&self.0.storage)
-                .expect("a realized storage's node is an input with a buffer");
+        let buffer = crate::store::realized_buffer(&self.0.storage)?;
+        {
             let layout = &self.0.layout;
             let mut offsets = vec![layout.offset as isize];
             for (indices, &stride) in shown.iter().zip(&layout.strides) {
@@ -437,7 +429,7 @@ impl Tensor {
             }
             let offsets: Vec<usize> = offsets.into_iter().map(|o| o as usize).collect();
             Ok(buffer.take_offsets(&offsets)?)
-        })
+        }
     }
 
     /// The elements in logical row-major order. `T` must be the dtype's element type.
@@ -492,6 +484,61 @@ impl Tensor {
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
             opt.graph.dump(&opt.targets)
+        })
+    }
+
+    /// The schedule of this tensor's graph alone (after the passes): the kernels
+    /// with the graph nodes each holds and their loop IR, as `LAZYFUSE_DUMP_IR`
+    /// prints it. `Err` when the scheduler refuses the graph.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::ones(&[4], DType::F32);
+    /// let y = x.mul(2.0).unwrap().exp().unwrap();
+    /// assert!(y.schedule_text().unwrap().contains("step 0: loop"));
+    /// ```
+    pub fn schedule_text(&self) -> Result<String> {
+        with_store(|s| {
+            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
+            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets)?.text())
+        })
+    }
+
+    /// The Cranelift IR of every loop kernel of [`Tensor::schedule_text`]'s schedule.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let y = Tensor::ones(&[4], DType::F32).neg().unwrap();
+    /// assert!(y.clif_text().unwrap().contains("function"));
+    /// ```
+    pub fn clif_text(&self) -> Result<String> {
+        with_store(|s| {
+            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
+            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets)?;
+            let mut out = String::new();
+            for step in &sched.steps {
+                if let lazyfuse_ir::kernel::Step::Loop(k) = step {
+                    out.push_str(&format!("; {}\n", k.name));
+                    out.push_str(&lazyfuse_runtime::exec::clif_text(k)?);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Number of kernels (loop kernels and extern steps) that realizing this tensor
+    /// alone takes on the JIT.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let a = Tensor::ones(&[8], DType::F32);
+    /// let w1 = a.mul(&a).unwrap().add(&a).unwrap().relu().unwrap().mul(0.5).unwrap().add(&a).unwrap().tanh().unwrap();
+    /// assert_eq!(w1.kernel_count().unwrap(), 1);
+    /// ```
+    pub fn kernel_count(&self) -> Result<usize> {
+        with_store(|s| {
+            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
+            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets)?.kernel_count())
         })
     }
 }

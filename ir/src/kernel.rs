@@ -361,6 +361,8 @@ pub struct ExternStep {
     pub shape: Vec<usize>,
     /// one buffer per input slot, holding that input's value contiguously
     pub inputs: Vec<BufId>,
+    /// the shape of each input (its buffer holds it row-major)
+    pub input_shapes: Vec<Vec<usize>>,
     /// where the result goes (contiguous)
     pub output: BufId,
     /// why this node is not in a loop kernel

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod broadcast;
+pub mod dot;
 pub mod dtype;
 pub mod error;
 pub mod graph;

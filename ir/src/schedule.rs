@@ -372,6 +372,11 @@ impl<'g> Planner<'g> {
                     dtype: node.dtype,
                     shape: node.shape.clone(),
                     inputs,
+                    input_shapes: g
+                        .inputs(n)
+                        .iter()
+                        .map(|i| g.node(*i).shape.clone())
+                        .collect(),
                     output: buf_of[&n],
                     reason: why.clone(),
                 }));

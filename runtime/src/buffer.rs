@@ -110,6 +110,36 @@ impl Buffer {
         self.len() == 0
     }
 
+    /// Address of element 0 (the bytes of a storage-only dtype), for compiled kernels.
+    /// Reading through it is sound for `len() * dtype().size_in_bytes()` bytes while
+    /// the buffer lives and is not mutated.
+    ///
+    /// ```
+    /// let b = lazyfuse_runtime::Buffer::from_vec(vec![1.0f32, 2.0]);
+    /// assert!(!b.as_ptr().is_null());
+    /// ```
+    pub fn as_ptr(&self) -> *const u8 {
+        with_buffer!(self, v => v.as_ptr().cast::<u8>(), raw => match self {
+            Buffer::Raw { bytes, .. } => bytes.as_ptr(),
+            _ => unreachable!(),
+        })
+    }
+
+    /// Address of element 0 for writing, for compiled kernels. Every element type
+    /// but `bool` accepts any bit pattern; a kernel writes only 0 or 1 into a `bool`
+    /// buffer.
+    ///
+    /// ```
+    /// let mut b = lazyfuse_runtime::Buffer::from_vec(vec![1u8, 2]);
+    /// assert!(!b.as_mut_ptr().is_null());
+    /// ```
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            Buffer::Raw { bytes, .. } => bytes.as_mut_ptr(),
+            other => with_buffer!(other, v => v.as_mut_ptr().cast::<u8>(), raw => unreachable!()),
+        }
+    }
+
     /// A buffer of `len` zeros (false, 0, +0.0) of `dtype`.
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
         match dtype {

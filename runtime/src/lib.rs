@@ -7,9 +7,11 @@
 
 pub mod buffer;
 pub mod error;
+pub mod exec;
 pub mod interp;
-pub mod kernel_eval;
 pub mod jit_symbols;
+pub mod kernel_eval;
+pub mod pool;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};

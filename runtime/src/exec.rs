@@ -1,0 +1,483 @@
+//! The CPU executor of compiled schedules: compiles a schedule's loop kernels with
+//! Cranelift (through a process-wide kernel cache), allocates its buffers, runs its
+//! steps in order (loop kernels split across the thread pool, extern steps through
+//! the interpreter's routine for their one node) and frees temporaries after their
+//! last reader.
+//!
+//! # Soundness of the kernel calls
+//! A compiled kernel reads and writes raw memory. It is called only
+//! - after [`LoopKernel::verify`] proved every affine access inside `0..len` of its
+//!   param over the whole iteration space (run when the kernel is compiled; the proof
+//!   depends only on the kernel's structure, which is the cache key), and
+//! - with `params[i]` pointing at a live buffer whose dtype and element count are
+//!   exactly param `i`'s (checked before every call), written only through params
+//!   that the executor owns uniquely at that moment.
+//!
+//! Data-dependent indices are checked by the generated code itself.
+
+use crate::buffer::{check_allocation, Buffer};
+use crate::error::{Error, Result};
+use crate::pool;
+use hashbrown::HashMap as FastMap;
+use lazyfuse_codegen::cpu::{CpuModule, KernelFn};
+use lazyfuse_ir::kernel::{
+    BufId, BufKind, ExternStep, LoopKernel, Schedule, Status, Step, STATUS_SLOTS,
+};
+use lazyfuse_ir::{Graph, InputId, Op};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Timing of one step, for `LAZYFUSE_DEBUG=2`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepTiming {
+    /// the kernel's name (loop kernels) or `extern <op>`
+    pub name: String,
+    /// wall time of the step
+    pub time: Duration,
+    /// bytes of its params (each buffer once): the traffic a perfect kernel moves
+    pub bytes: u64,
+}
+
+/// What one run of a schedule did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunStats {
+    /// steps run (loop kernels and extern steps)
+    pub kernels: usize,
+    /// loop kernels compiled by this run
+    pub compiled: usize,
+    /// loop kernels found in the kernel cache
+    pub cache_hits: usize,
+    /// time spent compiling
+    pub compile: Duration,
+    /// time spent running steps
+    pub run: Duration,
+    /// one entry per step
+    pub steps: Vec<StepTiming>,
+}
+
+/// A compiled kernel: its function and the module that owns its code.
+struct Compiled {
+    /// Keeps the code alive while `entry` may be called.
+    _module: Arc<CpuModule>,
+    entry: KernelFn,
+    last_use: u64,
+}
+
+/// The process-wide kernel cache, keyed by [`LoopKernel::structure`]. Bounded: when
+/// it holds more than [`KERNEL_CACHE_CAPACITY`] kernels the least recently used half
+/// is dropped, and a module's code is freed when none of its kernels is cached (or
+/// running) any more.
+struct KernelCache {
+    kernels: FastMap<String, Compiled>,
+    clock: u64,
+}
+
+/// Most kernels the cache keeps.
+pub const KERNEL_CACHE_CAPACITY: usize = 4096;
+
+static CACHE: LazyLock<Mutex<KernelCache>> = LazyLock::new(|| {
+    Mutex::new(KernelCache {
+        kernels: FastMap::new(),
+        clock: 0,
+    })
+});
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every cache edit is a complete insert or removal: a poisoned lock is consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Number of compiled kernels in the cache (a diagnostic for tests).
+///
+/// ```
+/// assert!(lazyfuse_runtime::exec::cached_kernels() <= lazyfuse_runtime::exec::KERNEL_CACHE_CAPACITY);
+/// ```
+pub fn cached_kernels() -> usize {
+    lock(&CACHE).kernels.len()
+}
+
+/// A kernel's function and the module that owns its code (kept alive while it runs).
+type Entry = (KernelFn, Arc<CpuModule>);
+
+/// The entry points of a schedule's loop kernels (by step index), compiling the ones
+/// the cache lacks in one batch. Returns `(entries, compiled, hits)`.
+fn compile_all(schedule: &Schedule, stats: &mut RunStats) -> Result<Vec<Option<Entry>>> {
+    let start = Instant::now();
+    let keys: Vec<Option<String>> = schedule
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Loop(k) => Some(k.structure()),
+            Step::Extern(_) => None,
+        })
+        .collect();
+    let mut cache = lock(&CACHE);
+    cache.clock += 1;
+    let now = cache.clock;
+    let mut missing: Vec<(usize, &LoopKernel)> = Vec::new();
+    let mut seen_missing: FastMap<&str, ()> = FastMap::new();
+    for (i, (step, key)) in schedule.steps.iter().zip(&keys).enumerate() {
+        if let (Step::Loop(k), Some(key)) = (step, key) {
+            if let Some(c) = cache.kernels.get_mut(key) {
+                c.last_use = now;
+                stats.cache_hits += 1;
+            } else if seen_missing.insert(key.as_str(), ()).is_none() {
+                k.verify()
+                    .map_err(|e| Error::Malformed(format!("kernel IR: {e}")))?;
+                missing.push((i, k));
+            } else {
+                stats.cache_hits += 1;
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let batch: Vec<&LoopKernel> = missing.iter().map(|(_, k)| *k).collect();
+        let module = Arc::new(
+            CpuModule::compile(&batch, &crate::jit_symbols::lookup)
+                .map_err(|e| Error::Unsupported(format!("compiling a kernel: {e}")))?,
+        );
+        for (j, (i, _)) in missing.iter().enumerate() {
+            let key = keys[*i].clone().unwrap_or_default();
+            cache.kernels.insert(
+                key,
+                Compiled {
+                    _module: module.clone(),
+                    entry: module.entry(j),
+                    last_use: now,
+                },
+            );
+        }
+        stats.compiled += missing.len();
+        evict(&mut cache);
+    }
+    let entries = keys
+        .iter()
+        .map(|k| {
+            k.as_ref()
+                .and_then(|k| cache.kernels.get(k).map(|c| (c.entry, c._module.clone())))
+        })
+        .collect();
+    stats.compile += start.elapsed();
+    Ok(entries)
+}
+
+fn evict(cache: &mut KernelCache) {
+    if cache.kernels.len() <= KERNEL_CACHE_CAPACITY {
+        return;
+    }
+    let mut uses: Vec<u64> = cache.kernels.values().map(|c| c.last_use).collect();
+    uses.sort_unstable();
+    let cutoff = uses[uses.len() / 2];
+    cache.kernels.retain(|_, c| c.last_use > cutoff);
+}
+
+/// A buffer slot of a running schedule.
+enum Slot {
+    Empty,
+    Ready(Arc<Buffer>),
+}
+
+/// Runs `schedule` on the CPU with compiled loop kernels. `inputs` holds the
+/// buffers its `BufKind::Input` buffers name; the result holds one buffer per target.
+///
+/// ```
+/// use lazyfuse_ir::kernel::*;
+/// use lazyfuse_ir::{DType, InputId};
+/// use lazyfuse_runtime::{exec, Buffer};
+/// use std::{collections::HashMap, sync::Arc};
+/// let double = LoopKernel {
+///     name: "double".into(),
+///     nodes: vec![],
+///     params: vec![
+///         Param { buf: BufId(0), dtype: DType::I32, len: 3, writes: false },
+///         Param { buf: BufId(1), dtype: DType::I32, len: 3, writes: true },
+///     ],
+///     dims: vec![3],
+///     n_parallel: 1,
+///     exprs: vec![
+///         ExprNode { expr: Expr::Load { param: 0, index: Affine { offset: 0, strides: vec![1] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
+///         ExprNode { expr: Expr::Binary { op: lazyfuse_ir::BinaryOp::Add, a: ExprId(0), b: ExprId(0) }, dtype: DType::I32, stage: Stage::Outer(0) },
+///     ],
+///     stores: vec![StoreOp { param: 1, index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
+/// };
+/// let schedule = Schedule {
+///     buffers: vec![
+///         BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Input(InputId(7)) },
+///         BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Output(0) },
+///     ],
+///     steps: vec![Step::Loop(double)],
+///     outputs: vec![BufId(1)],
+///     notes: vec![],
+/// };
+/// let inputs = HashMap::from([(InputId(7), Arc::new(Buffer::from_vec(vec![1i32, -2, 3])))]);
+/// let (out, stats) = exec::run(&schedule, &inputs).unwrap();
+/// assert_eq!(*out[0], Buffer::from_vec(vec![2i32, -4, 6]));
+/// assert_eq!(stats.kernels, 1);
+/// ```
+pub fn run(
+    schedule: &Schedule,
+    inputs: &HashMap<InputId, Arc<Buffer>>,
+) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
+    let mut stats = RunStats::default();
+    let entries = compile_all(schedule, &mut stats)?;
+    let run_start = Instant::now();
+    // The step after which each temporary is dead.
+    let mut last_use: Vec<usize> = vec![0; schedule.buffers.len()];
+    for (i, step) in schedule.steps.iter().enumerate() {
+        for b in step_buffers(step) {
+            last_use[b.0 as usize] = i;
+        }
+    }
+    let mut slots: Vec<Slot> = Vec::with_capacity(schedule.buffers.len());
+    for decl in &schedule.buffers {
+        slots.push(match decl.kind {
+            BufKind::Input(id) => Slot::Ready(
+                inputs
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?,
+            ),
+            BufKind::Output(_) | BufKind::Temp => Slot::Empty,
+        });
+    }
+    for (i, step) in schedule.steps.iter().enumerate() {
+        let t0 = Instant::now();
+        let (name, bytes) = match step {
+            Step::Loop(k) => {
+                let (entry, _module) = entries[i].clone().ok_or_else(|| {
+                    Error::Malformed(format!("kernel {} was not compiled", k.name))
+                })?;
+                let bytes = run_loop(schedule, k, entry, &mut slots)?;
+                (k.name.clone(), bytes)
+            }
+            Step::Extern(e) => {
+                let bytes = run_extern(schedule, e, &mut slots)?;
+                (format!("extern {}", e.op.name()), bytes)
+            }
+        };
+        stats.steps.push(StepTiming {
+            name,
+            time: t0.elapsed(),
+            bytes,
+        });
+        for b in step_buffers(step) {
+            let idx = b.0 as usize;
+            if last_use[idx] == i
+                && schedule.buffers[idx].kind == BufKind::Temp
+                && !schedule.outputs.contains(&b)
+            {
+                slots[idx] = Slot::Empty;
+            }
+        }
+    }
+    stats.kernels = schedule.steps.len();
+    let outs = schedule
+        .outputs
+        .iter()
+        .map(|b| match slots.get(b.0 as usize) {
+            Some(Slot::Ready(buf)) => Ok(buf.clone()),
+            // An empty result needs no step (a `cat` of empty tensors, say).
+            Some(Slot::Empty) if schedule.buffers[b.0 as usize].len == 0 => {
+                Ok(Arc::new(allocate(schedule, *b)?))
+            }
+            _ => Err(Error::Malformed(format!("output {b} was never written"))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    stats.run = run_start.elapsed();
+    Ok((outs, stats))
+}
+
+fn step_buffers(step: &Step) -> Vec<BufId> {
+    match step {
+        Step::Loop(k) => k.params.iter().map(|p| p.buf).collect(),
+        Step::Extern(e) => e.inputs.iter().copied().chain([e.output]).collect(),
+    }
+}
+
+/// A fresh zeroed buffer for `b`, refusing sizes the allocator cannot give.
+fn allocate(schedule: &Schedule, b: BufId) -> Result<Buffer> {
+    let decl = &schedule.buffers[b.0 as usize];
+    check_allocation(&[decl.len], decl.dtype, false)?;
+    Ok(Buffer::zeros(decl.dtype, decl.len))
+}
+
+/// Parallel points per chunk: at least this many elements of work per chunk keeps
+/// the pool's overhead (a few microseconds per job) small.
+const MIN_WORK_PER_CHUNK: usize = 1 << 15;
+
+fn run_loop(
+    schedule: &Schedule,
+    k: &LoopKernel,
+    entry: KernelFn,
+    slots: &mut [Slot],
+) -> Result<u64> {
+    // Writable params first: each gets a buffer this step owns uniquely.
+    for p in k.params.iter().filter(|p| p.writes) {
+        let idx = p.buf.0 as usize;
+        let slot = &mut slots[idx];
+        match slot {
+            Slot::Empty => *slot = Slot::Ready(Arc::new(allocate(schedule, p.buf)?)),
+            Slot::Ready(arc) => {
+                // A buffer written by an earlier step and shared since (a target read
+                // back by the store, say) is copied rather than written under a reader.
+                Arc::make_mut(arc);
+            }
+        }
+    }
+    let mut ptrs: Vec<*mut u8> = Vec::with_capacity(k.params.len());
+    let mut bytes = 0u64;
+    let mut seen: Vec<BufId> = Vec::new();
+    for p in &k.params {
+        let idx = p.buf.0 as usize;
+        let buf = match &mut slots[idx] {
+            Slot::Ready(arc) => arc,
+            Slot::Empty => {
+                return Err(Error::Malformed(format!(
+                    "kernel {} reads {} before it was written",
+                    k.name, p.buf
+                )))
+            }
+        };
+        if buf.dtype() != p.dtype || buf.len() != p.len {
+            return Err(Error::Malformed(format!(
+                "kernel {} expects {}[{}] in {}, found {}[{}]",
+                k.name,
+                p.dtype,
+                p.len,
+                p.buf,
+                buf.dtype(),
+                buf.len()
+            )));
+        }
+        if !seen.contains(&p.buf) {
+            seen.push(p.buf);
+            bytes += (p.len * p.dtype.size_in_bytes()) as u64;
+        }
+        ptrs.push(if p.writes {
+            Arc::get_mut(buf)
+                .ok_or_else(|| Error::Malformed(format!("{} is shared while written", p.buf)))?
+                .as_mut_ptr()
+        } else {
+            buf.as_ptr() as *mut u8
+        });
+    }
+    let points = k.parallel_points();
+    if points == 0 {
+        return Ok(bytes);
+    }
+    let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
+    let total_work = points.saturating_mul(work_per_point);
+    let threads = pool::threads();
+    let chunks = if total_work < 2 * MIN_WORK_PER_CHUNK || threads == 1 {
+        1
+    } else {
+        (total_work / MIN_WORK_PER_CHUNK)
+            .min(threads * 4)
+            .min(points)
+    };
+    let mut statuses = vec![[0u64; STATUS_SLOTS]; chunks];
+    let status_ptr = SendPtr(statuses.as_mut_ptr());
+    let params = SendPtr(ptrs.as_mut_ptr());
+    let body = |c: usize| {
+        let begin = points * c / chunks;
+        let end = points * (c + 1) / chunks;
+        // SAFETY: see the module doc: the kernel was verified in bounds for params of
+        // exactly these dtypes and lengths (checked above), the pointers stay valid
+        // for the whole call (the buffers live in `slots`, which this function borrows
+        // mutably, so nothing else touches them), chunks write disjoint parallel
+        // points, and each chunk has its own status block.
+        unsafe {
+            entry(
+                params.get() as *const *mut u8,
+                status_ptr.get().add(c) as *mut u64,
+                begin as u64,
+                end as u64,
+            )
+        };
+    };
+    pool::parallel_for(chunks, &body);
+    for s in &statuses {
+        if s[0] != 0 {
+            return Err(status_error(k, s));
+        }
+    }
+    Ok(bytes)
+}
+
+/// A raw pointer that chunks on other threads may use (each chunk writes only its own
+/// status block and its own parallel points).
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+// SAFETY: see `run_loop`: the pointee outlives the parallel loop and chunks touch
+// disjoint parts of it.
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}
+impl<T> SendPtr<T> {
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+/// The error a kernel's status block reports.
+fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
+    match Status::from_code(s[0]) {
+        Some(Status::ZeroDivision) => Error::ZeroDivision,
+        Some(Status::NegativeIntegerPower) => Error::NegativeIntegerPower,
+        Some(Status::IndexOutOfRange) => Error::IndexOutOfRange(format!(
+            "index {} is out of bounds for dimension with size {}",
+            s[1] as i64, s[2]
+        )),
+        Some(Status::Ok) | None => {
+            Error::Malformed(format!("kernel {} reported status {}", k.name, s[0]))
+        }
+    }
+}
+
+/// Runs one node with the interpreter's routine on whole contiguous buffers.
+fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result<u64> {
+    let mut g = Graph::new();
+    let mut args = HashMap::new();
+    let mut ids = Vec::with_capacity(e.inputs.len());
+    let mut bytes = 0u64;
+    for (slot_no, (b, shape)) in e.inputs.iter().zip(&e.input_shapes).enumerate() {
+        let buf = match &slots[b.0 as usize] {
+            Slot::Ready(arc) => arc.clone(),
+            Slot::Empty => {
+                return Err(Error::Malformed(format!(
+                    "extern {} reads {b} before it was written",
+                    e.op.name()
+                )))
+            }
+        };
+        bytes += (buf.len() * buf.dtype().size_in_bytes()) as u64;
+        let id = InputId(slot_no as u64);
+        ids.push(g.add(Op::Input(id), buf.dtype(), shape.clone(), &[]));
+        args.insert(id, buf);
+    }
+    let node = g.add(e.op.clone(), e.dtype, e.shape.clone(), &ids);
+    let out = crate::interp::execute(&g, &args, &[node])?
+        .pop()
+        .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?;
+    let decl = &schedule.buffers[e.output.0 as usize];
+    if out.dtype() != decl.dtype || out.len() != decl.len {
+        return Err(Error::Malformed(format!(
+            "extern {} produced {}[{}] for {}[{}]",
+            e.op.name(),
+            out.dtype(),
+            out.len(),
+            decl.dtype,
+            decl.len
+        )));
+    }
+    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
+    slots[e.output.0 as usize] = Slot::Ready(out);
+    Ok(bytes)
+}
+
+/// The Cranelift IR of a loop kernel, for `LAZYFUSE_DUMP_IR`.
+pub fn clif_text(kernel: &LoopKernel) -> Result<String> {
+    lazyfuse_codegen::cpu::clif_text(kernel)
+        .map_err(|e| Error::Unsupported(format!("compiling kernel {}: {e}", kernel.name)))
+}

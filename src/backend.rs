@@ -1,0 +1,296 @@
+//! The realize driver: which CPU backend runs a realize, and the inspection switches
+//! (`LAZYFUSE_CPU_BACKEND`, `LAZYFUSE_NOFUSE`, `LAZYFUSE_DEBUG`, `LAZYFUSE_DUMP_IR`).
+//!
+//! The pipeline after the graph passes is one line per stage in [`execute`]:
+//! scheduling (fusion, with composite ops lowered on the way) → kernel IR →
+//! Cranelift code → execution. The interpreter backend skips the middle stages and
+//! runs the graph node by node.
+
+use crate::error::{Error, Result};
+use lazyfuse_ir::kernel::{BufKind, Schedule, Step};
+use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
+use lazyfuse_ir::{Graph, InputId, NodeId};
+use lazyfuse_runtime::Buffer;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Instant;
+
+/// Which CPU backend realizes CPU tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuBackend {
+    /// Fused loop kernels compiled to native code with Cranelift (the default).
+    Jit,
+    /// The reference interpreter: one node at a time, the semantics' oracle.
+    Interp,
+}
+
+impl std::str::FromStr for CpuBackend {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "jit" => Ok(CpuBackend::Jit),
+            "interp" => Ok(CpuBackend::Interp),
+            other => Err(Error::Config(format!(
+                "unknown CPU backend '{other}': expected 'jit' or 'interp'"
+            ))),
+        }
+    }
+}
+
+/// 0: not chosen yet (read the environment), 1: jit, 2: interp, 3: invalid env value.
+static BACKEND: AtomicU8 = AtomicU8::new(0);
+
+/// Selects the CPU backend for every realize from now on; `LAZYFUSE_CPU_BACKEND`
+/// (`jit` or `interp`) sets the initial choice, the JIT by default.
+///
+/// ```
+/// use lazyfuse::{CpuBackend, Tensor};
+/// lazyfuse::set_cpu_backend(CpuBackend::Interp);
+/// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap().exp().unwrap();
+/// let on_interp = x.to_vec::<f32>().unwrap();
+/// lazyfuse::set_cpu_backend(CpuBackend::Jit);
+/// assert_eq!(lazyfuse::cpu_backend().unwrap(), CpuBackend::Jit);
+/// let y = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap().exp().unwrap();
+/// assert_eq!(y.to_vec::<f32>().unwrap(), on_interp);
+/// ```
+pub fn set_cpu_backend(backend: CpuBackend) {
+    BACKEND.store(
+        match backend {
+            CpuBackend::Jit => 1,
+            CpuBackend::Interp => 2,
+        },
+        Ordering::Relaxed,
+    );
+}
+
+/// The CPU backend realizes use; an `Err` when `LAZYFUSE_CPU_BACKEND` names none.
+///
+/// ```
+/// assert!(lazyfuse::cpu_backend().is_ok());
+/// ```
+pub fn cpu_backend() -> Result<CpuBackend> {
+    match BACKEND.load(Ordering::Relaxed) {
+        1 => Ok(CpuBackend::Jit),
+        2 => Ok(CpuBackend::Interp),
+        _ => match std::env::var("LAZYFUSE_CPU_BACKEND") {
+            Ok(v) => v.parse(),
+            Err(_) => Ok(CpuBackend::Jit),
+        },
+    }
+}
+
+/// `LAZYFUSE_DEBUG`: 0 (off), 1 (one line per realize), 2 (and one per kernel),
+/// 3 (and why each materialized value was not fused).
+static DEBUG: LazyLock<u8> = LazyLock::new(|| {
+    std::env::var("LAZYFUSE_DEBUG")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+});
+
+/// `LAZYFUSE_NOFUSE=1`: one kernel per node.
+static NOFUSE: LazyLock<bool> =
+    LazyLock::new(|| std::env::var_os("LAZYFUSE_NOFUSE").is_some_and(|v| v != "0"));
+
+/// The schedule of `graph` for `targets` with the current fusion setting.
+pub(crate) fn schedule_of(graph: &Graph, targets: &[NodeId]) -> Result<Schedule> {
+    schedule(graph, targets, &ScheduleOptions { fuse: !*NOFUSE })
+        .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
+}
+
+/// Runs the (already optimized) `graph` for `targets`: the interpreter, or
+/// schedule → compile → execute. `dump` prints the kernels and their code.
+pub(crate) fn execute(
+    graph: &Graph,
+    buffers: &HashMap<InputId, Arc<Buffer>>,
+    targets: &[NodeId],
+    dump: bool,
+) -> Result<Vec<Arc<Buffer>>> {
+    let debug = *DEBUG;
+    match cpu_backend()? {
+        CpuBackend::Interp => {
+            if dump {
+                eprintln!(
+                    "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
+                );
+            }
+            let t0 = Instant::now();
+            let out = lazyfuse_runtime::interp::execute(graph, buffers, targets)?;
+            if debug >= 1 {
+                eprintln!(
+                    "realize: {} kernels (0 compiled, 0 cache hits), compile 0.000 ms, run {:.3} ms",
+                    graph.topo_order(targets).len(),
+                    t0.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            Ok(out)
+        }
+        CpuBackend::Jit => {
+            let t0 = Instant::now();
+            let (sched, inputs) = if dump {
+                // A fresh schedule, so that the dump names this graph's nodes.
+                let sched = Arc::new(schedule_of(graph, targets)?);
+                dump_schedule(graph, targets, &sched);
+                (sched, buffers.clone())
+            } else {
+                cached_schedule(graph, targets, buffers)?
+            };
+            let schedule_time = t0.elapsed();
+            let (outs, stats) = lazyfuse_runtime::exec::run(&sched, &inputs)?;
+            if debug >= 1 {
+                eprintln!(
+                    "realize: {} kernels ({} compiled, {} cache hits), compile {:.3} ms, run {:.3} ms",
+                    stats.kernels,
+                    stats.compiled,
+                    stats.cache_hits,
+                    (stats.compile + schedule_time).as_secs_f64() * 1e3,
+                    stats.run.as_secs_f64() * 1e3
+                );
+            }
+            if debug >= 2 {
+                for s in &stats.steps {
+                    let secs = s.time.as_secs_f64();
+                    let gbs = if secs > 0.0 {
+                        s.bytes as f64 / secs / 1e9
+                    } else {
+                        0.0
+                    };
+                    eprintln!(
+                        "  kernel {}: {:.3} ms, {} bytes, {:.2} GB/s",
+                        s.name,
+                        secs * 1e3,
+                        s.bytes,
+                        gbs
+                    );
+                }
+            }
+            if debug >= 3 {
+                for n in &sched.notes {
+                    eprintln!("  materialized: {n}");
+                }
+            }
+            Ok(outs)
+        }
+    }
+}
+
+/// Most schedules the schedule cache keeps.
+const SCHEDULE_CACHE_CAPACITY: usize = 1024;
+
+/// The schedule cache: graph structure → schedule, so that rebuilding and realizing
+/// the same computation schedules nothing new. The key is the graph's text form
+/// ([`Graph::dump`]: ops, attributes, dtypes, shapes, with input buffers numbered by
+/// first appearance) and the fusion setting; a cached schedule names its input
+/// buffers by that number (`InputId(k)` is the k-th input), and each realize maps
+/// its own buffers onto those numbers.
+static SCHEDULES: LazyLock<Mutex<ScheduleCache>> = LazyLock::new(|| {
+    Mutex::new(ScheduleCache {
+        entries: HashMap::new(),
+        clock: 0,
+    })
+});
+
+struct ScheduleCache {
+    entries: HashMap<String, (Arc<Schedule>, u64)>,
+    clock: u64,
+}
+
+/// Buffers by input id.
+type InputBuffers = HashMap<InputId, Arc<Buffer>>;
+
+/// The schedule of `graph` from the cache (scheduling it on a miss), and the input
+/// buffers renumbered the way the cached schedule names them.
+fn cached_schedule(
+    graph: &Graph,
+    targets: &[NodeId],
+    buffers: &HashMap<InputId, Arc<Buffer>>,
+) -> Result<(Arc<Schedule>, InputBuffers)> {
+    // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
+    let mut order: Vec<InputId> = Vec::new();
+    for n in graph.topo_order(targets) {
+        if let lazyfuse_ir::Op::Input(id) = graph.node(n).op {
+            if !order.contains(&id) {
+                order.push(id);
+            }
+        }
+    }
+    let renumbered = order
+        .iter()
+        .enumerate()
+        .map(|(k, id)| {
+            buffers
+                .get(id)
+                .map(|b| (InputId(k as u64), b.clone()))
+                .ok_or_else(|| {
+                    Error::Runtime(lazyfuse_runtime::Error::Malformed(format!(
+                        "input {id} has no buffer"
+                    )))
+                })
+        })
+        .collect::<Result<HashMap<_, _>>>()?;
+    let key = format!("fuse={}\n{}", !*NOFUSE, graph.dump(targets));
+    let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
+    cache.clock += 1;
+    let now = cache.clock;
+    if let Some((sched, used)) = cache.entries.get_mut(&key) {
+        *used = now;
+        return Ok((sched.clone(), renumbered));
+    }
+    drop(cache);
+    let mut sched = schedule_of(graph, targets)?;
+    for b in &mut sched.buffers {
+        if let BufKind::Input(id) = b.kind {
+            let k = order.iter().position(|o| *o == id).ok_or_else(|| {
+                Error::Runtime(lazyfuse_runtime::Error::Malformed(format!(
+                    "the schedule reads input {id}, which the graph does not hold"
+                )))
+            })?;
+            b.kind = BufKind::Input(InputId(k as u64));
+        }
+    }
+    let sched = Arc::new(sched);
+    let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {
+        let mut uses: Vec<u64> = cache.entries.values().map(|(_, u)| *u).collect();
+        uses.sort_unstable();
+        let cutoff = uses[uses.len() / 2];
+        cache.entries.retain(|_, (_, u)| *u > cutoff);
+    }
+    cache.entries.insert(key, (sched.clone(), now));
+    Ok((sched, renumbered))
+}
+
+/// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and
+/// its Cranelift IR; with `LAZYFUSE_DUMP_IR=dot`, also writes the DOT picture.
+fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule) {
+    eprintln!(
+        "== lazyfuse: kernels ({} steps) ==\n{}",
+        sched.kernel_count(),
+        sched.text()
+    );
+    for step in &sched.steps {
+        if let Step::Loop(k) = step {
+            match lazyfuse_runtime::exec::clif_text(k) {
+                Ok(clif) => eprintln!("== lazyfuse: Cranelift IR of {} ==\n{clif}", k.name),
+                Err(e) => eprintln!("== lazyfuse: Cranelift IR of {}: {e} ==", k.name),
+            }
+        }
+    }
+    if std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "dot") {
+        let dir = std::env::var("LAZYFUSE_DUMP_DIR").unwrap_or_else(|_| ".".into());
+        let dot = lazyfuse_ir::dot::schedule_dot(graph, targets, sched);
+        let path = std::path::Path::new(&dir).join(format!(
+            "lazyfuse-{}-{}.dot",
+            std::process::id(),
+            DOT_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::write(&path, dot) {
+            Ok(()) => eprintln!("== lazyfuse: wrote {} ==", path.display()),
+            Err(e) => eprintln!("== lazyfuse: could not write {}: {e} ==", path.display()),
+        }
+    }
+}
+
+static DOT_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

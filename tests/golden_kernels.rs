@@ -1,0 +1,162 @@
+//! Golden tests of every IR level for representative graphs: the graph as built,
+//! after the passes, the schedule (kernels with the nodes each holds, and their loop
+//! IR) and the Cranelift IR, in `tests/golden/kernels/<name>.txt`
+//! (`LAZYFUSE_BLESS=1` rewrites them). Each case also asserts its kernel count.
+//! (Values are the differential tests' business: `tests/jit_differential.rs`.)
+
+use lazyfuse::{DType, Tensor};
+#[path = "support/golden.rs"]
+mod golden;
+
+/// Checks the golden text of `t` and asserts its kernel count is within `kernels`.
+fn case(name: &str, t: &Tensor, kernels: std::ops::RangeInclusive<usize>) {
+    lazyfuse::set_verify(true);
+    let text = format!(
+        "== graph as built ==\n{}== graph after passes ==\n{}== schedule ==\n{}== Cranelift IR ==\n{}",
+        t.graph_text(),
+        t.optimized_graph_text(),
+        t.schedule_text().unwrap(),
+        t.clif_text().unwrap()
+    );
+    golden::check(&format!("kernels/{name}"), &text);
+    let n = t.kernel_count().unwrap();
+    assert!(
+        kernels.contains(&n),
+        "{name}: {n} kernels, expected {kernels:?}\n{}",
+        t.schedule_text().unwrap()
+    );
+}
+
+fn ramp(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<f32> = (0..n).map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.25).collect();
+    Tensor::from_vec(v, shape).unwrap()
+}
+
+#[test]
+fn elementwise_chain_is_one_kernel() {
+    let (a, b, c) = (
+        ramp(&[64]),
+        ramp(&[64]).exp().unwrap(),
+        ramp(&[64]).neg().unwrap(),
+    );
+    let (b, c) = (b.contiguous().unwrap(), c.contiguous().unwrap());
+    b.realize().unwrap();
+    c.realize().unwrap();
+    let w1 = a.mul(&b).unwrap().add(&c).unwrap().relu().unwrap();
+    let w1 = w1.mul(0.5).unwrap().add(&a).unwrap().tanh().unwrap();
+    case("elementwise_chain", &w1, 1..=1);
+}
+
+#[test]
+fn broadcast_is_one_kernel() {
+    let x = ramp(&[4, 3]);
+    let row = ramp(&[1, 3]);
+    let col = ramp(&[4, 1]);
+    let y = x.add(&row).unwrap().mul(&col).unwrap();
+    case("broadcast", &y, 1..=1);
+}
+
+#[test]
+fn reduce_with_prologue_and_epilogue_is_one_kernel() {
+    let a = ramp(&[5, 6]);
+    let b = ramp(&[5, 6]);
+    let y = a
+        .mul(&b)
+        .unwrap()
+        .sum(&[-1], false)
+        .unwrap()
+        .mul(2.0)
+        .unwrap()
+        .exp()
+        .unwrap();
+    case("reduce_epilogue", &y, 1..=1);
+}
+
+#[test]
+fn softmax_takes_at_most_two_kernels() {
+    let x = ramp(&[3, 8]);
+    case("softmax", &x.softmax(-1).unwrap(), 1..=2);
+    case("log_softmax", &x.log_softmax(-1).unwrap(), 1..=2);
+}
+
+#[test]
+fn layernorm_takes_at_most_two_kernels() {
+    let x = ramp(&[4, 8]);
+    let w = ramp(&[8]);
+    let b = ramp(&[8]).neg().unwrap();
+    let mean = x.mean(&[-1], true).unwrap();
+    let var = x.var(&[-1], 0, true).unwrap();
+    let y = x
+        .sub(&mean)
+        .unwrap()
+        .div(&var.add(1e-5).unwrap().sqrt().unwrap())
+        .unwrap()
+        .mul(&w)
+        .unwrap()
+        .add(&b)
+        .unwrap();
+    case("layernorm", &y, 1..=2);
+}
+
+#[test]
+fn view_chain_reads_through_one_index_map() {
+    let base = Tensor::arange(0.0, 24.0, 1.0, DType::F32).unwrap();
+    let v = base
+        .view(&[2, 3, 4])
+        .unwrap()
+        .permute(&[2, 0, 1])
+        .unwrap()
+        .select(0, 1)
+        .unwrap()
+        .exp()
+        .unwrap();
+    case("view_chain", &v, 1..=1);
+}
+
+#[test]
+fn transpose_copy_and_transpose_add_are_one_kernel() {
+    let x = ramp(&[6, 5]);
+    case(
+        "transpose_copy",
+        &x.t().unwrap().contiguous().unwrap(),
+        1..=1,
+    );
+    let y = ramp(&[5, 6]);
+    case("transpose_add", &x.t().unwrap().add(&y).unwrap(), 1..=1);
+}
+
+#[test]
+fn mixed_dtypes_are_one_kernel() {
+    let i = Tensor::arange(0.0, 16.0, 1.0, DType::I32).unwrap();
+    let h = Tensor::arange(0.0, 8.0, 0.5, DType::F16).unwrap();
+    i.realize().unwrap();
+    h.realize().unwrap();
+    let y = i.mul(0.5).unwrap().add(&h).unwrap();
+    case("mixed_dtypes", &y, 1..=1);
+}
+
+#[test]
+fn matmul_with_bias() {
+    let a = ramp(&[3, 4]);
+    let b = ramp(&[4, 5]);
+    let bias = ramp(&[5]);
+    let y = a.matmul(&b).unwrap().add(&bias).unwrap().relu().unwrap();
+    case("matmul_bias", &y, 2..=2);
+}
+
+#[test]
+fn write_through_a_view() {
+    let base = ramp(&[3, 4]);
+    base.realize().unwrap();
+    base.select(0, 1).unwrap().add_(1).unwrap();
+    case("write_view", &base, 1..=2);
+}
+
+#[test]
+fn gather_reads_through_its_index() {
+    let x = ramp(&[3, 4]);
+    let idx = Tensor::from_vec(vec![3i64, 0, 1, 3, 2, 2], &[3, 2]).unwrap();
+    let y = x.gather(1, &idx).unwrap().mul(2.0).unwrap();
+    case("gather", &y, 1..=2);
+}
