@@ -129,16 +129,24 @@ pub(crate) fn execute(
         }
         CpuBackend::Jit => {
             let t0 = Instant::now();
-            let (sched, inputs) = if dump {
+            let (sched, inputs, scheduled) = if dump {
                 // A fresh schedule, so that the dump names this graph's nodes.
                 let sched = Arc::new(schedule_of(graph, targets)?);
                 dump_schedule(graph, targets, &sched);
-                (sched, buffers.clone())
+                (sched, buffers.clone(), true)
             } else {
                 cached_schedule(graph, targets, buffers)?
             };
             let schedule_time = t0.elapsed();
             let (outs, stats) = lazyfuse_runtime::exec::run(&sched, &inputs)?;
+            LAST.with(|l| {
+                l.set(RealizeStats {
+                    kernels: stats.kernels,
+                    compiled: stats.compiled,
+                    kernel_cache_hits: stats.cache_hits,
+                    scheduled,
+                })
+            });
             if debug >= 1 {
                 eprintln!(
                     "realize: {} kernels ({} compiled, {} cache hits), compile {:.3} ms, run {:.3} ms",
@@ -176,6 +184,44 @@ pub(crate) fn execute(
     }
 }
 
+/// What the last JIT realize of the calling thread did (see [`last_realize_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RealizeStats {
+    /// steps run: loop kernels and extern steps
+    pub kernels: usize,
+    /// loop kernels compiled
+    pub compiled: usize,
+    /// loop kernels found in the kernel cache
+    pub kernel_cache_hits: usize,
+    /// whether the graph was scheduled (`false`: the schedule cache had it)
+    pub scheduled: bool,
+}
+
+thread_local! {
+    static LAST: std::cell::Cell<RealizeStats> = const {
+        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false })
+    };
+}
+
+/// What the calling thread's last realize on the JIT did: how many kernels ran, how
+/// many were compiled or came from the kernel cache, and whether the schedule came
+/// from the schedule cache. Rebuilding and realizing the same computation compiles
+/// and schedules nothing new:
+///
+/// ```
+/// use lazyfuse::{DType, Tensor};
+/// let x = Tensor::arange(0.0, 8.0, 1.0, DType::F32).unwrap();
+/// x.realize().unwrap();
+/// let build = || x.mul(3.0).unwrap().sin().unwrap().add(&x).unwrap();
+/// build().realize().unwrap();
+/// build().realize().unwrap();
+/// let s = lazyfuse::last_realize_stats();
+/// assert_eq!((s.kernels, s.compiled, s.scheduled), (1, 0, false));
+/// ```
+pub fn last_realize_stats() -> RealizeStats {
+    LAST.with(|l| l.get())
+}
+
 /// Most schedules the schedule cache keeps.
 const SCHEDULE_CACHE_CAPACITY: usize = 1024;
 
@@ -206,7 +252,7 @@ fn cached_schedule(
     graph: &Graph,
     targets: &[NodeId],
     buffers: &HashMap<InputId, Arc<Buffer>>,
-) -> Result<(Arc<Schedule>, InputBuffers)> {
+) -> Result<(Arc<Schedule>, InputBuffers, bool)> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
     for n in graph.topo_order(targets) {
@@ -236,7 +282,7 @@ fn cached_schedule(
     let now = cache.clock;
     if let Some((sched, used)) = cache.entries.get_mut(&key) {
         *used = now;
-        return Ok((sched.clone(), renumbered));
+        return Ok((sched.clone(), renumbered, false));
     }
     drop(cache);
     let mut sched = schedule_of(graph, targets)?;
@@ -259,7 +305,7 @@ fn cached_schedule(
         cache.entries.retain(|_, (_, u)| *u > cutoff);
     }
     cache.entries.insert(key, (sched.clone(), now));
-    Ok((sched, renumbered))
+    Ok((sched, renumbered, true))
 }
 
 /// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and

@@ -27,7 +27,7 @@ mod ops;
 mod store;
 mod tensor;
 
-pub use backend::{cpu_backend, set_cpu_backend, CpuBackend};
+pub use backend::{cpu_backend, last_realize_stats, set_cpu_backend, CpuBackend, RealizeStats};
 pub use device::Device;
 pub use error::{Error, Result};
 pub use lazyfuse_ir::ScatterReduce;
