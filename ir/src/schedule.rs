@@ -456,9 +456,17 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
             }
         }
     }
+    // Ops that only move float8 codes or convert them (a fill is a constant cast).
     let float8_ok = matches!(
         node.op,
-        Op::Input(_) | Op::View(_) | Op::Cast | Op::Flip { .. }
+        Op::Input(_)
+            | Op::View(_)
+            | Op::Cast
+            | Op::Flip { .. }
+            | Op::Full(_)
+            | Op::Arange { .. }
+            | Op::Cat { .. }
+            | Op::WriteView(_)
     );
     if !float8_ok && (node.dtype.is_float8() || ins.iter().any(|i| i.dtype.is_float8())) {
         return Some("float8 is storage only in loop kernels".into());
