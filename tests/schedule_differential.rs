@@ -550,3 +550,19 @@ fn float8_and_complex_values() {
     ])
     .unwrap();
 }
+
+#[test]
+fn deep_chains_are_cut_not_overflowed() {
+    // 3000 dependent elementwise ops: far deeper than one kernel inlines
+    let mut x = t(data(6, 21), &[2, 3]);
+    for i in 0..3000 {
+        x = if i % 2 == 0 {
+            x.add(0.5).unwrap()
+        } else {
+            x.mul(0.999).unwrap()
+        };
+    }
+    let s = x.sum(&[1], false).unwrap();
+    let n = check(&[&x, &s]).unwrap();
+    assert!(n > 1 && n < 100, "{n} kernels");
+}

@@ -50,6 +50,9 @@ use hashbrown::HashMap;
 /// The size past which a kernel stops inlining producers (see [`Builder::gen`]).
 const MAX_EXPRS: usize = 4096;
 
+/// How deep a kernel inlines producers into one another (see [`Builder::gen`]).
+const MAX_DEPTH: usize = 160;
+
 /// What the scheduler may do.
 ///
 /// ```
@@ -710,6 +713,8 @@ pub(crate) struct Builder {
     load_index: HashMap<u32, Aff>,
     nodes: Vec<NodeId>,
     names: Vec<String>,
+    /// current inlining depth of [`Builder::gen`]
+    depth: usize,
 }
 
 impl Builder {
@@ -727,6 +732,7 @@ impl Builder {
             load_index: HashMap::new(),
             nodes: vec![],
             names: vec![],
+            depth: 0,
         }
     }
 
@@ -979,26 +985,42 @@ impl Builder {
     /// The structural phase level of a node: how many reduction phases its value
     /// needs before it can be computed (0 for buffers and plain elementwise work).
     pub(crate) fn level(&mut self, ctx: &Ctx, n: NodeId) -> u32 {
-        if let Some(&l) = self.levels.get(&n) {
-            return l;
-        }
-        let node = ctx.graph.node(n);
-        let computed_here = self.roots.contains(&n);
-        let l = if matches!(node.op, Op::Input(_))
-            || (ctx.materialized.contains_key(&n) && !computed_here)
-        {
-            0
-        } else {
-            let ins = ctx.graph.inputs(n);
-            let inner = ins.iter().map(|&i| self.level(ctx, i)).max().unwrap_or(0);
-            match &node.op {
+        // An explicit stack: graphs can be chains far deeper than the thread's stack.
+        let mut stack = vec![(n, false)];
+        while let Some((m, expanded)) = stack.pop() {
+            if self.levels.contains_key(&m) {
+                continue;
+            }
+            let node = ctx.graph.node(m);
+            let leaf = matches!(node.op, Op::Input(_))
+                || (ctx.materialized.contains_key(&m) && !self.roots.contains(&m));
+            if leaf {
+                self.levels.insert(m, 0);
+                continue;
+            }
+            let ins = ctx.graph.inputs(m);
+            if !expanded {
+                stack.push((m, true));
+                stack.extend(
+                    ins.iter()
+                        .filter(|i| !self.levels.contains_key(*i))
+                        .map(|&i| (i, false)),
+                );
+                continue;
+            }
+            let inner = ins
+                .iter()
+                .map(|i| self.levels.get(i).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            let l = match &node.op {
                 Op::Reduce { op, .. } => inner + crate::lower::reduce_phases(*op),
                 Op::ArgReduce { .. } => inner + 1,
                 _ => inner,
-            }
-        };
-        self.levels.insert(n, l);
-        l
+            };
+            self.levels.insert(m, l);
+        }
+        self.levels.get(&n).copied().unwrap_or(0)
     }
 
     /// The value of element `coords` of node `n` (inlined unless materialized).
@@ -1023,6 +1045,13 @@ impl Builder {
             }
             let idx = flat(&node.shape, coords);
             self.load(ctx, ctx.buf_of[&n], idx, key_phase)?
+        } else if self.depth > MAX_DEPTH {
+            // Inlining recurses once per producer: a deep chain is cut into kernels
+            // (each restart stores one more value) instead of overflowing the stack.
+            return Err(Fail::Materialize(
+                n,
+                format!("inlining deeper than {MAX_DEPTH} producers (recursion bound)"),
+            ));
         } else if self.exprs.len() > MAX_EXPRS {
             // Recomputing through many index maps can grow a kernel without bound:
             // past this size, values are stored and loaded instead.
@@ -1032,7 +1061,10 @@ impl Builder {
             ));
         } else {
             self.note_node(ctx, n);
-            self.gen_by_op(ctx, n, coords, key_phase)?
+            self.depth += 1;
+            let v = self.gen_by_op(ctx, n, coords, key_phase);
+            self.depth -= 1;
+            v?
         };
         self.memo.insert(key, v);
         Ok(v)
