@@ -13,7 +13,9 @@
 //!   (recomputing it per consumer point would multiply the reduction's work);
 //! - the cost rule: a reduction, or a transcendental (`exp`, `tanh`, `pow`, …), read
 //!   by two or more consumers is stored once rather than recomputed per reader;
-//!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed.
+//!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed;
+//! - bounds: a kernel inlines producers at most 160 deep and grows to at
+//!   most 4096 expressions (deep chains become several kernels).
 //!
 //! Everything else is inlined into the kernels that read it: elementwise chains,
 //! casts, `where`, views (as affine rewrites of the load index: a view is never
@@ -219,6 +221,24 @@ impl<'g> Planner<'g> {
                 materialized.insert(n, format!("computed by extern: {why}"));
                 externs.insert(n, why);
                 continue;
+            }
+            // A reduction read through a broadcasting view is stored (found here
+            // rather than by a failed attempt: each failure costs a restart).
+            if let Op::View(l) = &node.op {
+                let p = graph.inputs(n)[0];
+                let broadcast = l
+                    .strides
+                    .iter()
+                    .zip(&l.shape)
+                    .any(|(&st, &sz)| st == 0 && sz > 1);
+                if broadcast
+                    && opts.fuse
+                    && matches!(graph.node(p).op, Op::Reduce { .. } | Op::ArgReduce { .. })
+                {
+                    materialized.entry(p).or_insert_with(|| {
+                        "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)".to_string()
+                    });
+                }
             }
             let uses = consumers.get(&n).copied().unwrap_or(0);
             let why = match &node.op {
