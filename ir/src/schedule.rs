@@ -1282,7 +1282,7 @@ impl Builder {
                 *index = idx.to_affine(nd);
             }
         }
-        LoopKernel {
+        let mut k = LoopKernel {
             name: format!("k{step}_{}", self.names.join("_")),
             nodes: self.nodes,
             params: self.params,
@@ -1298,6 +1298,71 @@ impl Builder {
                     value,
                 })
                 .collect(),
+        };
+        merge_dims(&mut k);
+        k
+    }
+}
+
+/// Merges adjacent dims of one kind (both parallel or both reduction) where every
+/// load and store walks them as one dim (`stride[d] == stride[d+1] * size[d+1]`) and
+/// no expression reads their loop indices: `[3, 4]` contiguous becomes `[12]`, so
+/// that the innermost loop is long. Row-major order, and so `ArgMax` positions over
+/// the reduction dims, is unchanged.
+fn merge_dims(k: &mut LoopKernel) {
+    loop {
+        let nd = k.dims.len();
+        let indices: Vec<usize> = k
+            .exprs
+            .iter()
+            .filter_map(|e| match e.expr {
+                Expr::LoopIndex { dim } => Some(dim),
+                _ => None,
+            })
+            .collect();
+        let dynamic = k.exprs.iter().any(|e| {
+            matches!(
+                e.expr,
+                Expr::Load {
+                    dynamic: Some(_),
+                    ..
+                }
+            )
+        });
+        let mergeable = |d: usize| {
+            let same_kind = (d + 1 < k.n_parallel) || (d >= k.n_parallel);
+            let walks = |a: &Affine| a.strides[d] == a.strides[d + 1] * k.dims[d + 1] as i64;
+            same_kind
+                && !dynamic
+                && !indices.contains(&d)
+                && !indices.contains(&(d + 1))
+                && k.stores.iter().all(|s| walks(&s.index))
+                && k.exprs.iter().all(|e| match &e.expr {
+                    Expr::Load { index, .. } => walks(index),
+                    _ => true,
+                })
+        };
+        let Some(d) = (0..nd.saturating_sub(1)).find(|&d| mergeable(d)) else {
+            return;
+        };
+        k.dims[d] *= k.dims[d + 1];
+        k.dims.remove(d + 1);
+        let drop = |a: &mut Affine| {
+            a.strides[d] = a.strides[d + 1];
+            a.strides.remove(d + 1);
+        };
+        for s in &mut k.stores {
+            drop(&mut s.index);
+        }
+        for e in &mut k.exprs {
+            match &mut e.expr {
+                Expr::Load { index, .. } => drop(index),
+                Expr::LoopIndex { dim } if *dim > d + 1 => *dim -= 1,
+                _ => {}
+            }
+        }
+        if d < k.n_parallel {
+            k.n_parallel -= 1;
         }
     }
 }
