@@ -524,3 +524,45 @@ fn float32_overflow_and_huge_sizes_stay_the_interpreters() {
         "Storage size calculation overflowed with sizes=[4611686018427387904, 4]"
     );
 }
+
+#[test]
+fn float8_and_complex_values() {
+    let x = t(data(12, 20), &[3, 4]);
+    for d in [DType::F8E4M3FN, DType::F8E5M2] {
+        let q = x.to_dtype(d).unwrap();
+        let back = q
+            .t()
+            .unwrap()
+            .to_dtype(DType::F32)
+            .unwrap()
+            .add(1.0)
+            .unwrap();
+        let c = Tensor::cat(&[&q, &q.flip(&[0]).unwrap()], 1).unwrap();
+        let y = q.t().unwrap().contiguous().unwrap();
+        y.narrow(0, 1, 1).unwrap().fill_(2.0).unwrap();
+        check(&[&q, &back, &c, &y, &Tensor::zeros(&[2], d)]).unwrap();
+    }
+    let z = x.to_dtype(DType::C64).unwrap();
+    check(&[
+        &z.mul(&z).unwrap(),
+        &z.abs().unwrap().add(1.0).unwrap(),
+        &z.sum(&[1], false).unwrap(),
+    ])
+    .unwrap();
+}
+
+#[test]
+fn deep_chains_are_cut_not_overflowed() {
+    // 3000 dependent elementwise ops: far deeper than one kernel inlines
+    let mut x = t(data(6, 21), &[2, 3]);
+    for i in 0..3000 {
+        x = if i % 2 == 0 {
+            x.add(0.5).unwrap()
+        } else {
+            x.mul(0.999).unwrap()
+        };
+    }
+    let s = x.sum(&[1], false).unwrap();
+    let n = check(&[&x, &s]).unwrap();
+    assert!(n > 1 && n < 100, "{n} kernels");
+}

@@ -550,9 +550,10 @@ impl LoopKernel {
         }
         let nd = self.dims.len();
         let check_index = |what: &str, p: usize, index: &Affine, extra: Option<(i128, i128)>| {
-            let param = self.params.get(p).ok_or_else(|| {
-                format!("kernel {name}: {what} names param p{p}, which is absent")
-            })?;
+            let param = self
+                .params
+                .get(p)
+                .ok_or_else(|| format!("kernel {name}: {what} names param p{p}, which is absent"))?;
             if index.strides.len() != nd {
                 return Err(format!(
                     "kernel {name}: {what} of p{p} has {} strides for {nd} dims",
@@ -580,9 +581,7 @@ impl LoopKernel {
                 }
                 let o = self.expr(op);
                 let ok = match (&e.expr, e.stage) {
-                    (Expr::Reduce { .. }, Stage::Outer(k)) => {
-                        k >= 1 && o.stage == Stage::Inner(k - 1)
-                    }
+                    (Expr::Reduce { .. }, Stage::Outer(k)) => k >= 1 && o.stage == Stage::Inner(k - 1),
                     (Expr::Reduce { .. }, Stage::Inner(_)) => false,
                     (_, Stage::Outer(k)) => matches!(o.stage, Stage::Outer(j) if j <= k),
                     (_, Stage::Inner(k)) => {
@@ -606,19 +605,13 @@ impl LoopKernel {
                     dynamic,
                 } => {
                     if matches!(e.stage, Stage::Outer(_)) && !index.ignores_from(self.n_parallel) {
-                        return Err(format!(
-                            "{}: an outer load depends on a reduction dim",
-                            here()
-                        ));
+                        return Err(format!("{}: an outer load depends on a reduction dim", here()));
                     }
                     let extra = match dynamic {
                         None => None,
                         Some(d) => {
                             if !dt(&d.value).is_integer() {
-                                return Err(format!(
-                                    "{}: a dynamic index is not an integer",
-                                    here()
-                                ));
+                                return Err(format!("{}: a dynamic index is not an integer", here()));
                             }
                             let span = d.stride as i128 * (d.size as i128 - 1).max(0);
                             Some((span.min(0), span.max(0)))
@@ -626,12 +619,7 @@ impl LoopKernel {
                     };
                     let p = check_index("load", *param, index, extra)?;
                     if p.dtype != e.dtype {
-                        return Err(format!(
-                            "{}: loads {} from a {} param",
-                            here(),
-                            e.dtype,
-                            p.dtype
-                        ));
+                        return Err(format!("{}: loads {} from a {} param", here(), e.dtype, p.dtype));
                     }
                 }
                 Expr::LoopIndex { dim } => {
@@ -646,18 +634,9 @@ impl LoopKernel {
                     if dt(a) != dt(b) {
                         return Err(format!("{}: {op:?} of {} and {}", here(), dt(a), dt(b)));
                     }
-                    let want = if op.is_predicate() {
-                        DType::Bool
-                    } else {
-                        dt(a)
-                    };
+                    let want = if op.is_predicate() { DType::Bool } else { dt(a) };
                     if e.dtype != want {
-                        return Err(format!(
-                            "{}: {op:?} gives {}, not {}",
-                            here(),
-                            want,
-                            e.dtype
-                        ));
+                        return Err(format!("{}: {op:?} gives {}, not {}", here(), want, e.dtype));
                     }
                 }
                 Expr::Where { cond, a, b } => {
@@ -677,16 +656,10 @@ impl LoopKernel {
                         return Err(format!("{}: {op:?} of a non-bool value", here()));
                     }
                 }
-                Expr::Unary { .. }
-                | Expr::UnaryParam { .. }
-                | Expr::Cast { .. }
-                | Expr::Const(_) => {}
+                Expr::Unary { .. } | Expr::UnaryParam { .. } | Expr::Cast { .. } | Expr::Const(_) => {}
             }
             if e.dtype.is_complex() {
-                return Err(format!(
-                    "{}: complex values do not enter loop kernels",
-                    here()
-                ));
+                return Err(format!("{}: complex values do not enter loop kernels", here()));
             }
         }
         for (j, s) in self.stores.iter().enumerate() {
@@ -696,21 +669,13 @@ impl LoopKernel {
                 .ok_or_else(|| format!("kernel {name}: store {j} of an absent value"))?;
             let p = check_index("store", s.param, &s.index, None)?;
             if !p.writes {
-                return Err(format!(
-                    "kernel {name}: store {j} into read-only p{}",
-                    s.param
-                ));
+                return Err(format!("kernel {name}: store {j} into read-only p{}", s.param));
             }
             if p.dtype != v.dtype {
-                return Err(format!(
-                    "kernel {name}: store {j} of {} into {}",
-                    v.dtype, p.dtype
-                ));
+                return Err(format!("kernel {name}: store {j} of {} into {}", v.dtype, p.dtype));
             }
             if matches!(v.stage, Stage::Outer(_)) && !s.index.ignores_from(self.n_parallel) {
-                return Err(format!(
-                    "kernel {name}: outer store {j} depends on a reduction dim"
-                ));
+                return Err(format!("kernel {name}: outer store {j} depends on a reduction dim"));
             }
         }
         Ok(())
@@ -817,10 +782,7 @@ impl Schedule {
                             ));
                         }
                         if p.writes && matches!(d.kind, BufKind::Input(_)) {
-                            return Err(format!(
-                                "kernel {}: writes input buffer {}",
-                                k.name, p.buf
-                            ));
+                            return Err(format!("kernel {}: writes input buffer {}", k.name, p.buf));
                         }
                     }
                 }
@@ -829,7 +791,7 @@ impl Schedule {
                         decl(*b)?;
                     }
                     let out = decl(e.output)?;
-                    // (saturating, as `Node::numel`: a product that overflows must not panic or wrap)
+                    // saturating, as `Node::numel`: a huge shape must not wrap or panic
                     let n = crate::shape::numel(&e.shape);
                     if out.dtype != e.dtype || out.len != n {
                         return Err(format!("extern {}: output buffer mismatch", e.op.name()));

@@ -13,7 +13,9 @@
 //!   (recomputing it per consumer point would multiply the reduction's work);
 //! - the cost rule: a reduction, or a transcendental (`exp`, `tanh`, `pow`, …), read
 //!   by two or more consumers is stored once rather than recomputed per reader;
-//!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed.
+//!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed;
+//! - bounds: a kernel inlines producers at most 160 deep and grows to at
+//!   most 4096 expressions (deep chains become several kernels).
 //!
 //! Everything else is inlined into the kernels that read it: elementwise chains,
 //! casts, `where`, views (as affine rewrites of the load index: a view is never
@@ -49,6 +51,9 @@ use hashbrown::HashMap;
 
 /// The size past which a kernel stops inlining producers (see [`Builder::gen`]).
 const MAX_EXPRS: usize = 4096;
+
+/// How deep a kernel inlines producers into one another (see [`Builder::gen`]).
+const MAX_DEPTH: usize = 160;
 
 /// What the scheduler may do.
 ///
@@ -216,6 +221,24 @@ impl<'g> Planner<'g> {
                 materialized.insert(n, format!("computed by extern: {why}"));
                 externs.insert(n, why);
                 continue;
+            }
+            // A reduction read through a broadcasting view is stored (found here
+            // rather than by a failed attempt: each failure costs a restart).
+            if let Op::View(l) = &node.op {
+                let p = graph.inputs(n)[0];
+                let broadcast = l
+                    .strides
+                    .iter()
+                    .zip(&l.shape)
+                    .any(|(&st, &sz)| st == 0 && sz > 1);
+                if broadcast
+                    && opts.fuse
+                    && matches!(graph.node(p).op, Op::Reduce { .. } | Op::ArgReduce { .. })
+                {
+                    materialized.entry(p).or_insert_with(|| {
+                        "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)".to_string()
+                    });
+                }
             }
             let uses = consumers.get(&n).copied().unwrap_or(0);
             let why = match &node.op {
@@ -461,9 +484,17 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
             }
         }
     }
+    // Ops that only move float8 codes or convert them (a fill is a constant cast).
     let float8_ok = matches!(
         node.op,
-        Op::Input(_) | Op::View(_) | Op::Cast | Op::Flip { .. }
+        Op::Input(_)
+            | Op::View(_)
+            | Op::Cast
+            | Op::Flip { .. }
+            | Op::Full(_)
+            | Op::Arange { .. }
+            | Op::Cat { .. }
+            | Op::WriteView(_)
     );
     if !float8_ok && (node.dtype.is_float8() || ins.iter().any(|i| i.dtype.is_float8())) {
         return Some("float8 is storage only in loop kernels".into());
@@ -707,6 +738,8 @@ pub(crate) struct Builder {
     load_index: HashMap<u32, Aff>,
     nodes: Vec<NodeId>,
     names: Vec<String>,
+    /// current inlining depth of [`Builder::gen`]
+    depth: usize,
 }
 
 impl Builder {
@@ -724,6 +757,7 @@ impl Builder {
             load_index: HashMap::new(),
             nodes: vec![],
             names: vec![],
+            depth: 0,
         }
     }
 
@@ -976,26 +1010,42 @@ impl Builder {
     /// The structural phase level of a node: how many reduction phases its value
     /// needs before it can be computed (0 for buffers and plain elementwise work).
     pub(crate) fn level(&mut self, ctx: &Ctx, n: NodeId) -> u32 {
-        if let Some(&l) = self.levels.get(&n) {
-            return l;
-        }
-        let node = ctx.graph.node(n);
-        let computed_here = self.roots.contains(&n);
-        let l = if matches!(node.op, Op::Input(_))
-            || (ctx.materialized.contains_key(&n) && !computed_here)
-        {
-            0
-        } else {
-            let ins = ctx.graph.inputs(n);
-            let inner = ins.iter().map(|&i| self.level(ctx, i)).max().unwrap_or(0);
-            match &node.op {
+        // An explicit stack: graphs can be chains far deeper than the thread's stack.
+        let mut stack = vec![(n, false)];
+        while let Some((m, expanded)) = stack.pop() {
+            if self.levels.contains_key(&m) {
+                continue;
+            }
+            let node = ctx.graph.node(m);
+            let leaf = matches!(node.op, Op::Input(_))
+                || (ctx.materialized.contains_key(&m) && !self.roots.contains(&m));
+            if leaf {
+                self.levels.insert(m, 0);
+                continue;
+            }
+            let ins = ctx.graph.inputs(m);
+            if !expanded {
+                stack.push((m, true));
+                stack.extend(
+                    ins.iter()
+                        .filter(|i| !self.levels.contains_key(*i))
+                        .map(|&i| (i, false)),
+                );
+                continue;
+            }
+            let inner = ins
+                .iter()
+                .map(|i| self.levels.get(i).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            let l = match &node.op {
                 Op::Reduce { op, .. } => inner + crate::lower::reduce_phases(*op),
                 Op::ArgReduce { .. } => inner + 1,
                 _ => inner,
-            }
-        };
-        self.levels.insert(n, l);
-        l
+            };
+            self.levels.insert(m, l);
+        }
+        self.levels.get(&n).copied().unwrap_or(0)
     }
 
     /// The value of element `coords` of node `n` (inlined unless materialized).
@@ -1020,6 +1070,13 @@ impl Builder {
             }
             let idx = flat(&node.shape, coords);
             self.load(ctx, ctx.buf_of[&n], idx, key_phase)?
+        } else if self.depth > MAX_DEPTH {
+            // Inlining recurses once per producer: a deep chain is cut into kernels
+            // (each restart stores one more value) instead of overflowing the stack.
+            return Err(Fail::Materialize(
+                n,
+                format!("inlining deeper than {MAX_DEPTH} producers (recursion bound)"),
+            ));
         } else if self.exprs.len() > MAX_EXPRS {
             // Recomputing through many index maps can grow a kernel without bound:
             // past this size, values are stored and loaded instead.
@@ -1029,7 +1086,10 @@ impl Builder {
             ));
         } else {
             self.note_node(ctx, n);
-            self.gen_by_op(ctx, n, coords, key_phase)?
+            self.depth += 1;
+            let v = self.gen_by_op(ctx, n, coords, key_phase);
+            self.depth -= 1;
+            v?
         };
         self.memo.insert(key, v);
         Ok(v)
@@ -1227,7 +1287,7 @@ impl Builder {
                 *index = idx.to_affine(nd);
             }
         }
-        LoopKernel {
+        let mut k = LoopKernel {
             name: format!("k{step}_{}", self.names.join("_")),
             nodes: self.nodes,
             params: self.params,
@@ -1243,6 +1303,71 @@ impl Builder {
                     value,
                 })
                 .collect(),
+        };
+        merge_dims(&mut k);
+        k
+    }
+}
+
+/// Merges adjacent dims of one kind (both parallel or both reduction) where every
+/// load and store walks them as one dim (`stride[d] == stride[d+1] * size[d+1]`) and
+/// no expression reads their loop indices: `[3, 4]` contiguous becomes `[12]`, so
+/// that the innermost loop is long. Row-major order, and so `ArgMax` positions over
+/// the reduction dims, is unchanged.
+fn merge_dims(k: &mut LoopKernel) {
+    loop {
+        let nd = k.dims.len();
+        let indices: Vec<usize> = k
+            .exprs
+            .iter()
+            .filter_map(|e| match e.expr {
+                Expr::LoopIndex { dim } => Some(dim),
+                _ => None,
+            })
+            .collect();
+        let dynamic = k.exprs.iter().any(|e| {
+            matches!(
+                e.expr,
+                Expr::Load {
+                    dynamic: Some(_),
+                    ..
+                }
+            )
+        });
+        let mergeable = |d: usize| {
+            let same_kind = (d + 1 < k.n_parallel) || (d >= k.n_parallel);
+            let walks = |a: &Affine| a.strides[d] == a.strides[d + 1] * k.dims[d + 1] as i64;
+            same_kind
+                && !dynamic
+                && !indices.contains(&d)
+                && !indices.contains(&(d + 1))
+                && k.stores.iter().all(|s| walks(&s.index))
+                && k.exprs.iter().all(|e| match &e.expr {
+                    Expr::Load { index, .. } => walks(index),
+                    _ => true,
+                })
+        };
+        let Some(d) = (0..nd.saturating_sub(1)).find(|&d| mergeable(d)) else {
+            return;
+        };
+        k.dims[d] *= k.dims[d + 1];
+        k.dims.remove(d + 1);
+        let drop = |a: &mut Affine| {
+            a.strides[d] = a.strides[d + 1];
+            a.strides.remove(d + 1);
+        };
+        for s in &mut k.stores {
+            drop(&mut s.index);
+        }
+        for e in &mut k.exprs {
+            match &mut e.expr {
+                Expr::Load { index, .. } => drop(index),
+                Expr::LoopIndex { dim } if *dim > d + 1 => *dim -= 1,
+                _ => {}
+            }
+        }
+        if d < k.n_parallel {
+            k.n_parallel -= 1;
         }
     }
 }
