@@ -515,6 +515,59 @@ fn dynamic_index_in_and_out_of_range() {
     let got = run(&gather(DType::U8, 2, 3), &[table, vec![255, 2], vec![0; 8]]).unwrap();
     assert_eq!(got.status[..3], [3, 255, 3]);
     assert_eq!(f32s(&got.bufs[2]), vec![0.0, 30.0]);
+    // A uint64 index at or above 2^63 is huge, not negative: no wrap-around.
+    let idx: Vec<u8> = [u64::MAX, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let got = run(
+        &gather(DType::U64, 2, 3),
+        &[f32_bytes(&[1.0, 2.0, 3.0]), idx, vec![0; 8]],
+    )
+    .unwrap();
+    assert_eq!(got.status[..3], [3, u64::MAX, 3]);
+    assert_eq!(f32s(&got.bufs[2]), vec![0.0, 1.0]);
+}
+
+#[test]
+fn one_module_called_from_several_threads() {
+    // Disjoint ranges of one kernel on four threads at once, sharing the status
+    // block, give what one call gives (the module is Send + Sync).
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<lazyfuse_codegen::cpu::CpuModule>();
+    let n = 4000;
+    let k = jit::elementwise(&[DType::F32], DType::F32, n, |kb, l: &[ExprId]| {
+        kb.push(
+            Expr::Unary {
+                op: UnaryOp::Sigmoid,
+                x: l[0],
+            },
+            DType::F32,
+            O0,
+        )
+    });
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 - 2000.0) * 0.01).collect();
+    let whole = run(&k, &[f32_bytes(&x), vec![0; n * 4]]).unwrap();
+    let m =
+        lazyfuse_codegen::cpu::CpuModule::compile(&[&k], &lazyfuse_runtime::jit_symbols::lookup)
+            .unwrap();
+    let mut y = vec![0f32; n];
+    let status = std::sync::Mutex::new([0u64; 4]);
+    let (xp, yp) = (x.as_ptr() as usize, y.as_mut_ptr() as usize);
+    let f = m.entry(0);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let status = &status;
+            s.spawn(move || {
+                let params = [xp as *mut u8, yp as *mut u8];
+                let mut st = [0u64; 4];
+                let (b, e) = (t * 1000, (t + 1) * 1000);
+                // SAFETY: the buffers hold n f32s and outlive the scope; each thread
+                // writes only its own range of y; `m` outlives the scope.
+                unsafe { f(params.as_ptr(), st.as_mut_ptr(), b, e) };
+                status.lock().unwrap()[0] |= st[0];
+            });
+        }
+    });
+    assert_eq!(status.into_inner().unwrap(), [0; 4]);
+    assert_eq!(f32_bytes(&y), whole.bufs[1]);
 }
 
 /// `out = a op b` on `n` elements of `dt`.

@@ -397,7 +397,9 @@ impl Lower<'_, '_> {
     }
 
     /// Sets the status (code and details) unless one is already set; emitted in a
-    /// cold block the caller branches to, ending with a jump to `cont`.
+    /// cold block the caller branches to, ending with a jump to `cont`. The code is
+    /// claimed with a compare-and-swap, so that of threads sharing one status block
+    /// exactly one writes its details.
     fn set_status(
         &mut self,
         code: i64,
@@ -408,11 +410,15 @@ impl Lower<'_, '_> {
     ) {
         let write = self.b.create_block();
         self.b.set_cold_block(write);
-        let s0 = self.b.ins().load(I64, flags(), self.status, 0);
-        self.b.ins().brif(s0, cont, args, write, &[]);
-        self.b.switch_to_block(write);
+        let zero = self.iconst(I64, 0);
         let c = self.iconst(I64, code);
-        self.b.ins().store(flags(), c, self.status, 0);
+        // The status block is an aligned `[u64; STATUS_SLOTS]`.
+        let old = self
+            .b
+            .ins()
+            .atomic_cas(MemFlagsData::trusted(), self.status, zero, c);
+        self.b.ins().brif(old, cont, args, write, &[]);
+        self.b.switch_to_block(write);
         self.b.ins().store(flags(), d1, self.status, 8);
         self.b.ins().store(flags(), d2, self.status, 16);
         self.b.ins().jump(cont, args);
@@ -444,9 +450,15 @@ impl Lower<'_, '_> {
                 let vdt = self.dtype(d.value);
                 let v = self.val(d.value);
                 let w = self.widen_int(v, vdt)?;
-                let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
-                let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
-                let wrapped = self.b.ins().select(neg, plus, w);
+                // Only signed values wrap from the end (a uint64 above 2^63 is
+                // large, not negative).
+                let wrapped = if vdt.is_unsigned() || vdt == DType::Bool {
+                    w
+                } else {
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
+                    let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
+                    self.b.ins().select(neg, plus, w)
+                };
                 let ok = self
                     .b
                     .ins()
