@@ -428,9 +428,33 @@ impl Lower<'_, '_> {
     fn round(&mut self, v: Value, dt: DType) -> R<Value> {
         match dt {
             DType::F16 => self.call("lf_round_f16", &[v], F32),
-            DType::BF16 => self.call("lf_round_bf16", &[v], F32),
+            DType::BF16 => Ok(self.round_bf16(v)),
             _ => Ok(v),
         }
+    }
+
+    /// `half::bf16::from_f32(v).to_f32()` inline: round to nearest even on the
+    /// upper 16 bits; a NaN keeps its upper bits and gets the quiet bit.
+    fn round_bf16(&mut self, v: Value) -> Value {
+        let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+        let abs = self.b.ins().band_imm_s(x, 0x7FFF_FFFF);
+        let nan = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7F80_0000);
+        let hi = self.b.ins().ushr_imm_s(x, 16);
+        let quiet = self.b.ins().bor_imm_s(hi, 0x40);
+        let half = self.b.ins().band_imm_s(x, 0x8000);
+        let half = self.b.ins().icmp_imm_s(IntCC::NotEqual, half, 0);
+        // Above the tie, or a tie with an odd upper part: round up.
+        let rest = self.b.ins().band_imm_s(x, 3 * 0x8000 - 1);
+        let rest = self.b.ins().icmp_imm_s(IntCC::NotEqual, rest, 0);
+        let up = self.b.ins().band(half, rest);
+        let up = self.b.ins().uextend(I32, up);
+        let r = self.b.ins().iadd(hi, up);
+        let r = self.b.ins().select(nan, quiet, r);
+        let bits = self.b.ins().ishl_imm_s(r, 16);
+        self.b.ins().bitcast(F32, MemFlagsData::new(), bits)
     }
 
     fn expr(&mut self, i: usize) -> R<Value> {
@@ -524,15 +548,17 @@ impl Lower<'_, '_> {
 
     fn load(&mut self, addr: Value, dt: DType) -> R<Value> {
         Ok(match dt {
-            DType::F16 | DType::BF16 => {
+            DType::F16 => {
                 let bits = self.b.ins().load(I16, flags(), addr, 0);
                 let w = self.b.ins().uextend(I32, bits);
-                let name = if dt == DType::F16 {
-                    "lf_f16_to_f32"
-                } else {
-                    "lf_bf16_to_f32"
-                };
-                self.call(name, &[w], F32)?
+                self.call("lf_f16_to_f32", &[w], F32)?
+            }
+            // bfloat16 is the upper half of a float32.
+            DType::BF16 => {
+                let bits = self.b.ins().load(I16, flags(), addr, 0);
+                let w = self.b.ins().uextend(I32, bits);
+                let w = self.b.ins().ishl_imm_s(w, 16);
+                self.b.ins().bitcast(F32, MemFlagsData::new(), w)
             }
             _ => self.b.ins().load(reg(rep(dt)?), flags(), addr, 0),
         })
@@ -541,14 +567,15 @@ impl Lower<'_, '_> {
     /// The register value of `dt` as stored bits.
     fn storage_bits(&mut self, v: Value, dt: DType) -> R<Value> {
         Ok(match dt {
-            DType::F16 | DType::BF16 => {
-                let name = if dt == DType::F16 {
-                    "lf_f32_to_f16"
-                } else {
-                    "lf_f32_to_bf16"
-                };
-                let bits = self.call(name, &[v], I32)?;
+            DType::F16 => {
+                let bits = self.call("lf_f32_to_f16", &[v], I32)?;
                 self.b.ins().ireduce(I16, bits)
+            }
+            // Values of bfloat16 exprs are already rounded: their low half is zero.
+            DType::BF16 => {
+                let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+                let hi = self.b.ins().ushr_imm_s(x, 16);
+                self.b.ins().ireduce(I16, hi)
             }
             _ => v,
         })
