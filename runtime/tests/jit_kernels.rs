@@ -798,3 +798,28 @@ fn unknown_symbols_are_errors() {
     let e = lazyfuse_codegen::cpu::CpuModule::compile(&[&k], &|_| None).unwrap_err();
     assert!(e.to_string().contains("lf_tanh_f32"), "{e}");
 }
+
+#[test]
+fn outer_stages_past_the_last_phase_run() {
+    // No reduction at all, but a value staged at Outer(1): it is still computed.
+    let mut kb = Kb::new(&[3], 1);
+    let x = kb.param(DType::I32, 3, false);
+    let o = kb.param(DType::I32, 3, true);
+    let v = kb.load(x, 0, &[1], O0);
+    let n = kb.push(
+        Expr::Unary {
+            op: UnaryOp::Neg,
+            x: v,
+        },
+        DType::I32,
+        O1,
+    );
+    kb.store(o, 0, &[1], n);
+    let xs: Vec<u8> = [1i32, -2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let got = run(&kb.k, &[xs, vec![0; 12]]).unwrap();
+    let want: Vec<u8> = [-1i32, 2, -3]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(got.bufs[1], want);
+}

@@ -308,6 +308,21 @@ impl Lower<'_, '_> {
             }
             self.stage(Stage::Outer(ph + 1))?;
         }
+        // Outer stages past the last phase (nothing reduces there, but the verifier
+        // allows them) still run, in order.
+        let last = self
+            .k
+            .exprs
+            .iter()
+            .filter_map(|e| match e.stage {
+                Stage::Outer(k) => Some(k),
+                Stage::Inner(_) => None,
+            })
+            .max()
+            .unwrap_or(0);
+        for k in self.k.phases() + 1..=last {
+            self.stage(Stage::Outer(k))?;
+        }
         for v in self.vals.iter_mut() {
             *v = None;
         }
