@@ -823,3 +823,63 @@ fn outer_stages_past_the_last_phase_run() {
         .collect();
     assert_eq!(got.bufs[1], want);
 }
+
+#[test]
+fn vector_loop_with_a_broadcast_row_and_split_ranges() {
+    // out[r, c] = max(x[r, c], b[c]) * 2 over [3, 10]: the vector loop (f32x4), its
+    // tail, a stride-0 load along rows, and ranges that cut rows in the middle.
+    let (rows, cols) = (3usize, 10usize);
+    let mut kb = Kb::new(&[rows, cols], 2);
+    let x = kb.param(DType::F32, rows * cols, false);
+    let b = kb.param(DType::F32, cols, false);
+    let o = kb.param(DType::F32, rows * cols, true);
+    let xv = kb.load(x, 0, &[cols as i64, 1], O0);
+    let bv = kb.load(b, 0, &[0, 1], O0);
+    let m = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Maximum,
+            a: xv,
+            b: bv,
+        },
+        DType::F32,
+        O0,
+    );
+    let two = kb.push(
+        Expr::Const(lazyfuse_ir::kernel::Const::Float(2.0)),
+        DType::F32,
+        O0,
+    );
+    let y = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            a: m,
+            b: two,
+        },
+        DType::F32,
+        O0,
+    );
+    kb.store(o, 0, &[cols as i64, 1], y);
+    assert!(lazyfuse_codegen::cpu::clif_text(&kb.k)
+        .unwrap()
+        .contains("f32x4"));
+    let xs: Vec<f32> = (0..rows * cols).map(|i| (i as f32 - 13.0) * 0.5).collect();
+    let mut bs: Vec<f32> = (0..cols).map(|i| i as f32 - 4.0).collect();
+    bs[3] = f32::NAN;
+    let bufs = [f32_bytes(&xs), f32_bytes(&bs), vec![0; rows * cols * 4]];
+    let whole = run(&kb.k, &bufs).unwrap();
+    let split = run_ranges(&kb.k, &bufs, &[(0, 7), (7, 8), (8, 23), (23, 30)]).unwrap();
+    assert_eq!(whole.bufs[2], split.bufs[2]);
+    let got = f32s(&whole.bufs[2]);
+    for r in 0..rows {
+        for c in 0..cols {
+            let (a, bb) = (xs[r * cols + c], bs[c]);
+            let want = if bb.is_nan() {
+                f32::NAN
+            } else {
+                a.max(bb) * 2.0
+            };
+            let g = got[r * cols + c];
+            assert!((want.is_nan() && g.is_nan()) || want == g, "[{r}, {c}]");
+        }
+    }
+}

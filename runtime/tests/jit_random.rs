@@ -7,7 +7,7 @@
 #[path = "support/jit.rs"]
 mod jit;
 
-use jit::{assert_same, buffer, bytes_of, run, Kb};
+use jit::{assert_same, buffer, bytes_of, run_ranges, Kb};
 use lazyfuse_ir::kernel::{Expr, ExprId, Stage};
 use lazyfuse_ir::{BinaryOp, DType, Graph, InputId, NodeId, Op, UnaryOp};
 use lazyfuse_runtime::interp::execute;
@@ -47,11 +47,25 @@ fn case(seed: u64) {
         DType::U8,
         DType::I8,
     ];
-    let dt = rng.pick(&dtypes);
+    // Half the cases use only ops with lane-wise instructions on f32/f64/i32 over a
+    // 2-D space, so that the vector loop (and its tail, and rows shorter than a
+    // vector) runs; the others mix everything over one dim.
+    let vector = rng.below(2) == 0;
+    let dt = if vector {
+        rng.pick(&[DType::F32, DType::F64, DType::I32])
+    } else {
+        rng.pick(&dtypes)
+    };
     let float = dt.is_floating_point();
-    let n = 1 + rng.below(17);
+    let (rows, cols) = if vector {
+        (1 + rng.below(4), 1 + rng.below(13))
+    } else {
+        (1, 1 + rng.below(17))
+    };
+    let n = rows * cols;
+    let st = [cols as i64, 1];
     let mut g = Graph::new();
-    let mut kb = Kb::new(&[n], 1);
+    let mut kb = Kb::new(&[rows, cols], 2);
     let mut inputs = HashMap::new();
     let mut bufs = vec![];
     // (graph node, kernel expr) of every value of dtype `dt`.
@@ -85,7 +99,7 @@ fn case(seed: u64) {
         bufs.push(bytes_of(&b));
         inputs.insert(id, Arc::new(b));
         let p = kb.param(dt, n, false);
-        let e = kb.load(p, 0, &[1], o);
+        let e = kb.load(p, 0, &st, o);
         vals.push((node, e));
     }
     let float_unary = [
@@ -128,18 +142,48 @@ fn case(seed: u64) {
         BinaryOp::BitwiseAnd,
         BinaryOp::BitwiseXor,
     ];
+    let vector_unary: &[UnaryOp] = if float {
+        &[
+            UnaryOp::Neg,
+            UnaryOp::Abs,
+            UnaryOp::Sqrt,
+            UnaryOp::Floor,
+            UnaryOp::Square,
+            UnaryOp::Relu,
+        ]
+    } else {
+        &[
+            UnaryOp::Neg,
+            UnaryOp::Abs,
+            UnaryOp::Square,
+            UnaryOp::BitwiseNot,
+        ]
+    };
+    let vector_binary: &[BinaryOp] = if float {
+        &float_binary[..6]
+    } else {
+        &int_binary
+    };
     let mut log = vec![];
     for _ in 0..1 + rng.below(8) {
         let (a, b) = (rng.pick(&vals), rng.pick(&vals));
-        let next = match rng.below(4) {
+        let next = match rng.below(if vector { 2 } else { 4 }) {
             0 => {
-                let op = rng.pick(if float { &float_unary } else { &int_unary });
+                let op = if vector {
+                    rng.pick(vector_unary)
+                } else {
+                    rng.pick(if float { &float_unary } else { &int_unary })
+                };
                 log.push(format!("{op:?}"));
                 let node = g.add(Op::Unary(op), dt, vec![n], &[a.0]);
                 (node, kb.push(Expr::Unary { op, x: a.1 }, dt, o))
             }
             1 => {
-                let op = rng.pick(if float { &float_binary } else { &int_binary });
+                let op = if vector {
+                    rng.pick(vector_binary)
+                } else {
+                    rng.pick(if float { &float_binary } else { &int_binary })
+                };
                 log.push(format!("{op:?}"));
                 let node = g.add(Op::Binary(op), dt, vec![n], &[a.0, b.0]);
                 let e = kb.push(Expr::Binary { op, a: a.1, b: b.1 }, dt, o);
@@ -184,12 +228,22 @@ fn case(seed: u64) {
     let outs = [vals[vals.len() - 1], rng.pick(&vals)];
     for (_, e) in outs {
         let p = kb.param(dt, n, true);
-        kb.store(p, 0, &[1], e);
+        kb.store(p, 0, &st, e);
         bufs.push(vec![0; n * dt.size_in_bytes()]);
     }
-    let what = format!("seed {seed}: {dt}[{n}] {}", log.join(", "));
+    // The points in one call or in a few calls with random cuts.
+    let mut cuts = vec![0u64, n as u64];
+    for _ in 0..rng.below(3) {
+        cuts.push(rng.below(n + 1) as u64);
+    }
+    cuts.sort_unstable();
+    let ranges: Vec<(u64, u64)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+    let what = format!(
+        "seed {seed}: {dt}[{rows}, {cols}] {} ranges {ranges:?}",
+        log.join(", ")
+    );
     let want = execute(&g, &inputs, &[outs[0].0, outs[1].0]).expect("interpreter");
-    let got = run(&kb.k, &bufs).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got = run_ranges(&kb.k, &bufs, &ranges).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(got.status[0], 0, "{what}");
     let k = inputs.len();
     for (j, w) in want.iter().enumerate() {
