@@ -2,7 +2,9 @@
 //!
 //! Today this crate holds host [`Buffer`]s and the reference interpreter
 //! ([`interp`]), which executes a graph node by node with PyTorch's numerics. The
-//! interpreter is the oracle every compiled backend is compared with.
+//! interpreter is the oracle every compiled backend is compared with. [`jit_symbols`]
+//! holds the functions JIT-compiled kernels call, thin wrappers over the
+//! interpreter's scalar code.
 #![deny(missing_docs)]
 
 pub mod buffer;

@@ -515,6 +515,59 @@ fn dynamic_index_in_and_out_of_range() {
     let got = run(&gather(DType::U8, 2, 3), &[table, vec![255, 2], vec![0; 8]]).unwrap();
     assert_eq!(got.status[..3], [3, 255, 3]);
     assert_eq!(f32s(&got.bufs[2]), vec![0.0, 30.0]);
+    // A uint64 index at or above 2^63 is huge, not negative: no wrap-around.
+    let idx: Vec<u8> = [u64::MAX, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let got = run(
+        &gather(DType::U64, 2, 3),
+        &[f32_bytes(&[1.0, 2.0, 3.0]), idx, vec![0; 8]],
+    )
+    .unwrap();
+    assert_eq!(got.status[..3], [3, u64::MAX, 3]);
+    assert_eq!(f32s(&got.bufs[2]), vec![0.0, 1.0]);
+}
+
+#[test]
+fn one_module_called_from_several_threads() {
+    // Disjoint ranges of one kernel on four threads at once, sharing the status
+    // block, give what one call gives (the module is Send + Sync).
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<lazyfuse_codegen::cpu::CpuModule>();
+    let n = 4000;
+    let k = jit::elementwise(&[DType::F32], DType::F32, n, |kb, l: &[ExprId]| {
+        kb.push(
+            Expr::Unary {
+                op: UnaryOp::Sigmoid,
+                x: l[0],
+            },
+            DType::F32,
+            O0,
+        )
+    });
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 - 2000.0) * 0.01).collect();
+    let whole = run(&k, &[f32_bytes(&x), vec![0; n * 4]]).unwrap();
+    let m =
+        lazyfuse_codegen::cpu::CpuModule::compile(&[&k], &lazyfuse_runtime::jit_symbols::lookup)
+            .unwrap();
+    let mut y = vec![0f32; n];
+    let status = std::sync::Mutex::new([0u64; 4]);
+    let (xp, yp) = (x.as_ptr() as usize, y.as_mut_ptr() as usize);
+    let f = m.entry(0);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let status = &status;
+            s.spawn(move || {
+                let params = [xp as *mut u8, yp as *mut u8];
+                let mut st = [0u64; 4];
+                let (b, e) = (t * 1000, (t + 1) * 1000);
+                // SAFETY: the buffers hold n f32s and outlive the scope; each thread
+                // writes only its own range of y; `m` outlives the scope.
+                unsafe { f(params.as_ptr(), st.as_mut_ptr(), b, e) };
+                status.lock().unwrap()[0] |= st[0];
+            });
+        }
+    });
+    assert_eq!(status.into_inner().unwrap(), [0; 4]);
+    assert_eq!(f32_bytes(&y), whole.bufs[1]);
 }
 
 /// `out = a op b` on `n` elements of `dt`.
@@ -744,4 +797,89 @@ fn unknown_symbols_are_errors() {
     });
     let e = lazyfuse_codegen::cpu::CpuModule::compile(&[&k], &|_| None).unwrap_err();
     assert!(e.to_string().contains("lf_tanh_f32"), "{e}");
+}
+
+#[test]
+fn outer_stages_past_the_last_phase_run() {
+    // No reduction at all, but a value staged at Outer(1): it is still computed.
+    let mut kb = Kb::new(&[3], 1);
+    let x = kb.param(DType::I32, 3, false);
+    let o = kb.param(DType::I32, 3, true);
+    let v = kb.load(x, 0, &[1], O0);
+    let n = kb.push(
+        Expr::Unary {
+            op: UnaryOp::Neg,
+            x: v,
+        },
+        DType::I32,
+        O1,
+    );
+    kb.store(o, 0, &[1], n);
+    let xs: Vec<u8> = [1i32, -2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let got = run(&kb.k, &[xs, vec![0; 12]]).unwrap();
+    let want: Vec<u8> = [-1i32, 2, -3]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(got.bufs[1], want);
+}
+
+#[test]
+fn vector_loop_with_a_broadcast_row_and_split_ranges() {
+    // out[r, c] = max(x[r, c], b[c]) * 2 over [3, 10]: the vector loop (f32x4), its
+    // tail, a stride-0 load along rows, and ranges that cut rows in the middle.
+    let (rows, cols) = (3usize, 10usize);
+    let mut kb = Kb::new(&[rows, cols], 2);
+    let x = kb.param(DType::F32, rows * cols, false);
+    let b = kb.param(DType::F32, cols, false);
+    let o = kb.param(DType::F32, rows * cols, true);
+    let xv = kb.load(x, 0, &[cols as i64, 1], O0);
+    let bv = kb.load(b, 0, &[0, 1], O0);
+    let m = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Maximum,
+            a: xv,
+            b: bv,
+        },
+        DType::F32,
+        O0,
+    );
+    let two = kb.push(
+        Expr::Const(lazyfuse_ir::kernel::Const::Float(2.0)),
+        DType::F32,
+        O0,
+    );
+    let y = kb.push(
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            a: m,
+            b: two,
+        },
+        DType::F32,
+        O0,
+    );
+    kb.store(o, 0, &[cols as i64, 1], y);
+    assert!(lazyfuse_codegen::cpu::clif_text(&kb.k)
+        .unwrap()
+        .contains("f32x4"));
+    let xs: Vec<f32> = (0..rows * cols).map(|i| (i as f32 - 13.0) * 0.5).collect();
+    let mut bs: Vec<f32> = (0..cols).map(|i| i as f32 - 4.0).collect();
+    bs[3] = f32::NAN;
+    let bufs = [f32_bytes(&xs), f32_bytes(&bs), vec![0; rows * cols * 4]];
+    let whole = run(&kb.k, &bufs).unwrap();
+    let split = run_ranges(&kb.k, &bufs, &[(0, 7), (7, 8), (8, 23), (23, 30)]).unwrap();
+    assert_eq!(whole.bufs[2], split.bufs[2]);
+    let got = f32s(&whole.bufs[2]);
+    for r in 0..rows {
+        for c in 0..cols {
+            let (a, bb) = (xs[r * cols + c], bs[c]);
+            let want = if bb.is_nan() {
+                f32::NAN
+            } else {
+                a.max(bb) * 2.0
+            };
+            let g = got[r * cols + c];
+            assert!((want.is_nan() && g.is_nan()) || want == g, "[{r}, {c}]");
+        }
+    }
 }

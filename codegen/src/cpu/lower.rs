@@ -234,6 +234,33 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
+            if let Some(vt) = vector_type(self.k) {
+                // Whole vectors while the row and the range have `lanes` points
+                // left, then single points (the tail).
+                let lanes = i64::from(vt.lane_count());
+                let last = self.idx[np - 1];
+                let iv = self.b.use_var(last);
+                let ie = self.b.ins().iadd_imm_s(iv, lanes);
+                let fits_row =
+                    self.b
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedLessThanOrEqual, ie, pdims[np - 1]);
+                let pv = self.b.use_var(p);
+                let pe = self.b.ins().iadd_imm_s(pv, lanes);
+                let fits_range = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, pe, end);
+                let fits = self.b.ins().band(fits_row, fits_range);
+                let vb = self.b.create_block();
+                let sb = self.b.create_block();
+                self.b.ins().brif(fits, vb, &[], sb, &[]);
+                self.b.switch_to_block(vb);
+                self.vector_point(vt)?;
+                self.odometer_by(0..np, lanes);
+                let pv = self.b.use_var(p);
+                let pn = self.b.ins().iadd_imm_s(pv, lanes);
+                self.b.def_var(p, pn);
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(sb);
+            }
             self.point()?;
             self.odometer(0..np);
             let pv = self.b.use_var(p);
@@ -248,12 +275,18 @@ impl Lower<'_, '_> {
 
     /// Advances the loop variables of `dims` (row-major, last fastest) by one.
     fn odometer(&mut self, dims: std::ops::Range<usize>) {
+        self.odometer_by(dims, 1);
+    }
+
+    /// Advances the last of `dims` by `step` (which must not pass its size) and
+    /// carries into the others.
+    fn odometer_by(&mut self, dims: std::ops::Range<usize>, step: i64) {
         let mut carry: Option<Value> = None;
         for d in dims.rev() {
             let n = self.k.dims[d] as i64;
             let v = self.b.use_var(self.idx[d]);
             let inc = match carry {
-                None => self.iconst(I64, 1),
+                None => self.iconst(I64, step),
                 Some(c) => self.b.ins().uextend(I64, c),
             };
             let nv = self.b.ins().iadd(v, inc);
@@ -262,6 +295,130 @@ impl Lower<'_, '_> {
             let nv = self.b.ins().select(wrap, z, nv);
             self.b.def_var(self.idx[d], nv);
             carry = Some(wrap);
+        }
+    }
+
+    /// `lanes` consecutive points of the last parallel dim at once (only for
+    /// kernels [`vector_type`] accepts: one dtype, no reductions, contiguous or
+    /// broadcast accesses along that dim, no param both read and written).
+    fn vector_point(&mut self, vt: Type) -> R<()> {
+        let np = self.k.n_parallel;
+        let mut vv: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
+        for i in 0..self.k.exprs.len() {
+            if !self.needed[i] {
+                continue;
+            }
+            let e = self.k.exprs[i].expr.clone();
+            let get = |id: ExprId| vv[id.0 as usize].expect("operands come first");
+            let v = match e {
+                Expr::Load { param, index, .. } => {
+                    let addr = self.address(param, &index.offset, &index.strides, None)?;
+                    if index.strides[np - 1] == 0 {
+                        let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
+                        self.b.ins().splat(vt, x)
+                    } else {
+                        self.b.ins().load(vt, flags(), addr, 0)
+                    }
+                }
+                Expr::Const(c) => {
+                    let x = self.constant(c, self.k.exprs[i].dtype)?;
+                    self.b.ins().splat(vt, x)
+                }
+                Expr::Unary { op, x } => self.vunary(op, get(x), vt),
+                Expr::Binary { op, a, b } => self.vbinary(op, get(a), get(b), vt),
+                _ => return Err(CodegenError::Backend("not a vector expression".into())),
+            };
+            vv[i] = Some(v);
+        }
+        for s in self.k.stores.clone() {
+            let v = vv[s.value.0 as usize].expect("stored values are computed");
+            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+            self.b.ins().store(flags(), v, addr, 0);
+        }
+        Ok(())
+    }
+
+    /// A vector mask (from a compare) as the operand type, for `bitselect`.
+    fn vmask(&mut self, m: Value, vt: Type) -> Value {
+        if vt.lane_type().is_float() {
+            let f = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+            self.b.ins().bitcast(vt, f, m)
+        } else {
+            m
+        }
+    }
+
+    fn vunary(&mut self, op: UnaryOp, v: Value, vt: Type) -> Value {
+        use UnaryOp::*;
+        let float = vt.lane_type().is_float();
+        match op {
+            Neg if float => self.b.ins().fneg(v),
+            Neg => self.b.ins().ineg(v),
+            Abs if float => self.b.ins().fabs(v),
+            Abs => self.b.ins().iabs(v),
+            Sqrt => self.b.ins().sqrt(v),
+            Floor => self.b.ins().floor(v),
+            Ceil => self.b.ins().ceil(v),
+            Trunc => self.b.ins().trunc(v),
+            Round => self.b.ins().nearest(v),
+            Square if float => self.b.ins().fmul(v, v),
+            Square => self.b.ins().imul(v, v),
+            BitwiseNot => self.b.ins().bnot(v),
+            Relu => {
+                let z = self.zero(if vt.lane_type() == F64 {
+                    Rep::F64
+                } else {
+                    Rep::F32
+                });
+                let z = self.b.ins().splat(vt, z);
+                let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
+                let m = self.vmask(lt, vt);
+                self.b.ins().bitselect(m, z, v)
+            }
+            _ => unreachable!("vector_type admits only the ops above"),
+        }
+    }
+
+    fn vbinary(&mut self, op: BinaryOp, x: Value, y: Value, vt: Type) -> Value {
+        use BinaryOp::*;
+        let float = vt.lane_type().is_float();
+        match op {
+            Add if float => self.b.ins().fadd(x, y),
+            Sub if float => self.b.ins().fsub(x, y),
+            Mul if float => self.b.ins().fmul(x, y),
+            Div => self.b.ins().fdiv(x, y),
+            Add => self.b.ins().iadd(x, y),
+            Sub => self.b.ins().isub(x, y),
+            Mul => self.b.ins().imul(x, y),
+            Maximum | Minimum if float => {
+                // As the scalar code: a < b ? b : a (max), b < a ? b : a (min), NaN
+                // if either is NaN.
+                let lt = if op == Maximum {
+                    self.b.ins().fcmp(FloatCC::LessThan, x, y)
+                } else {
+                    self.b.ins().fcmp(FloatCC::LessThan, y, x)
+                };
+                let lt = self.vmask(lt, vt);
+                let m = self.b.ins().bitselect(lt, y, x);
+                let uno = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+                let uno = self.vmask(uno, vt);
+                let nan = self.fconst(
+                    if vt.lane_type() == F64 {
+                        Rep::F64
+                    } else {
+                        Rep::F32
+                    },
+                    f64::NAN,
+                );
+                let nan = self.b.ins().splat(vt, nan);
+                self.b.ins().bitselect(uno, nan, m)
+            }
+            Maximum => self.b.ins().smax(x, y),
+            Minimum => self.b.ins().smin(x, y),
+            BitwiseAnd => self.b.ins().band(x, y),
+            BitwiseOr => self.b.ins().bor(x, y),
+            BitwiseXor => self.b.ins().bxor(x, y),
+            _ => unreachable!("vector_type admits only the ops above"),
         }
     }
 
@@ -307,6 +464,21 @@ impl Lower<'_, '_> {
                 }
             }
             self.stage(Stage::Outer(ph + 1))?;
+        }
+        // Outer stages past the last phase (nothing reduces there, but the verifier
+        // allows them) still run, in order.
+        let last = self
+            .k
+            .exprs
+            .iter()
+            .filter_map(|e| match e.stage {
+                Stage::Outer(k) => Some(k),
+                Stage::Inner(_) => None,
+            })
+            .max()
+            .unwrap_or(0);
+        for k in self.k.phases() + 1..=last {
+            self.stage(Stage::Outer(k))?;
         }
         for v in self.vals.iter_mut() {
             *v = None;
@@ -397,7 +569,9 @@ impl Lower<'_, '_> {
     }
 
     /// Sets the status (code and details) unless one is already set; emitted in a
-    /// cold block the caller branches to, ending with a jump to `cont`.
+    /// cold block the caller branches to, ending with a jump to `cont`. The code is
+    /// claimed with a compare-and-swap, so that of threads sharing one status block
+    /// exactly one writes its details.
     fn set_status(
         &mut self,
         code: i64,
@@ -408,11 +582,15 @@ impl Lower<'_, '_> {
     ) {
         let write = self.b.create_block();
         self.b.set_cold_block(write);
-        let s0 = self.b.ins().load(I64, flags(), self.status, 0);
-        self.b.ins().brif(s0, cont, args, write, &[]);
-        self.b.switch_to_block(write);
+        let zero = self.iconst(I64, 0);
         let c = self.iconst(I64, code);
-        self.b.ins().store(flags(), c, self.status, 0);
+        // The status block is an aligned `[u64; STATUS_SLOTS]`.
+        let old = self
+            .b
+            .ins()
+            .atomic_cas(MemFlagsData::trusted(), self.status, zero, c);
+        self.b.ins().brif(old, cont, args, write, &[]);
+        self.b.switch_to_block(write);
         self.b.ins().store(flags(), d1, self.status, 8);
         self.b.ins().store(flags(), d2, self.status, 16);
         self.b.ins().jump(cont, args);
@@ -422,9 +600,33 @@ impl Lower<'_, '_> {
     fn round(&mut self, v: Value, dt: DType) -> R<Value> {
         match dt {
             DType::F16 => self.call("lf_round_f16", &[v], F32),
-            DType::BF16 => self.call("lf_round_bf16", &[v], F32),
+            DType::BF16 => Ok(self.round_bf16(v)),
             _ => Ok(v),
         }
+    }
+
+    /// `half::bf16::from_f32(v).to_f32()` inline: round to nearest even on the
+    /// upper 16 bits; a NaN keeps its upper bits and gets the quiet bit.
+    fn round_bf16(&mut self, v: Value) -> Value {
+        let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+        let abs = self.b.ins().band_imm_s(x, 0x7FFF_FFFF);
+        let nan = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7F80_0000);
+        let hi = self.b.ins().ushr_imm_s(x, 16);
+        let quiet = self.b.ins().bor_imm_s(hi, 0x40);
+        let half = self.b.ins().band_imm_s(x, 0x8000);
+        let half = self.b.ins().icmp_imm_s(IntCC::NotEqual, half, 0);
+        // Above the tie, or a tie with an odd upper part: round up.
+        let rest = self.b.ins().band_imm_s(x, 3 * 0x8000 - 1);
+        let rest = self.b.ins().icmp_imm_s(IntCC::NotEqual, rest, 0);
+        let up = self.b.ins().band(half, rest);
+        let up = self.b.ins().uextend(I32, up);
+        let r = self.b.ins().iadd(hi, up);
+        let r = self.b.ins().select(nan, quiet, r);
+        let bits = self.b.ins().ishl_imm_s(r, 16);
+        self.b.ins().bitcast(F32, MemFlagsData::new(), bits)
     }
 
     fn expr(&mut self, i: usize) -> R<Value> {
@@ -444,9 +646,15 @@ impl Lower<'_, '_> {
                 let vdt = self.dtype(d.value);
                 let v = self.val(d.value);
                 let w = self.widen_int(v, vdt)?;
-                let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
-                let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
-                let wrapped = self.b.ins().select(neg, plus, w);
+                // Only signed values wrap from the end (a uint64 above 2^63 is
+                // large, not negative).
+                let wrapped = if vdt.is_unsigned() || vdt == DType::Bool {
+                    w
+                } else {
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
+                    let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
+                    self.b.ins().select(neg, plus, w)
+                };
                 let ok = self
                     .b
                     .ins()
@@ -512,15 +720,17 @@ impl Lower<'_, '_> {
 
     fn load(&mut self, addr: Value, dt: DType) -> R<Value> {
         Ok(match dt {
-            DType::F16 | DType::BF16 => {
+            DType::F16 => {
                 let bits = self.b.ins().load(I16, flags(), addr, 0);
                 let w = self.b.ins().uextend(I32, bits);
-                let name = if dt == DType::F16 {
-                    "lf_f16_to_f32"
-                } else {
-                    "lf_bf16_to_f32"
-                };
-                self.call(name, &[w], F32)?
+                self.call("lf_f16_to_f32", &[w], F32)?
+            }
+            // bfloat16 is the upper half of a float32.
+            DType::BF16 => {
+                let bits = self.b.ins().load(I16, flags(), addr, 0);
+                let w = self.b.ins().uextend(I32, bits);
+                let w = self.b.ins().ishl_imm_s(w, 16);
+                self.b.ins().bitcast(F32, MemFlagsData::new(), w)
             }
             _ => self.b.ins().load(reg(rep(dt)?), flags(), addr, 0),
         })
@@ -529,14 +739,15 @@ impl Lower<'_, '_> {
     /// The register value of `dt` as stored bits.
     fn storage_bits(&mut self, v: Value, dt: DType) -> R<Value> {
         Ok(match dt {
-            DType::F16 | DType::BF16 => {
-                let name = if dt == DType::F16 {
-                    "lf_f32_to_f16"
-                } else {
-                    "lf_f32_to_bf16"
-                };
-                let bits = self.call(name, &[v], I32)?;
+            DType::F16 => {
+                let bits = self.call("lf_f32_to_f16", &[v], I32)?;
                 self.b.ins().ireduce(I16, bits)
+            }
+            // Values of bfloat16 exprs are already rounded: their low half is zero.
+            DType::BF16 => {
+                let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+                let hi = self.b.ins().ushr_imm_s(x, 16);
+                self.b.ins().ireduce(I16, hi)
             }
             _ => v,
         })
@@ -1245,6 +1456,79 @@ impl Lower<'_, '_> {
         } else {
             v
         })
+    }
+}
+
+/// The vector type a kernel's innermost parallel dim runs in, or `None` for scalar
+/// code: every expression of one dtype (float32 → f32x4, float64 → f64x2, int32 →
+/// i32x4), only loads, constants and the ops with exact lane-wise instructions, no
+/// reduction, every access contiguous (stride 1) or broadcast (stride 0, loads
+/// only) along that dim, and no buffer both read and written (lanes load before
+/// they store).
+fn vector_type(k: &LoopKernel) -> Option<Type> {
+    use cranelift_codegen::ir::types::{F32X4, F64X2, I32X4};
+    let np = k.n_parallel;
+    if np == 0 || k.phases() > 0 || k.exprs.is_empty() {
+        return None;
+    }
+    let dt = k.exprs[0].dtype;
+    let vt = match dt {
+        DType::F32 => F32X4,
+        DType::F64 => F64X2,
+        DType::I32 => I32X4,
+        _ => return None,
+    };
+    let float = dt != DType::I32;
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    for e in &k.exprs {
+        if e.dtype != dt || e.stage != Stage::Outer(0) {
+            return None;
+        }
+        let ok = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && index.strides[np - 1] <= 1
+                    && index.strides[np - 1] >= 0
+                    && !written.contains(&k.params[*param].buf)
+            }
+            Expr::Const(_) => true,
+            Expr::Unary { op, .. } => {
+                use UnaryOp::*;
+                match op {
+                    Neg | Abs | Square => true,
+                    Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
+                    BitwiseNot => !float,
+                    _ => false,
+                }
+            }
+            Expr::Binary { op, .. } => {
+                use BinaryOp::*;
+                match op {
+                    Add | Sub | Mul | Maximum | Minimum => true,
+                    Div => float,
+                    BitwiseAnd | BitwiseOr | BitwiseXor => !float,
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    if k.stores.iter().all(|s| s.index.strides[np - 1] == 1) {
+        Some(vt)
+    } else {
+        None
     }
 }
 
