@@ -15,7 +15,11 @@ fn threads_realize_at_once_and_get_their_own_values() {
                     let y = x.mul(2.0).unwrap().add(k).unwrap().sub(&x).unwrap();
                     let total = y.sum(&[], false).unwrap().to_vec::<f64>().unwrap()[0];
                     let nf = n as f64;
-                    assert_eq!(total, nf * (nf - 1.0) / 2.0 + k * nf, "thread {t} round {round}");
+                    assert_eq!(
+                        total,
+                        nf * (nf - 1.0) / 2.0 + k * nf,
+                        "thread {t} round {round}"
+                    );
                     let v = y.to_vec::<f64>().unwrap();
                     assert_eq!(v[n - 1], (n - 1) as f64 + k);
                 }
@@ -30,6 +34,9 @@ fn integer_division_by_zero_is_an_error_on_any_chunk() {
     let x = Tensor::arange(0.0, n as f64, 1.0, DType::I64).unwrap();
     // Only the last element divides by zero: the error must survive the split.
     let d = x.sub((n - 1) as i64).unwrap();
-    let err = x.div_mode(&d, RoundingMode::Floor).and_then(|q| q.realize()).unwrap_err();
+    let err = x
+        .div_mode(&d, RoundingMode::Floor)
+        .and_then(|q| q.realize())
+        .unwrap_err();
     assert_eq!(err.to_string(), "ZeroDivisionError");
 }

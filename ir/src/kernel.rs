@@ -30,8 +30,10 @@
 //!
 //! # Scalar semantics
 //! Expression ops are the graph's own `UnaryOp`, `UnaryParamOp` and `BinaryOp`, with
-//! the interpreter's numerics: integers wrap; integer division by zero and negative
-//! integer powers set a status code ([`Status`]); `float16`/`bfloat16` values are
+//! the interpreter's numerics: integers wrap; integer division and remainder by zero
+//! set a status code ([`Status`]) and never trap (nor does `MIN / -1`, which wraps);
+//! an integer power with a negative exponent is 0, 1 or -1, as in the interpreter
+//! (the builder refuses negative host exponents); `float16`/`bfloat16` values are
 //! computed in `float32` and rounded to their dtype after every op; `Cast` follows
 //! the interpreter's conversion rules (`lazyfuse_runtime::interp::cast`). Float8
 //! dtypes appear only in loads, stores and casts. Complex dtypes never appear in a
@@ -190,6 +192,7 @@ impl fmt::Display for Const {
 }
 
 /// How a reduction combines values (see the module doc for NaN and empty rules).
+/// On `bool` values `Sum` is a logical or and `Prod` a logical and.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Accum {
     /// `+` (identity 0; `float32` accumulates in `float64`)
@@ -400,8 +403,6 @@ pub enum Status {
     Ok = 0,
     /// an integer division or remainder by zero
     ZeroDivision = 1,
-    /// an integer raised to a negative integer power
-    NegativeIntegerPower = 2,
     /// a [`DynIndex`] value out of range (the status block's slots 1 and 2 hold the
     /// value and the size)
     IndexOutOfRange = 3,
@@ -413,7 +414,6 @@ impl Status {
         Some(match code {
             0 => Status::Ok,
             1 => Status::ZeroDivision,
-            2 => Status::NegativeIntegerPower,
             3 => Status::IndexOutOfRange,
             _ => return None,
         })
@@ -550,10 +550,9 @@ impl LoopKernel {
         }
         let nd = self.dims.len();
         let check_index = |what: &str, p: usize, index: &Affine, extra: Option<(i128, i128)>| {
-            let param = self
-                .params
-                .get(p)
-                .ok_or_else(|| format!("kernel {name}: {what} names param p{p}, which is absent"))?;
+            let param = self.params.get(p).ok_or_else(|| {
+                format!("kernel {name}: {what} names param p{p}, which is absent")
+            })?;
             if index.strides.len() != nd {
                 return Err(format!(
                     "kernel {name}: {what} of p{p} has {} strides for {nd} dims",
@@ -581,7 +580,9 @@ impl LoopKernel {
                 }
                 let o = self.expr(op);
                 let ok = match (&e.expr, e.stage) {
-                    (Expr::Reduce { .. }, Stage::Outer(k)) => k >= 1 && o.stage == Stage::Inner(k - 1),
+                    (Expr::Reduce { .. }, Stage::Outer(k)) => {
+                        k >= 1 && o.stage == Stage::Inner(k - 1)
+                    }
                     (Expr::Reduce { .. }, Stage::Inner(_)) => false,
                     (_, Stage::Outer(k)) => matches!(o.stage, Stage::Outer(j) if j <= k),
                     (_, Stage::Inner(k)) => {
@@ -605,13 +606,19 @@ impl LoopKernel {
                     dynamic,
                 } => {
                     if matches!(e.stage, Stage::Outer(_)) && !index.ignores_from(self.n_parallel) {
-                        return Err(format!("{}: an outer load depends on a reduction dim", here()));
+                        return Err(format!(
+                            "{}: an outer load depends on a reduction dim",
+                            here()
+                        ));
                     }
                     let extra = match dynamic {
                         None => None,
                         Some(d) => {
                             if !dt(&d.value).is_integer() {
-                                return Err(format!("{}: a dynamic index is not an integer", here()));
+                                return Err(format!(
+                                    "{}: a dynamic index is not an integer",
+                                    here()
+                                ));
                             }
                             let span = d.stride as i128 * (d.size as i128 - 1).max(0);
                             Some((span.min(0), span.max(0)))
@@ -619,7 +626,12 @@ impl LoopKernel {
                     };
                     let p = check_index("load", *param, index, extra)?;
                     if p.dtype != e.dtype {
-                        return Err(format!("{}: loads {} from a {} param", here(), e.dtype, p.dtype));
+                        return Err(format!(
+                            "{}: loads {} from a {} param",
+                            here(),
+                            e.dtype,
+                            p.dtype
+                        ));
                     }
                 }
                 Expr::LoopIndex { dim } => {
@@ -634,9 +646,18 @@ impl LoopKernel {
                     if dt(a) != dt(b) {
                         return Err(format!("{}: {op:?} of {} and {}", here(), dt(a), dt(b)));
                     }
-                    let want = if op.is_predicate() { DType::Bool } else { dt(a) };
+                    let want = if op.is_predicate() {
+                        DType::Bool
+                    } else {
+                        dt(a)
+                    };
                     if e.dtype != want {
-                        return Err(format!("{}: {op:?} gives {}, not {}", here(), want, e.dtype));
+                        return Err(format!(
+                            "{}: {op:?} gives {}, not {}",
+                            here(),
+                            want,
+                            e.dtype
+                        ));
                     }
                 }
                 Expr::Where { cond, a, b } => {
@@ -656,10 +677,16 @@ impl LoopKernel {
                         return Err(format!("{}: {op:?} of a non-bool value", here()));
                     }
                 }
-                Expr::Unary { .. } | Expr::UnaryParam { .. } | Expr::Cast { .. } | Expr::Const(_) => {}
+                Expr::Unary { .. }
+                | Expr::UnaryParam { .. }
+                | Expr::Cast { .. }
+                | Expr::Const(_) => {}
             }
             if e.dtype.is_complex() {
-                return Err(format!("{}: complex values do not enter loop kernels", here()));
+                return Err(format!(
+                    "{}: complex values do not enter loop kernels",
+                    here()
+                ));
             }
         }
         for (j, s) in self.stores.iter().enumerate() {
@@ -669,13 +696,21 @@ impl LoopKernel {
                 .ok_or_else(|| format!("kernel {name}: store {j} of an absent value"))?;
             let p = check_index("store", s.param, &s.index, None)?;
             if !p.writes {
-                return Err(format!("kernel {name}: store {j} into read-only p{}", s.param));
+                return Err(format!(
+                    "kernel {name}: store {j} into read-only p{}",
+                    s.param
+                ));
             }
             if p.dtype != v.dtype {
-                return Err(format!("kernel {name}: store {j} of {} into {}", v.dtype, p.dtype));
+                return Err(format!(
+                    "kernel {name}: store {j} of {} into {}",
+                    v.dtype, p.dtype
+                ));
             }
             if matches!(v.stage, Stage::Outer(_)) && !s.index.ignores_from(self.n_parallel) {
-                return Err(format!("kernel {name}: outer store {j} depends on a reduction dim"));
+                return Err(format!(
+                    "kernel {name}: outer store {j} depends on a reduction dim"
+                ));
             }
         }
         Ok(())
@@ -782,7 +817,10 @@ impl Schedule {
                             ));
                         }
                         if p.writes && matches!(d.kind, BufKind::Input(_)) {
-                            return Err(format!("kernel {}: writes input buffer {}", k.name, p.buf));
+                            return Err(format!(
+                                "kernel {}: writes input buffer {}",
+                                k.name, p.buf
+                            ));
                         }
                     }
                 }

@@ -424,7 +424,6 @@ impl<T> SendPtr<T> {
 fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
     match Status::from_code(s[0]) {
         Some(Status::ZeroDivision) => Error::ZeroDivision,
-        Some(Status::NegativeIntegerPower) => Error::NegativeIntegerPower,
         Some(Status::IndexOutOfRange) => Error::IndexOutOfRange(format!(
             "index {} is out of bounds for dimension with size {}",
             s[1] as i64, s[2]

@@ -16,8 +16,7 @@
 //! what it writes).
 //!
 //! Status codes are the interpreter's errors: integer division by zero is
-//! `Error::ZeroDivision`, a negative integer power `Error::NegativeIntegerPower`,
-//! and a `DynIndex` value out of range `Error::IndexOutOfRange` (with the value and
+//! `Error::ZeroDivision` and a `DynIndex` value out of range `Error::IndexOutOfRange` (with the value and
 //! the size; the kernel IR does not know the graph's axis number). Extern steps run
 //! the interpreter's single-node routine ([`crate::interp::eval_node`]).
 

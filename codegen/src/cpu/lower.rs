@@ -22,7 +22,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
-use lazyfuse_ir::kernel::{Accum, Const, Expr, ExprId, LoopKernel, Stage, StoreOp};
+use lazyfuse_ir::kernel::{Accum, Const, Expr, ExprId, LoopKernel, Stage, Status, StoreOp};
 use lazyfuse_ir::op::Op;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 use std::collections::HashMap;
@@ -673,7 +673,13 @@ impl Lower<'_, '_> {
                 self.b.set_cold_block(bad);
                 let z = self.zero(r);
                 let size = self.iconst(I64, d.size as i64);
-                self.set_status(3, w, size, merge, &[BlockArg::Value(z)]);
+                self.set_status(
+                    Status::IndexOutOfRange as i64,
+                    w,
+                    size,
+                    merge,
+                    &[BlockArg::Value(z)],
+                );
                 self.b.switch_to_block(merge);
                 Ok(out)
             }
@@ -1166,7 +1172,7 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(bad);
         self.b.set_cold_block(bad);
         let z = self.iconst(I64, 0);
-        self.set_status(1, z, z, cont, &[]);
+        self.set_status(Status::ZeroDivision as i64, z, z, cont, &[]);
         self.b.switch_to_block(cont);
         let one = self.iconst(ty, 1);
         let mut unsafe_div = zero;
