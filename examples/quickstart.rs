@@ -1,8 +1,9 @@
 //! The README's demo: build a small lazy graph, realize it, print the result.
 //!
 //! `cargo run --release --example quickstart` prints the tensors;
-//! `cargo run --release --example quickstart -- --dump-ir` also prints the graph
-//! that each realize executes (as `LAZYFUSE_DUMP_IR=1` does).
+//! `cargo run --release --example quickstart -- --dump-ir` also prints every IR level
+//! of each realize: graph, graph after passes, kernels and Cranelift IR (as
+//! `LAZYFUSE_DUMP_IR=1` does).
 
 use lazyfuse::{DType, Tensor};
 
