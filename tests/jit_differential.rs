@@ -13,6 +13,8 @@
 #[path = "support/random_program.rs"]
 mod random_program;
 
+#[path = "support/cases.rs"]
+mod cases;
 use lazyfuse::CpuBackend;
 use proptest::prelude::*;
 use random_program::{build, observe, source, step, Step};
@@ -41,7 +43,7 @@ fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCa
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(256)))]
 
     #[test]
     fn jit_agrees_with_the_interpreter(

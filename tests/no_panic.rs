@@ -8,6 +8,8 @@
 //! interpreter is exercised on the same inputs. Regression tests for the bugs these
 //! tests found follow the properties.
 
+#[path = "support/cases.rs"]
+mod cases;
 use lazyfuse::{DType, ScatterReduce, Tensor};
 use proptest::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -244,7 +246,7 @@ fn input() -> impl Strategy<Value = (Vec<usize>, DType, u8)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(256)))]
 
     #[test]
     fn reductions_and_scans_never_panic(

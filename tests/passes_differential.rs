@@ -10,6 +10,8 @@
 #[path = "support/random_program.rs"]
 mod random_program;
 
+#[path = "support/cases.rs"]
+mod cases;
 use lazyfuse::{DType, Tensor};
 use proptest::prelude::*;
 use random_program::{build, observe, source, step, Step};
@@ -27,7 +29,7 @@ fn realized(sources: &[(usize, usize, u64)], steps: &[Step], passes: bool) -> Ve
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(128)))]
 
     #[test]
     fn passes_do_not_change_values(

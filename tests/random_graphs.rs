@@ -16,12 +16,14 @@
 #[path = "support/random_program.rs"]
 mod random_program;
 
+#[path = "support/cases.rs"]
+mod cases;
 use lazyfuse::Tensor;
 use proptest::prelude::*;
 use random_program::{build, observe, source, step, Step};
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(128)))]
 
     #[test]
     fn realize_order_does_not_change_values(

@@ -9,6 +9,8 @@
 #[path = "support/random_program.rs"]
 mod random_program;
 
+#[path = "support/cases.rs"]
+mod cases;
 use lazyfuse::{DType, Tensor};
 use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
 use lazyfuse_runtime::{interp, kernel_eval, Buffer};
@@ -98,15 +100,8 @@ fn check(tensors: &[&Tensor]) -> Result<usize, String> {
     Ok(count)
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(256)))]
 
     #[test]
     fn kernels_compute_what_the_interpreter_computes(

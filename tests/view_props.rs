@@ -3,6 +3,8 @@
 //! the base element its index maps to, and a write through the view lands exactly on
 //! those base elements.
 
+#[path = "support/cases.rs"]
+mod cases;
 use lazyfuse::{DType, Tensor};
 use proptest::prelude::*;
 
@@ -72,7 +74,7 @@ fn apply(t: &Tensor, model: &Tensor, s: &Step) -> Option<(Tensor, Tensor)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(96)))]
 
     #[test]
     fn reads_and_writes_through_view_chains(
