@@ -53,3 +53,19 @@ proptest! {
         compare(&sources, &steps)?;
     }
 }
+
+/// Found by a long run (`PROPTEST_CASES=20000`, tests/random_graphs.rs): `cat` of
+/// empty tensors has no step, and a kernel reading its (empty) buffer failed with
+/// "reads b3 before it was written".
+#[test]
+fn regression_empty_cat_read_by_a_kernel() {
+    let sources = [(0, 3, 0)];
+    let steps = [
+        Step::View(34, 0),
+        Step::BinaryScalar(23, 13, 0),
+        Step::Cat(1, 2),
+        Step::Index(0, 0, 0),
+        Step::Pointwise(0, 33),
+    ];
+    compare(&sources, &steps).unwrap();
+}
