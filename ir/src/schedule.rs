@@ -6,7 +6,9 @@
 //! - a target needs it (its `Output` buffer), or it is an `input` (its `Input` buffer);
 //! - an extern step computes it, or an extern step reads it (extern steps read whole
 //!   contiguous buffers);
-//! - it is a `softmax`, `cat` or `write_view` (their kernels have their own shape);
+//! - it is a `softmax`, `cat`, `write_view` or a scan (`cumsum`, `cumprod`,
+//!   `cummax`/`cummin`, `logcumsumexp`: their kernels have their own shape; a scan
+//!   absorbs its elementwise prologue, its epilogue reads the stored result);
 //! - consumers index it in a way that does not decompose into its dims (a view
 //!   whose index map crosses the producer's dims), or a kernel would have to nest a
 //!   reduction inside another one, or a reduction result is broadcast by its consumer
