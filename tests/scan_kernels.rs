@@ -286,6 +286,29 @@ fn every_scan_on_every_dtype_matches_the_interpreter() {
 }
 
 #[test]
+fn scans_read_through_views() {
+    // transposed, flipped, and broadcast along the scanned axis (an outer value
+    // lifted into the row loop); every op, kernel_eval and JIT
+    type View = fn(&Tensor) -> lazyfuse::Result<Tensor>;
+    let views: [View; 3] = [
+        |x| x.t(),
+        |x| x.flip(&[0, 1]),
+        |x| x.narrow(1, 2, 1)?.expand(&[4, 5]),
+    ];
+    for view in views {
+        for op in SCANS {
+            for dim in [0, 1] {
+                let make = || apply(op, &view(&input(DType::F32, 20, &[4, 5], true))?, dim);
+                let y = make().unwrap();
+                let s = check_kernel_eval(&[&y]).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+                assert_eq!(s.kernel_count(), 1, "{op:?}\n{}", s.text());
+                check_jit(&make).unwrap_or_else(|e| panic!("{op:?} dim {dim}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn complex_scans_stay_extern() {
     let c = input(DType::C64, 6, &[2, 3], false);
     let y = c.cumsum(1).unwrap();
