@@ -47,6 +47,21 @@
 //! the first NaN wins), as an `int64`. An empty reduction yields the identity
 //! (`Sum` 0, `Prod` 1, `Any` false, `All` true); the scheduler refuses empty
 //! `Max`/`Min`/`ArgMax` before a kernel exists.
+//!
+//! # Scans
+//! An [`Expr::Scan`] is an inclusive running value: an `Inner(k)` expression of an
+//! `Inner(k)` operand whose value at reduction point `j` (row-major over the
+//! reduction dims) combines the operand's values at points `0..=j` of the same
+//! parallel point ([`ScanAccum`]: cumsum, cumprod, cummax/cummin values and indices,
+//! logcumsumexp). It is usable by later `Inner(k)` expressions and stores of phase
+//! `k`, and its numerics are the interpreter's scans (`interp::scan`): `Sum`/`Prod`
+//! keep a wide running value (`float16`/`bfloat16` in `float32`, `float32` in
+//! `float64`; integers wrap in their own dtype) and round each element from it;
+//! `Max`/`Min` take an element that is NaN or at least as large (small) as the
+//! running one, unless the running one is NaN (ties move to the later element, the
+//! latest NaN wins); `ArgMax`/`ArgMin` are that element's position, as `int64`;
+//! `LogAddExp` runs PyTorch's `_log_add_exp_helper` in `float64` from `-inf` and
+//! rounds each element through the dtype's accumulation type.
 
 use crate::dtype::DType;
 use crate::graph::NodeId;
@@ -213,6 +228,52 @@ pub enum Accum {
     All,
 }
 
+/// How a running value ([`Expr::Scan`]) combines (see the module doc for the
+/// accumulation types, NaN and tie rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanAccum {
+    /// running sum (`cumsum`): integers and floats
+    Sum,
+    /// running product (`cumprod`): integers and floats
+    Prod,
+    /// running maximum (`cummax` values)
+    Max,
+    /// running minimum (`cummin` values)
+    Min,
+    /// position of the running maximum (`cummax` indices), `int64`
+    ArgMax,
+    /// position of the running minimum (`cummin` indices), `int64`
+    ArgMin,
+    /// running `log(Σ exp)` (`logcumsumexp`): floats
+    LogAddExp,
+}
+
+impl ScanAccum {
+    /// The dtype of a scan of a `x` value, or `None` when the scan does not take
+    /// that dtype.
+    ///
+    /// ```
+    /// use lazyfuse_ir::kernel::ScanAccum;
+    /// use lazyfuse_ir::DType;
+    /// assert_eq!(ScanAccum::ArgMax.output_dtype(DType::F16), Some(DType::I64));
+    /// assert_eq!(ScanAccum::Sum.output_dtype(DType::Bool), None);
+    /// assert_eq!(ScanAccum::LogAddExp.output_dtype(DType::I64), None);
+    /// ```
+    pub fn output_dtype(self, x: DType) -> Option<DType> {
+        if x.is_complex() || x.is_float8() {
+            return None;
+        }
+        let float = matches!(x, DType::F16 | DType::BF16 | DType::F32 | DType::F64);
+        match self {
+            ScanAccum::Sum | ScanAccum::Prod if x == DType::Bool => None,
+            ScanAccum::Sum | ScanAccum::Prod | ScanAccum::Max | ScanAccum::Min => Some(x),
+            ScanAccum::ArgMax | ScanAccum::ArgMin => Some(DType::I64),
+            ScanAccum::LogAddExp if float => Some(x),
+            ScanAccum::LogAddExp => None,
+        }
+    }
+}
+
 /// An expression of a loop kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -274,6 +335,14 @@ pub enum Expr {
         /// how values combine
         op: Accum,
         /// the value reduced
+        x: ExprId,
+    },
+    /// The inclusive running value of an `Inner(k)` value over the reduction
+    /// points so far; stage `Inner(k)` (see the module doc).
+    Scan {
+        /// how values combine
+        op: ScanAccum,
+        /// the value scanned
         x: ExprId,
     },
 }
@@ -465,7 +534,8 @@ impl LoopKernel {
             Expr::Unary { x, .. }
             | Expr::UnaryParam { x, .. }
             | Expr::Cast { x }
-            | Expr::Reduce { x, .. } => vec![*x],
+            | Expr::Reduce { x, .. }
+            | Expr::Scan { x, .. } => vec![*x],
             Expr::Binary { a, b, .. } => vec![*a, *b],
             Expr::Where { cond, a, b } => vec![*cond, *a, *b],
         }
@@ -584,6 +654,8 @@ impl LoopKernel {
                         k >= 1 && o.stage == Stage::Inner(k - 1)
                     }
                     (Expr::Reduce { .. }, Stage::Inner(_)) => false,
+                    (Expr::Scan { .. }, Stage::Inner(k)) => o.stage == Stage::Inner(k),
+                    (Expr::Scan { .. }, Stage::Outer(_)) => false,
                     (_, Stage::Outer(k)) => matches!(o.stage, Stage::Outer(j) if j <= k),
                     (_, Stage::Inner(k)) => {
                         o.stage == Stage::Inner(k) || matches!(o.stage, Stage::Outer(j) if j <= k)
@@ -677,6 +749,16 @@ impl LoopKernel {
                         return Err(format!("{}: {op:?} of a non-bool value", here()));
                     }
                 }
+                Expr::Scan { op, x } => {
+                    if op.output_dtype(dt(x)) != Some(e.dtype) {
+                        return Err(format!(
+                            "{}: scan {op:?} of {} cannot give {}",
+                            here(),
+                            dt(x),
+                            e.dtype
+                        ));
+                    }
+                }
                 Expr::Unary { .. }
                 | Expr::UnaryParam { .. }
                 | Expr::Cast { .. }
@@ -738,6 +820,7 @@ fn expr_text(e: &Expr) -> String {
         Expr::Where { cond, a, b } => format!("where({cond}, {a}, {b})"),
         Expr::Cast { x } => format!("cast({x})"),
         Expr::Reduce { op, x } => format!("reduce_{}({x})", format!("{op:?}").to_lowercase()),
+        Expr::Scan { op, x } => format!("scan_{}({x})", format!("{op:?}").to_lowercase()),
     }
 }
 

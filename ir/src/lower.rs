@@ -7,7 +7,10 @@
 //! - nansum/nanmean drop NaN with `where`; any/all/count_nonzero test `x != 0`;
 //! - logsumexp: a max phase, then `log(sum(exp(x - m))) + m` with an infinite `m`
 //!   replaced by 0; norm per order (0: count, ±inf: max/min, 1, 2, general `p`);
-//! - softmax/log_softmax: one kernel of three phases (max, sum of exps, stores).
+//! - softmax/log_softmax: one kernel of three phases (max, sum of exps, stores);
+//! - cumsum and the scans (cumprod, cummax/cummin values and indices,
+//!   logcumsumexp): one kernel of one phase over the scanned axis, an
+//!   [`Expr::Scan`] of the inlined prologue stored at every point of the row.
 //!
 //! Also the kernels of the ops with their own shape: softmax, cat (one kernel per
 //! input, each writing its slice) and write_view (a copy of the base, then the values
@@ -15,8 +18,8 @@
 
 use crate::dtype::DType;
 use crate::graph::NodeId;
-use crate::kernel::{Accum, Const, Expr, ExprId};
-use crate::op::{ArgReduceOp, BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::kernel::{Accum, Const, Expr, ExprId, ScanAccum};
+use crate::op::{ArgReduceOp, BinaryOp, Op, ReduceOp, ScanOp, UnaryOp};
 use crate::schedule::{canonical, flat, Aff, Builder, Ctx, Fail};
 
 /// The interpreter's accumulation type of a float dtype (`FloatStore::A`).
@@ -402,6 +405,84 @@ pub(crate) fn reduce(
     }
 }
 
+/// The running combination of a scan node (`Cumsum` or `Scan`), or `None` for
+/// other ops.
+pub(crate) fn scan_accum(op: &Op) -> Option<(ScanAccum, usize)> {
+    Some(match op {
+        Op::Cumsum { axis } => (ScanAccum::Sum, *axis),
+        Op::Scan { op, axis } => (
+            match op {
+                ScanOp::Cumprod => ScanAccum::Prod,
+                ScanOp::Cummax => ScanAccum::Max,
+                ScanOp::Cummin => ScanAccum::Min,
+                ScanOp::CummaxIndices => ScanAccum::ArgMax,
+                ScanOp::CumminIndices => ScanAccum::ArgMin,
+                ScanOp::LogCumSumExp => ScanAccum::LogAddExp,
+            },
+            *axis,
+        ),
+        _ => return None,
+    })
+}
+
+/// A kernel over the rows of `shape` along `axis`: the other non-1 dims are
+/// parallel, the axis (when not 1) is the reduction dim. Returns the builder and
+/// the coordinates of element `(parallel point, reduction point)` of `shape`.
+fn row_kernel(shape: &[usize], axis: usize, n: NodeId) -> (Builder, Vec<Aff>) {
+    let others: Vec<usize> = (0..shape.len())
+        .filter(|&d| d != axis)
+        .map(|d| shape[d])
+        .collect();
+    let mut b = Builder::new(canonical(&others), vec![n]);
+    b.set_red(canonical(&[shape[axis]]));
+    let np = b.parallel.len();
+    let mut next = 0;
+    let xc: Vec<Aff> = shape
+        .iter()
+        .enumerate()
+        .map(|(d, &s)| {
+            if s == 1 {
+                Aff::constant(0)
+            } else if d == axis {
+                Aff::var(np)
+            } else {
+                next += 1;
+                Aff::var(next - 1)
+            }
+        })
+        .collect();
+    (b, xc)
+}
+
+/// The kernel of a scan node (see the module doc): its prologue inlined into the
+/// row loop, the running value stored at every point.
+fn scan_kernel(ctx: &Ctx, n: NodeId, op: ScanAccum, axis: usize) -> Result<Builder, Fail> {
+    let g = ctx.graph;
+    let node = g.node(n);
+    let x = g.inputs(n)[0];
+    let xnode = g.node(x);
+    // A zero-dim input is one element along its only "axis", as in the interpreter.
+    let shape = if xnode.shape.is_empty() {
+        vec![1]
+    } else {
+        xnode.shape.clone()
+    };
+    let (mut b, xc) = row_kernel(&shape, axis, n);
+    let gen_xc: Vec<Aff> = if xnode.shape.is_empty() {
+        vec![]
+    } else {
+        xc.clone()
+    };
+    let k = b.level(ctx, x);
+    let v = b.gen(ctx, x, &gen_xc, Some(k))?;
+    let v = lift(&mut b, v, k)?;
+    let s = b.emit(Expr::Scan { op, x: v }, node.dtype, Some(k))?;
+    let p = b.param(ctx.buf_of[&n], ctx, true);
+    b.store(p, flat(&shape, &xc), s);
+    b.note_node(ctx, n);
+    Ok(b)
+}
+
 /// The kernels of a node with its own iteration shape: softmax, cat, write_view.
 pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail> {
     let g = ctx.graph;
@@ -417,33 +498,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             } else {
                 xnode.shape.clone()
             };
-            let others: Vec<usize> = (0..shape.len())
-                .filter(|d| d != axis)
-                .map(|d| shape[d])
-                .collect();
-            let mut b = Builder::new(canonical(&others), vec![n]);
-            let size = shape[*axis];
-            b.set_red(canonical(&[size]));
-            let np = b.parallel.len();
-            let mut next = 0;
-            let xc: Vec<Aff> = shape
-                .iter()
-                .enumerate()
-                .map(|(d, &s)| {
-                    if d == *axis {
-                        if s == 1 {
-                            Aff::constant(0)
-                        } else {
-                            Aff::var(np)
-                        }
-                    } else if s == 1 {
-                        Aff::constant(0)
-                    } else {
-                        next += 1;
-                        Aff::var(next - 1)
-                    }
-                })
-                .collect();
+            let (mut b, xc) = row_kernel(&shape, *axis, n);
             let gen_xc: Vec<Aff> = if xnode.shape.is_empty() {
                 vec![]
             } else {
@@ -542,9 +597,9 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             }
             Ok(kernels)
         }
-        other => Err(Fail::Error(format!(
-            "{} has no special kernel",
-            other.name()
-        ))),
+        op => match scan_accum(op) {
+            Some((acc, axis)) => Ok(vec![scan_kernel(ctx, n, acc, axis)?]),
+            None => Err(Fail::Error(format!("{} has no special kernel", op.name()))),
+        },
     }
 }

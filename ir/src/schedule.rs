@@ -6,7 +6,9 @@
 //! - a target needs it (its `Output` buffer), or it is an `input` (its `Input` buffer);
 //! - an extern step computes it, or an extern step reads it (extern steps read whole
 //!   contiguous buffers);
-//! - it is a `softmax`, `cat` or `write_view` (their kernels have their own shape);
+//! - it is a `softmax`, `cat`, `write_view` or a scan (`cumsum`, `cumprod`,
+//!   `cummax`/`cummin`, `logcumsumexp`: their kernels have their own shape; a scan
+//!   absorbs its elementwise prologue, its epilogue reads the stored result);
 //! - consumers index it in a way that does not decompose into its dims (a view
 //!   whose index map crosses the producer's dims), or a kernel would have to nest a
 //!   reduction inside another one, or a reduction result is broadcast by its consumer
@@ -244,6 +246,9 @@ impl<'g> Planner<'g> {
             let why = match &node.op {
                 Op::Input(_) => None,
                 Op::Softmax { .. } => Some("softmax kernel (rows of its own shape)".to_string()),
+                Op::Cumsum { .. } | Op::Scan { .. } => {
+                    Some("scan kernel (rows of its own shape; no epilogue fusion)".to_string())
+                }
                 Op::Cat { .. } => Some("cat kernels (one per input slice)".to_string()),
                 Op::WriteView(_) => Some("write_view (copy of the base, then stores)".to_string()),
                 Op::View(_) if !opts.fuse => None,
@@ -406,7 +411,11 @@ impl<'g> Planner<'g> {
                 continue;
             }
             match &node.op {
-                Op::Cat { .. } | Op::WriteView(_) | Op::Softmax { .. } => {
+                Op::Cat { .. }
+                | Op::WriteView(_)
+                | Op::Softmax { .. }
+                | Op::Cumsum { .. }
+                | Op::Scan { .. } => {
                     if let Some((b, _)) = open.take() {
                         steps.push(Step::Loop(b.finish(steps.len())));
                     }
@@ -502,8 +511,25 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
     let empty_extreme = |reduced: usize| reduced == 0 && node.numel() > 0;
     Some(match &node.op {
         Op::Matmul => "matmul is its own kernel kind".into(),
-        Op::Cumsum { .. } => "cumsum is a scan (not expressed in the loop IR yet)".into(),
-        Op::Scan { .. } => "scans are not expressed in the loop IR yet".into(),
+        Op::Cumsum { .. } | Op::Scan { .. } => {
+            let (acc, axis) = crate::lower::scan_accum(&node.op)?;
+            let x = ins.first()?;
+            let rank = x.shape.len().max(1);
+            if axis >= rank {
+                "scan axis out of range (the interpreter reports it)".into()
+            } else if acc.output_dtype(x.dtype) != Some(node.dtype)
+                || (node.shape != x.shape && !(x.shape.is_empty() && node.numel() == 1))
+            {
+                format!(
+                    "{} of {} giving {} (not a loop-IR scan; the interpreter decides)",
+                    node.op.name(),
+                    x.dtype,
+                    node.dtype
+                )
+            } else {
+                return None;
+            }
+        }
         Op::Scatter { .. } => "scatter writes through data-dependent indices".into(),
         Op::Random { .. } => "philox sampling is not expressed in the loop IR".into(),
         Op::Linspace { .. } => {

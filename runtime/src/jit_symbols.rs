@@ -12,8 +12,8 @@
 //! (the op's snake-case graph name), `lf_<op>_<int dtype>` for the integer ops (i64
 //! arguments and result), `lf_nextafter_<dtype>` and `lf_nan_to_num_<dtype>` (which
 //! work on the stored type), `lf_unary_param_<f32|f64>`, `lf_round_<f16|bf16>`,
-//! `lf_<f16|bf16>_to_f32`, `lf_f32_to_<f16|bf16>`, `lf_decode_<float8 dtype>` and
-//! `lf_encode_<float8 dtype>`.
+//! `lf_<f16|bf16>_to_f32`, `lf_f32_to_<f16|bf16>`, `lf_decode_<float8 dtype>`,
+//! `lf_encode_<float8 dtype>` and `lf_scan_log_add_exp` (logcumsumexp's step).
 
 use crate::interp::binary_ext::{fmax, fmin, gcd, lcm, logaddexp, logaddexp2, nextafter};
 use crate::interp::binary_ext::{shift_left, shift_right, xlogy};
@@ -224,6 +224,7 @@ fn table() -> &'static HashMap<String, usize> {
             f64, f64, |x| x, |x| x => "float64",
         ]);
         add(&[
+            ("lf_scan_log_add_exp", scan_log_add_exp as *const u8),
             ("lf_unary_param_f32", unary_param_f32 as *const u8),
             ("lf_unary_param_f64", unary_param_f64 as *const u8),
         ]);
@@ -241,6 +242,12 @@ fn table() -> &'static HashMap<String, usize> {
         }
         t.into_iter().map(|(n, p)| (n, p as usize)).collect()
     })
+}
+
+/// One step of `logcumsumexp`'s running value (`Expr::Scan` with `LogAddExp`):
+/// the interpreter's `log_add_exp(x, acc)` in float64.
+extern "C" fn scan_log_add_exp(x: f64, acc: f64) -> f64 {
+    crate::interp::kernels::log_add_exp(x, acc)
 }
 
 /// The address of runtime function `name`, for `CpuModule::compile`'s `symbols`.

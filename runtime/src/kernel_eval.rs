@@ -10,7 +10,8 @@
 //! running the points one by one; a `Reduce` reduces each parallel point's row with
 //! the interpreter's reduction (`Sum` of `float32` accumulates in `float64`, rounded
 //! once, as the kernel IR specifies; `Max`/`Min` propagate NaN; `ArgMax`/`ArgMin`
-//! take the first extremum). Stores run after the kernel's expressions, in order,
+//! take the first extremum). A `Scan` runs the interpreter's own `cumsum`/scan
+//! routine along each parallel point's row. Stores run after the kernel's expressions, in order,
 //! each over its points in row-major order (the last write wins); loads see the
 //! buffers as they were before the kernel (the scheduler never makes a kernel read
 //! what it writes).
@@ -23,8 +24,10 @@
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::interp::kernels;
-use lazyfuse_ir::kernel::{Accum, BufKind, Const, Expr, LoopKernel, Schedule, Stage, Step};
-use lazyfuse_ir::{ArgReduceOp, DType, Graph, InputId, Node, Op, ReduceOp};
+use lazyfuse_ir::kernel::{
+    Accum, BufKind, Const, Expr, LoopKernel, ScanAccum, Schedule, Stage, Step,
+};
+use lazyfuse_ir::{ArgReduceOp, DType, Graph, InputId, Node, Op, ReduceOp, ScanOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -275,6 +278,21 @@ fn run_kernel(k: &LoopKernel, bufs: &mut [Option<Arc<Buffer>>]) -> Result<()> {
                     Accum::All => plain(ReduceOp::All)?,
                     Accum::ArgMax => kernels::arg_reduce(ArgReduceOp::ArgMax, x, &shape, Some(1))?,
                     Accum::ArgMin => kernels::arg_reduce(ArgReduceOp::ArgMin, x, &shape, Some(1))?,
+                }
+            }
+            Expr::Scan { op, x } => {
+                // The operand is inner (the verifier checked): one row per point.
+                let x = &vals[x.0 as usize];
+                let shape = [p_n, r_n];
+                let scan = |s: ScanOp| kernels::scan(s, x, &shape, 1);
+                match op {
+                    ScanAccum::Sum => kernels::cumsum(x, &shape, 1)?,
+                    ScanAccum::Prod => scan(ScanOp::Cumprod)?,
+                    ScanAccum::Max => scan(ScanOp::Cummax)?,
+                    ScanAccum::Min => scan(ScanOp::Cummin)?,
+                    ScanAccum::ArgMax => scan(ScanOp::CummaxIndices)?,
+                    ScanAccum::ArgMin => scan(ScanOp::CumminIndices)?,
+                    ScanAccum::LogAddExp => scan(ScanOp::LogCumSumExp)?,
                 }
             }
         };

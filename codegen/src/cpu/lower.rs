@@ -22,7 +22,9 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
-use lazyfuse_ir::kernel::{Accum, Const, Expr, ExprId, LoopKernel, Stage, Status, StoreOp};
+use lazyfuse_ir::kernel::{
+    Accum, Const, Expr, ExprId, LoopKernel, ScanAccum, Stage, Status, StoreOp,
+};
 use lazyfuse_ir::op::Op;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 use std::collections::HashMap;
@@ -125,6 +127,14 @@ struct Acc {
     idx: Option<Variable>,
 }
 
+/// The running value of a `Scan` (declared before its phase's loop).
+struct ScanState {
+    /// the running value (in the scan's accumulation type)
+    var: Variable,
+    /// ArgMax/ArgMin: the running extremum's position
+    idx: Option<Variable>,
+}
+
 struct Lower<'a, 'b> {
     module: &'a mut JITModule,
     k: &'a LoopKernel,
@@ -139,6 +149,7 @@ struct Lower<'a, 'b> {
     pos: Variable,
     vals: Vec<Option<Value>>,
     accs: HashMap<usize, Acc>,
+    scans: HashMap<usize, ScanState>,
     needed: Vec<bool>,
 }
 
@@ -185,6 +196,7 @@ pub(super) fn lower(module: &mut JITModule, func: &mut Function, k: &LoopKernel)
         pos,
         vals: vec![None; k.exprs.len()],
         accs: HashMap::new(),
+        scans: HashMap::new(),
         needed,
     };
     l.body(begin, end)?;
@@ -430,6 +442,7 @@ impl Lower<'_, '_> {
         self.stage(Stage::Outer(0))?;
         for ph in 0..self.k.phases() {
             self.init_accs(ph)?;
+            self.init_scans(ph)?;
             if total > 0 {
                 let zero = self.iconst(I64, 0);
                 for d in self.k.n_parallel..nd {
@@ -713,6 +726,7 @@ impl Lower<'_, '_> {
                 self.cast(v, from, dt)
             }
             Expr::Reduce { .. } => self.finish_acc(i),
+            Expr::Scan { op, x } => self.scan_step(i, op, x),
         }
     }
 
@@ -1462,6 +1476,166 @@ impl Lower<'_, '_> {
         } else {
             v
         })
+    }
+}
+
+impl Lower<'_, '_> {
+    /// The type of a scan's running value over `dt` values: the interpreter's
+    /// (`interp::scan`): float32 sums and products in float64, logcumsumexp in
+    /// float64, everything else in the register type (float16/bfloat16: float32).
+    fn scan_type(op: ScanAccum, dt: DType) -> R<Type> {
+        Ok(match op {
+            ScanAccum::LogAddExp => F64,
+            ScanAccum::Sum | ScanAccum::Prod if dt == DType::F32 => F64,
+            _ => reg(rep(dt)?),
+        })
+    }
+
+    /// Declares the running values of phase `phase`'s scans, before its loop.
+    fn init_scans(&mut self, phase: u32) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            let e = &self.k.exprs[i];
+            let (Expr::Scan { op, x }, Stage::Inner(k)) = (&e.expr, e.stage) else {
+                continue;
+            };
+            if k != phase || !self.needed[i] {
+                continue;
+            }
+            let (op, x, dt) = (*op, *x, e.dtype);
+            let xdt = self.dtype(x);
+            if op.output_dtype(xdt) != Some(dt) {
+                return Err(unsupported(format!("scan {op:?}"), xdt));
+            }
+            let ty = Self::scan_type(op, xdt)?;
+            // Max/Min and their indices take the first element whatever the
+            // initial value (see `scan_step`).
+            let init = match op {
+                ScanAccum::Prod => 1.0,
+                ScanAccum::LogAddExp => f64::NEG_INFINITY,
+                _ => 0.0,
+            };
+            let v = if ty == F64 {
+                self.b.ins().f64const(init)
+            } else if ty == F32 {
+                self.b.ins().f32const(init as f32)
+            } else {
+                self.iconst(ty, init as i64)
+            };
+            let var = self.b.declare_var(ty);
+            self.b.def_var(var, v);
+            let idx = if matches!(op, ScanAccum::ArgMax | ScanAccum::ArgMin) {
+                let iv = self.b.declare_var(I64);
+                let z = self.iconst(I64, 0);
+                self.b.def_var(iv, z);
+                Some(iv)
+            } else {
+                None
+            };
+            self.scans.insert(i, ScanState { var, idx });
+        }
+        Ok(())
+    }
+
+    /// Folds this iteration's `x` into scan `i`'s running value; returns the
+    /// scan's value here (rounded to its dtype from the wide running value).
+    fn scan_step(&mut self, i: usize, op: ScanAccum, x: ExprId) -> R<Value> {
+        let xdt = self.dtype(x);
+        let r = rep(xdt)?;
+        let v = self.val(x);
+        let (var, idx) = {
+            let s = self
+                .scans
+                .get(&i)
+                .ok_or_else(|| CodegenError::Malformed(format!("v{i}: scan outside its loop")))?;
+            (s.var, s.idx)
+        };
+        let acc = self.b.use_var(var);
+        let float = matches!(r, Rep::F32 | Rep::F64);
+        let signed = matches!(r, Rep::Int { signed: true, .. });
+        match op {
+            ScanAccum::Sum | ScanAccum::Prod => {
+                let sum = op == ScanAccum::Sum;
+                let next = if float {
+                    let w = if xdt == DType::F32 {
+                        self.b.ins().fpromote(F64, v)
+                    } else {
+                        v
+                    };
+                    if sum {
+                        self.b.ins().fadd(acc, w)
+                    } else {
+                        self.b.ins().fmul(acc, w)
+                    }
+                } else if sum {
+                    self.b.ins().iadd(acc, v)
+                } else {
+                    self.b.ins().imul(acc, v)
+                };
+                self.b.def_var(var, next);
+                if xdt == DType::F32 {
+                    Ok(self.b.ins().fdemote(F32, next))
+                } else {
+                    self.round(next, xdt)
+                }
+            }
+            ScanAccum::Max | ScanAccum::Min | ScanAccum::ArgMax | ScanAccum::ArgMin => {
+                let max = matches!(op, ScanAccum::Max | ScanAccum::ArgMax);
+                // take = first || nan(x) || (!nan(best) && x >= best) (<= for min):
+                // ties move to the later element, each NaN takes over, as in
+                // the interpreter's `extremes_of`. An ordered compare is false
+                // when either side is NaN, which covers `!nan(best)`.
+                let pos = self.b.use_var(self.pos);
+                let first = self.b.ins().icmp_imm_s(IntCC::Equal, pos, 0);
+                let wins = if float {
+                    let cc = if max {
+                        FloatCC::GreaterThanOrEqual
+                    } else {
+                        FloatCC::LessThanOrEqual
+                    };
+                    let ge = self.b.ins().fcmp(cc, v, acc);
+                    let xnan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                    self.b.ins().bor(ge, xnan)
+                } else {
+                    // bool values are 0/1 bytes: unsigned order
+                    let cc = match (max, signed) {
+                        (true, true) => IntCC::SignedGreaterThanOrEqual,
+                        (true, false) => IntCC::UnsignedGreaterThanOrEqual,
+                        (false, true) => IntCC::SignedLessThanOrEqual,
+                        (false, false) => IntCC::UnsignedLessThanOrEqual,
+                    };
+                    self.b.ins().icmp(cc, v, acc)
+                };
+                let take = self.b.ins().bor(first, wins);
+                let next = self.b.ins().select(take, v, acc);
+                self.b.def_var(var, next);
+                match idx {
+                    Some(iv) => {
+                        let bi = self.b.use_var(iv);
+                        let ni = self.b.ins().select(take, pos, bi);
+                        self.b.def_var(iv, ni);
+                        Ok(ni)
+                    }
+                    None => Ok(next),
+                }
+            }
+            ScanAccum::LogAddExp => {
+                let w = if r == Rep::F64 {
+                    v
+                } else {
+                    self.b.ins().fpromote(F64, v)
+                };
+                let next = self.call("lf_scan_log_add_exp", &[w, acc], F64)?;
+                self.b.def_var(var, next);
+                if r == Rep::F64 {
+                    Ok(next)
+                } else {
+                    // float64 → the accumulation type (float32) → the dtype, as the
+                    // interpreter rounds (`S::from_acc(A::from_f64(a))`)
+                    let f = self.b.ins().fdemote(F32, next);
+                    self.round(f, xdt)
+                }
+            }
+        }
     }
 }
 

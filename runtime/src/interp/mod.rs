@@ -471,5 +471,6 @@ pub(crate) mod kernels {
     pub(crate) use super::cast::cast;
     pub(crate) use super::elementwise::{binary, unary, where_};
     pub(crate) use super::pointwise::unary_param;
-    pub(crate) use super::reduce::{arg_reduce, reduce};
+    pub(crate) use super::reduce::{arg_reduce, cumsum, reduce};
+    pub(crate) use super::scan::{log_add_exp, scan};
 }

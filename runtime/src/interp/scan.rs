@@ -197,7 +197,7 @@ fn extremes(op: ScanOp, g: &Buffer, outer: usize, inner: usize) -> Result<Buffer
 
 /// PyTorch's `_log_add_exp_helper(x, acc)` for reals, with `std::min`/`std::max`'s
 /// NaN behaviour (NaN propagates; two equal infinities give `x`).
-fn log_add_exp(x: f64, acc: f64) -> f64 {
+pub(crate) fn log_add_exp(x: f64, acc: f64) -> f64 {
     let (lo, hi) = if acc.is_nan() {
         (acc, acc)
     } else if x.is_nan() {
