@@ -12,6 +12,12 @@ use std::sync::Mutex;
 
 static BACKEND: Mutex<()> = Mutex::new(());
 
+/// With fusion off (`LAZYFUSE_NOFUSE=1`) every node is its own kernel, so no write
+/// stores in place: the counts are checked with fusion on only.
+fn fused() -> bool {
+    std::env::var_os("LAZYFUSE_NOFUSE").is_none_or(|v| v == "0")
+}
+
 /// A realized `[3, 4]` float tensor holding 0..12.
 fn grid() -> Tensor {
     let x = Tensor::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[3, 4]).unwrap();
@@ -56,18 +62,17 @@ fn a_write_through_a_select_stores_in_place() {
         })
         .collect();
     assert_eq!(v, want);
-    assert_eq!(stats.in_place, 1, "{stats:?}");
-    assert_eq!(
-        stats.kernels, 1,
-        "the stores only, no copy kernel: {stats:?}"
+    // The stores only: no copy kernel.
+    assert!(
+        !fused() || (stats.in_place, stats.kernels) == (1, 1),
+        "{stats:?}"
     );
     // The common loop: one write and one realize per step, never a copy.
     for i in 0..6 {
         x.select(0, i % 3).unwrap().mul_(2.0).unwrap();
         let (_, stats) = realized(&x);
-        assert_eq!(
-            (stats.in_place, stats.kernels),
-            (1, 1),
+        assert!(
+            !fused() || (stats.in_place, stats.kernels) == (1, 1),
             "step {i}: {stats:?}"
         );
     }
@@ -114,7 +119,7 @@ fn views_of_every_kind_write_in_place_with_the_interpreters_values() {
             write(&x);
             vec![realized(&x).0]
         });
-        assert_eq!(in_place, 1, "{name}");
+        assert!(!fused() || in_place == 1, "{name}");
     }
 }
 
@@ -136,14 +141,17 @@ fn several_writes_in_one_realize_share_the_buffer() {
             .unwrap();
         vec![realized(&x).0]
     });
-    assert_eq!(in_place, 1);
+    assert!(!fused() || in_place == 1);
     let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
     let x = grid();
     x.select(0, 0).unwrap().add_(1.0).unwrap();
     x.select(0, 1).unwrap().add_(1.0).unwrap();
     x.select(0, 2).unwrap().add_(1.0).unwrap();
     let (_, stats) = realized(&x);
-    assert_eq!((stats.in_place, stats.kernels), (1, 3), "{stats:?}");
+    assert!(
+        !fused() || (stats.in_place, stats.kernels) == (1, 3),
+        "{stats:?}"
+    );
 }
 
 #[test]
@@ -173,7 +181,7 @@ fn a_live_reader_of_the_old_version_keeps_it() {
         x.select(0, 1).unwrap().add_(100.0).unwrap();
         vec![realized(&x).0, y.to_vec::<f32>().unwrap()]
     });
-    assert_eq!(in_place, 1);
+    assert!(!fused() || in_place == 1);
     // A target of the same realize that reads the old version (a tensor that
     // depends on both versions).
     agree(|| {
@@ -200,7 +208,7 @@ fn views_held_across_the_write_see_the_new_values() {
             col.to_vec::<f32>().unwrap(),
         ]
     });
-    assert_eq!(in_place, 1);
+    assert!(!fused() || in_place == 1);
 }
 
 #[test]
@@ -304,6 +312,6 @@ fn other_dtypes_write_in_place() {
         let (want, _) = run(CpuBackend::Interp);
         let (got, in_place) = run(CpuBackend::Jit);
         assert_eq!(got, want, "{dt}");
-        assert_eq!(in_place, 1, "{dt}");
+        assert!(!fused() || in_place == 1, "{dt}");
     }
 }
