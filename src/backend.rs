@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use lazyfuse_ir::kernel::{BufKind, Schedule, Step};
-use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
+use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;
@@ -94,17 +94,27 @@ static DEBUG: LazyLock<u8> = LazyLock::new(|| {
 static NOFUSE: LazyLock<bool> =
     LazyLock::new(|| std::env::var_os("LAZYFUSE_NOFUSE").is_some_and(|v| v != "0"));
 
-/// The schedule of `graph` for `targets` with the current fusion setting.
-pub(crate) fn schedule_of(graph: &Graph, targets: &[NodeId]) -> Result<Schedule> {
-    schedule(graph, targets, &ScheduleOptions { fuse: !*NOFUSE })
+/// The schedule of `graph` for `targets` with the current fusion setting; in-place
+/// writes may store into the buffers of the inputs `donate`.
+pub(crate) fn schedule_of(
+    graph: &Graph,
+    targets: &[NodeId],
+    donate: &[InputId],
+) -> Result<Schedule> {
+    schedule_donating(graph, targets, &ScheduleOptions { fuse: !*NOFUSE }, donate)
         .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
 }
 
 /// Runs the (already optimized) `graph` for `targets`: the interpreter, or
 /// schedule → compile → execute. `dump` prints the kernels and their code.
+///
+/// `donated` holds input buffers the store gave up (see `Store::plan`): the JIT
+/// writes in place into those the schedule donates (`BufKind::Donated`) and leaves
+/// the others in the map; on an error, the ones no step wrote are back in the map.
 pub(crate) fn execute(
     graph: &Graph,
     buffers: &HashMap<InputId, Arc<Buffer>>,
+    donated: &mut HashMap<InputId, Arc<Buffer>>,
     targets: &[NodeId],
     dump: bool,
 ) -> Result<Vec<Arc<Buffer>>> {
@@ -117,7 +127,11 @@ pub(crate) fn execute(
                 );
             }
             let t0 = Instant::now();
-            let out = lazyfuse_runtime::interp::execute(graph, buffers, targets)?;
+            // The interpreter never writes its inputs: donated buffers are only read
+            // (and stay in `donated` for the store to take back).
+            let mut all = buffers.clone();
+            all.extend(donated.iter().map(|(k, v)| (*k, v.clone())));
+            let out = lazyfuse_runtime::interp::execute(graph, &all, targets)?;
             if debug >= 1 {
                 eprintln!(
                     "realize: {} kernels (0 compiled, 0 cache hits), compile 0.000 ms, run {:.3} ms",
@@ -129,22 +143,45 @@ pub(crate) fn execute(
         }
         CpuBackend::Jit => {
             let t0 = Instant::now();
-            let (sched, inputs, scheduled) = if dump {
+            let donate: Vec<InputId> = donated.keys().copied().collect();
+            let (sched, inputs, back, scheduled) = if dump {
                 // A fresh schedule, so that the dump names this graph's nodes.
-                let sched = Arc::new(schedule_of(graph, targets)?);
+                let sched = Arc::new(schedule_of(graph, targets, &donate)?);
                 dump_schedule(graph, targets, &sched);
-                (sched, buffers.clone(), true)
+                (sched, buffers.clone(), None, true)
             } else {
-                cached_schedule(graph, targets, buffers)?
+                let (sched, inputs, order, scheduled) =
+                    cached_schedule(graph, targets, buffers, &donate)?;
+                (sched, inputs, Some(order), scheduled)
             };
             let schedule_time = t0.elapsed();
-            let (outs, stats) = lazyfuse_runtime::exec::run(&sched, &inputs)?;
+            // The cached schedule numbers inputs by first appearance: so do the
+            // donated buffers, and the ones it leaves (or hands back) return under
+            // their own ids.
+            let ran = match &back {
+                None => lazyfuse_runtime::exec::run_donating(&sched, &inputs, donated),
+                Some(order) => {
+                    let mut renumbered: HashMap<InputId, Arc<Buffer>> = order
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, id)| donated.remove(id).map(|b| (InputId(k as u64), b)))
+                        .collect();
+                    let ran =
+                        lazyfuse_runtime::exec::run_donating(&sched, &inputs, &mut renumbered);
+                    for (k, b) in renumbered {
+                        donated.insert(order[k.0 as usize], b);
+                    }
+                    ran
+                }
+            };
+            let (outs, stats) = ran?;
             LAST.with(|l| {
                 l.set(RealizeStats {
                     kernels: stats.kernels,
                     compiled: stats.compiled,
                     kernel_cache_hits: stats.cache_hits,
                     scheduled,
+                    in_place: stats.in_place,
                 })
             });
             if debug >= 1 {
@@ -195,11 +232,14 @@ pub struct RealizeStats {
     pub kernel_cache_hits: usize,
     /// whether the graph was scheduled (`false`: the schedule cache had it)
     pub scheduled: bool,
+    /// storages written in place: in-place writes that stored into the storage's
+    /// own buffer instead of copying it (see `Store::plan` for when)
+    pub in_place: usize,
 }
 
 thread_local! {
     static LAST: std::cell::Cell<RealizeStats> = const {
-        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false })
+        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false, in_place: 0 })
     };
 }
 
@@ -252,7 +292,8 @@ fn cached_schedule(
     graph: &Graph,
     targets: &[NodeId],
     buffers: &HashMap<InputId, Arc<Buffer>>,
-) -> Result<(Arc<Schedule>, InputBuffers, bool)> {
+    donate: &[InputId],
+) -> Result<(Arc<Schedule>, InputBuffers, Vec<InputId>, bool)> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
     for n in graph.topo_order(targets) {
@@ -265,6 +306,7 @@ fn cached_schedule(
     let renumbered = order
         .iter()
         .enumerate()
+        .filter(|(_, id)| !donate.contains(id))
         .map(|(k, id)| {
             buffers
                 .get(id)
@@ -276,24 +318,39 @@ fn cached_schedule(
                 })
         })
         .collect::<Result<HashMap<_, _>>>()?;
-    let key = format!("fuse={}\n{}", !*NOFUSE, graph.dump(targets));
+    // Which inputs are donated changes the schedule (stores in place or a copy).
+    let donated_at: Vec<usize> = order
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| donate.contains(id))
+        .map(|(k, _)| k)
+        .collect();
+    let key = format!(
+        "fuse={} donate={donated_at:?}\n{}",
+        !*NOFUSE,
+        graph.dump(targets)
+    );
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     cache.clock += 1;
     let now = cache.clock;
     if let Some((sched, used)) = cache.entries.get_mut(&key) {
         *used = now;
-        return Ok((sched.clone(), renumbered, false));
+        return Ok((sched.clone(), renumbered, order, false));
     }
     drop(cache);
-    let mut sched = schedule_of(graph, targets)?;
+    let mut sched = schedule_of(graph, targets, donate)?;
     for b in &mut sched.buffers {
-        if let BufKind::Input(id) = b.kind {
+        if let BufKind::Input(id) | BufKind::Donated(id) = b.kind {
             let k = order.iter().position(|o| *o == id).ok_or_else(|| {
                 Error::Runtime(lazyfuse_runtime::Error::Malformed(format!(
                     "the schedule reads input {id}, which the graph does not hold"
                 )))
             })?;
-            b.kind = BufKind::Input(InputId(k as u64));
+            let k = InputId(k as u64);
+            b.kind = match b.kind {
+                BufKind::Donated(_) => BufKind::Donated(k),
+                _ => BufKind::Input(k),
+            };
         }
     }
     let sched = Arc::new(sched);
@@ -305,7 +362,7 @@ fn cached_schedule(
         cache.entries.retain(|_, (_, u)| *u > cutoff);
     }
     cache.entries.insert(key, (sched.clone(), now));
-    Ok((sched, renumbered, true))
+    Ok((sched, renumbered, order, true))
 }
 
 /// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and

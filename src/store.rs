@@ -11,7 +11,7 @@
 use crate::error::Result;
 use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
 use lazyfuse_runtime::Buffer;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
@@ -20,6 +20,9 @@ pub(crate) struct Store {
     pub(crate) graph: Graph,
     pub(crate) buffers: HashMap<InputId, Arc<Buffer>>,
     next_input: u64,
+    /// Inputs whose buffers a realize in flight took (donated, see [`Store::plan`]):
+    /// a plan that reads one waits until that realize is installed or abandoned.
+    in_flight: HashSet<InputId>,
 }
 
 static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
@@ -27,6 +30,7 @@ static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
         graph: Graph::new(),
         buffers: HashMap::new(),
         next_input: 0,
+        in_flight: HashSet::new(),
     })
 });
 
@@ -194,16 +198,25 @@ impl Store {
         }
     }
 
-    /// What realizing `storage` takes, or `None` when its node is an input already:
-    /// the graph copy to run (after the passes), its targets, the buffers it reads,
-    /// and the store's target nodes, pinned until [`Store::install`] or
+    /// What realizing `storage` takes ([`Planned::Done`] when its node is an input
+    /// already): the graph copy to run (after the passes), its targets, the buffers
+    /// it reads, and the store's target nodes, pinned until [`Store::install`] or
     /// [`Store::abandon`] so that no other thread's edit removes them meanwhile.
     /// Every other node of the graph that a live tensor still names is a target too,
     /// so that nothing computed now is computed again by a later realize.
-    fn plan(&mut self, storage: &Storage) -> Option<Plan> {
+    ///
+    /// # In-place writes (donation)
+    /// The plan takes out of the store the buffer of every old version that an
+    /// in-place write (`write_view`) of this realize overwrites and that nobody needs
+    /// afterwards ([`Store::donations`]), so that the write stores into that buffer
+    /// instead of copying the whole storage. While the realize runs, such a buffer
+    /// is *in flight*: another plan reading it gets [`Planned::Busy`] and retries.
+    /// The scheduler may still refuse a donation (`schedule_donating`); then the
+    /// buffer comes back untouched.
+    fn plan(&mut self, storage: &Storage) -> Planned {
         let node = storage.node();
         if matches!(self.graph.node(node).op, Op::Input(_)) {
-            return None;
+            return Planned::Done;
         }
         let dump = dump_ir_enabled();
         if dump {
@@ -212,10 +225,10 @@ impl Store {
                 self.graph.dump(&[node])
             );
         }
-        let targets: Vec<NodeId> = self
-            .graph
-            .topo_order(&[node])
-            .into_iter()
+        let order = self.graph.topo_order(&[node]);
+        let targets: Vec<NodeId> = order
+            .iter()
+            .copied()
             .filter(|&n| {
                 n == node
                     || (self.graph.is_pinned(n) && !matches!(self.graph.node(n).op, Op::Input(_)))
@@ -244,30 +257,104 @@ impl Store {
             }
             lazyfuse_ir::passes::remove_dead(&self.graph, &targets)
         };
-        let inputs = graph
+        let read: Vec<InputId> = graph
             .topo_order(&copy_targets)
             .into_iter()
             .filter_map(|n| match graph.node(n).op {
-                Op::Input(id) => self.buffers.get(&id).map(|b| (id, b.clone())),
+                Op::Input(id) => Some(id),
                 _ => None,
             })
+            .collect();
+        if read.iter().any(|id| self.in_flight.contains(id)) {
+            return Planned::Busy;
+        }
+        let mut donated = HashMap::new();
+        for id in self.donations(&order) {
+            if !read.contains(&id) {
+                continue;
+            }
+            if let Some(mut buf) = self.buffers.remove(&id) {
+                // Only a buffer the store owns alone may be written: a reader
+                // elsewhere (a plan in flight, a caller's `Arc`) keeps it shared.
+                if Arc::get_mut(&mut buf).is_some() {
+                    self.in_flight.insert(id);
+                    donated.insert(id, buf);
+                } else {
+                    self.buffers.insert(id, buf);
+                }
+            }
+        }
+        let inputs = read
+            .iter()
+            .filter_map(|id| self.buffers.get(id).map(|b| (*id, b.clone())))
             .collect();
         for &t in &targets {
             self.graph.pin(t);
         }
-        Some(Plan {
+        Planned::Run(Box::new(Plan {
             graph,
             targets: copy_targets,
             store_targets: targets,
             inputs,
+            donated_ids: donated.keys().copied().collect(),
+            donated,
             dump,
-        })
+        }))
+    }
+
+    /// The old versions this realize (the nodes `order`) may overwrite in place: the
+    /// input nodes that are the base of a `write_view` of `order`, that no storage
+    /// pins, and that nothing outside `order` reads, directly or through unpinned
+    /// nodes (a pinned node becomes an input of its own when the realize installs
+    /// it, so what it read is not needed after). After the realize, nothing reaches
+    /// such a node: the graph collects it.
+    fn donations(&self, order: &[NodeId]) -> Vec<InputId> {
+        let mut users: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+        for &n in order {
+            for i in self.graph.inputs(n) {
+                users.entry(i).or_default().push(n);
+            }
+        }
+        let mut out = Vec::new();
+        for &w in order {
+            if !matches!(self.graph.node(w).op, Op::WriteView(_)) {
+                continue;
+            }
+            let base = self.graph.inputs(w)[0];
+            let Op::Input(id) = self.graph.node(base).op else {
+                continue;
+            };
+            if self.graph.is_pinned(base) || out.contains(&id) {
+                continue;
+            }
+            let mut stack = vec![base];
+            let mut seen = HashSet::new();
+            let mut closed = true;
+            while let Some(m) = stack.pop() {
+                if !seen.insert(m) {
+                    continue;
+                }
+                let here = users.get(&m).map_or(&[][..], |u| &u[..]);
+                if here.len() != self.graph.consumer_count(m) {
+                    closed = false;
+                    break;
+                }
+                stack.extend(here.iter().filter(|&&c| !self.graph.is_pinned(c)));
+            }
+            if closed {
+                out.push(id);
+            }
+        }
+        out
     }
 
     /// Turns each planned target that is not an input yet (another thread may have
     /// realized it meanwhile) into an input node holding its result, and releases
     /// the plan's pins.
-    fn install(&mut self, plan: Plan, outputs: Vec<Arc<Buffer>>) {
+    fn install(&mut self, mut plan: Box<Plan>, outputs: Vec<Arc<Buffer>>) {
+        // Donated buffers the schedule did not write go back first (the targets'
+        // replacement below may collect their nodes, which frees them).
+        self.take_back(&mut plan);
         // Producers first: replacing a node releases its producers, which are
         // never targets installed later in this loop.
         for (&target, buffer) in plan.store_targets.iter().zip(outputs) {
@@ -284,10 +371,25 @@ impl Store {
         self.abandon(plan);
     }
 
-    /// Releases a plan's pins (after installing it, or after it failed).
-    fn abandon(&mut self, plan: Plan) {
+    /// Releases a plan's pins (after installing it, or after it failed). A donated
+    /// buffer that a failed realize had written is gone: its old version has no
+    /// buffer any more, and a later realize that needs it is an `Err` rather than
+    /// a read of half-written values (the scheduler donates only where nothing can
+    /// fail after the first write, so this takes an allocation failure).
+    fn abandon(&mut self, mut plan: Box<Plan>) {
+        self.take_back(&mut plan);
         for t in plan.store_targets {
             self.unpin(t);
+        }
+    }
+
+    /// Puts the plan's untouched donated buffers back and ends their flight.
+    fn take_back(&mut self, plan: &mut Plan) {
+        for (id, buf) in plan.donated.drain() {
+            self.buffers.insert(id, buf);
+        }
+        for id in plan.donated_ids.drain(..) {
+            self.in_flight.remove(&id);
         }
     }
 
@@ -313,7 +415,21 @@ struct Plan {
     targets: Vec<NodeId>,
     store_targets: Vec<NodeId>,
     inputs: HashMap<InputId, Arc<Buffer>>,
+    /// buffers given up to in-place writes (the executor takes the ones it writes)
+    donated: HashMap<InputId, Arc<Buffer>>,
+    /// every input donated, in flight until the plan is installed or abandoned
+    donated_ids: Vec<InputId>,
     dump: bool,
+}
+
+/// What [`Store::plan`] found.
+enum Planned {
+    /// the storage's node is an input already
+    Done,
+    /// the realize reads a buffer another realize is writing in place: retry
+    Busy,
+    /// run this
+    Run(Box<Plan>),
 }
 
 /// Executes the storage's current node, unless it is an input already, and turns
@@ -321,10 +437,23 @@ struct Plan {
 /// pins) and to install the results, not while kernels run: two threads realize at
 /// once.
 pub(crate) fn realize(storage: &Storage) -> Result<()> {
-    let Some(plan) = with_store(|s| s.plan(storage)) else {
-        return Ok(());
+    let mut plan = loop {
+        match with_store(|s| s.plan(storage)) {
+            Planned::Done => return Ok(()),
+            Planned::Run(plan) => break plan,
+            // Another thread writes an input of this realize in place; its install
+            // makes that input's consumers read the new version (or gives the
+            // buffer back), soon.
+            Planned::Busy => std::thread::sleep(std::time::Duration::from_micros(50)),
+        }
     };
-    match crate::backend::execute(&plan.graph, &plan.inputs, &plan.targets, plan.dump) {
+    match crate::backend::execute(
+        &plan.graph,
+        &plan.inputs,
+        &mut plan.donated,
+        &plan.targets,
+        plan.dump,
+    ) {
         Ok(outputs) => {
             with_store(|s| s.install(plan, outputs));
             Ok(())

@@ -500,7 +500,7 @@ impl Tensor {
     pub fn schedule_text(&self) -> Result<String> {
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets)?.text())
+            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?.text())
         })
     }
 
@@ -514,7 +514,7 @@ impl Tensor {
     pub fn clif_text(&self) -> Result<String> {
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets)?;
+            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?;
             let mut out = String::new();
             for step in &sched.steps {
                 if let lazyfuse_ir::kernel::Step::Loop(k) = step {
@@ -538,7 +538,7 @@ impl Tensor {
     pub fn kernel_count(&self) -> Result<usize> {
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets)?.kernel_count())
+            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?.kernel_count())
         })
     }
 }

@@ -98,6 +98,13 @@ pub enum BufKind {
     Output(usize),
     /// A value between kernels, freed after its last reader.
     Temp,
+    /// A realized buffer of the graph (an `input` node) that the realize may
+    /// overwrite: the old version it holds is read by nobody after the realize, and
+    /// every kernel reading it runs before the first store into it (or reads only the
+    /// elements it stores, at the same points). The caller gave it up (an in-place
+    /// write stores into it instead of copying the whole storage); a caller that did
+    /// not is served a private copy by the executor.
+    Donated(InputId),
 }
 
 /// A buffer of a schedule: `len` elements of `dtype`, contiguous.
@@ -825,6 +832,17 @@ fn expr_text(e: &Expr) -> String {
 }
 
 impl Schedule {
+    /// The inputs whose buffers this schedule writes ([`BufKind::Donated`]).
+    pub fn donated(&self) -> Vec<InputId> {
+        self.buffers
+            .iter()
+            .filter_map(|b| match b.kind {
+                BufKind::Donated(id) => Some(id),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Number of steps (kernels, loop and extern).
     pub fn kernel_count(&self) -> usize {
         self.steps.len()
@@ -836,6 +854,7 @@ impl Schedule {
         for (i, b) in self.buffers.iter().enumerate() {
             let kind = match b.kind {
                 BufKind::Input(_) => "input".to_string(),
+                BufKind::Donated(_) => "input donated".to_string(),
                 BufKind::Output(t) => format!("output t{t}"),
                 BufKind::Temp => "temp".to_string(),
             };
@@ -880,7 +899,8 @@ impl Schedule {
     }
 
     /// Verifies every loop kernel ([`LoopKernel::verify`]) and that params and
-    /// extern steps agree with the buffer table.
+    /// extern steps agree with the buffer table. Only outputs, temporaries and
+    /// donated inputs are written; plain inputs are read-only.
     pub fn verify(&self) -> Result<(), String> {
         let decl = |b: BufId| {
             self.buffers

@@ -579,17 +579,24 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 let mut b = Builder::new(dims, vec![n]);
                 let coords = Builder::identity_coords(&layout.shape, 0);
                 let v = b.gen(ctx, ins[1], &coords, None)?;
-                if b.reads(out_buf) {
-                    return Err(Fail::Error(format!(
-                        "write_view {n} reads its own destination"
-                    )));
-                }
                 let idx = coords
                     .iter()
                     .zip(&layout.strides)
                     .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
                         c.scaled_add(s as i64, &acc)
                     });
+                // Reading the destination is sound only in place, and only where each
+                // point reads the element it stores (no point sees another's store).
+                if b.reads(out_buf) {
+                    if !in_place {
+                        return Err(Fail::Error(format!(
+                            "write_view {n} reads its own destination"
+                        )));
+                    }
+                    if !b.loads_only_at(out_buf, &idx) {
+                        return Err(Fail::Unshare(n));
+                    }
+                }
                 let p = b.param(out_buf, ctx, true);
                 b.store(p, idx, v);
                 b.note_node(ctx, n);

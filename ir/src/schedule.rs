@@ -46,7 +46,7 @@ use crate::kernel::{
     Affine, BufDecl, BufId, BufKind, Const, Expr, ExprId, ExprNode, ExternStep, LoopKernel, Param,
     Schedule, Stage, Step, StoreOp,
 };
-use crate::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::op::{BinaryOp, InputId, Op, ReduceOp, UnaryOp};
 use crate::scalar::Scalar;
 use crate::shape::contiguous_strides;
 use hashbrown::HashMap;
@@ -96,25 +96,90 @@ pub fn schedule(
     targets: &[NodeId],
     opts: &ScheduleOptions,
 ) -> Result<Schedule, String> {
+    schedule_donating(graph, targets, opts, &[])
+}
+
+/// [`schedule`], where the caller gives up the buffers of the inputs `donate`: an
+/// in-place write (`write_view`) whose base is one of them stores straight into its
+/// buffer ([`BufKind::Donated`]) instead of copying the whole storage first.
+///
+/// The caller donates only buffers it owns alone whose old version nobody reads
+/// after the realize. The scheduler donates a buffer only when, in addition:
+/// - every other reader of the old version is inlined into the write's own store
+///   kernel (no other kernel, target or extern step reads it), and that kernel loads
+///   the buffer only at the very index each point stores (`x[i] += 1`, not
+///   `x[1:] += x[:-1]`), so no point reads an element another point wrote;
+/// - a chain of writes on one base (`x[0] += 1; x[1] *= 2`) shares the buffer
+///   under the same rule for each intermediate version;
+/// - nothing can fail once the buffer is written: no extern step, no
+///   data-dependent (`DynIndex`) load and no integer division or remainder at or
+///   after the first step that stores into it. A failure would otherwise leave the
+///   old version half-written; before that step, the executor hands the untouched
+///   buffer back.
+///
+/// Anything else falls back to the copy (a fresh buffer, then the stores). Which
+/// inputs ended up donated is in the schedule's buffer table.
+///
+/// ```
+/// use lazyfuse_ir::kernel::BufKind;
+/// use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
+/// use lazyfuse_ir::{BinaryOp, DType, Graph, InputId, Layout, Op};
+/// let mut g = Graph::new();
+/// let x = g.add(Op::Input(InputId(0)), DType::F32, vec![4], &[]);
+/// let row = Layout { shape: vec![2], strides: vec![1], offset: 1 };
+/// let v = g.add(Op::View(row.clone()), DType::F32, vec![2], &[x]);
+/// let y = g.add(Op::Binary(BinaryOp::Add), DType::F32, vec![2], &[v, v]);
+/// let w = g.add(Op::WriteView(row), DType::F32, vec![4], &[x, y]);
+/// let opts = ScheduleOptions { fuse: true };
+/// let s = schedule_donating(&g, &[w], &opts, &[InputId(0)]).unwrap();
+/// assert_eq!(s.kernel_count(), 1); // the stores only: no copy of x
+/// assert_eq!(s.buffers[0].kind, BufKind::Donated(InputId(0)));
+/// let copy = schedule_donating(&g, &[w], &opts, &[]).unwrap();
+/// assert_eq!(copy.kernel_count(), 2);
+/// ```
+pub fn schedule_donating(
+    graph: &Graph,
+    targets: &[NodeId],
+    opts: &ScheduleOptions,
+    donate: &[InputId],
+) -> Result<Schedule, String> {
     if let Some(t) = targets.iter().find(|t| !graph.contains(**t)) {
         return Err(format!("target {t} is not in the graph"));
     }
     let mut planner = Planner::new(graph, targets, opts)?;
-    // Each failed attempt materializes one more node; the bound is a safety net.
-    for _ in 0..=planner.order.len() + 1 {
-        match planner.attempt() {
-            Ok(s) => return Ok(s),
-            Err(Fail::Materialize(n, why)) => {
-                if planner.materialized.contains_key(&n) {
-                    return Err(format!("scheduler: {n} is already materialized ({why})"));
-                }
-                planner.materialized.insert(n, why);
-            }
-            Err(Fail::Merge) => return Err("scheduler: unexpected merge failure".into()),
-            Err(Fail::Error(e)) => return Err(e),
-        }
+    planner.donate = donate.to_vec();
+    let s = planner.run()?;
+    if !s.donated().is_empty() && may_fail_after_donation(&s) {
+        planner.donate.clear();
+        planner.unshared.clear();
+        return planner.run();
     }
-    Err("scheduler: materialization did not converge".into())
+    Ok(s)
+}
+
+/// Whether a step at or after the first store into a donated buffer may fail (an
+/// extern step, a data-dependent load, an integer division or remainder).
+fn may_fail_after_donation(s: &Schedule) -> bool {
+    let donated = |b: BufId| matches!(s.buffers[b.0 as usize].kind, BufKind::Donated(_));
+    let Some(first) = s.steps.iter().position(|st| match st {
+        Step::Loop(k) => k.params.iter().any(|p| p.writes && donated(p.buf)),
+        Step::Extern(e) => donated(e.output),
+    }) else {
+        return false;
+    };
+    s.steps[first..].iter().any(|st| match st {
+        Step::Extern(_) => true,
+        Step::Loop(k) => k.exprs.iter().any(|e| match &e.expr {
+            Expr::Load { dynamic, .. } => dynamic.is_some(),
+            Expr::Binary { op, a, .. } => {
+                matches!(
+                    op,
+                    BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
+                ) && !k.exprs[a.0 as usize].dtype.is_floating_point()
+            }
+            _ => false,
+        }),
+    })
 }
 
 /// Why building a kernel stopped.
@@ -126,6 +191,8 @@ pub(crate) enum Fail {
     Merge,
     /// a real error
     Error(String),
+    /// this write_view cannot store into its base's buffer (a hazard): copy it
+    Unshare(NodeId),
 }
 
 /// The whole-graph decisions: order, consumers, extern nodes, materialized nodes.
@@ -138,10 +205,14 @@ struct Planner<'g> {
     externs: HashMap<NodeId, String>,
     /// materialized nodes (not inputs), with the reason
     materialized: HashMap<NodeId, String>,
-    /// number of input slots reading each node
-    consumers: HashMap<NodeId, usize>,
     /// identity views that extern steps read as their producer's buffer
     views_of: HashMap<NodeId, NodeId>,
+    /// the nodes reading each node, once per input slot
+    readers: HashMap<NodeId, Vec<NodeId>>,
+    /// inputs whose buffers the caller gave up (see [`schedule_donating`])
+    donate: Vec<InputId>,
+    /// write_views found unable to store into their base's buffer
+    unshared: hashbrown::HashSet<NodeId>,
 }
 
 /// Unary ops cheap enough to recompute in every reader.
@@ -193,9 +264,11 @@ impl<'g> Planner<'g> {
     fn new(graph: &'g Graph, targets: &[NodeId], opts: &ScheduleOptions) -> Result<Self, String> {
         let order = graph.topo_order(targets);
         let mut consumers: HashMap<NodeId, usize> = HashMap::new();
+        let mut readers: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
         for &n in &order {
             for i in graph.inputs(n) {
                 *consumers.entry(i).or_default() += 1;
+                readers.entry(i).or_default().push(n);
             }
         }
         let mut externs = HashMap::new();
@@ -285,9 +358,60 @@ impl<'g> Planner<'g> {
             order,
             externs,
             materialized,
-            consumers,
             views_of,
+            readers,
+            donate: Vec::new(),
+            unshared: hashbrown::HashSet::new(),
         })
+    }
+
+    /// Attempts until the materialized set is stable (see [`schedule`]).
+    fn run(&mut self) -> Result<Schedule, String> {
+        // Each failed attempt materializes one more node or unshares one more
+        // write_view; the bound is a safety net.
+        for _ in 0..=2 * self.order.len() + 2 {
+            match self.attempt() {
+                Ok(s) => return Ok(s),
+                Err(Fail::Materialize(n, why)) => {
+                    if self.materialized.contains_key(&n) {
+                        return Err(format!("scheduler: {n} is already materialized ({why})"));
+                    }
+                    self.materialized.insert(n, why);
+                }
+                Err(Fail::Unshare(n)) => {
+                    if !self.unshared.insert(n) {
+                        return Err(format!("scheduler: write_view {n} is already unshared"));
+                    }
+                }
+                Err(Fail::Merge) => return Err("scheduler: unexpected merge failure".into()),
+                Err(Fail::Error(e)) => return Err(e),
+            }
+        }
+        Err("scheduler: materialization did not converge".into())
+    }
+
+    /// Whether every path from `start` (a reader of a write_view's base) leads into
+    /// the write_view `w` through nodes inlined into its store kernel only: no
+    /// materialized node, target or input on the way.
+    fn feeds_only(&self, start: NodeId, w: NodeId, targets: &HashMap<NodeId, usize>) -> bool {
+        let mut stack = vec![start];
+        let mut seen = hashbrown::HashSet::new();
+        while let Some(c) = stack.pop() {
+            if c == w || !seen.insert(c) {
+                continue;
+            }
+            if self.materialized.contains_key(&c)
+                || targets.contains_key(&c)
+                || matches!(self.graph.node(c).op, Op::Input(_))
+            {
+                return false;
+            }
+            match self.readers.get(&c) {
+                Some(r) if !r.is_empty() => stack.extend(r.iter().copied()),
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Builds the schedule with the current materialized set.
@@ -295,28 +419,46 @@ impl<'g> Planner<'g> {
         let g = self.graph;
         let mut buffers: Vec<BufDecl> = Vec::new();
         let mut buf_of: HashMap<NodeId, BufId> = HashMap::new();
-        let mut input_bufs: HashMap<crate::op::InputId, BufId> = HashMap::new();
+        let mut input_bufs: HashMap<InputId, BufId> = HashMap::new();
         let mut first_target: HashMap<NodeId, usize> = HashMap::new();
         for (i, &t) in self.targets.iter().enumerate() {
             first_target.entry(t).or_insert(i);
         }
-        // In-place writes: the base of a write_view that nothing else reads is
-        // computed straight into the write_view's buffer (no copy of the storage).
+        // In-place writes: the base of a write_view is computed straight into the
+        // write_view's buffer (no copy of the storage) when nothing but the
+        // write_view's own store kernel reads it; a donated input base is that buffer
+        // (see `schedule_donating`). The store kernel's reads of the buffer are
+        // checked in `lower::special_kernels` (`Fail::Unshare` on a hazard).
         let mut into: HashMap<NodeId, NodeId> = HashMap::new();
         for &n in &self.order {
             let node = g.node(n);
-            if let Op::WriteView(_) = node.op {
-                let base = g.inputs(n)[0];
-                let bnode = g.node(base);
-                if self.materialized.contains_key(&base)
-                    && !matches!(bnode.op, Op::Input(_))
-                    && !first_target.contains_key(&base)
-                    && self.consumers.get(&base) == Some(&1)
-                    && bnode.dtype == node.dtype
-                    && bnode.numel() == node.numel()
-                {
-                    into.insert(base, n);
+            if !matches!(node.op, Op::WriteView(_)) || self.unshared.contains(&n) {
+                continue;
+            }
+            let base = g.inputs(n)[0];
+            let bnode = g.node(base);
+            let base_ok = match bnode.op {
+                Op::Input(id) => {
+                    self.donate.contains(&id)
+                        && self
+                            .order
+                            .iter()
+                            .filter(|&&m| matches!(g.node(m).op, Op::Input(j) if j == id))
+                            .count()
+                            == 1
                 }
+                _ => self.materialized.contains_key(&base),
+            };
+            if base_ok
+                && !first_target.contains_key(&base)
+                && bnode.dtype == node.dtype
+                && bnode.numel() == node.numel()
+                && self.readers.get(&base).is_some_and(|r| {
+                    r.iter()
+                        .all(|&c| c == n || self.feeds_only(c, n, &first_target))
+                })
+            {
+                into.insert(base, n);
             }
         }
         let resolve = |mut n: NodeId| {
@@ -344,7 +486,11 @@ impl<'g> Planner<'g> {
                         buf_of.insert(n, b);
                         continue;
                     }
-                    BufKind::Input(id)
+                    if into.contains_key(&n) {
+                        BufKind::Donated(id)
+                    } else {
+                        BufKind::Input(id)
+                    }
                 }
                 _ if self.materialized.contains_key(&n) => match first_target.get(&rep) {
                     Some(&i) => BufKind::Output(i),
@@ -867,6 +1013,26 @@ impl Builder {
     /// Whether the kernel has `buf` as a param already.
     pub(crate) fn reads(&self, buf: BufId) -> bool {
         self.params.iter().any(|p| p.buf == buf)
+    }
+
+    /// Whether every load of `buf` is at exactly `idx` with no data-dependent term
+    /// (each point reads only the element it stores: no store hazard).
+    pub(crate) fn loads_only_at(&self, buf: BufId, idx: &Aff) -> bool {
+        let Some(p) = self.params.iter().position(|q| q.buf == buf) else {
+            return true;
+        };
+        let nd = self.dims().len();
+        let want = idx.to_affine(nd);
+        self.exprs.iter().enumerate().all(|(i, e)| match &e.expr {
+            Expr::Load { param, dynamic, .. } if *param == p => {
+                dynamic.is_none()
+                    && self
+                        .load_index
+                        .get(&(i as u32))
+                        .is_some_and(|a| a.to_affine(nd) == want)
+            }
+            _ => true,
+        })
     }
 
     /// The dtype of an expression.

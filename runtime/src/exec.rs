@@ -54,6 +54,8 @@ pub struct RunStats {
     pub run: Duration,
     /// one entry per step
     pub steps: Vec<StepTiming>,
+    /// donated input buffers the run wrote in place (no copy of the storage)
+    pub in_place: usize,
 }
 
 /// A compiled kernel: its function and the module that owns its code.
@@ -219,6 +221,54 @@ pub fn run(
     schedule: &Schedule,
     inputs: &HashMap<InputId, Arc<Buffer>>,
 ) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
+    run_donating(schedule, inputs, &mut HashMap::new())
+}
+
+/// [`run`], where `donated` holds buffers the caller gave up: each
+/// [`BufKind::Donated`] buffer of the schedule is taken out of the map and written in
+/// place when this run owns it alone (an in-place write stores into it, no copy).
+/// A donated buffer the map lacks is read from `inputs` and copied before the first
+/// write, as any shared buffer; an input the schedule only reads may be in either
+/// map. On an error, the donated buffers that no step had
+/// written yet go back into the map (a written one is dropped: its old contents
+/// are gone); on success the map keeps the buffers the schedule did not take.
+///
+/// ```
+/// use lazyfuse_ir::kernel::*;
+/// use lazyfuse_ir::{DType, InputId};
+/// use lazyfuse_runtime::{exec, Buffer};
+/// use std::{collections::HashMap, sync::Arc};
+/// let bump = LoopKernel {
+///     name: "bump".into(),
+///     nodes: vec![],
+///     params: vec![Param { buf: BufId(0), dtype: DType::I32, len: 3, writes: true }],
+///     dims: vec![],
+///     n_parallel: 0,
+///     exprs: vec![
+///         ExprNode { expr: Expr::Load { param: 0, index: Affine { offset: 1, strides: vec![] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
+///         ExprNode { expr: Expr::Binary { op: lazyfuse_ir::BinaryOp::Add, a: ExprId(0), b: ExprId(0) }, dtype: DType::I32, stage: Stage::Outer(0) },
+///     ],
+///     stores: vec![StoreOp { param: 0, index: Affine { offset: 1, strides: vec![] }, value: ExprId(1) }],
+/// };
+/// let schedule = Schedule {
+///     buffers: vec![BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Donated(InputId(0)) }],
+///     steps: vec![Step::Loop(bump)],
+///     outputs: vec![BufId(0)],
+///     notes: vec![],
+/// };
+/// let x = Arc::new(Buffer::from_vec(vec![1i32, 2, 3]));
+/// let at = x.as_ptr();
+/// let mut donated = HashMap::from([(InputId(0), x)]);
+/// let (out, _) = exec::run_donating(&schedule, &HashMap::new(), &mut donated).unwrap();
+/// assert_eq!(*out[0], Buffer::from_vec(vec![1i32, 4, 3]));
+/// assert_eq!(out[0].as_ptr(), at); // written in place
+/// assert!(donated.is_empty());
+/// ```
+pub fn run_donating(
+    schedule: &Schedule,
+    inputs: &HashMap<InputId, Arc<Buffer>>,
+    donated: &mut HashMap<InputId, Arc<Buffer>>,
+) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
     let mut stats = RunStats::default();
     let entries = compile_all(schedule, &mut stats)?;
     let run_start = Instant::now();
@@ -229,12 +279,30 @@ pub fn run(
             last_use[b.0 as usize] = i;
         }
     }
+    // Every input first, so that a missing one fails before a donated buffer is
+    // taken.
+    for decl in &schedule.buffers {
+        match decl.kind {
+            BufKind::Input(id) | BufKind::Donated(id)
+                if !inputs.contains_key(&id) && !donated.contains_key(&id) =>
+            {
+                return Err(Error::Malformed(format!("input {id} was not provided")))
+            }
+            _ => {}
+        }
+    }
     let mut slots: Vec<Slot> = Vec::with_capacity(schedule.buffers.len());
+    // The donated buffers taken, by slot, with their memory's address: a buffer
+    // still at that address at the end was written in place.
+    let mut taken: Vec<(usize, *const u8)> = Vec::new();
     for decl in &schedule.buffers {
         slots.push(match decl.kind {
+            // A donated buffer the schedule only reads is read in place (the
+            // caller keeps it).
             BufKind::Input(id) => Slot::Ready(
                 inputs
                     .get(&id)
+                    .or_else(|| donated.get(&id))
                     .cloned()
                     .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?,
             ),
@@ -243,22 +311,39 @@ pub fn run(
             BufKind::Output(_) | BufKind::Temp if decl.len == 0 => {
                 Slot::Ready(Arc::new(Buffer::zeros(decl.dtype, 0)))
             }
+            BufKind::Donated(id) => match donated.remove(&id) {
+                Some(b) => {
+                    taken.push((slots.len(), b.as_ptr()));
+                    Slot::Ready(b)
+                }
+                None => Slot::Ready(
+                    inputs
+                        .get(&id)
+                        .cloned()
+                        .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?,
+                ),
+            },
             BufKind::Output(_) | BufKind::Temp => Slot::Empty,
         });
     }
     for (i, step) in schedule.steps.iter().enumerate() {
         let t0 = Instant::now();
-        let (name, bytes) = match step {
-            Step::Loop(k) => {
-                let (entry, _module) = entries[i].clone().ok_or_else(|| {
-                    Error::Malformed(format!("kernel {} was not compiled", k.name))
-                })?;
-                let bytes = run_loop(schedule, k, entry, &mut slots)?;
-                (k.name.clone(), bytes)
-            }
+        let done = match step {
+            Step::Loop(k) => entries[i]
+                .clone()
+                .ok_or_else(|| Error::Malformed(format!("kernel {} was not compiled", k.name)))
+                .and_then(|(entry, _module)| {
+                    run_loop(schedule, k, entry, &mut slots).map(|b| (k.name.clone(), b))
+                }),
             Step::Extern(e) => {
-                let bytes = run_extern(schedule, e, &mut slots)?;
-                (format!("extern {}", e.op.name()), bytes)
+                run_extern(schedule, e, &mut slots).map(|b| (format!("extern {}", e.op.name()), b))
+            }
+        };
+        let (name, bytes) = match done {
+            Ok(x) => x,
+            Err(err) => {
+                give_back_unwritten(schedule, i, &mut slots, donated);
+                return Err(err);
             }
         };
         stats.steps.push(StepTiming {
@@ -277,6 +362,10 @@ pub fn run(
         }
     }
     stats.kernels = schedule.steps.len();
+    stats.in_place = taken
+        .iter()
+        .filter(|(idx, at)| matches!(&slots[*idx], Slot::Ready(b) if b.as_ptr() == *at))
+        .count();
     let outs = schedule
         .outputs
         .iter()
@@ -287,6 +376,31 @@ pub fn run(
         .collect::<Result<Vec<_>>>()?;
     stats.run = run_start.elapsed();
     Ok((outs, stats))
+}
+
+/// After step `failed` failed: hands the donated buffers that no step up to it
+/// writes back to the caller (their contents are the old version, untouched).
+fn give_back_unwritten(
+    schedule: &Schedule,
+    failed: usize,
+    slots: &mut [Slot],
+    donated: &mut HashMap<InputId, Arc<Buffer>>,
+) {
+    for (idx, decl) in schedule.buffers.iter().enumerate() {
+        let BufKind::Donated(id) = decl.kind else {
+            continue;
+        };
+        let b = BufId(idx as u32);
+        let written = schedule.steps[..=failed].iter().any(|s| match s {
+            Step::Loop(k) => k.params.iter().any(|p| p.buf == b && p.writes),
+            Step::Extern(e) => e.output == b,
+        });
+        if let (false, Slot::Ready(buf)) =
+            (written, std::mem::replace(&mut slots[idx], Slot::Empty))
+        {
+            donated.insert(id, buf);
+        }
+    }
 }
 
 fn step_buffers(step: &Step) -> Vec<BufId> {

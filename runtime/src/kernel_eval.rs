@@ -56,7 +56,7 @@ pub fn run_schedule(
     let mut bufs: Vec<Option<Arc<Buffer>>> = Vec::with_capacity(schedule.buffers.len());
     for decl in &schedule.buffers {
         bufs.push(match decl.kind {
-            BufKind::Input(id) => {
+            BufKind::Input(id) | BufKind::Donated(id) => {
                 let b = inputs
                     .get(&id)
                     .cloned()
