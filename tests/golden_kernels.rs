@@ -158,5 +158,5 @@ fn gather_reads_through_its_index() {
     let x = ramp(&[3, 4]);
     let idx = Tensor::from_vec(vec![3i64, 0, 1, 3, 2, 2], &[3, 2]).unwrap();
     let y = x.gather(1, &idx).unwrap().mul(2.0).unwrap();
-    case("gather", &y, 1..=2);
+    case("gather", &y, 1..=1);
 }

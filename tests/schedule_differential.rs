@@ -561,3 +561,40 @@ fn deep_chains_are_cut_not_overflowed() {
     let n = check(&[&x, &s]).unwrap();
     assert!(n > 1 && n < 100, "{n} kernels");
 }
+
+#[test]
+fn indexing_ops_are_fused_loads_with_the_interpreters_errors() {
+    // in range (take wraps negative values), fused with their neighbours
+    let x = Tensor::from_vec((0..12).map(|i| i as f32 * 0.5).collect::<Vec<_>>(), &[3, 4]).unwrap();
+    let ints = |v: &[i64], s: &[usize]| Tensor::from_vec(v.to_vec(), s).unwrap();
+    let g = x.gather(1, &ints(&[3, 0, 1, 3, 2, 2], &[3, 2])).unwrap();
+    let g = g.mul(2.0).unwrap();
+    let s = x.index_select(0, &ints(&[2, 0], &[2])).unwrap();
+    let tk = x.take(&ints(&[11, -1, -12, 5], &[2, 2])).unwrap();
+    assert_eq!(check(&[&g]).unwrap(), 1);
+    assert_eq!(check(&[&s]).unwrap(), 1);
+    assert_eq!(check(&[&tk]).unwrap(), 1);
+    // out of range: the kernel evaluator words each op's error as the interpreter
+    // (`check` compares the messages); negative values fail gather and index_select
+    for (t, msg) in [
+        (
+            x.gather(1, &ints(&[0, -1], &[1, 2])).unwrap(),
+            "index -1 is out of bounds for dimension 1 with size 4",
+        ),
+        (
+            x.index_select(1, &ints(&[1, 4], &[2])).unwrap(),
+            "INDICES element is out of DATA bounds, id=4 axis_dim=4",
+        ),
+        (
+            x.take(&ints(&[0, -13], &[2])).unwrap(),
+            "out of range: tried to access index -13 on a tensor of 12 elements.",
+        ),
+    ] {
+        check(&[&t]).unwrap();
+        let (graph, targets, inputs) = Tensor::debug_optimized_graph(&[&t]);
+        let sch = schedule(&graph, &targets, &ScheduleOptions { fuse: true }).unwrap();
+        assert!(!sch.text().contains("extern"), "{}", sch.text());
+        let err = kernel_eval::run_schedule(&sch, &graph, &inputs).unwrap_err();
+        assert_eq!(err.to_string(), msg);
+    }
+}

@@ -177,9 +177,12 @@ impl fmt::Display for Affine {
 }
 
 /// A data-dependent index term: `wrap(value) · stride` is added to a load's affine
-/// index, where `value` is an integer expression and `wrap(v)` is `v + size` for
-/// `-size <= v < 0`. A value outside `[-size, size)` sets [`Status::IndexOutOfRange`]
-/// (with the value and `size`) and the load yields 0.
+/// index, where `value` is an integer expression. With `wrap`, `wrap(v)` is
+/// `v + size` for `-size <= v < 0` (a value outside `[-size, size)` is out of
+/// range); without it every negative value is out of range (a value outside
+/// `[0, size)`). An out-of-range value sets [`Status::IndexOutOfRange`] (the status
+/// block's slots 1, 2 and 3 hold the value, `size` and the load's [`ExprId`]), is
+/// never dereferenced, and the load yields 0.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DynIndex {
     /// the index expression (an integer dtype)
@@ -188,6 +191,77 @@ pub struct DynIndex {
     pub size: u64,
     /// the element stride of the indexed dim
     pub stride: i64,
+    /// whether negative values in `[-size, 0)` count from the end
+    pub wrap: bool,
+    /// which op's error an out-of-range value is (the executor's message)
+    pub error: IndexError,
+}
+
+/// The graph op a [`DynIndex`] load comes from: what the executor needs to word an
+/// out-of-range value exactly as the interpreter does ([`IndexError::message`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexError {
+    /// `gather` along `axis`
+    Gather {
+        /// the graph op's axis
+        axis: usize,
+    },
+    /// `index_select` (of a zero-dim input when `zero_dim`)
+    IndexSelect {
+        /// whether the input is zero-dim (PyTorch words that case differently)
+        zero_dim: bool,
+    },
+    /// `take` (`size` is the input's element count)
+    Take,
+}
+
+impl IndexError {
+    /// The interpreter's message for index `value` out of range of `size`
+    /// (`runtime/src/interp/index.rs`).
+    ///
+    /// ```
+    /// use lazyfuse_ir::kernel::IndexError;
+    /// assert_eq!(
+    ///     IndexError::Gather { axis: 1 }.message(-1, 3),
+    ///     "index -1 is out of bounds for dimension 1 with size 3"
+    /// );
+    /// assert_eq!(
+    ///     IndexError::Take.message(7, 6),
+    ///     "out of range: tried to access index 7 on a tensor of 6 elements."
+    /// );
+    /// ```
+    pub fn message(&self, value: i64, size: u64) -> String {
+        match self {
+            IndexError::Gather { axis } => {
+                format!("index {value} is out of bounds for dimension {axis} with size {size}")
+            }
+            IndexError::IndexSelect { zero_dim: true } => "index out of range in self".into(),
+            IndexError::IndexSelect { zero_dim: false } => {
+                format!("INDICES element is out of DATA bounds, id={value} axis_dim={size}")
+            }
+            IndexError::Take => {
+                format!(
+                    "out of range: tried to access index {value} on a tensor of {size} elements."
+                )
+            }
+        }
+    }
+}
+
+impl fmt::Display for IndexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexError::Gather { axis } => write!(f, "gather axis={axis}"),
+            IndexError::IndexSelect { zero_dim } => {
+                write!(
+                    f,
+                    "index_select{}",
+                    if *zero_dim { " zero_dim" } else { "" }
+                )
+            }
+            IndexError::Take => f.write_str("take"),
+        }
+    }
 }
 
 /// A constant. Its expression's dtype says how to read it: `Bool` for bool, `Int`
@@ -479,8 +553,8 @@ pub enum Status {
     Ok = 0,
     /// an integer division or remainder by zero
     ZeroDivision = 1,
-    /// a [`DynIndex`] value out of range (the status block's slots 1 and 2 hold the
-    /// value and the size)
+    /// a [`DynIndex`] value out of range (the status block's slots 1, 2 and 3 hold
+    /// the value, the size and the id of the failing load expression)
     IndexOutOfRange = 3,
 }
 
@@ -496,7 +570,7 @@ impl Status {
     }
 }
 
-/// Number of `u64` slots of a kernel's status block: `[code, detail0, detail1, _]`.
+/// Number of `u64` slots of a kernel's status block: `[code, detail0, detail1, detail2]`.
 pub const STATUS_SLOTS: usize = 4;
 
 impl LoopKernel {
@@ -626,7 +700,10 @@ impl LoopKernel {
             return Err(format!("kernel {name}: n_parallel exceeds the dims"));
         }
         let nd = self.dims.len();
-        let check_index = |what: &str, p: usize, index: &Affine, extra: Option<(i128, i128)>| {
+        let check_index = |what: &str,
+                           p: usize,
+                           index: &Affine,
+                           extra: Option<Option<(i128, i128)>>| {
             let param = self.params.get(p).ok_or_else(|| {
                 format!("kernel {name}: {what} names param p{p}, which is absent")
             })?;
@@ -636,7 +713,7 @@ impl LoopKernel {
                     index.strides.len()
                 ));
             }
-            if let Some((lo, hi)) = index.range(&self.dims) {
+            if let (Some((lo, hi)), Some(extra)) = (index.range(&self.dims), extra) {
                 let (dlo, dhi) = extra.unwrap_or((0, 0));
                 if lo + dlo < 0 || hi + dhi >= param.len as i128 {
                     return Err(format!(
@@ -690,8 +767,9 @@ impl LoopKernel {
                             here()
                         ));
                     }
+                    // `None`: no access can happen (a dynamic index into an empty dim)
                     let extra = match dynamic {
-                        None => None,
+                        None => Some(None),
                         Some(d) => {
                             if !dt(&d.value).is_integer() {
                                 return Err(format!(
@@ -699,8 +777,18 @@ impl LoopKernel {
                                     here()
                                 ));
                             }
-                            let span = d.stride as i128 * (d.size as i128 - 1).max(0);
-                            Some((span.min(0), span.max(0)))
+                            if d.size > i64::MAX as u64 {
+                                return Err(format!("{}: a dynamic index size overflows", here()));
+                            }
+                            // Wrapped or not, a value that passes the check is in
+                            // `[0, size)`; with `size == 0` no value passes and the
+                            // load never happens.
+                            if d.size == 0 {
+                                None
+                            } else {
+                                let span = d.stride as i128 * (d.size as i128 - 1);
+                                Some(Some((span.min(0), span.max(0))))
+                            }
                         }
                     };
                     let p = check_index("load", *param, index, extra)?;
@@ -783,7 +871,7 @@ impl LoopKernel {
                 .exprs
                 .get(s.value.0 as usize)
                 .ok_or_else(|| format!("kernel {name}: store {j} of an absent value"))?;
-            let p = check_index("store", s.param, &s.index, None)?;
+            let p = check_index("store", s.param, &s.index, Some(None))?;
             if !p.writes {
                 return Err(format!(
                     "kernel {name}: store {j} into read-only p{}",
@@ -815,8 +903,12 @@ fn expr_text(e: &Expr) -> String {
         } => match dynamic {
             None => format!("load p{param}[{index}]"),
             Some(d) => format!(
-                "load p{param}[{index} + wrap({}, {})*{}]",
-                d.value, d.size, d.stride
+                "load p{param}[{index} + {}({}, {})*{}; {}]",
+                if d.wrap { "wrap" } else { "check" },
+                d.value,
+                d.size,
+                d.stride,
+                d.error
             ),
         },
         Expr::Const(c) => format!("const {c}"),
@@ -944,5 +1036,99 @@ impl Schedule {
             decl(*b)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `out[i] = table[idx[i]]` through a dynamic index into `table_len` elements.
+    fn gather(table_len: usize, size: u64, stride: i64, wrap: bool) -> LoopKernel {
+        let param = |len, dtype, writes| Param {
+            buf: BufId(0),
+            dtype,
+            len,
+            writes,
+        };
+        LoopKernel {
+            name: "gather".into(),
+            nodes: vec![],
+            params: vec![
+                param(table_len, DType::F32, false),
+                param(4, DType::I64, false),
+                param(4, DType::F32, true),
+            ],
+            dims: vec![4],
+            n_parallel: 1,
+            exprs: vec![
+                ExprNode {
+                    expr: Expr::Load {
+                        param: 1,
+                        index: Affine {
+                            offset: 0,
+                            strides: vec![1],
+                        },
+                        dynamic: None,
+                    },
+                    dtype: DType::I64,
+                    stage: Stage::Outer(0),
+                },
+                ExprNode {
+                    expr: Expr::Load {
+                        param: 0,
+                        index: Affine {
+                            offset: 0,
+                            strides: vec![0],
+                        },
+                        dynamic: Some(DynIndex {
+                            value: ExprId(0),
+                            size,
+                            stride,
+                            wrap,
+                            error: IndexError::Take,
+                        }),
+                    },
+                    dtype: DType::F32,
+                    stage: Stage::Outer(0),
+                },
+            ],
+            stores: vec![StoreOp {
+                param: 2,
+                index: Affine {
+                    offset: 0,
+                    strides: vec![1],
+                },
+                value: ExprId(1),
+            }],
+        }
+    }
+
+    #[test]
+    fn dynamic_loads_are_bounded_by_size_and_stride() {
+        for wrap in [false, true] {
+            // values pass the check only in [0, size): 3 elements of stride 2
+            assert!(gather(5, 3, 2, wrap).verify().is_ok());
+            let err = gather(4, 3, 2, wrap).verify().unwrap_err();
+            assert!(err.contains("out of bounds"), "{err}");
+            // an empty dim: no value passes, no access happens
+            assert!(gather(0, 0, 1, wrap).verify().is_ok());
+        }
+        let text = gather(5, 3, 2, false).structure();
+        assert!(text.contains("check(v0, 3)*2; take"), "{text}");
+        assert!(gather(5, 3, 2, true).structure().contains("wrap(v0, 3)*2"));
+        assert!(gather(5, 1 << 63, 1, true).verify().is_err());
+    }
+
+    #[test]
+    fn index_errors_word_the_interpreters_messages() {
+        assert_eq!(
+            IndexError::IndexSelect { zero_dim: false }.message(-1, 3),
+            "INDICES element is out of DATA bounds, id=-1 axis_dim=3"
+        );
+        assert_eq!(
+            IndexError::IndexSelect { zero_dim: true }.message(4, 1),
+            "index out of range in self"
+        );
     }
 }

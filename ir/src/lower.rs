@@ -18,7 +18,7 @@
 
 use crate::dtype::DType;
 use crate::graph::NodeId;
-use crate::kernel::{Accum, Const, Expr, ExprId, ScanAccum};
+use crate::kernel::{Accum, Const, DynIndex, Expr, ExprId, IndexError, ScanAccum};
 use crate::op::{ArgReduceOp, BinaryOp, Op, ReduceOp, ScanOp, UnaryOp};
 use crate::schedule::{canonical, flat, Aff, Builder, Ctx, Fail};
 
@@ -481,6 +481,103 @@ fn scan_kernel(ctx: &Ctx, n: NodeId, op: ScanAccum, axis: usize) -> Result<Build
     b.store(p, flat(&shape, &xc), s);
     b.note_node(ctx, n);
     Ok(b)
+}
+
+/// The value of indexing node `n` (`gather`, `index_select`, `take`) at output
+/// `coords`: a load of its input's buffer through the index value there, checked at
+/// run time as the interpreter checks it (`runtime/src/interp/index.rs`): gather
+/// and index_select refuse negative values, take wraps them from the end.
+pub(crate) fn indexing(
+    b: &mut Builder,
+    ctx: &Ctx,
+    n: NodeId,
+    coords: &[Aff],
+    phase: Option<u32>,
+) -> Result<ExprId, Fail> {
+    let g = ctx.graph;
+    let node = g.node(n);
+    let ins = g.inputs(n);
+    let (x, ix) = (ins[0], ins[1]);
+    let xnode = g.node(x);
+    // A zero-dim input is indexed as shape [1] (as the interpreter's `axis_shape`).
+    let xs = if xnode.shape.is_empty() {
+        vec![1]
+    } else {
+        xnode.shape.clone()
+    };
+    let (buf, off, mut strides) = b.addressable(ctx, x)?;
+    if strides.is_empty() {
+        strides.push(0);
+    }
+    let c: Vec<Aff> = if coords.is_empty() {
+        vec![Aff::constant(0)]
+    } else {
+        coords.to_vec()
+    };
+    // `off + Σ c[d] · strides[d]` over every dim but `axis`
+    let others = |axis: usize| {
+        (0..xs.len())
+            .filter(|&d| d != axis)
+            .fold(Aff::constant(off), |acc, d| {
+                c[d].scaled_add(strides[d], &acc)
+            })
+    };
+    match &node.op {
+        Op::Gather { axis } => {
+            // the index has the output's shape
+            let v = b.gen(ctx, ix, coords, phase)?;
+            let dynamic = DynIndex {
+                value: v,
+                size: xs[*axis] as u64,
+                stride: strides[*axis],
+                wrap: false,
+                error: IndexError::Gather { axis: *axis },
+            };
+            b.load_dyn(ctx, buf, others(*axis), dynamic, phase)
+        }
+        Op::IndexSelect { axis } => {
+            // the (1-D) index runs along the output's `axis`
+            let v = b.gen(ctx, ix, &[c[*axis].clone()], phase)?;
+            let dynamic = DynIndex {
+                value: v,
+                size: xs[*axis] as u64,
+                stride: strides[*axis],
+                wrap: false,
+                error: IndexError::IndexSelect {
+                    zero_dim: xnode.shape.is_empty(),
+                },
+            };
+            b.load_dyn(ctx, buf, others(*axis), dynamic, phase)
+        }
+        Op::Take => {
+            // A flat position into the input: its elements must lie row-major.
+            let contiguous = crate::shape::contiguous_strides(&xs);
+            let row_major = xs
+                .iter()
+                .zip(&strides)
+                .zip(&contiguous)
+                .all(|((&size, &s), &cs)| size == 1 || s == cs as i64);
+            if !row_major {
+                return Err(Fail::Materialize(
+                    x,
+                    "take reads it by flat position (not row-major in its buffer)".into(),
+                ));
+            }
+            let v = b.gen(ctx, ix, coords, phase)?;
+            let dynamic = DynIndex {
+                value: v,
+                size: xnode.numel() as u64,
+                stride: 1,
+                wrap: true,
+                error: IndexError::Take,
+            };
+            b.load_dyn(ctx, buf, Aff::constant(off), dynamic, phase)
+        }
+        other => Err(Fail::Error(format!(
+            "{} is not an indexing op",
+            other.name()
+        ))),
+    }
 }
 
 /// The kernels of a node with its own iteration shape: softmax, cat, write_view.

@@ -43,8 +43,8 @@
 use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
 use crate::kernel::{
-    Affine, BufDecl, BufId, BufKind, Const, Expr, ExprId, ExprNode, ExternStep, LoopKernel, Param,
-    Schedule, Stage, Step, StoreOp,
+    Affine, BufDecl, BufId, BufKind, Const, DynIndex, Expr, ExprId, ExprNode, ExternStep,
+    LoopKernel, Param, Schedule, Stage, Step, StoreOp,
 };
 use crate::op::{BinaryOp, InputId, Op, ReduceOp, UnaryOp};
 use crate::scalar::Scalar;
@@ -650,6 +650,9 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
             | Op::Arange { .. }
             | Op::Cat { .. }
             | Op::WriteView(_)
+            | Op::Gather { .. }
+            | Op::IndexSelect { .. }
+            | Op::Take
     );
     if !float8_ok && (node.dtype.is_float8() || ins.iter().any(|i| i.dtype.is_float8())) {
         return Some("float8 is storage only in loop kernels".into());
@@ -681,10 +684,12 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
         Op::Linspace { .. } => {
             "linspace computes with fused multiply-adds (no kernel-IR op)".into()
         }
-        Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => {
-            "indexing ops: the status block cannot carry the axis the interpreter's \
-             out-of-range message names (not lowered to DynIndex loads yet)"
-                .into()
+        // The interpreter checks every index value, even where the output is empty
+        // (`[0, 3].index_select(1, [5])` fails): a kernel over an empty space would not.
+        Op::IndexSelect { .. }
+            if node.numel() == 0 && ins.get(1).is_some_and(|i| i.numel() > 0) =>
+        {
+            "index_select with an empty output still checks its indices".into()
         }
         Op::Full(Scalar::Complex(..)) => "complex fill".into(),
         Op::WriteView(l) if l.has_internal_overlap() => {
@@ -1142,6 +1147,81 @@ impl Builder {
         Ok(id)
     }
 
+    /// A load of `buf` at `idx` plus a data-dependent term (inner when the index or
+    /// the index value is).
+    pub(crate) fn load_dyn(
+        &mut self,
+        ctx: &Ctx,
+        buf: BufId,
+        idx: Aff,
+        dynamic: DynIndex,
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let p = self.param(buf, ctx, false);
+        if self.params[p].writes || self.stores.iter().any(|s| s.0 == p) {
+            return Err(Fail::Merge);
+        }
+        let stage = if self.is_inner(&idx) || self.is_inner_expr(dynamic.value) {
+            Stage::Inner(phase.ok_or_else(|| Fail::Error("inner load outside a phase".into()))?)
+        } else {
+            // after the phases the index value needs (it may be a reduction's result)
+            self.exprs[dynamic.value.0 as usize].stage
+        };
+        let dtype = self.params[p].dtype;
+        let key = format!("load {p} {idx:?} {dynamic:?}|{stage}");
+        if let Some(&e) = self.interned.get(&key) {
+            return Ok(e);
+        }
+        let id = ExprId(self.exprs.len() as u32);
+        self.exprs.push(ExprNode {
+            expr: Expr::Load {
+                param: p,
+                index: Affine {
+                    offset: 0,
+                    strides: vec![],
+                },
+                dynamic: Some(dynamic),
+            },
+            dtype,
+            stage,
+        });
+        self.load_index.insert(id.0, idx);
+        self.interned.insert(key, id);
+        Ok(id)
+    }
+
+    /// Where node `x`'s elements live when they can be read by position: its
+    /// buffer, offset and strides (over `x`'s shape), for a buffer or a view of one.
+    /// Anything else must be stored first (a data-dependent read cannot inline it).
+    pub(crate) fn addressable(&self, ctx: &Ctx, x: NodeId) -> Result<(BufId, i64, Vec<i64>), Fail> {
+        let is_buf = |m: NodeId| {
+            matches!(ctx.graph.node(m).op, Op::Input(_)) || ctx.materialized.contains_key(&m)
+        };
+        if self.roots.contains(&x) {
+            return Err(Fail::Merge);
+        }
+        let node = ctx.graph.node(x);
+        if is_buf(x) {
+            let strides = contiguous_strides(&node.shape);
+            return Ok((
+                ctx.buf_of[&x],
+                0,
+                strides.iter().map(|&s| s as i64).collect(),
+            ));
+        }
+        if let Op::View(l) = &node.op {
+            let p = ctx.graph.inputs(x)[0];
+            if is_buf(p) && !self.roots.contains(&p) {
+                let strides = l.strides.iter().map(|&s| s as i64).collect();
+                return Ok((ctx.buf_of[&p], l.offset as i64, strides));
+            }
+        }
+        Err(Fail::Materialize(
+            x,
+            "read through data-dependent indices (loaded by position)".into(),
+        ))
+    }
+
     /// A constant of `dtype`.
     pub(crate) fn constant(&mut self, c: Const, dtype: DType) -> ExprId {
         self.push(Expr::Const(c), dtype, Stage::Outer(0))
@@ -1432,6 +1512,9 @@ impl Builder {
             }
             Op::Reduce { .. } | Op::ArgReduce { .. } => {
                 crate::lower::reduce(self, ctx, n, coords, phase)
+            }
+            Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => {
+                crate::lower::indexing(self, ctx, n, coords, phase)
             }
             other => Err(Fail::Materialize(
                 n,

@@ -21,7 +21,7 @@ use crate::pool;
 use hashbrown::HashMap as FastMap;
 use lazyfuse_codegen::cpu::{CpuModule, KernelFn};
 use lazyfuse_ir::kernel::{
-    BufId, BufKind, ExternStep, LoopKernel, Schedule, Status, Step, STATUS_SLOTS,
+    BufId, BufKind, Expr, ExternStep, LoopKernel, Schedule, Status, Step, STATUS_SLOTS,
 };
 use lazyfuse_ir::{Graph, InputId, Op};
 use std::collections::HashMap;
@@ -539,10 +539,16 @@ impl<T> SendPtr<T> {
 fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
     match Status::from_code(s[0]) {
         Some(Status::ZeroDivision) => Error::ZeroDivision,
-        Some(Status::IndexOutOfRange) => Error::IndexOutOfRange(format!(
-            "index {} is out of bounds for dimension with size {}",
-            s[1] as i64, s[2]
-        )),
+        // Slot 3 names the failing load: its `DynIndex` says whose message it is.
+        Some(Status::IndexOutOfRange) => match k.exprs.get(s[3] as usize).map(|e| &e.expr) {
+            Some(Expr::Load {
+                dynamic: Some(d), ..
+            }) => Error::IndexOutOfRange(d.error.message(s[1] as i64, s[2])),
+            _ => Error::Malformed(format!(
+                "kernel {} reported an index out of range at v{}, not a dynamic load",
+                k.name, s[3]
+            )),
+        },
         Some(Status::Ok) | None => {
             Error::Malformed(format!("kernel {} reported status {}", k.name, s[0]))
         }

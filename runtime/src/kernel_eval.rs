@@ -17,8 +17,8 @@
 //! what it writes).
 //!
 //! Status codes are the interpreter's errors: integer division by zero is
-//! `Error::ZeroDivision` and a `DynIndex` value out of range `Error::IndexOutOfRange` (with the value and
-//! the size; the kernel IR does not know the graph's axis number). Extern steps run
+//! `Error::ZeroDivision` and a `DynIndex` value out of range `Error::IndexOutOfRange`
+//! worded by its load's `IndexError`, as the executor does. Extern steps run
 //! the interpreter's single-node routine ([`crate::interp::eval_node`]).
 
 use crate::buffer::Buffer;
@@ -222,11 +222,14 @@ fn run_kernel(k: &LoopKernel, bufs: &mut [Option<Arc<Buffer>>]) -> Result<()> {
                     let dv = ints(&arg(&vals, d.value)?)?;
                     for (o, &v) in offs.iter_mut().zip(&dv) {
                         let size = d.size as i128;
-                        let w = if (-size..0).contains(&v) { v + size } else { v };
+                        let w = if d.wrap && (-size..0).contains(&v) {
+                            v + size
+                        } else {
+                            v
+                        };
                         if !(0..size).contains(&w) {
-                            return Err(Error::IndexOutOfRange(format!(
-                                "index {v} is out of bounds for dimension with size {size}"
-                            )));
+                            // the value as the status block's `u64` slot holds it
+                            return Err(Error::IndexOutOfRange(d.error.message(v as i64, d.size)));
                         }
                         *o += w * d.stride as i128;
                     }

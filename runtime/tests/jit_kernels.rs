@@ -9,7 +9,7 @@
 mod jit;
 
 use jit::{assert_same, bytes_of, element, interp, run, run_ranges, Kb};
-use lazyfuse_ir::kernel::{Accum, DynIndex, Expr, ExprId, LoopKernel, Stage, Status};
+use lazyfuse_ir::kernel::{Accum, DynIndex, Expr, ExprId, IndexError, LoopKernel, Stage, Status};
 use lazyfuse_ir::{ArgReduceOp, BinaryOp, DType, Op, ReduceOp, UnaryOp};
 use lazyfuse_runtime::Buffer;
 
@@ -462,8 +462,9 @@ fn kernels_without_parallel_dims() {
     assert_eq!(got.bufs[1], (-2.5f64).to_le_bytes().to_vec());
 }
 
-/// `out[i] = table[wrap(idx[i])]` with a `size`-entry table.
-fn gather(idx_dtype: DType, n: usize, size: u64) -> LoopKernel {
+/// `out[i] = table[wrap(idx[i])]` with a `size`-entry table (negative values
+/// wrap when `wrap`).
+fn gather_k(idx_dtype: DType, n: usize, size: u64, wrap: bool) -> LoopKernel {
     let mut kb = Kb::new(&[n], 1);
     let t = kb.param(DType::F32, size as usize, false);
     let ix = kb.param(idx_dtype, n, false);
@@ -476,11 +477,31 @@ fn gather(idx_dtype: DType, n: usize, size: u64) -> LoopKernel {
             value: i,
             size,
             stride: 1,
+            wrap,
+            error: IndexError::Take,
         },
         O0,
     );
     kb.store(o, 0, &[1], v);
     kb.k
+}
+
+fn gather(idx_dtype: DType, n: usize, size: u64) -> LoopKernel {
+    gather_k(idx_dtype, n, size, true)
+}
+
+#[test]
+fn dynamic_index_without_wrap_refuses_negative_values() {
+    let table = f32_bytes(&[10.0, 20.0, 30.0]);
+    let idx: Vec<u8> = [2i64, 0, -1, 1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let k = gather_k(DType::I64, 4, 3, false);
+    let got = run(&k, &[table, idx, vec![0; 16]]).unwrap();
+    // value, size, and the id of the failing load (expr v1)
+    assert_eq!(got.status, [Status::IndexOutOfRange as u64, u64::MAX, 3, 1]);
+    assert_eq!(f32s(&got.bufs[2])[..2], [30.0, 10.0]);
 }
 
 #[test]
@@ -676,6 +697,8 @@ fn the_first_status_wins() {
             value: x,
             size: 2,
             stride: 1,
+            wrap: true,
+            error: IndexError::Take,
         },
         O0,
     );

@@ -588,8 +588,7 @@ impl Lower<'_, '_> {
     fn set_status(
         &mut self,
         code: i64,
-        d1: Value,
-        d2: Value,
+        details: [Value; 3],
         cont: cranelift_codegen::ir::Block,
         args: &[BlockArg],
     ) {
@@ -604,8 +603,11 @@ impl Lower<'_, '_> {
             .atomic_cas(MemFlagsData::trusted(), self.status, zero, c);
         self.b.ins().brif(old, cont, args, write, &[]);
         self.b.switch_to_block(write);
-        self.b.ins().store(flags(), d1, self.status, 8);
-        self.b.ins().store(flags(), d2, self.status, 16);
+        for (slot, d) in details.into_iter().enumerate() {
+            self.b
+                .ins()
+                .store(flags(), d, self.status, 8 * (slot as i32 + 1));
+        }
         self.b.ins().jump(cont, args);
     }
 
@@ -660,8 +662,9 @@ impl Lower<'_, '_> {
                 let v = self.val(d.value);
                 let w = self.widen_int(v, vdt)?;
                 // Only signed values wrap from the end (a uint64 above 2^63 is
-                // large, not negative).
-                let wrapped = if vdt.is_unsigned() || vdt == DType::Bool {
+                // large, not negative), and only where the op wraps; unwrapped, a
+                // negative value is huge as unsigned and fails the check below.
+                let wrapped = if !d.wrap || vdt.is_unsigned() || vdt == DType::Bool {
                     w
                 } else {
                     let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
@@ -686,10 +689,11 @@ impl Lower<'_, '_> {
                 self.b.set_cold_block(bad);
                 let z = self.zero(r);
                 let size = self.iconst(I64, d.size as i64);
+                // slot 3: which load failed, so that the executor words its op's error
+                let id = self.iconst(I64, i as i64);
                 self.set_status(
                     Status::IndexOutOfRange as i64,
-                    w,
-                    size,
+                    [w, size, id],
                     merge,
                     &[BlockArg::Value(z)],
                 );
@@ -1186,7 +1190,7 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(bad);
         self.b.set_cold_block(bad);
         let z = self.iconst(I64, 0);
-        self.set_status(Status::ZeroDivision as i64, z, z, cont, &[]);
+        self.set_status(Status::ZeroDivision as i64, [z, z, z], cont, &[]);
         self.b.switch_to_block(cont);
         let one = self.iconst(ty, 1);
         let mut unsafe_div = zero;
