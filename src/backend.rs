@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use lazyfuse_ir::kernel::{BufKind, Schedule, Step};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
+use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
 use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -144,30 +145,55 @@ pub(crate) fn execute(
         CpuBackend::Jit => {
             let t0 = Instant::now();
             let donate: Vec<InputId> = donated.keys().copied().collect();
-            let (sched, inputs, back, scheduled) = if dump {
+            let (sched, compiled, compile_stats, inputs, back, scheduled) = if dump {
                 // A fresh schedule, so that the dump names this graph's nodes.
                 let sched = Arc::new(schedule_of(graph, targets, &donate)?);
                 dump_schedule(graph, targets, &sched);
-                (sched, buffers.clone(), None, true)
+                let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched)?;
+                (
+                    sched,
+                    Arc::new(compiled),
+                    stats,
+                    buffers.clone(),
+                    None,
+                    true,
+                )
             } else {
-                let (sched, inputs, order, scheduled) =
-                    cached_schedule(graph, targets, buffers, &donate)?;
-                (sched, inputs, Some(order), scheduled)
+                let c = cached_schedule(graph, targets, buffers, &donate)?;
+                (
+                    c.schedule,
+                    c.compiled,
+                    c.stats,
+                    c.inputs,
+                    Some(c.order),
+                    c.scheduled,
+                )
             };
             let schedule_time = t0.elapsed();
             // The cached schedule numbers inputs by first appearance: so do the
             // donated buffers, and the ones it leaves (or hands back) return under
             // their own ids.
             let ran = match &back {
-                None => lazyfuse_runtime::exec::run_donating(&sched, &inputs, donated),
+                None => lazyfuse_runtime::exec::run_compiled(
+                    &sched,
+                    &compiled,
+                    &inputs,
+                    donated,
+                    compile_stats,
+                ),
                 Some(order) => {
                     let mut renumbered: HashMap<InputId, Arc<Buffer>> = order
                         .iter()
                         .enumerate()
                         .filter_map(|(k, id)| donated.remove(id).map(|b| (InputId(k as u64), b)))
                         .collect();
-                    let ran =
-                        lazyfuse_runtime::exec::run_donating(&sched, &inputs, &mut renumbered);
+                    let ran = lazyfuse_runtime::exec::run_compiled(
+                        &sched,
+                        &compiled,
+                        &inputs,
+                        &mut renumbered,
+                        compile_stats,
+                    );
                     for (k, b) in renumbered {
                         donated.insert(order[k.0 as usize], b);
                     }
@@ -279,21 +305,37 @@ static SCHEDULES: LazyLock<Mutex<ScheduleCache>> = LazyLock::new(|| {
 });
 
 struct ScheduleCache {
-    entries: HashMap<String, (Arc<Schedule>, u64)>,
+    entries: HashMap<String, (Arc<Schedule>, Arc<CompiledSchedule>, u64)>,
     clock: u64,
 }
 
 /// Buffers by input id.
 type InputBuffers = HashMap<InputId, Arc<Buffer>>;
 
-/// The schedule of `graph` from the cache (scheduling it on a miss), and the input
-/// buffers renumbered the way the cached schedule names them.
+/// A schedule from the cache, ready to run.
+struct Cached {
+    schedule: Arc<Schedule>,
+    /// its loop kernels, compiled
+    compiled: Arc<CompiledSchedule>,
+    /// what getting them took (compiles, kernel cache hits)
+    stats: RunStats,
+    /// the input buffers, numbered as the schedule names them
+    inputs: InputBuffers,
+    /// the graph's inputs in the schedule's numbering order
+    order: Vec<InputId>,
+    /// whether the graph was scheduled now (a schedule cache miss)
+    scheduled: bool,
+}
+
+/// The schedule of `graph` and its compiled kernels from the cache (scheduling and
+/// compiling on a miss), and the input buffers renumbered the way the cached
+/// schedule names them.
 fn cached_schedule(
     graph: &Graph,
     targets: &[NodeId],
     buffers: &HashMap<InputId, Arc<Buffer>>,
     donate: &[InputId],
-) -> Result<(Arc<Schedule>, InputBuffers, Vec<InputId>, bool)> {
+) -> Result<Cached> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
     for n in graph.topo_order(targets) {
@@ -333,9 +375,20 @@ fn cached_schedule(
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     cache.clock += 1;
     let now = cache.clock;
-    if let Some((sched, used)) = cache.entries.get_mut(&key) {
+    if let Some((sched, compiled, used)) = cache.entries.get_mut(&key) {
         *used = now;
-        return Ok((sched.clone(), renumbered, order, false));
+        let stats = RunStats {
+            cache_hits: compiled.loop_kernels(),
+            ..RunStats::default()
+        };
+        return Ok(Cached {
+            schedule: sched.clone(),
+            compiled: compiled.clone(),
+            stats,
+            inputs: renumbered,
+            order,
+            scheduled: false,
+        });
     }
     drop(cache);
     let mut sched = schedule_of(graph, targets, donate)?;
@@ -354,15 +407,26 @@ fn cached_schedule(
         }
     }
     let sched = Arc::new(sched);
+    let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched)?;
+    let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {
-        let mut uses: Vec<u64> = cache.entries.values().map(|(_, u)| *u).collect();
+        let mut uses: Vec<u64> = cache.entries.values().map(|(_, _, u)| *u).collect();
         uses.sort_unstable();
         let cutoff = uses[uses.len() / 2];
-        cache.entries.retain(|_, (_, u)| *u > cutoff);
+        cache.entries.retain(|_, (_, _, u)| *u > cutoff);
     }
-    cache.entries.insert(key, (sched.clone(), now));
-    Ok((sched, renumbered, order, true))
+    cache
+        .entries
+        .insert(key, (sched.clone(), compiled.clone(), now));
+    Ok(Cached {
+        schedule: sched,
+        compiled,
+        stats,
+        inputs: renumbered,
+        order,
+        scheduled: true,
+    })
 }
 
 /// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and

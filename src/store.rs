@@ -447,13 +447,25 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
             Planned::Busy => std::thread::sleep(std::time::Duration::from_micros(50)),
         }
     };
-    match crate::backend::execute(
-        &plan.graph,
-        &plan.inputs,
-        &mut plan.donated,
-        &plan.targets,
-        plan.dump,
-    ) {
+    // A panic while running (a lazyfuse bug) must still release the plan's pins and
+    // its in-flight marks, or other threads would wait on them forever.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::backend::execute(
+            &plan.graph,
+            &plan.inputs,
+            &mut plan.donated,
+            &plan.targets,
+            plan.dump,
+        )
+    }));
+    let run = match run {
+        Ok(run) => run,
+        Err(panic) => {
+            with_store(|s| s.abandon(plan));
+            std::panic::resume_unwind(panic);
+        }
+    };
+    match run {
         Ok(outputs) => {
             with_store(|s| s.install(plan, outputs));
             Ok(())

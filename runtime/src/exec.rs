@@ -102,8 +102,33 @@ pub fn cached_kernels() -> usize {
 /// A kernel's function and the module that owns its code (kept alive while it runs).
 type Entry = (KernelFn, Arc<CpuModule>);
 
+/// A schedule's compiled loop kernels, by step index: what [`run_compiled`] calls.
+/// Holding one keeps its kernels' code alive, so a schedule cache can keep it beside
+/// its schedule and skip the kernel cache's lookups (each a walk over the kernel's
+/// text) on every later realize.
+#[derive(Clone)]
+pub struct CompiledSchedule {
+    entries: Vec<Option<Entry>>,
+}
+
+impl CompiledSchedule {
+    /// Number of loop kernels.
+    pub fn loop_kernels(&self) -> usize {
+        self.entries.iter().filter(|e| e.is_some()).count()
+    }
+}
+
+/// Compiles `schedule`'s loop kernels: the ones the kernel cache lacks in one batch
+/// (one Cranelift module), the others from the cache. The stats say how many of
+/// each and how long it took.
+pub fn compile(schedule: &Schedule) -> Result<(CompiledSchedule, RunStats)> {
+    let mut stats = RunStats::default();
+    let entries = compile_all(schedule, &mut stats)?;
+    Ok((CompiledSchedule { entries }, stats))
+}
+
 /// The entry points of a schedule's loop kernels (by step index), compiling the ones
-/// the cache lacks in one batch. Returns `(entries, compiled, hits)`.
+/// the cache lacks in one batch, counting compiles and hits in `stats`.
 fn compile_all(schedule: &Schedule, stats: &mut RunStats) -> Result<Vec<Option<Entry>>> {
     let start = Instant::now();
     let keys: Vec<Option<String>> = schedule
@@ -269,8 +294,27 @@ pub fn run_donating(
     inputs: &HashMap<InputId, Arc<Buffer>>,
     donated: &mut HashMap<InputId, Arc<Buffer>>,
 ) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
-    let mut stats = RunStats::default();
-    let entries = compile_all(schedule, &mut stats)?;
+    let (compiled, stats) = compile(schedule)?;
+    run_compiled(schedule, &compiled, inputs, donated, stats)
+}
+
+/// [`run_donating`] with the loop kernels already compiled (by [`compile`], for this
+/// schedule); `stats` is where the run's figures are added.
+pub fn run_compiled(
+    schedule: &Schedule,
+    compiled: &CompiledSchedule,
+    inputs: &HashMap<InputId, Arc<Buffer>>,
+    donated: &mut HashMap<InputId, Arc<Buffer>>,
+    mut stats: RunStats,
+) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
+    let entries = &compiled.entries;
+    if entries.len() != schedule.steps.len() {
+        return Err(Error::Malformed(format!(
+            "{} compiled entries for {} steps",
+            entries.len(),
+            schedule.steps.len()
+        )));
+    }
     let run_start = Instant::now();
     // The step after which each temporary is dead.
     let mut last_use: Vec<usize> = vec![0; schedule.buffers.len()];
