@@ -30,7 +30,7 @@ mod random_program;
 use guarded::{Guarded, Placement};
 use lazyfuse::{DType, Tensor};
 use lazyfuse_codegen::cpu::CpuModule;
-use lazyfuse_ir::kernel::{BufId, LoopKernel, Schedule, Status, Step, STATUS_SLOTS};
+use lazyfuse_ir::kernel::{BufId, LoopKernel, Schedule, Step, STATUS_SLOTS};
 use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, Node};
 use lazyfuse_runtime::half::{bf16, f16};
@@ -165,18 +165,6 @@ fn call_guarded(
     Ran { status, written }
 }
 
-/// The executor's error for a status block.
-fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
-    match Status::from_code(s[0]) {
-        Some(Status::ZeroDivision) => Error::ZeroDivision,
-        Some(Status::IndexOutOfRange) => Error::IndexOutOfRange(format!(
-            "index {} is out of bounds for dimension with size {}",
-            s[1] as i64, s[2]
-        )),
-        _ => Error::Malformed(format!("kernel {} reported status {}", k.name, s[0])),
-    }
-}
-
 /// Runs one loop kernel in every guarded variant; the written buffers go to `bufs`.
 fn run_loop(k: &LoopKernel, bufs: &mut [Option<Arc<Buffer>>]) -> Result<(), Error> {
     k.verify().map_err(Error::Malformed)?;
@@ -233,7 +221,7 @@ fn run_loop(k: &LoopKernel, bufs: &mut [Option<Arc<Buffer>>]) -> Result<(), Erro
         }
     }
     if let Some(s) = &first.status {
-        return Err(status_error(k, s));
+        return Err(lazyfuse_runtime::exec::status_error(k, s));
     }
     for (b, bytes) in &first.written {
         let p = k.params.iter().find(|p| p.buf == *b).expect("a param");

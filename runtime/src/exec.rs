@@ -579,8 +579,10 @@ impl<T> SendPtr<T> {
     }
 }
 
-/// The error a kernel's status block reports.
-fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
+/// The error a kernel's status block reports: the op's error, with the interpreter's
+/// message for an index out of range (the failing load's `DynIndex` names the op).
+/// Every runner of compiled kernels maps statuses through this one function.
+pub fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
     match Status::from_code(s[0]) {
         Some(Status::ZeroDivision) => Error::ZeroDivision,
         // Slot 3 names the failing load: its `DynIndex` says whose message it is.
