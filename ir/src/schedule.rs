@@ -1114,37 +1114,13 @@ impl Builder {
         idx: Aff,
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
-        let p = self.param(buf, ctx, false);
-        if self.params[p].writes || self.stores.iter().any(|s| s.0 == p) {
-            // Reading a buffer this kernel writes, at another index: not in one kernel.
-            return Err(Fail::Merge);
-        }
+        let p = self.readable_param(ctx, buf)?;
         let stage = if self.is_inner(&idx) {
             Stage::Inner(phase.ok_or_else(|| Fail::Error("inner load outside a phase".into()))?)
         } else {
             Stage::Outer(0)
         };
-        let dtype = self.params[p].dtype;
-        let key = format!("load {p} {idx:?}|{stage}");
-        if let Some(&e) = self.interned.get(&key) {
-            return Ok(e);
-        }
-        let id = ExprId(self.exprs.len() as u32);
-        self.exprs.push(ExprNode {
-            expr: Expr::Load {
-                param: p,
-                index: Affine {
-                    offset: 0,
-                    strides: vec![],
-                },
-                dynamic: None,
-            },
-            dtype,
-            stage,
-        });
-        self.load_index.insert(id.0, idx);
-        self.interned.insert(key, id);
-        Ok(id)
+        Ok(self.push_load(p, idx, None, stage))
     }
 
     /// A load of `buf` at `idx` plus a data-dependent term (inner when the index or
@@ -1157,20 +1133,33 @@ impl Builder {
         dynamic: DynIndex,
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
-        let p = self.param(buf, ctx, false);
-        if self.params[p].writes || self.stores.iter().any(|s| s.0 == p) {
-            return Err(Fail::Merge);
-        }
+        let p = self.readable_param(ctx, buf)?;
         let stage = if self.is_inner(&idx) || self.is_inner_expr(dynamic.value) {
             Stage::Inner(phase.ok_or_else(|| Fail::Error("inner load outside a phase".into()))?)
         } else {
             // after the phases the index value needs (it may be a reduction's result)
             self.exprs[dynamic.value.0 as usize].stage
         };
+        Ok(self.push_load(p, idx, Some(dynamic), stage))
+    }
+
+    /// The param through which this kernel reads `buf`; a buffer the kernel writes
+    /// is read at another index than it is written, which one kernel cannot do.
+    fn readable_param(&mut self, ctx: &Ctx, buf: BufId) -> Result<usize, Fail> {
+        let p = self.param(buf, ctx, false);
+        if self.params[p].writes || self.stores.iter().any(|s| s.0 == p) {
+            return Err(Fail::Merge);
+        }
+        Ok(p)
+    }
+
+    /// The load expression of param `p` at `idx` (+ `dynamic`) at `stage`, interned;
+    /// its affine index is resolved when the kernel is finished (`load_index`).
+    fn push_load(&mut self, p: usize, idx: Aff, dynamic: Option<DynIndex>, stage: Stage) -> ExprId {
         let dtype = self.params[p].dtype;
         let key = format!("load {p} {idx:?} {dynamic:?}|{stage}");
         if let Some(&e) = self.interned.get(&key) {
-            return Ok(e);
+            return e;
         }
         let id = ExprId(self.exprs.len() as u32);
         self.exprs.push(ExprNode {
@@ -1180,14 +1169,14 @@ impl Builder {
                     offset: 0,
                     strides: vec![],
                 },
-                dynamic: Some(dynamic),
+                dynamic,
             },
             dtype,
             stage,
         });
         self.load_index.insert(id.0, idx);
         self.interned.insert(key, id);
-        Ok(id)
+        id
     }
 
     /// Where node `x`'s elements live when they can be read by position: its
