@@ -7,7 +7,7 @@
 //! runs the graph node by node.
 
 use crate::error::{Error, Result};
-use lazyfuse_ir::kernel::{BufKind, Schedule, Step};
+use lazyfuse_ir::kernel::{BufKind, MathMode, Schedule, Step};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
@@ -82,6 +82,50 @@ pub fn cpu_backend() -> Result<CpuBackend> {
     }
 }
 
+/// 0: not chosen yet (read the environment), 1: fast, 2: exact.
+static MATH: AtomicU8 = AtomicU8::new(0);
+
+/// Selects how JIT kernels compute float math from now on: [`MathMode::Fast`] (the
+/// default: inline vector approximations and reordered reductions, within the
+/// conformance tolerances) or [`MathMode::Exact`] (bit for bit the reference
+/// interpreter's values). `LAZYFUSE_MATH` (`fast` or `exact`) sets the initial
+/// choice.
+///
+/// ```
+/// use lazyfuse::{MathMode, Tensor};
+/// lazyfuse::set_math_mode(MathMode::Exact);
+/// assert_eq!(lazyfuse::math_mode().unwrap(), MathMode::Exact);
+/// let x = Tensor::from_vec(vec![0.5f32, 2.0], &[2]).unwrap();
+/// assert_eq!(x.exp().unwrap().to_vec::<f32>().unwrap(), vec![0.5f32.exp(), 2.0f32.exp()]);
+/// lazyfuse::set_math_mode(MathMode::Fast);
+/// ```
+pub fn set_math_mode(mode: MathMode) {
+    MATH.store(
+        match mode {
+            MathMode::Fast => 1,
+            MathMode::Exact => 2,
+        },
+        Ordering::Relaxed,
+    );
+}
+
+/// The math mode JIT kernels are compiled with; an `Err` when `LAZYFUSE_MATH` names
+/// none.
+///
+/// ```
+/// assert!(lazyfuse::math_mode().is_ok());
+/// ```
+pub fn math_mode() -> Result<MathMode> {
+    match MATH.load(Ordering::Relaxed) {
+        1 => Ok(MathMode::Fast),
+        2 => Ok(MathMode::Exact),
+        _ => match std::env::var("LAZYFUSE_MATH") {
+            Ok(v) => v.parse().map_err(Error::Config),
+            Err(_) => Ok(MathMode::Fast),
+        },
+    }
+}
+
 /// `LAZYFUSE_DEBUG`: 0 (off), 1 (one line per realize), 2 (and one per kernel),
 /// 3 (and why each materialized value was not fused).
 static DEBUG: LazyLock<u8> = LazyLock::new(|| {
@@ -95,14 +139,18 @@ static DEBUG: LazyLock<u8> = LazyLock::new(|| {
 static NOFUSE: LazyLock<bool> =
     LazyLock::new(|| std::env::var_os("LAZYFUSE_NOFUSE").is_some_and(|v| v != "0"));
 
-/// The schedule of `graph` for `targets` with the current fusion setting; in-place
-/// writes may store into the buffers of the inputs `donate`.
+/// The schedule of `graph` for `targets` with the current fusion setting and math
+/// mode; in-place writes may store into the buffers of the inputs `donate`.
 pub(crate) fn schedule_of(
     graph: &Graph,
     targets: &[NodeId],
     donate: &[InputId],
 ) -> Result<Schedule> {
-    schedule_donating(graph, targets, &ScheduleOptions { fuse: !*NOFUSE }, donate)
+    let opts = ScheduleOptions {
+        fuse: !*NOFUSE,
+        math: math_mode()?,
+    };
+    schedule_donating(graph, targets, &opts, donate)
         .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
 }
 
@@ -149,7 +197,7 @@ pub(crate) fn execute(
                 // A fresh schedule, so that the dump names this graph's nodes.
                 let sched = Arc::new(schedule_of(graph, targets, &donate)?);
                 dump_schedule(graph, targets, &sched);
-                let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched)?;
+                let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched, math_mode()?)?;
                 (
                     sched,
                     Arc::new(compiled),
@@ -368,8 +416,9 @@ fn cached_schedule(
         .map(|(k, _)| k)
         .collect();
     let key = format!(
-        "fuse={} donate={donated_at:?}\n{}",
+        "fuse={} math={} donate={donated_at:?}\n{}",
         !*NOFUSE,
+        math_mode()?,
         graph.dump(targets)
     );
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
@@ -407,7 +456,7 @@ fn cached_schedule(
         }
     }
     let sched = Arc::new(sched);
-    let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched)?;
+    let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched, math_mode()?)?;
     let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {
@@ -439,7 +488,7 @@ fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule) {
     );
     for step in &sched.steps {
         if let Step::Loop(k) = step {
-            match lazyfuse_runtime::exec::clif_text(k) {
+            match math_mode().and_then(|m| Ok(lazyfuse_runtime::exec::clif_text(k, m)?)) {
                 Ok(clif) => eprintln!("== lazyfuse: Cranelift IR of {} ==\n{clif}", k.name),
                 Err(e) => eprintln!("== lazyfuse: Cranelift IR of {}: {e} ==", k.name),
             }

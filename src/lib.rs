@@ -27,9 +27,13 @@ mod ops;
 mod store;
 mod tensor;
 
-pub use backend::{cpu_backend, last_realize_stats, set_cpu_backend, CpuBackend, RealizeStats};
+pub use backend::{
+    cpu_backend, last_realize_stats, math_mode, set_cpu_backend, set_math_mode, CpuBackend,
+    RealizeStats,
+};
 pub use device::Device;
 pub use error::{Error, Result};
+pub use lazyfuse_ir::kernel::MathMode;
 pub use lazyfuse_ir::ScatterReduce;
 pub use lazyfuse_ir::{BinaryOp, DType, Layout, Scalar};
 pub use lazyfuse_runtime::{half, Complex, Element};

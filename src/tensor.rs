@@ -519,7 +519,7 @@ impl Tensor {
             for step in &sched.steps {
                 if let lazyfuse_ir::kernel::Step::Loop(k) = step {
                     out.push_str(&format!("; {}\n", k.name));
-                    out.push_str(&lazyfuse_runtime::exec::clif_text(k)?);
+                    out.push_str(&lazyfuse_runtime::exec::clif_text(k, crate::math_mode()?)?);
                 }
             }
             Ok(out)

@@ -34,6 +34,9 @@ fn realized(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend
 fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
     let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_verify(true);
+    // Bit-identical values are the contract of exact math; fast math (vector
+    // approximations, reordered sums) is checked against tolerances elsewhere.
+    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
     let interp = realized(sources, steps, CpuBackend::Interp);
     let jit = realized(sources, steps, CpuBackend::Jit);
     for (i, (a, b)) in interp.iter().zip(&jit).enumerate() {

@@ -322,8 +322,15 @@ fn check(tensors: &[&Tensor]) -> Result<(), String> {
     let (graph, targets, inputs) = Tensor::debug_optimized_graph(tensors);
     let want = interp::execute(&graph, &inputs, &targets);
     for fuse in [true, false] {
-        let s = schedule(&graph, &targets, &ScheduleOptions { fuse })
-            .map_err(|e| format!("schedule (fuse {fuse}): {e}\n{}", graph.dump(&targets)))?;
+        let s = schedule(
+            &graph,
+            &targets,
+            &ScheduleOptions {
+                fuse,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| format!("schedule (fuse {fuse}): {e}\n{}", graph.dump(&targets)))?;
         s.verify()
             .map_err(|e| format!("verify (fuse {fuse}): {e}\n{}", s.text()))?;
         let got = run_guarded(&s, &graph, &inputs);

@@ -158,8 +158,15 @@ fn check_kernel_eval(tensors: &[&Tensor]) -> Result<lazyfuse_ir::kernel::Schedul
     let want = interp::execute(&graph, &inputs, &targets);
     let mut fused = None;
     for fuse in [true, false] {
-        let s = schedule(&graph, &targets, &ScheduleOptions { fuse })
-            .map_err(|e| format!("schedule: {e}"))?;
+        let s = schedule(
+            &graph,
+            &targets,
+            &ScheduleOptions {
+                fuse,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| format!("schedule: {e}"))?;
         s.verify()
             .map_err(|e| format!("verify: {e}\n{}", s.text()))?;
         let got = kernel_eval::run_schedule(&s, &graph, &inputs);

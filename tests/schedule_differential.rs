@@ -70,8 +70,15 @@ fn check(tensors: &[&Tensor]) -> Result<usize, String> {
     let want = interp::execute(&graph, &inputs, &targets);
     let mut count = 0;
     for fuse in [true, false] {
-        let s = schedule(&graph, &targets, &ScheduleOptions { fuse })
-            .map_err(|e| format!("schedule (fuse {fuse}): {e}\n{}", graph.dump(&targets)))?;
+        let s = schedule(
+            &graph,
+            &targets,
+            &ScheduleOptions {
+                fuse,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| format!("schedule (fuse {fuse}): {e}\n{}", graph.dump(&targets)))?;
         s.verify()
             .map_err(|e| format!("verify (fuse {fuse}): {e}\n{}", s.text()))?;
         if fuse {
@@ -294,7 +301,15 @@ fn reductions_of_every_kind() {
 /// The schedule of the tensors' graph (fusion on or off).
 fn sched(tensors: &[&Tensor], fuse: bool) -> lazyfuse_ir::kernel::Schedule {
     let (graph, targets, _) = Tensor::debug_optimized_graph(tensors);
-    schedule(&graph, &targets, &ScheduleOptions { fuse }).unwrap()
+    schedule(
+        &graph,
+        &targets,
+        &ScheduleOptions {
+            fuse,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]
@@ -391,7 +406,15 @@ fn no_fusion_is_one_step_per_node_and_schedules_are_deterministic() {
             )
         })
         .count();
-    let off = schedule(&graph, &targets, &ScheduleOptions { fuse: false }).unwrap();
+    let off = schedule(
+        &graph,
+        &targets,
+        &ScheduleOptions {
+            fuse: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(off.kernel_count(), computed, "{}", off.text());
     assert_eq!(off.notes.len(), computed);
     let on = sched(&[&y], true);
@@ -506,13 +529,29 @@ fn float32_overflow_and_huge_sizes_stay_the_interpreters() {
     let n = big.norm(1.0, &[0], false).unwrap();
     check(&[&s, &n, &big.sum(&[0], false).unwrap()]).unwrap();
     let (graph, targets, inputs) = Tensor::debug_optimized_graph(&[&s]);
-    let sch = schedule(&graph, &targets, &ScheduleOptions { fuse: true }).unwrap();
+    let sch = schedule(
+        &graph,
+        &targets,
+        &ScheduleOptions {
+            fuse: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let out = kernel_eval::run_schedule(&sch, &graph, &inputs).unwrap();
     assert_eq!(out[0].as_slice::<f32>().unwrap(), [f32::INFINITY]);
     // a size that overflows is the interpreter's error, not a malformed schedule
     let huge = Tensor::ones(&[1 << 62, 4], DType::F32);
     let (graph, targets, inputs) = Tensor::debug_optimized_graph(&[&huge]);
-    let sch = schedule(&graph, &targets, &ScheduleOptions { fuse: true }).unwrap();
+    let sch = schedule(
+        &graph,
+        &targets,
+        &ScheduleOptions {
+            fuse: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let err = kernel_eval::run_schedule(&sch, &graph, &inputs).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -592,7 +631,15 @@ fn indexing_ops_are_fused_loads_with_the_interpreters_errors() {
     ] {
         check(&[&t]).unwrap();
         let (graph, targets, inputs) = Tensor::debug_optimized_graph(&[&t]);
-        let sch = schedule(&graph, &targets, &ScheduleOptions { fuse: true }).unwrap();
+        let sch = schedule(
+            &graph,
+            &targets,
+            &ScheduleOptions {
+                fuse: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(!sch.text().contains("extern"), "{}", sch.text());
         let err = kernel_eval::run_schedule(&sch, &graph, &inputs).unwrap_err();
         assert_eq!(err.to_string(), msg);

@@ -1039,6 +1039,53 @@ impl Schedule {
     }
 }
 
+/// How generated code may compute floating-point math.
+///
+/// `Fast` (the default) lets a backend use inline vector approximations of the
+/// transcendentals and reorder reductions (several accumulators, split across
+/// threads): results stay within the conformance tolerances but are not
+/// bit-identical to the reference interpreter. `Exact` gives the interpreter's
+/// values bit for bit (libm calls, sequential reductions), for differential
+/// testing and for users who need reproducibility across backends.
+///
+/// ```
+/// use lazyfuse_ir::kernel::MathMode;
+/// assert_eq!("exact".parse::<MathMode>(), Ok(MathMode::Exact));
+/// assert_eq!(MathMode::default().to_string(), "fast");
+/// assert!("slow".parse::<MathMode>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MathMode {
+    /// vector approximations and reordered reductions, within the tolerances
+    #[default]
+    Fast,
+    /// bit-identical to the reference interpreter
+    Exact,
+}
+
+impl std::fmt::Display for MathMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MathMode::Fast => "fast",
+            MathMode::Exact => "exact",
+        })
+    }
+}
+
+impl std::str::FromStr for MathMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fast" => Ok(MathMode::Fast),
+            "exact" => Ok(MathMode::Exact),
+            other => Err(format!(
+                "unknown math mode '{other}': expected 'fast' or 'exact'"
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

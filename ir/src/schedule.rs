@@ -44,7 +44,7 @@ use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
 use crate::kernel::{
     Affine, BufDecl, BufId, BufKind, Const, DynIndex, Expr, ExprId, ExprNode, ExternStep,
-    LoopKernel, Param, Schedule, Stage, Step, StoreOp,
+    LoopKernel, MathMode, Param, Schedule, Stage, Step, StoreOp,
 };
 use crate::op::{BinaryOp, InputId, Op, ReduceOp, UnaryOp};
 use crate::scalar::Scalar;
@@ -61,18 +61,25 @@ const MAX_DEPTH: usize = 160;
 ///
 /// ```
 /// use lazyfuse_ir::schedule::ScheduleOptions;
-/// let opts = ScheduleOptions { fuse: true };
+/// use lazyfuse_ir::kernel::MathMode;
+/// let opts = ScheduleOptions { fuse: true, ..Default::default() };
 /// assert!(opts.fuse);
+/// assert_eq!(opts.math, MathMode::Fast);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScheduleOptions {
     /// fuse producers into consumers (`false`: one step per non-view node)
     pub fuse: bool,
+    /// whether kernels may reorder float math (see [`MathMode`])
+    pub math: MathMode,
 }
 
 impl Default for ScheduleOptions {
     fn default() -> Self {
-        ScheduleOptions { fuse: true }
+        ScheduleOptions {
+            fuse: true,
+            math: MathMode::Fast,
+        }
     }
 }
 
@@ -87,7 +94,7 @@ impl Default for ScheduleOptions {
 /// let b = g.add(Op::Input(InputId(1)), DType::F32, vec![4], &[]);
 /// let s = g.add(Op::Binary(BinaryOp::Add), DType::F32, vec![4], &[a, b]);
 /// let t = g.add(Op::Unary(UnaryOp::Tanh), DType::F32, vec![4], &[s]);
-/// let sched = schedule(&g, &[t], &ScheduleOptions { fuse: true }).unwrap();
+/// let sched = schedule(&g, &[t], &ScheduleOptions { fuse: true, ..Default::default() }).unwrap();
 /// assert_eq!(sched.kernel_count(), 1);
 /// sched.verify().unwrap();
 /// ```
@@ -130,7 +137,7 @@ pub fn schedule(
 /// let v = g.add(Op::View(row.clone()), DType::F32, vec![2], &[x]);
 /// let y = g.add(Op::Binary(BinaryOp::Add), DType::F32, vec![2], &[v, v]);
 /// let w = g.add(Op::WriteView(row), DType::F32, vec![4], &[x, y]);
-/// let opts = ScheduleOptions { fuse: true };
+/// let opts = ScheduleOptions { fuse: true, ..Default::default() };
 /// let s = schedule_donating(&g, &[w], &opts, &[InputId(0)]).unwrap();
 /// assert_eq!(s.kernel_count(), 1); // the stores only: no copy of x
 /// assert_eq!(s.buffers[0].kind, BufKind::Donated(InputId(0)));

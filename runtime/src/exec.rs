@@ -21,7 +21,7 @@ use crate::pool;
 use hashbrown::HashMap as FastMap;
 use lazyfuse_codegen::cpu::{CpuModule, KernelFn};
 use lazyfuse_ir::kernel::{
-    BufId, BufKind, Expr, ExternStep, LoopKernel, Schedule, Status, Step, STATUS_SLOTS,
+    BufId, BufKind, Expr, ExternStep, LoopKernel, MathMode, Schedule, Status, Step, STATUS_SLOTS,
 };
 use lazyfuse_ir::{Graph, InputId, Op};
 use std::collections::HashMap;
@@ -118,24 +118,29 @@ impl CompiledSchedule {
     }
 }
 
-/// Compiles `schedule`'s loop kernels: the ones the kernel cache lacks in one batch
-/// (one Cranelift module), the others from the cache. The stats say how many of
-/// each and how long it took.
-pub fn compile(schedule: &Schedule) -> Result<(CompiledSchedule, RunStats)> {
+/// Compiles `schedule`'s loop kernels with `math`: the ones the kernel cache lacks
+/// in one batch (one Cranelift module), the others from the cache. The stats say how
+/// many of each and how long it took.
+pub fn compile(schedule: &Schedule, math: MathMode) -> Result<(CompiledSchedule, RunStats)> {
     let mut stats = RunStats::default();
-    let entries = compile_all(schedule, &mut stats)?;
+    let entries = compile_all(schedule, math, &mut stats)?;
     Ok((CompiledSchedule { entries }, stats))
 }
 
 /// The entry points of a schedule's loop kernels (by step index), compiling the ones
 /// the cache lacks in one batch, counting compiles and hits in `stats`.
-fn compile_all(schedule: &Schedule, stats: &mut RunStats) -> Result<Vec<Option<Entry>>> {
+fn compile_all(
+    schedule: &Schedule,
+    math: MathMode,
+    stats: &mut RunStats,
+) -> Result<Vec<Option<Entry>>> {
     let start = Instant::now();
     let keys: Vec<Option<String>> = schedule
         .steps
         .iter()
         .map(|s| match s {
-            Step::Loop(k) => Some(k.structure()),
+            // The math mode changes the code, not the structure.
+            Step::Loop(k) => Some(format!("{math}\n{}", k.structure())),
             Step::Extern(_) => None,
         })
         .collect();
@@ -161,7 +166,7 @@ fn compile_all(schedule: &Schedule, stats: &mut RunStats) -> Result<Vec<Option<E
     if !missing.is_empty() {
         let batch: Vec<&LoopKernel> = missing.iter().map(|(_, k)| *k).collect();
         let module = Arc::new(
-            CpuModule::compile(&batch, &crate::jit_symbols::lookup)
+            CpuModule::compile_with(&batch, &crate::jit_symbols::lookup, math)
                 .map_err(|e| Error::Unsupported(format!("compiling a kernel: {e}")))?,
         );
         for (j, (i, _)) in missing.iter().enumerate() {
@@ -249,7 +254,8 @@ pub fn run(
     run_donating(schedule, inputs, &mut HashMap::new())
 }
 
-/// [`run`], where `donated` holds buffers the caller gave up: each
+/// [`run`] (kernels compiled with the default [`MathMode`]), where `donated` holds
+/// buffers the caller gave up: each
 /// [`BufKind::Donated`] buffer of the schedule is taken out of the map and written in
 /// place when this run owns it alone (an in-place write stores into it, no copy).
 /// A donated buffer the map lacks is read from `inputs` and copied before the first
@@ -294,7 +300,7 @@ pub fn run_donating(
     inputs: &HashMap<InputId, Arc<Buffer>>,
     donated: &mut HashMap<InputId, Arc<Buffer>>,
 ) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
-    let (compiled, stats) = compile(schedule)?;
+    let (compiled, stats) = compile(schedule, MathMode::default())?;
     run_compiled(schedule, &compiled, inputs, donated, stats)
 }
 
@@ -642,8 +648,8 @@ fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result
     Ok(bytes)
 }
 
-/// The Cranelift IR of a loop kernel, for `LAZYFUSE_DUMP_IR`.
-pub fn clif_text(kernel: &LoopKernel) -> Result<String> {
-    lazyfuse_codegen::cpu::clif_text(kernel)
+/// The Cranelift IR of a loop kernel compiled with `math`, for `LAZYFUSE_DUMP_IR`.
+pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String> {
+    lazyfuse_codegen::cpu::clif_text(kernel, math)
         .map_err(|e| Error::Unsupported(format!("compiling kernel {}: {e}", kernel.name)))
 }

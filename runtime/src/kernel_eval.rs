@@ -42,7 +42,7 @@ use std::sync::Arc;
 /// let mut g = Graph::new();
 /// let x = g.add(Op::Input(InputId(0)), DType::I32, vec![3], &[]);
 /// let y = g.add(Op::Binary(BinaryOp::Mul), DType::I32, vec![3], &[x, x]);
-/// let s = schedule(&g, &[y], &ScheduleOptions { fuse: true }).unwrap();
+/// let s = schedule(&g, &[y], &ScheduleOptions { fuse: true, ..Default::default() }).unwrap();
 /// let inputs = HashMap::from([(InputId(0), Arc::new(Buffer::from_vec(vec![1i32, -2, 3])))]);
 /// let out = run_schedule(&s, &g, &inputs).unwrap();
 /// assert_eq!(*out[0], Buffer::from_vec(vec![1i32, 4, 9]));

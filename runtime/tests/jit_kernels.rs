@@ -882,9 +882,11 @@ fn vector_loop_with_a_broadcast_row_and_split_ranges() {
         O0,
     );
     kb.store(o, 0, &[cols as i64, 1], y);
-    assert!(lazyfuse_codegen::cpu::clif_text(&kb.k)
-        .unwrap()
-        .contains("f32x4"));
+    assert!(
+        lazyfuse_codegen::cpu::clif_text(&kb.k, lazyfuse_ir::kernel::MathMode::Fast)
+            .unwrap()
+            .contains("f32x4")
+    );
     let xs: Vec<f32> = (0..rows * cols).map(|i| (i as f32 - 13.0) * 0.5).collect();
     let mut bs: Vec<f32> = (0..cols).map(|i| i as f32 - 4.0).collect();
     bs[3] = f32::NAN;

@@ -23,7 +23,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 use lazyfuse_ir::kernel::{
-    Accum, Const, Expr, ExprId, LoopKernel, ScanAccum, Stage, Status, StoreOp,
+    Accum, Const, Expr, ExprId, LoopKernel, MathMode, ScanAccum, Stage, Status, StoreOp,
 };
 use lazyfuse_ir::op::Op;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
@@ -151,11 +151,20 @@ struct Lower<'a, 'b> {
     accs: HashMap<usize, Acc>,
     scans: HashMap<usize, ScanState>,
     needed: Vec<bool>,
+    /// whether float math may be approximated and reordered (not read yet: the
+    /// vector math and reductions of issue 7 branch on it)
+    #[allow(dead_code)]
+    math: MathMode,
 }
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
 /// declaration order.
-pub(super) fn lower(module: &mut JITModule, func: &mut Function, k: &LoopKernel) -> R<Vec<String>> {
+pub(super) fn lower(
+    module: &mut JITModule,
+    func: &mut Function,
+    k: &LoopKernel,
+    math: MathMode,
+) -> R<Vec<String>> {
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(func, &mut fctx);
     let entry = b.create_block();
@@ -198,6 +207,7 @@ pub(super) fn lower(module: &mut JITModule, func: &mut Function, k: &LoopKernel)
         accs: HashMap::new(),
         scans: HashMap::new(),
         needed,
+        math,
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();

@@ -20,7 +20,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
-use lazyfuse_ir::kernel::LoopKernel;
+use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 use std::collections::BTreeSet;
 
 /// A compiled kernel: runs the parallel points `begin..end` (row-major over the
@@ -122,11 +122,12 @@ fn translate(
     ctx: &mut Context,
     kernel: &LoopKernel,
     index: u32,
+    math: MathMode,
 ) -> Result<Vec<String>, CodegenError> {
     kernel.verify().map_err(CodegenError::Malformed)?;
     ctx.func =
         Function::with_name_signature(UserFuncName::user(0, index), kernel_signature(module));
-    lower::lower(module, &mut ctx.func, kernel)
+    lower::lower(module, &mut ctx.func, kernel, math)
 }
 
 fn jit_module(
@@ -143,14 +144,25 @@ fn jit_module(
 }
 
 impl CpuModule {
-    /// Compiles `kernels` into one module; `symbols` resolves the runtime functions
-    /// the code calls (`lazyfuse_runtime::jit_symbols::lookup`).
-    ///
-    /// A name the lookup does not know is [`CodegenError::MissingSymbol`]; an op or
-    /// dtype without a CPU kernel is [`CodegenError::Unsupported`].
+    /// Compiles `kernels` into one module with [`MathMode::Exact`] (values bit for
+    /// bit the interpreter's); see [`CpuModule::compile_with`].
     pub fn compile(
         kernels: &[&LoopKernel],
         symbols: &dyn Fn(&str) -> Option<*const u8>,
+    ) -> Result<CpuModule, CodegenError> {
+        Self::compile_with(kernels, symbols, MathMode::Exact)
+    }
+
+    /// Compiles `kernels` into one module; `symbols` resolves the runtime functions
+    /// the code calls (`lazyfuse_runtime::jit_symbols::lookup`); `math` says whether
+    /// float math may be approximated and reordered.
+    ///
+    /// A name the lookup does not know is [`CodegenError::MissingSymbol`]; an op or
+    /// dtype without a CPU kernel is [`CodegenError::Unsupported`].
+    pub fn compile_with(
+        kernels: &[&LoopKernel],
+        symbols: &dyn Fn(&str) -> Option<*const u8>,
+        math: MathMode,
     ) -> Result<CpuModule, CodegenError> {
         // First pass: which runtime functions do the kernels call? Every one must be
         // registered before the module exists (an unresolved import would panic in
@@ -160,14 +172,14 @@ impl CpuModule {
             let mut probe = jit_module(host_isa()?, &BTreeSet::new(), symbols)?;
             let mut ctx = probe.make_context();
             for (i, k) in kernels.iter().enumerate() {
-                names.extend(translate(&mut probe, &mut ctx, k, i as u32)?);
+                names.extend(translate(&mut probe, &mut ctx, k, i as u32, math)?);
                 probe.clear_context(&mut ctx);
             }
             // SAFETY: nothing was defined in the probe module, no pointer into it exists.
             unsafe { probe.free_memory() };
         }
         let mut module = jit_module(host_isa()?, &names, symbols)?;
-        let result = Self::define_all(&mut module, kernels);
+        let result = Self::define_all(&mut module, kernels, math);
         let ids = match result {
             Ok(ids) => ids,
             Err(e) => {
@@ -194,11 +206,12 @@ impl CpuModule {
     fn define_all(
         module: &mut JITModule,
         kernels: &[&LoopKernel],
+        math: MathMode,
     ) -> Result<Vec<cranelift_module::FuncId>, CodegenError> {
         let mut ctx = module.make_context();
         let mut ids = Vec::with_capacity(kernels.len());
         for (i, k) in kernels.iter().enumerate() {
-            translate(module, &mut ctx, k, i as u32)?;
+            translate(module, &mut ctx, k, i as u32, math)?;
             let id = module
                 .declare_function(
                     &format!("lf_kernel_{i}"),
@@ -247,11 +260,12 @@ impl Drop for CpuModule {
 }
 
 /// The Cranelift IR of `kernel`, as text (deterministic: equal kernels give equal
-/// text), for `LAZYFUSE_DUMP_IR`. The runtime functions it calls are listed first.
-pub fn clif_text(kernel: &LoopKernel) -> Result<String, CodegenError> {
+/// text), for `LAZYFUSE_DUMP_IR`, compiled with `math`. The runtime functions it
+/// calls are listed first.
+pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenError> {
     let mut module = jit_module(host_isa()?, &BTreeSet::new(), &|_| None)?;
     let mut ctx = module.make_context();
-    let names = translate(&mut module, &mut ctx, kernel, 0);
+    let names = translate(&mut module, &mut ctx, kernel, 0, math);
     let text = names.map(|names| {
         let mut out = String::new();
         for (i, n) in names.iter().enumerate() {
@@ -327,8 +341,8 @@ mod tests {
 
     #[test]
     fn clif_text_is_deterministic_and_names_its_imports() {
-        let a = clif_text(&kernel()).unwrap();
-        let b = clif_text(&kernel()).unwrap();
+        let a = clif_text(&kernel(), MathMode::Fast).unwrap();
+        let b = clif_text(&kernel(), MathMode::Fast).unwrap();
         assert_eq!(a, b);
         assert!(a.starts_with("; import 0: lf_tanh_f32\n"), "{a}");
         assert!(a.contains("fadd"), "{a}");
@@ -338,21 +352,24 @@ mod tests {
             a: ExprId(1),
             b: ExprId(0),
         };
-        assert_ne!(clif_text(&other).unwrap(), a);
+        assert_ne!(clif_text(&other, MathMode::Fast).unwrap(), a);
     }
 
     #[test]
     fn malformed_kernels_and_complex_values_are_errors() {
         let mut bad = kernel();
         bad.params[0].len = 4;
-        assert!(matches!(clif_text(&bad), Err(CodegenError::Malformed(_))));
+        assert!(matches!(
+            clif_text(&bad, MathMode::Fast),
+            Err(CodegenError::Malformed(_))
+        ));
         let mut c = kernel();
         c.params[0].dtype = DType::C64;
         c.params[1].dtype = DType::C64;
         for e in &mut c.exprs {
             e.dtype = DType::C64;
         }
-        assert!(clif_text(&c).is_err());
+        assert!(clif_text(&c, MathMode::Fast).is_err());
     }
 
     #[test]
