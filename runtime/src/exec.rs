@@ -407,7 +407,10 @@ pub fn run_compiled(
                 && schedule.buffers[idx].kind == BufKind::Temp
                 && !schedule.outputs.contains(&b)
             {
-                slots[idx] = Slot::Empty;
+                // A dead temporary's memory serves the next allocation of its size.
+                if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
+                    crate::buffer_cache::recycle(buf);
+                }
             }
         }
     }
@@ -460,16 +463,35 @@ fn step_buffers(step: &Step) -> Vec<BufId> {
     }
 }
 
-/// A fresh zeroed buffer for `b`, refusing sizes the allocator cannot give.
+/// A zeroed buffer for `b` (reused memory from the buffer cache when it has some,
+/// see `crate::buffer_cache`), refusing sizes the allocator cannot give.
 fn allocate(schedule: &Schedule, b: BufId) -> Result<Buffer> {
     let decl = &schedule.buffers[b.0 as usize];
-    check_allocation(&[decl.len], decl.dtype, false)?;
-    Ok(Buffer::zeros(decl.dtype, decl.len))
+    if !crate::buffer_cache::has(decl.dtype, decl.len) {
+        check_allocation(&[decl.len], decl.dtype, false)?;
+    }
+    Ok(crate::buffer_cache::take_zeroed(decl.dtype, decl.len))
 }
 
 /// Parallel points per chunk: at least this many elements of work per chunk keeps
 /// the pool's overhead (a few microseconds per job) small.
 const MIN_WORK_PER_CHUNK: usize = 1 << 15;
+
+/// How many chunks a loop of `points` parallel points, each `work_per_point`
+/// elements of work, is split into on `threads` threads. Below
+/// `2 * MIN_WORK_PER_CHUNK` elements of work it is one chunk, which
+/// [`pool::parallel_for`] runs on the calling thread: waking a worker costs more
+/// than a small kernel runs.
+fn chunk_count(points: usize, work_per_point: usize, threads: usize) -> usize {
+    let total_work = points.saturating_mul(work_per_point);
+    if total_work < 2 * MIN_WORK_PER_CHUNK || threads == 1 {
+        1
+    } else {
+        (total_work / MIN_WORK_PER_CHUNK)
+            .min(threads * 4)
+            .min(points)
+    }
+}
 
 fn run_loop(
     schedule: &Schedule,
@@ -532,15 +554,7 @@ fn run_loop(
         return Ok(bytes);
     }
     let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
-    let total_work = points.saturating_mul(work_per_point);
-    let threads = pool::threads();
-    let chunks = if total_work < 2 * MIN_WORK_PER_CHUNK || threads == 1 {
-        1
-    } else {
-        (total_work / MIN_WORK_PER_CHUNK)
-            .min(threads * 4)
-            .min(points)
-    };
+    let chunks = chunk_count(points, work_per_point, pool::threads());
     let mut statuses = vec![[0u64; STATUS_SLOTS]; chunks];
     let status_ptr = SendPtr(statuses.as_mut_ptr());
     let params = SendPtr(ptrs.as_mut_ptr());
@@ -652,4 +666,20 @@ fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result
 pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String> {
     lazyfuse_codegen::cpu::clif_text(kernel, math)
         .map_err(|e| Error::Unsupported(format!("compiling kernel {}: {e}", kernel.name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_loops_are_one_chunk_and_large_ones_split() {
+        assert_eq!(chunk_count(1000, 1, 2), 1);
+        assert_eq!(chunk_count(2 * MIN_WORK_PER_CHUNK - 1, 1, 16), 1);
+        assert_eq!(chunk_count(10, MIN_WORK_PER_CHUNK / 10, 16), 1);
+        assert_eq!(chunk_count(1 << 24, 1, 2), 8);
+        assert_eq!(chunk_count(1 << 24, 1, 1), 1);
+        // A few rows of much work each: no more chunks than rows.
+        assert_eq!(chunk_count(3, 1 << 20, 2), 3);
+    }
 }
