@@ -16,8 +16,10 @@
 //! # Soundness
 //! A reused buffer is zeroed before it is handed out ([`BufferCache::take_zeroed`]),
 //! exactly what a fresh allocation gives: no kernel can observe a previous
-//! tensor's values, whether or not it writes every element. Zeroing mapped memory
-//! costs a fraction of faulting in fresh pages.
+//! tensor's values. The one exception, [`BufferCache::take_for_overwrite`], is for a
+//! writer that stores every element and reads none first (the executor checks
+//! that on the kernel's IR: no reduction dims, no load of the param, a store at
+//! the row-major index of every point), so the old values are never observable.
 
 use crate::buffer::Buffer;
 use lazyfuse_ir::DType;
@@ -143,6 +145,26 @@ impl BufferCache {
         }
     }
 
+    /// A buffer of `len` elements of `dtype` whose every element the caller
+    /// overwrites before anything reads it: a kept one as it is (no zeroing), else a
+    /// fresh [`Buffer::zeros`]. Its contents are a freed buffer's values: only for a
+    /// writer that provably stores every element and reads none first.
+    pub fn take_for_overwrite(&mut self, dtype: DType, len: usize) -> Buffer {
+        let cacheable = bytes_of(dtype, len) >= MIN_CACHED_BYTES;
+        match self.take(dtype, len) {
+            Some(b) => {
+                self.stats.hits += 1;
+                b
+            }
+            None => {
+                if cacheable {
+                    self.stats.misses += 1;
+                }
+                Buffer::zeros(dtype, len)
+            }
+        }
+    }
+
     /// Whether a buffer of `dtype` and `len` is kept (so taking one allocates
     /// nothing).
     pub fn has(&self, dtype: DType, len: usize) -> bool {
@@ -194,6 +216,15 @@ pub fn take_zeroed(dtype: DType, len: usize) -> Buffer {
     lock().take_zeroed(dtype, len)
 }
 
+/// A buffer from the process-wide cache for a writer that stores every element
+/// before reading any (see [`BufferCache::take_for_overwrite`]).
+pub fn take_for_overwrite(dtype: DType, len: usize) -> Buffer {
+    if bytes_of(dtype, len) < MIN_CACHED_BYTES {
+        return Buffer::zeros(dtype, len);
+    }
+    lock().take_for_overwrite(dtype, len)
+}
+
 /// Whether the process-wide cache holds a buffer of `dtype` and `len`.
 pub fn has(dtype: DType, len: usize) -> bool {
     bytes_of(dtype, len) >= MIN_CACHED_BYTES && lock().has(dtype, len)
@@ -242,6 +273,16 @@ mod tests {
         assert_eq!(b.as_ptr(), at, "the kept memory is reused");
         assert!(b.as_slice::<f32>().unwrap().iter().all(|&v| v == 0.0));
         assert_eq!((c.stats().hits, c.stats().kept), (1, 0));
+        // For a full overwrite the memory comes back as it is, and is counted.
+        let mut b = b;
+        if let Buffer::F32(v) = &mut b {
+            v.fill(5.0);
+        }
+        c.recycle(b);
+        let again = c.take_for_overwrite(DType::F32, N);
+        assert_eq!(again.as_ptr(), at);
+        assert_eq!(again.as_slice::<f32>().unwrap()[0], 5.0, "not zeroed");
+        assert_eq!(c.stats().hits, 2);
     }
 
     #[test]
