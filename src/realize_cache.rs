@@ -351,3 +351,82 @@ pub(crate) fn current_flags() -> Result<Flags> {
         math: crate::backend::math_mode()?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lazyfuse_ir::kernel::Schedule;
+
+    /// A graph `full(value) + input`, its order and its targets.
+    fn graph(value: Scalar, dtype: DType) -> (Graph, Vec<NodeId>, Vec<NodeId>) {
+        let mut g = Graph::new();
+        let x = g.add(Op::Input(InputId(9)), dtype, vec![3], &[]);
+        let c = g.add(Op::Full(value), dtype, vec![3], &[]);
+        let y = g.add(
+            Op::Binary(lazyfuse_ir::BinaryOp::Add),
+            dtype,
+            vec![3],
+            &[x, c],
+        );
+        let order = g.topo_order(&[y]);
+        (g, order, vec![y])
+    }
+
+    /// The entry a miss on `(g, order, targets)` would store.
+    fn entry_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> Entry {
+        let probe = match lookup(g, order, targets, flags) {
+            Err(p) => p,
+            Ok(_) => panic!("a fresh structure hit"),
+        };
+        let (nodes, targets) = probe.key.unwrap();
+        let schedule = Schedule {
+            buffers: vec![],
+            steps: vec![],
+            outputs: vec![],
+            notes: vec![],
+        };
+        let (compiled, _) = lazyfuse_runtime::exec::compile(&schedule, flags.math).unwrap();
+        Entry {
+            flags,
+            nodes,
+            targets,
+            schedule: Arc::new(schedule),
+            compiled: Arc::new(compiled),
+            used: vec![0],
+            last_use: 0,
+        }
+    }
+
+    /// The comparison behind a hit, as if two structures had collided on the hash.
+    fn same(a: (Scalar, DType), b: (Scalar, DType), fa: Flags, fb: Flags) -> bool {
+        let (g, order, targets) = graph(a.0, a.1);
+        let e = entry_of(&g, &order, &targets, fa);
+        let (g, order, targets) = graph(b.0, b.1);
+        let pos = positions(&order);
+        matches(&e, &g, &order, &targets, fb, &pos, &[InputId(9)])
+    }
+
+    #[test]
+    fn only_equal_structures_match_even_on_a_collision() {
+        // Distinct flags so that no other test's entry answers the probes.
+        let f = Flags {
+            passes: false,
+            fuse: false,
+            math: MathMode::Exact,
+        };
+        let fast = Flags {
+            math: MathMode::Fast,
+            ..f
+        };
+        let s = |v: f64| (Scalar::Float(v), DType::F32);
+        assert!(same(s(2.5), s(2.5), f, f));
+        assert!(same(s(0.0), s(0.0), f, f));
+        assert!(!same(s(0.0), s(-0.0), f, f), "0.0 == -0.0 must not match");
+        assert!(!same(s(-0.0), s(0.0), f, f));
+        assert!(!same(s(1.0), s(-0.0), f, f));
+        assert!(!same(s(f64::NAN), s(f64::NAN), f, f));
+        assert!(!same(s(2.5), (Scalar::Float(2.5), DType::F64), f, f));
+        assert!(!same(s(2.5), (Scalar::Int(2), DType::F32), f, f));
+        assert!(!same(s(2.5), s(2.5), f, fast));
+    }
+}
