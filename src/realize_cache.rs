@@ -23,11 +23,49 @@ use crate::error::Result;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
 use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, Scalar};
 use lazyfuse_runtime::exec::CompiledSchedule;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex};
+
+/// A multiply-rotate hasher (the Fx hash of rustc): the key is hashed on every
+/// realize, and SipHash's DoS resistance buys nothing here (a collision costs a
+/// miss, see the module doc).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Node positions, hashed with [`FxHasher`].
+type PosMap = HashMap<NodeId, u32, BuildHasherDefault<FxHasher>>;
 
 /// Most entries the cache keeps (the least recently used half goes when full).
 const CAPACITY: usize = 1024;
@@ -131,7 +169,7 @@ impl std::fmt::Write for CmpWriter<'_> {
 /// common ops of one variant apart (constants, layouts, the elementwise op). Ops
 /// this leaves equal hash alike and are told apart by [`matches`]; an op with a
 /// NaN constant hashes like any other (it just never matches).
-fn hash_op(op: &Op, h: &mut DefaultHasher) {
+fn hash_op(op: &Op, h: &mut FxHasher) {
     std::mem::discriminant(op).hash(h);
     match op {
         Op::Full(s) => match *s {
@@ -165,7 +203,7 @@ fn number(inputs: &mut Vec<InputId>, id: InputId) -> usize {
 }
 
 /// Positions of `order`'s nodes.
-fn positions(order: &[NodeId]) -> HashMap<NodeId, u32> {
+fn positions(order: &[NodeId]) -> PosMap {
     order
         .iter()
         .enumerate()
@@ -184,7 +222,7 @@ pub(crate) fn lookup(
     flags: Flags,
 ) -> std::result::Result<Hit, Probe> {
     let pos = positions(order);
-    let mut h = DefaultHasher::new();
+    let mut h = FxHasher::default();
     flags.hash(&mut h);
     let mut inputs = Vec::new();
     for &n in order {
@@ -263,7 +301,7 @@ fn matches(
     order: &[NodeId],
     targets: &[NodeId],
     flags: Flags,
-    pos: &HashMap<NodeId, u32>,
+    pos: &PosMap,
     inputs: &[InputId],
 ) -> bool {
     if e.flags != flags || e.nodes.len() != order.len() || e.targets.len() != targets.len() {
