@@ -7,6 +7,7 @@
 //! runs the graph node by node.
 
 use crate::error::{Error, Result};
+use crate::realize_cache::Ran;
 use lazyfuse_ir::kernel::{BufKind, MathMode, Schedule, Step};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
@@ -166,7 +167,7 @@ pub(crate) fn execute(
     donated: &mut HashMap<InputId, Arc<Buffer>>,
     targets: &[NodeId],
     dump: bool,
-) -> Result<Vec<Arc<Buffer>>> {
+) -> Result<(Vec<Arc<Buffer>>, Option<Ran>)> {
     let debug = *DEBUG;
     match cpu_backend()? {
         CpuBackend::Interp => {
@@ -188,7 +189,7 @@ pub(crate) fn execute(
                     t0.elapsed().as_secs_f64() * 1e3
                 );
             }
-            Ok(out)
+            Ok((out, None))
         }
         CpuBackend::Jit => {
             let t0 = Instant::now();
@@ -249,48 +250,94 @@ pub(crate) fn execute(
                 }
             };
             let (outs, stats) = ran?;
-            LAST.with(|l| {
-                l.set(RealizeStats {
-                    kernels: stats.kernels,
-                    compiled: stats.compiled,
-                    kernel_cache_hits: stats.cache_hits,
-                    scheduled,
-                    in_place: stats.in_place,
-                })
+            report(&stats, &sched, schedule_time, scheduled, false);
+            let ran = back.map(|order| Ran {
+                schedule: sched,
+                compiled,
+                order,
             });
-            if debug >= 1 {
-                eprintln!(
-                    "realize: {} kernels ({} compiled, {} cache hits), compile {:.3} ms, run {:.3} ms",
-                    stats.kernels,
-                    stats.compiled,
-                    stats.cache_hits,
-                    (stats.compile + schedule_time).as_secs_f64() * 1e3,
-                    stats.run.as_secs_f64() * 1e3
-                );
-            }
-            if debug >= 2 {
-                for s in &stats.steps {
-                    let secs = s.time.as_secs_f64();
-                    let gbs = if secs > 0.0 {
-                        s.bytes as f64 / secs / 1e9
-                    } else {
-                        0.0
-                    };
-                    eprintln!(
-                        "  kernel {}: {:.3} ms, {} bytes, {:.2} GB/s",
-                        s.name,
-                        secs * 1e3,
-                        s.bytes,
-                        gbs
-                    );
-                }
-            }
-            if debug >= 3 {
-                for n in &sched.notes {
-                    eprintln!("  materialized: {n}");
-                }
-            }
-            Ok(outs)
+            Ok((outs, ran))
+        }
+    }
+}
+
+/// Runs a schedule the realize cache had (see `crate::realize_cache`): `inputs` are
+/// numbered the way the schedule names them; nothing is donated.
+pub(crate) fn execute_hit(
+    schedule: &Schedule,
+    compiled: &CompiledSchedule,
+    inputs: &HashMap<InputId, Arc<Buffer>>,
+) -> Result<Vec<Arc<Buffer>>> {
+    let stats = RunStats {
+        cache_hits: compiled.loop_kernels(),
+        ..RunStats::default()
+    };
+    let (outs, stats) = lazyfuse_runtime::exec::run_compiled(
+        schedule,
+        compiled,
+        inputs,
+        &mut HashMap::new(),
+        stats,
+    )?;
+    report(&stats, schedule, std::time::Duration::ZERO, false, true);
+    Ok(outs)
+}
+
+/// Whether fusion is on (`LAZYFUSE_NOFUSE` unset).
+pub(crate) fn fuse_enabled() -> bool {
+    !*NOFUSE
+}
+
+/// Records a JIT realize's figures for [`last_realize_stats`] and prints them as
+/// `LAZYFUSE_DEBUG` asks.
+fn report(
+    stats: &RunStats,
+    sched: &Schedule,
+    schedule_time: std::time::Duration,
+    scheduled: bool,
+    reused: bool,
+) {
+    let debug = *DEBUG;
+    LAST.with(|l| {
+        l.set(RealizeStats {
+            kernels: stats.kernels,
+            compiled: stats.compiled,
+            kernel_cache_hits: stats.cache_hits,
+            scheduled,
+            in_place: stats.in_place,
+            reused,
+        })
+    });
+    if debug >= 1 {
+        eprintln!(
+            "realize: {} kernels ({} compiled, {} cache hits), compile {:.3} ms, run {:.3} ms",
+            stats.kernels,
+            stats.compiled,
+            stats.cache_hits,
+            (stats.compile + schedule_time).as_secs_f64() * 1e3,
+            stats.run.as_secs_f64() * 1e3
+        );
+    }
+    if debug >= 2 {
+        for s in &stats.steps {
+            let secs = s.time.as_secs_f64();
+            let gbs = if secs > 0.0 {
+                s.bytes as f64 / secs / 1e9
+            } else {
+                0.0
+            };
+            eprintln!(
+                "  kernel {}: {:.3} ms, {} bytes, {:.2} GB/s",
+                s.name,
+                secs * 1e3,
+                s.bytes,
+                gbs
+            );
+        }
+    }
+    if debug >= 3 {
+        for n in &sched.notes {
+            eprintln!("  materialized: {n}");
         }
     }
 }
@@ -309,11 +356,15 @@ pub struct RealizeStats {
     /// storages written in place: in-place writes that stored into the storage's
     /// own buffer instead of copying it (see `Store::plan` for when)
     pub in_place: usize,
+    /// whether the realize cache had the graph's structure: the realize ran its
+    /// recorded schedule without the graph passes, the schedule cache or kernel
+    /// lookups (rebuilding and realizing the same computation takes this path)
+    pub reused: bool,
 }
 
 thread_local! {
     static LAST: std::cell::Cell<RealizeStats> = const {
-        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false, in_place: 0 })
+        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false, in_place: 0, reused: false })
     };
 }
 
@@ -330,7 +381,7 @@ thread_local! {
 /// build().realize().unwrap();
 /// build().realize().unwrap();
 /// let s = lazyfuse::last_realize_stats();
-/// assert_eq!((s.kernels, s.compiled, s.scheduled), (1, 0, false));
+/// assert_eq!((s.kernels, s.compiled, s.scheduled, s.reused), (1, 0, false, true));
 /// ```
 pub fn last_realize_stats() -> RealizeStats {
     LAST.with(|l| l.get())

@@ -24,6 +24,7 @@ mod display;
 mod error;
 mod operand;
 mod ops;
+mod realize_cache;
 mod store;
 mod tensor;
 

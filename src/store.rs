@@ -194,7 +194,16 @@ impl Store {
 
     fn unpin(&mut self, node: NodeId) {
         for freed in self.graph.unpin(node) {
-            self.buffers.remove(&freed);
+            self.free(freed);
+        }
+    }
+
+    /// Drops the buffer of a collected input; large ones go back to the runtime's
+    /// buffer cache (`lazyfuse_runtime::buffer_cache`) when nobody else holds them,
+    /// so that the next realize of the same size reuses mapped memory.
+    fn free(&mut self, id: InputId) {
+        if let Some(buf) = self.buffers.remove(&id) {
+            lazyfuse_runtime::buffer_cache::recycle(buf);
         }
     }
 
@@ -234,6 +243,52 @@ impl Store {
                     || (self.graph.is_pinned(n) && !matches!(self.graph.node(n).op, Op::Input(_)))
             })
             .collect();
+        // The realize cache: a structure realized before runs its recorded schedule
+        // without the passes' copies (see `crate::realize_cache`). In-place writes
+        // (donations depend on the store's state) and dumps take the full path.
+        let mut probe = None;
+        if !dump
+            && crate::realize_cache::enabled()
+            && matches!(crate::backend::cpu_backend(), Ok(crate::CpuBackend::Jit))
+            && !order
+                .iter()
+                .any(|&n| matches!(self.graph.node(n).op, Op::WriteView(_)))
+        {
+            if let Ok(flags) = crate::realize_cache::current_flags() {
+                match crate::realize_cache::lookup(&self.graph, &order, &targets, flags) {
+                    Ok(hit) => {
+                        if hit.used.iter().any(|id| self.in_flight.contains(id)) {
+                            return Planned::Busy;
+                        }
+                        let inputs: Option<HashMap<InputId, Arc<Buffer>>> = hit
+                            .used
+                            .iter()
+                            .enumerate()
+                            .map(|(k, id)| {
+                                self.buffers.get(id).map(|b| (InputId(k as u64), b.clone()))
+                            })
+                            .collect();
+                        // A missing buffer is the full path's error to report.
+                        if let Some(inputs) = inputs {
+                            for &t in &targets {
+                                self.graph.pin(t);
+                            }
+                            return Planned::Run(Box::new(Plan {
+                                graph: Graph::new(),
+                                targets: Vec::new(),
+                                store_targets: targets,
+                                inputs,
+                                donated: HashMap::new(),
+                                donated_ids: Vec::new(),
+                                dump,
+                                cached: Cached::Hit(hit),
+                            }));
+                        }
+                    }
+                    Err(p) => probe = Some(p),
+                }
+            }
+        }
         let (graph, copy_targets) = if passes_enabled() {
             // The passes make a copy holding what the targets need; its input nodes
             // name the same buffers, and its targets come back in the same order.
@@ -299,6 +354,10 @@ impl Store {
             donated_ids: donated.keys().copied().collect(),
             donated,
             dump,
+            cached: match probe {
+                Some(p) => Cached::Miss(p),
+                None => Cached::Off,
+            },
         }))
     }
 
@@ -365,7 +424,7 @@ impl Store {
             self.next_input += 1;
             self.buffers.insert(id, buffer);
             for freed in self.graph.replace_with_input(target, id) {
-                self.buffers.remove(&freed);
+                self.free(freed);
             }
         }
         self.abandon(plan);
@@ -420,6 +479,18 @@ struct Plan {
     /// every input donated, in flight until the plan is installed or abandoned
     donated_ids: Vec<InputId>,
     dump: bool,
+    /// what the realize cache said
+    cached: Cached,
+}
+
+/// The realize cache's part in a plan.
+enum Cached {
+    /// not used (dumps, in-place writes, the interpreter)
+    Off,
+    /// a structure seen before: run its schedule (`Plan::inputs` in its numbering)
+    Hit(crate::realize_cache::Hit),
+    /// a new structure: record what the realize ran
+    Miss(crate::realize_cache::Probe),
 }
 
 /// What [`Store::plan`] found.
@@ -449,14 +520,16 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
     };
     // A panic while running (a lazyfuse bug) must still release the plan's pins and
     // its in-flight marks, or other threads would wait on them forever.
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::backend::execute(
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &plan.cached {
+        Cached::Hit(hit) => crate::backend::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs)
+            .map(|outs| (outs, None)),
+        Cached::Off | Cached::Miss(_) => crate::backend::execute(
             &plan.graph,
             &plan.inputs,
             &mut plan.donated,
             &plan.targets,
             plan.dump,
-        )
+        ),
     }));
     let run = match run {
         Ok(run) => run,
@@ -466,7 +539,12 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
         }
     };
     match run {
-        Ok(outputs) => {
+        Ok((outputs, ran)) => {
+            if let (Some(ran), Cached::Miss(probe)) =
+                (ran, std::mem::replace(&mut plan.cached, Cached::Off))
+            {
+                crate::realize_cache::insert(probe, ran);
+            }
             with_store(|s| s.install(plan, outputs));
             Ok(())
         }

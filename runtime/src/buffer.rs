@@ -165,6 +165,21 @@ impl Buffer {
         }
     }
 
+    /// Sets every element to zero (false, 0, +0.0), keeping the memory: what
+    /// [`Buffer::zeros`] gives, without allocating.
+    ///
+    /// ```
+    /// let mut b = lazyfuse_runtime::Buffer::from_vec(vec![1.5f32, -2.0]);
+    /// b.fill_zero();
+    /// assert_eq!(b, lazyfuse_runtime::Buffer::from_vec(vec![0.0f32, 0.0]));
+    /// ```
+    pub fn fill_zero(&mut self) {
+        match self {
+            Buffer::Raw { bytes, .. } => bytes.fill(0),
+            other => with_buffer!(other, v => v.fill(Default::default()), raw => unreachable!()),
+        }
+    }
+
     /// Wraps a vector of elements.
     pub fn from_vec<T: Element>(data: Vec<T>) -> Buffer {
         T::into_buffer(data)

@@ -407,7 +407,10 @@ pub fn run_compiled(
                 && schedule.buffers[idx].kind == BufKind::Temp
                 && !schedule.outputs.contains(&b)
             {
-                slots[idx] = Slot::Empty;
+                // A dead temporary's memory serves the next allocation of its size.
+                if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
+                    crate::buffer_cache::recycle(buf);
+                }
             }
         }
     }
@@ -460,16 +463,73 @@ fn step_buffers(step: &Step) -> Vec<BufId> {
     }
 }
 
-/// A fresh zeroed buffer for `b`, refusing sizes the allocator cannot give.
-fn allocate(schedule: &Schedule, b: BufId) -> Result<Buffer> {
+/// A buffer for `b` (reused memory from the buffer cache when it has some, see
+/// `crate::buffer_cache`), refusing sizes the allocator cannot give: zeroed, unless
+/// `overwritten` (its writer stores every element before reading any, see
+/// [`fully_overwrites`]).
+fn allocate(schedule: &Schedule, b: BufId, overwritten: bool) -> Result<Buffer> {
     let decl = &schedule.buffers[b.0 as usize];
-    check_allocation(&[decl.len], decl.dtype, false)?;
-    Ok(Buffer::zeros(decl.dtype, decl.len))
+    if !crate::buffer_cache::has(decl.dtype, decl.len) {
+        check_allocation(&[decl.len], decl.dtype, false)?;
+    }
+    Ok(if overwritten {
+        crate::buffer_cache::take_for_overwrite(decl.dtype, decl.len)
+    } else {
+        crate::buffer_cache::take_zeroed(decl.dtype, decl.len)
+    })
+}
+
+/// Whether kernel `k` stores every element of param `i` and never loads its buffer: no
+/// reduction dims (every point runs its stores once), no `Load` of the param, and
+/// a store at offset 0 with the row-major strides of `dims` covering exactly the
+/// param's length. Such a buffer's initial contents are never observed, so it
+/// need not be zeroed.
+fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
+    let Some(p) = k.params.get(i) else {
+        return false;
+    };
+    if !k.reduce_dims().is_empty()
+        || k.parallel_points() != p.len
+        || k.exprs
+            .iter()
+            // A load through any param naming the same buffer reads it.
+            .any(|e| {
+                matches!(e.expr, Expr::Load { param, .. }
+                if k.params.get(param).is_none_or(|q| q.buf == p.buf))
+            })
+    {
+        return false;
+    }
+    let mut row_major = vec![0i64; k.dims.len()];
+    let mut step = 1i64;
+    for (s, &d) in row_major.iter_mut().zip(&k.dims).rev() {
+        *s = step;
+        step = step.saturating_mul(d as i64);
+    }
+    k.stores
+        .iter()
+        .any(|s| s.param == i && s.index.offset == 0 && s.index.strides == row_major)
 }
 
 /// Parallel points per chunk: at least this many elements of work per chunk keeps
 /// the pool's overhead (a few microseconds per job) small.
 const MIN_WORK_PER_CHUNK: usize = 1 << 15;
+
+/// How many chunks a loop of `points` parallel points, each `work_per_point`
+/// elements of work, is split into on `threads` threads. Below
+/// `2 * MIN_WORK_PER_CHUNK` elements of work it is one chunk, which
+/// [`pool::parallel_for`] runs on the calling thread: waking a worker costs more
+/// than a small kernel runs.
+fn chunk_count(points: usize, work_per_point: usize, threads: usize) -> usize {
+    let total_work = points.saturating_mul(work_per_point);
+    if total_work < 2 * MIN_WORK_PER_CHUNK || threads == 1 {
+        1
+    } else {
+        (total_work / MIN_WORK_PER_CHUNK)
+            .min(threads * 4)
+            .min(points)
+    }
+}
 
 fn run_loop(
     schedule: &Schedule,
@@ -478,11 +538,14 @@ fn run_loop(
     slots: &mut [Slot],
 ) -> Result<u64> {
     // Writable params first: each gets a buffer this step owns uniquely.
-    for p in k.params.iter().filter(|p| p.writes) {
+    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.writes) {
         let idx = p.buf.0 as usize;
         let slot = &mut slots[idx];
         match slot {
-            Slot::Empty => *slot = Slot::Ready(Arc::new(allocate(schedule, p.buf)?)),
+            Slot::Empty => {
+                let overwritten = fully_overwrites(k, i);
+                *slot = Slot::Ready(Arc::new(allocate(schedule, p.buf, overwritten)?))
+            }
             Slot::Ready(arc) => {
                 // A buffer written by an earlier step and shared since (a target read
                 // back by the store, say) is copied rather than written under a reader.
@@ -532,15 +595,7 @@ fn run_loop(
         return Ok(bytes);
     }
     let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
-    let total_work = points.saturating_mul(work_per_point);
-    let threads = pool::threads();
-    let chunks = if total_work < 2 * MIN_WORK_PER_CHUNK || threads == 1 {
-        1
-    } else {
-        (total_work / MIN_WORK_PER_CHUNK)
-            .min(threads * 4)
-            .min(points)
-    };
+    let chunks = chunk_count(points, work_per_point, pool::threads());
     let mut statuses = vec![[0u64; STATUS_SLOTS]; chunks];
     let status_ptr = SendPtr(statuses.as_mut_ptr());
     let params = SendPtr(ptrs.as_mut_ptr());
@@ -652,4 +707,104 @@ fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result
 pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String> {
     lazyfuse_codegen::cpu::clif_text(kernel, math)
         .map_err(|e| Error::Unsupported(format!("compiling kernel {}: {e}", kernel.name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lazyfuse_ir::kernel::Affine;
+
+    #[test]
+    fn small_loops_are_one_chunk_and_large_ones_split() {
+        assert_eq!(chunk_count(1000, 1, 2), 1);
+        assert_eq!(chunk_count(2 * MIN_WORK_PER_CHUNK - 1, 1, 16), 1);
+        assert_eq!(chunk_count(10, MIN_WORK_PER_CHUNK / 10, 16), 1);
+        assert_eq!(chunk_count(1 << 24, 1, 2), 8);
+        assert_eq!(chunk_count(1 << 24, 1, 1), 1);
+        // A few rows of much work each: no more chunks than rows.
+        assert_eq!(chunk_count(3, 1 << 20, 2), 3);
+    }
+
+    /// `out[i] = x[i] + x[i]` over `[2, 3]`, `x` and `out` in buffers 0 and `out_buf`.
+    fn add_kernel(out_buf: u32, store: Affine) -> LoopKernel {
+        use lazyfuse_ir::kernel::{ExprId, ExprNode, Param, Stage, StoreOp};
+        use lazyfuse_ir::DType;
+        LoopKernel {
+            name: "k".into(),
+            nodes: vec![],
+            params: vec![
+                Param {
+                    buf: BufId(0),
+                    dtype: DType::F32,
+                    len: 6,
+                    writes: false,
+                },
+                Param {
+                    buf: BufId(out_buf),
+                    dtype: DType::F32,
+                    len: 6,
+                    writes: true,
+                },
+            ],
+            dims: vec![2, 3],
+            n_parallel: 2,
+            exprs: vec![
+                ExprNode {
+                    expr: Expr::Load {
+                        param: 0,
+                        index: Affine {
+                            offset: 0,
+                            strides: vec![3, 1],
+                        },
+                        dynamic: None,
+                    },
+                    dtype: DType::F32,
+                    stage: Stage::Outer(0),
+                },
+                ExprNode {
+                    expr: Expr::Binary {
+                        op: lazyfuse_ir::BinaryOp::Add,
+                        a: ExprId(0),
+                        b: ExprId(0),
+                    },
+                    dtype: DType::F32,
+                    stage: Stage::Outer(0),
+                },
+            ],
+            stores: vec![StoreOp {
+                param: 1,
+                index: store,
+                value: ExprId(1),
+            }],
+        }
+    }
+
+    #[test]
+    fn only_provable_full_overwrites_skip_zeroing() {
+        let row_major = Affine {
+            offset: 0,
+            strides: vec![3, 1],
+        };
+        assert!(fully_overwrites(&add_kernel(1, row_major.clone()), 1));
+        // A transposed store still covers every element, but is not proven here.
+        let transposed = Affine {
+            offset: 0,
+            strides: vec![1, 2],
+        };
+        assert!(!fully_overwrites(&add_kernel(1, transposed), 1));
+        // A store of half the elements, twice each.
+        let half = Affine {
+            offset: 0,
+            strides: vec![0, 1],
+        };
+        assert!(!fully_overwrites(&add_kernel(1, half), 1));
+        // The written buffer is also read (through param 0): its contents matter.
+        assert!(!fully_overwrites(&add_kernel(0, row_major.clone()), 1));
+        // A param that is only read.
+        assert!(!fully_overwrites(&add_kernel(1, row_major.clone()), 0));
+        // Reduction dims: stores run once per point, not per element of the loop.
+        let mut r = add_kernel(1, row_major);
+        r.n_parallel = 1;
+        assert!(!fully_overwrites(&r, 1));
+    }
 }

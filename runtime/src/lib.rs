@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod buffer;
+pub mod buffer_cache;
 pub mod error;
 pub mod exec;
 pub mod interp;

@@ -170,6 +170,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_chunk_runs_on_the_calling_thread() {
+        let me = std::thread::current().id();
+        let ran_on = Mutex::new(Vec::new());
+        for _ in 0..10 {
+            parallel_for(1, &|_| lock(&ran_on).push(std::thread::current().id()));
+        }
+        let ran_on = ran_on.into_inner().unwrap();
+        assert_eq!(ran_on.len(), 10);
+        assert!(ran_on.iter().all(|&t| t == me));
+    }
+
+    #[test]
     fn every_chunk_runs_once_even_from_two_threads() {
         let counts: Vec<AtomicUsize> = (0..1000).map(|_| AtomicUsize::new(0)).collect();
         std::thread::scope(|s| {

@@ -21,7 +21,8 @@ use cranelift_codegen::Context;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use lazyfuse_ir::kernel::{LoopKernel, MathMode};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A compiled kernel: runs the parallel points `begin..end` (row-major over the
 /// parallel dims), each with all its phases.
@@ -78,8 +79,16 @@ impl std::fmt::Debug for CpuModule {
 }
 
 /// The host ISA with our flags (verifier on in debug builds only: it costs a third
-/// of a small kernel's compile time).
+/// of a small kernel's compile time), built once per process: detecting the host's
+/// features and building the flags is work every compile would otherwise repeat.
 fn host_isa() -> Result<OwnedTargetIsa, CodegenError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
+    ISA.get_or_init(|| build_host_isa().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(CodegenError::Backend)
+}
+
+fn build_host_isa() -> Result<OwnedTargetIsa, CodegenError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v)
@@ -130,17 +139,24 @@ fn translate(
     lower::lower(module, &mut ctx.func, kernel, math)
 }
 
-fn jit_module(
-    isa: OwnedTargetIsa,
-    names: &BTreeSet<String>,
-    symbols: &dyn Fn(&str) -> Option<*const u8>,
-) -> Result<JITModule, CodegenError> {
+/// Runtime functions a module's code calls, by name: filled after the module's
+/// kernels are translated (translation is what finds the names) and before
+/// `finalize_definitions` resolves the calls through it.
+type SymbolTable = Arc<Mutex<HashMap<String, usize>>>;
+
+/// A module whose imports resolve through `table` (then `dlsym`, Cranelift's
+/// fallback, for the libcalls Cranelift itself emits).
+fn jit_module(isa: OwnedTargetIsa, table: &SymbolTable) -> JITModule {
     let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
-    for name in names {
-        let ptr = symbols(name).ok_or_else(|| CodegenError::MissingSymbol(name.clone()))?;
-        builder.symbol(name.clone(), ptr);
-    }
-    Ok(JITModule::new(builder))
+    let table = table.clone();
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        table
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .map(|&p| p as *const u8)
+    }));
+    JITModule::new(builder)
 }
 
 impl CpuModule {
@@ -164,22 +180,20 @@ impl CpuModule {
         symbols: &dyn Fn(&str) -> Option<*const u8>,
         math: MathMode,
     ) -> Result<CpuModule, CodegenError> {
-        // First pass: which runtime functions do the kernels call? Every one must be
-        // registered before the module exists (an unresolved import would panic in
-        // `finalize_definitions`).
-        let mut names = BTreeSet::new();
-        {
-            let mut probe = jit_module(host_isa()?, &BTreeSet::new(), symbols)?;
-            let mut ctx = probe.make_context();
-            for (i, k) in kernels.iter().enumerate() {
-                names.extend(translate(&mut probe, &mut ctx, k, i as u32, math)?);
-                probe.clear_context(&mut ctx);
+        // One translation per kernel: the runtime functions the code calls are
+        // collected while translating and resolved into the module's symbol table
+        // before `finalize_definitions` links them (an unresolved import would panic
+        // there, so a missing one is an error first).
+        let table = SymbolTable::default();
+        let mut module = jit_module(host_isa()?, &table);
+        let result = Self::define_all(&mut module, kernels, math, &|names| {
+            let mut t = table.lock().unwrap_or_else(|p| p.into_inner());
+            for name in names {
+                let ptr = symbols(name).ok_or_else(|| CodegenError::MissingSymbol(name.clone()))?;
+                t.insert(name.clone(), ptr as usize);
             }
-            // SAFETY: nothing was defined in the probe module, no pointer into it exists.
-            unsafe { probe.free_memory() };
-        }
-        let mut module = jit_module(host_isa()?, &names, symbols)?;
-        let result = Self::define_all(&mut module, kernels, math);
+            Ok(())
+        });
         let ids = match result {
             Ok(ids) => ids,
             Err(e) => {
@@ -203,15 +217,19 @@ impl CpuModule {
         })
     }
 
+    /// Translates and defines every kernel, hands the runtime functions they call to
+    /// `resolve` (which registers them), then links the module.
     fn define_all(
         module: &mut JITModule,
         kernels: &[&LoopKernel],
         math: MathMode,
+        resolve: &dyn Fn(&BTreeSet<String>) -> Result<(), CodegenError>,
     ) -> Result<Vec<cranelift_module::FuncId>, CodegenError> {
         let mut ctx = module.make_context();
         let mut ids = Vec::with_capacity(kernels.len());
+        let mut names = BTreeSet::new();
         for (i, k) in kernels.iter().enumerate() {
-            translate(module, &mut ctx, k, i as u32, math)?;
+            names.extend(translate(module, &mut ctx, k, i as u32, math)?);
             let id = module
                 .declare_function(
                     &format!("lf_kernel_{i}"),
@@ -225,6 +243,7 @@ impl CpuModule {
             module.clear_context(&mut ctx);
             ids.push(id);
         }
+        resolve(&names)?;
         module
             .finalize_definitions()
             .map_err(|e| CodegenError::Backend(e.to_string()))?;
@@ -263,7 +282,7 @@ impl Drop for CpuModule {
 /// text), for `LAZYFUSE_DUMP_IR`, compiled with `math`. The runtime functions it
 /// calls are listed first.
 pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenError> {
-    let mut module = jit_module(host_isa()?, &BTreeSet::new(), &|_| None)?;
+    let mut module = jit_module(host_isa()?, &SymbolTable::default());
     let mut ctx = module.make_context();
     let names = translate(&mut module, &mut ctx, kernel, 0, math);
     let text = names.map(|names| {

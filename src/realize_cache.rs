@@ -1,0 +1,470 @@
+//! The realize cache: the store graph's structure as built (before the graph passes)
+//! → the schedule and compiled kernels that realizing it ran, so that rebuilding and
+//! realizing the same computation costs one hash of its nodes and one comparison,
+//! not the passes' graph copies, the schedule cache's text key or a kernel lookup.
+//!
+//! The key is structural: per node in topological order its op (attributes
+//! included), dtype, shape and the positions of its inputs, input buffers numbered
+//! by first appearance (which buffer it is does not matter, only which nodes share
+//! one), the targets' positions, and every setting the result depends on (graph
+//! passes, fusion, math mode). The hash is computed without building any text (the
+//! op's variant and its common attributes: constants by bits, layouts, the
+//! elementwise op), and a hit is only taken after a full comparison with the stored
+//! key: op equality, and for an op whose stored `Debug` text shows a float zero
+//! also equal `Debug` text (`0.0 == -0.0`, yet their kernels differ). So a hash
+//! collision costs a miss, never a wrong schedule. A graph with a NaN constant
+//! never compares equal (`NaN != NaN`): it always takes the slow path, correctly.
+//!
+//! Realizes with in-place writes (a `write_view` in the graph: donations depend on
+//! the store's state, not only the structure), IR dumps and the interpreter backend
+//! never use the cache.
+
+use crate::error::Result;
+use lazyfuse_ir::kernel::{MathMode, Schedule};
+use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, Scalar};
+use lazyfuse_runtime::exec::CompiledSchedule;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// A multiply-rotate hasher (the Fx hash of rustc): the key is hashed on every
+/// realize, and SipHash's DoS resistance buys nothing here (a collision costs a
+/// miss, see the module doc).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Node positions, hashed with [`FxHasher`].
+type PosMap = HashMap<NodeId, u32, BuildHasherDefault<FxHasher>>;
+
+/// Most entries the cache keeps (the least recently used half goes when full).
+const CAPACITY: usize = 1024;
+
+/// The settings besides the graph that decide what a realize runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Flags {
+    pub(crate) passes: bool,
+    pub(crate) fuse: bool,
+    pub(crate) math: MathMode,
+}
+
+/// One node of a stored key.
+struct KeyNode {
+    /// the op; `Input(k)` names the k-th input buffer by first appearance
+    op: Op,
+    /// the op's `Debug` text (bitwise float identity, see the module doc)
+    text: String,
+    /// whether `text` may hold a float zero (`0.0` or `-0.0`, which `==` confuses)
+    has_zero: bool,
+    dtype: DType,
+    shape: Vec<usize>,
+    /// positions of the node's inputs in the topological order
+    inputs: Vec<u32>,
+}
+
+/// A structure seen at plan time: its hash, its input buffers in numbering order,
+/// and, on a miss, the full key to store once the realize has run.
+pub(crate) struct Probe {
+    hash: u64,
+    flags: Flags,
+    /// the graph's input buffers by first appearance
+    pub(crate) inputs: Vec<InputId>,
+    /// the key's nodes and targets (built on a miss only)
+    key: Option<(Vec<KeyNode>, Vec<u32>)>,
+}
+
+/// What a hit hands back: what to run and which inputs it reads.
+pub(crate) struct Hit {
+    pub(crate) schedule: Arc<Schedule>,
+    pub(crate) compiled: Arc<CompiledSchedule>,
+    /// the schedule's input `k` is the graph's input buffer `used[k]`
+    pub(crate) used: Vec<InputId>,
+}
+
+/// What the realize of a missed structure ran (recorded by [`insert`]).
+pub(crate) struct Ran {
+    pub(crate) schedule: Arc<Schedule>,
+    pub(crate) compiled: Arc<CompiledSchedule>,
+    /// the schedule's inputs (by its numbering), as graph input ids
+    pub(crate) order: Vec<InputId>,
+}
+
+struct Entry {
+    flags: Flags,
+    nodes: Vec<KeyNode>,
+    targets: Vec<u32>,
+    schedule: Arc<Schedule>,
+    compiled: Arc<CompiledSchedule>,
+    /// schedule input `k` reads the graph's `used[k]`-th input buffer
+    used: Vec<u32>,
+    last_use: u64,
+}
+
+struct Cache {
+    entries: HashMap<u64, Entry>,
+    clock: u64,
+}
+
+static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| {
+    Mutex::new(Cache {
+        entries: HashMap::new(),
+        clock: 0,
+    })
+});
+
+fn lock() -> std::sync::MutexGuard<'static, Cache> {
+    // Every edit is a whole insert or removal: a poisoned lock is consistent.
+    CACHE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Compares formatted text with `expect` as it is produced (no string is built).
+struct CmpWriter<'a> {
+    expect: &'a str,
+    at: usize,
+}
+
+impl std::fmt::Write for CmpWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match self.expect.get(self.at..self.at + s.len()) {
+            Some(part) if part == s => {
+                self.at += s.len();
+                Ok(())
+            }
+            _ => Err(std::fmt::Error),
+        }
+    }
+}
+
+/// Hashes an op without formatting it: its variant and the attributes that tell
+/// common ops of one variant apart (constants, layouts, the elementwise op). Ops
+/// this leaves equal hash alike and are told apart by [`matches`]; an op with a
+/// NaN constant hashes like any other (it just never matches).
+fn hash_op(op: &Op, h: &mut FxHasher) {
+    std::mem::discriminant(op).hash(h);
+    match op {
+        Op::Full(s) => match *s {
+            Scalar::Bool(b) => (0u8, b as u64, 0u64).hash(h),
+            Scalar::Int(i) => (1u8, i as u64, 0u64).hash(h),
+            Scalar::Float(f) => (2u8, f.to_bits(), 0u64).hash(h),
+            Scalar::Complex(re, im) => (3u8, re.to_bits(), im.to_bits()).hash(h),
+        },
+        Op::View(l) | Op::WriteView(l) => l.hash(h),
+        Op::Unary(u) => u.hash(h),
+        Op::Binary(b) => b.hash(h),
+        _ => {}
+    }
+}
+
+/// Whether `op`'s `Debug` text is exactly `text`.
+fn same_text(op: &Op, text: &str) -> bool {
+    let mut w = CmpWriter {
+        expect: text,
+        at: 0,
+    };
+    write!(w, "{op:?}").is_ok() && w.at == text.len()
+}
+
+/// The input number of `id` (first appearance), numbering it if new.
+fn number(inputs: &mut Vec<InputId>, id: InputId) -> usize {
+    inputs.iter().position(|&i| i == id).unwrap_or_else(|| {
+        inputs.push(id);
+        inputs.len() - 1
+    })
+}
+
+/// Positions of `order`'s nodes.
+fn positions(order: &[NodeId]) -> PosMap {
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (n, i as u32))
+        .collect()
+}
+
+/// Hashes the structure of `graph`'s nodes `order` (a topological order, as
+/// [`Graph::topo_order`] gives for `targets`) and looks it up: `Ok(hit)` when the
+/// cache holds this exact structure, else `Err(probe)` to run the slow path with
+/// and [`insert`] afterwards.
+pub(crate) fn lookup(
+    graph: &Graph,
+    order: &[NodeId],
+    targets: &[NodeId],
+    flags: Flags,
+) -> std::result::Result<Hit, Probe> {
+    let pos = positions(order);
+    let mut h = FxHasher::default();
+    flags.hash(&mut h);
+    let mut inputs = Vec::new();
+    for &n in order {
+        let node = graph.node(n);
+        match node.op {
+            Op::Input(id) => {
+                u8::MAX.hash(&mut h);
+                number(&mut inputs, id).hash(&mut h);
+            }
+            ref op => hash_op(op, &mut h),
+        }
+        node.dtype.hash(&mut h);
+        node.shape.hash(&mut h);
+        for i in graph.inputs(n) {
+            pos.get(&i).hash(&mut h);
+        }
+        u8::MAX.hash(&mut h);
+    }
+    for t in targets {
+        pos.get(t).hash(&mut h);
+    }
+    let hash = h.finish();
+    {
+        let mut cache = lock();
+        cache.clock += 1;
+        let now = cache.clock;
+        let found = cache.entries.get_mut(&hash).and_then(|e| {
+            if !matches(e, graph, order, targets, flags, &pos, &inputs) {
+                return None;
+            }
+            e.last_use = now;
+            Some(Hit {
+                schedule: e.schedule.clone(),
+                compiled: e.compiled.clone(),
+                used: e.used.iter().map(|&k| inputs[k as usize]).collect(),
+            })
+        });
+        if let Some(hit) = found {
+            return Ok(hit);
+        }
+    }
+    // A miss: the full key, to store once the realize has run.
+    let mut numbered = Vec::new();
+    let nodes = order
+        .iter()
+        .map(|&n| {
+            let node = graph.node(n);
+            let op = match node.op {
+                Op::Input(id) => Op::Input(InputId(number(&mut numbered, id) as u64)),
+                ref op => op.clone(),
+            };
+            let text = format!("{op:?}");
+            KeyNode {
+                has_zero: text.contains("0.0"),
+                text,
+                op,
+                dtype: node.dtype,
+                shape: node.shape.clone(),
+                inputs: graph.inputs(n).iter().map(|i| pos[i]).collect(),
+            }
+        })
+        .collect();
+    let targets = targets.iter().map(|t| pos[t]).collect();
+    Err(Probe {
+        hash,
+        flags,
+        inputs,
+        key: Some((nodes, targets)),
+    })
+}
+
+/// Whether entry `e` is exactly the structure of `order` (see the module doc).
+fn matches(
+    e: &Entry,
+    graph: &Graph,
+    order: &[NodeId],
+    targets: &[NodeId],
+    flags: Flags,
+    pos: &PosMap,
+    inputs: &[InputId],
+) -> bool {
+    if e.flags != flags || e.nodes.len() != order.len() || e.targets.len() != targets.len() {
+        return false;
+    }
+    let same_nodes = e.nodes.iter().zip(order).all(|(k, &n)| {
+        let node = graph.node(n);
+        let same_op = match (&k.op, &node.op) {
+            (Op::Input(InputId(want)), Op::Input(id)) => {
+                inputs.get(*want as usize) == Some(id)
+                    && inputs.iter().position(|i| i == id) == Some(*want as usize)
+            }
+            (Op::Input(_), _) | (_, Op::Input(_)) => false,
+            // `==` is exact except for `0.0 == -0.0` (NaN never matches): only
+            // an op whose stored text shows a float zero needs the text compared.
+            (a, b) => a == b && (!k.has_zero || same_text(b, &k.text)),
+        };
+        same_op
+            && k.dtype == node.dtype
+            && k.shape == node.shape
+            && graph
+                .inputs(n)
+                .iter()
+                .map(|i| pos.get(i).copied())
+                .eq(k.inputs.iter().map(|&p| Some(p)))
+    });
+    same_nodes
+        && targets
+            .iter()
+            .map(|t| pos.get(t).copied())
+            .eq(e.targets.iter().map(|&p| Some(p)))
+}
+
+/// Records what the realize of a missed structure ran. A schedule that reads an
+/// input the structure does not hold (a bug elsewhere) is not recorded.
+pub(crate) fn insert(mut probe: Probe, ran: Ran) {
+    let Some((nodes, targets)) = probe.key.take() else {
+        return;
+    };
+    let used: Option<Vec<u32>> = ran
+        .order
+        .iter()
+        .map(|id| probe.inputs.iter().position(|i| i == id).map(|k| k as u32))
+        .collect();
+    let Some(used) = used else {
+        return;
+    };
+    let mut cache = lock();
+    cache.clock += 1;
+    let now = cache.clock;
+    if cache.entries.len() >= CAPACITY {
+        let mut uses: Vec<u64> = cache.entries.values().map(|e| e.last_use).collect();
+        uses.sort_unstable();
+        let cutoff = uses[uses.len() / 2];
+        cache.entries.retain(|_, e| e.last_use > cutoff);
+    }
+    // One entry per hash: a colliding structure replaces the older one.
+    cache.entries.insert(
+        probe.hash,
+        Entry {
+            flags: probe.flags,
+            nodes,
+            targets,
+            schedule: ran.schedule,
+            compiled: ran.compiled,
+            used,
+            last_use: now,
+        },
+    );
+}
+
+/// `LAZYFUSE_REALIZE_CACHE=0` turns the realize cache off (for bisecting and for
+/// measuring what it saves; the values are the same either way).
+pub(crate) fn enabled() -> bool {
+    static ON: LazyLock<bool> =
+        LazyLock::new(|| std::env::var_os("LAZYFUSE_REALIZE_CACHE").is_none_or(|v| v != "0"));
+    *ON
+}
+
+/// The settings of a realize now.
+pub(crate) fn current_flags() -> Result<Flags> {
+    Ok(Flags {
+        passes: crate::store::passes_enabled(),
+        fuse: crate::backend::fuse_enabled(),
+        math: crate::backend::math_mode()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lazyfuse_ir::kernel::Schedule;
+
+    /// A graph `full(value) + input`, its order and its targets.
+    fn graph(value: Scalar, dtype: DType) -> (Graph, Vec<NodeId>, Vec<NodeId>) {
+        let mut g = Graph::new();
+        let x = g.add(Op::Input(InputId(9)), dtype, vec![3], &[]);
+        let c = g.add(Op::Full(value), dtype, vec![3], &[]);
+        let y = g.add(
+            Op::Binary(lazyfuse_ir::BinaryOp::Add),
+            dtype,
+            vec![3],
+            &[x, c],
+        );
+        let order = g.topo_order(&[y]);
+        (g, order, vec![y])
+    }
+
+    /// The entry a miss on `(g, order, targets)` would store.
+    fn entry_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> Entry {
+        let probe = match lookup(g, order, targets, flags) {
+            Err(p) => p,
+            Ok(_) => panic!("a fresh structure hit"),
+        };
+        let (nodes, targets) = probe.key.unwrap();
+        let schedule = Schedule {
+            buffers: vec![],
+            steps: vec![],
+            outputs: vec![],
+            notes: vec![],
+        };
+        let (compiled, _) = lazyfuse_runtime::exec::compile(&schedule, flags.math).unwrap();
+        Entry {
+            flags,
+            nodes,
+            targets,
+            schedule: Arc::new(schedule),
+            compiled: Arc::new(compiled),
+            used: vec![0],
+            last_use: 0,
+        }
+    }
+
+    /// The comparison behind a hit, as if two structures had collided on the hash.
+    fn same(a: (Scalar, DType), b: (Scalar, DType), fa: Flags, fb: Flags) -> bool {
+        let (g, order, targets) = graph(a.0, a.1);
+        let e = entry_of(&g, &order, &targets, fa);
+        let (g, order, targets) = graph(b.0, b.1);
+        let pos = positions(&order);
+        matches(&e, &g, &order, &targets, fb, &pos, &[InputId(9)])
+    }
+
+    #[test]
+    fn only_equal_structures_match_even_on_a_collision() {
+        // Distinct flags so that no other test's entry answers the probes.
+        let f = Flags {
+            passes: false,
+            fuse: false,
+            math: MathMode::Exact,
+        };
+        let fast = Flags {
+            math: MathMode::Fast,
+            ..f
+        };
+        let s = |v: f64| (Scalar::Float(v), DType::F32);
+        assert!(same(s(2.5), s(2.5), f, f));
+        assert!(same(s(0.0), s(0.0), f, f));
+        assert!(!same(s(0.0), s(-0.0), f, f), "0.0 == -0.0 must not match");
+        assert!(!same(s(-0.0), s(0.0), f, f));
+        assert!(!same(s(1.0), s(-0.0), f, f));
+        assert!(!same(s(f64::NAN), s(f64::NAN), f, f));
+        assert!(!same(s(2.5), (Scalar::Float(2.5), DType::F64), f, f));
+        assert!(!same(s(2.5), (Scalar::Int(2), DType::F32), f, f));
+        assert!(!same(s(2.5), s(2.5), f, fast));
+    }
+}

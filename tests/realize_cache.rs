@@ -1,0 +1,156 @@
+//! The realize cache (a rebuilt graph reuses the schedule and kernels of an equal
+//! structure, `src/realize_cache.rs`): hits are counted, and a structurally
+//! different graph never runs a wrong schedule — same shapes with other constants,
+//! dtypes, views, input sharing, targets or math mode.
+
+use lazyfuse::{last_realize_stats, DType, MathMode, Tensor};
+use std::sync::Mutex;
+
+/// The math mode is process-wide: tests that look at `reused` run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn vals(n: usize, seed: f32) -> Vec<f32> {
+    (0..n).map(|i| (i as f32 * 0.7 + seed).sin()).collect()
+}
+
+#[test]
+fn a_rebuilt_chain_is_reused_and_reads_its_own_buffers() {
+    let _g = serial();
+    let chain = |x: &Tensor| {
+        x.mul(1.5)
+            .unwrap()
+            .add(0.25)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sqrt()
+            .unwrap()
+    };
+    let a = Tensor::from_vec(vals(37, 0.1), &[37]).unwrap();
+    let b = Tensor::from_vec(vals(37, 0.9), &[37]).unwrap();
+    let first = chain(&a).to_vec::<f32>().unwrap();
+    let again = chain(&a).to_vec::<f32>().unwrap();
+    assert!(last_realize_stats().reused);
+    assert_eq!(first, again);
+    // Same structure, another buffer: reused, and it reads that buffer.
+    let other = chain(&b).to_vec::<f32>().unwrap();
+    let s = last_realize_stats();
+    assert!(s.reused && !s.scheduled && s.compiled == 0, "{s:?}");
+    let want: Vec<f32> = vals(37, 0.9)
+        .iter()
+        .map(|v| (v * 1.5 + 0.25).abs().sqrt())
+        .collect();
+    assert_eq!(other, want);
+}
+
+#[test]
+fn other_constants_are_other_structures() {
+    let _g = serial();
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    x.realize().unwrap();
+    assert_eq!(
+        x.mul(2.0).unwrap().to_vec::<f32>().unwrap(),
+        [2.0, 4.0, 6.0]
+    );
+    assert_eq!(
+        x.mul(3.0).unwrap().to_vec::<f32>().unwrap(),
+        [3.0, 6.0, 9.0]
+    );
+    assert!(!last_realize_stats().reused);
+    // `0.0 == -0.0`, yet the kernels differ: the sign must survive.
+    let pos = x.mul(0.0).unwrap().to_vec::<f32>().unwrap();
+    let neg = x.mul(-0.0).unwrap().to_vec::<f32>().unwrap();
+    assert!(pos.iter().all(|v| v.is_sign_positive()), "{pos:?}");
+    assert!(neg.iter().all(|v| v.is_sign_negative()), "{neg:?}");
+    let neg2 = x.mul(-0.0).unwrap().to_vec::<f32>().unwrap();
+    assert!(last_realize_stats().reused);
+    assert!(neg2.iter().all(|v| v.is_sign_negative()));
+    // NaN constants never compare equal: always the full path, still right.
+    for _ in 0..2 {
+        let n = x.mul(f64::NAN).unwrap().to_vec::<f32>().unwrap();
+        assert!(n.iter().all(|v| v.is_nan()));
+        assert!(!last_realize_stats().reused);
+    }
+}
+
+#[test]
+fn other_dtypes_views_and_sharing_are_other_structures() {
+    let _g = serial();
+    let m32 = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let m64 = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let n32 = Tensor::from_vec(vec![10.0f32, 20.0, 30.0, 40.0], &[2, 2]).unwrap();
+    assert_eq!(
+        m32.add(&m32).unwrap().to_vec::<f32>().unwrap(),
+        [2.0, 4.0, 6.0, 8.0]
+    );
+    assert_eq!(
+        m64.add(&m64).unwrap().to_vec::<f64>().unwrap(),
+        [2.0, 4.0, 6.0, 8.0]
+    );
+    // The same buffer twice vs two buffers: inputs are numbered by sharing.
+    assert_eq!(
+        m32.add(&n32).unwrap().to_vec::<f32>().unwrap(),
+        [11.0, 22.0, 33.0, 44.0]
+    );
+    assert_eq!(
+        n32.add(&m32).unwrap().to_vec::<f32>().unwrap(),
+        [11.0, 22.0, 33.0, 44.0]
+    );
+    assert!(last_realize_stats().reused);
+    // A transposed view of the same shape.
+    assert_eq!(
+        m32.t().unwrap().add(&n32).unwrap().to_vec::<f32>().unwrap(),
+        [11.0, 23.0, 32.0, 44.0]
+    );
+    assert_eq!(
+        m32.add(&n32.t().unwrap()).unwrap().to_vec::<f32>().unwrap(),
+        [11.0, 32.0, 23.0, 44.0]
+    );
+    // Another dtype out of the same op chain.
+    let c = m32.add(&n32).unwrap().to_dtype(DType::I32).unwrap();
+    assert_eq!(c.to_vec::<i32>().unwrap(), [11, 22, 33, 44]);
+}
+
+#[test]
+fn live_intermediates_are_targets_and_change_the_structure() {
+    let _g = serial();
+    let x = Tensor::from_vec(vals(16, 0.3), &[16]).unwrap();
+    x.realize().unwrap();
+    let y = x.exp().unwrap().add(1.0).unwrap().to_vec::<f32>().unwrap();
+    // Now the intermediate `e` stays alive: it is a target too.
+    let e = x.exp().unwrap();
+    let z = e.add(1.0).unwrap();
+    assert_eq!(z.to_vec::<f32>().unwrap(), y);
+    assert_eq!(
+        e.to_vec::<f32>().unwrap(),
+        vals(16, 0.3).iter().map(|v| v.exp()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_math_mode_is_part_of_the_key() {
+    let _g = serial();
+    let x = Tensor::from_vec(vals(64, 0.2), &[64]).unwrap();
+    x.realize().unwrap();
+    let run = || x.tanh().unwrap().mul(2.0).unwrap().to_vec::<f32>().unwrap();
+    lazyfuse::set_math_mode(MathMode::Exact);
+    let exact = run();
+    run();
+    assert!(last_realize_stats().reused);
+    lazyfuse::set_math_mode(MathMode::Fast);
+    run();
+    assert!(
+        !last_realize_stats().reused,
+        "fast mode reused exact kernels"
+    );
+    run();
+    assert!(last_realize_stats().reused);
+    lazyfuse::set_math_mode(MathMode::Exact);
+    assert_eq!(run(), exact);
+    assert!(last_realize_stats().reused);
+    lazyfuse::set_math_mode(MathMode::Fast);
+}
