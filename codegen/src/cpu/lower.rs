@@ -256,7 +256,12 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            if let Some(vt) = vector_type(self.k) {
+            // One dtype: `vector_type`'s lanes; several dtypes that all fit 4 lanes:
+            // `vector_point_mixed` (which reads its lane types per expression).
+            let plan = vector_type(self.k)
+                .map(|vt| (vt, false))
+                .or_else(|| mixed_vector(self.k).then_some((MIXED_LANES, true)));
+            if let Some((vt, mixed)) = plan {
                 // Whole vectors while the row and the range have `lanes` points
                 // left, then single points (the tail).
                 let lanes = i64::from(vt.lane_count());
@@ -275,7 +280,11 @@ impl Lower<'_, '_> {
                 let sb = self.b.create_block();
                 self.b.ins().brif(fits, vb, &[], sb, &[]);
                 self.b.switch_to_block(vb);
-                self.vector_point(vt)?;
+                if mixed {
+                    self.vector_point_mixed()?;
+                } else {
+                    self.vector_point(vt)?;
+                }
                 self.odometer_by(0..np, lanes);
                 let pv = self.b.use_var(p);
                 let pn = self.b.ins().iadd_imm_s(pv, lanes);
@@ -358,6 +367,133 @@ impl Lower<'_, '_> {
             self.b.ins().store(flags(), v, addr, 0);
         }
         Ok(())
+    }
+
+    /// Four consecutive points of a kernel [`mixed_vector`] accepts: each expression
+    /// in the 4-lane vector of its register representation (float32, and float16 and
+    /// bfloat16 widened exactly as the scalar loads do, in `f32x4`; int32 in `i32x4`),
+    /// with the casts between them done lane-wise with the scalar code's results.
+    fn vector_point_mixed(&mut self) -> R<()> {
+        use cranelift_codegen::ir::types::{F32X4, I32X4};
+        let np = self.k.n_parallel;
+        let mut vv: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
+        let mut consts: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
+        for i in 0..self.k.exprs.len() {
+            if !self.needed[i] {
+                continue;
+            }
+            let e = self.k.exprs[i].clone();
+            if let (Expr::Const(c), None) = (&e.expr, mixed_lane_type(e.dtype)) {
+                // A constant of another dtype (a float64 scalar operand) only feeds
+                // casts, which convert it as scalars below.
+                consts[i] = Some(self.constant(*c, e.dtype)?);
+                continue;
+            }
+            let vt = mixed_lane_type(e.dtype).expect("mixed_vector checked the dtypes");
+            let get = |id: ExprId| vv[id.0 as usize].expect("operands come first");
+            let v = match e.expr {
+                Expr::Load { param, index, .. } => {
+                    let addr = self.address(param, &index.offset, &index.strides, None)?;
+                    let splat = index.strides[np - 1] == 0;
+                    match e.dtype {
+                        DType::F16 | DType::BF16 => {
+                            let bits = if splat {
+                                let h = self.b.ins().load(I16, flags(), addr, 0);
+                                let w = self.b.ins().uextend(I32, h);
+                                self.b.ins().splat(I32X4, w)
+                            } else {
+                                self.b.ins().uload16x4(flags(), addr, 0)
+                            };
+                            if e.dtype == DType::F16 {
+                                self.vf16_to_f32(bits)
+                            } else {
+                                // bfloat16 is the upper half of a float32.
+                                let sixteen = self.iconst(I32, 16);
+                                let w = self.b.ins().ishl(bits, sixteen);
+                                self.vbitcast(F32X4, w)
+                            }
+                        }
+                        _ if splat => {
+                            let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
+                            self.b.ins().splat(vt, x)
+                        }
+                        _ => self.b.ins().load(vt, flags(), addr, 0),
+                    }
+                }
+                Expr::Const(c) => {
+                    let x = self.constant(c, e.dtype)?;
+                    consts[i] = Some(x);
+                    self.b.ins().splat(vt, x)
+                }
+                Expr::Cast { x } if consts[x.0 as usize].is_some() => {
+                    let c = consts[x.0 as usize].expect("checked");
+                    let from = self.dtype(x);
+                    let c = self.cast(c, from, e.dtype)?;
+                    self.b.ins().splat(vt, c)
+                }
+                Expr::Cast { x } => match self.dtype(x) {
+                    // cvtdq2ps rounds to nearest even, as the scalar i64 → f32 does
+                    // (an int32 is exact in the i64 it widens to).
+                    DType::I32 => self.b.ins().fcvt_from_sint(F32X4, get(x)),
+                    // float16/bfloat16 values are already their exact float32.
+                    _ => get(x),
+                },
+                Expr::Unary { op, x } => self.vunary(op, get(x), vt),
+                Expr::Binary { op, a, b } => self.vbinary(op, get(a), get(b), vt),
+                _ => return Err(CodegenError::Backend("not a vector expression".into())),
+            };
+            vv[i] = Some(v);
+        }
+        for s in self.k.stores.clone() {
+            let v = vv[s.value.0 as usize].expect("stored values are computed");
+            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+            self.b.ins().store(flags(), v, addr, 0);
+        }
+        Ok(())
+    }
+
+    /// A bit-for-bit reinterpretation between vector types.
+    fn vbitcast(&mut self, to: Type, v: Value) -> Value {
+        let f = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        self.b.ins().bitcast(to, f, v)
+    }
+
+    /// `i32x4` lanes holding float16 bits (zero-extended) → their exact `f32x4`
+    /// values, as `lf_f16_to_f32` (`half`) gives them: normals and subnormals by
+    /// shifting the exponent and mantissa into place and scaling by 2^112 (exact: the
+    /// product is a float32 normal), ±inf as ±inf, a NaN with its payload and the
+    /// quiet bit set.
+    fn vf16_to_f32(&mut self, h: Value) -> Value {
+        use cranelift_codegen::ir::types::{F32X4, I32X4};
+        let c = |l: &mut Self, x: i64| {
+            let s = l.iconst(I32, x);
+            l.b.ins().splat(I32X4, s)
+        };
+        let (m8000, m7fff, m3ff) = (c(self, 0x8000), c(self, 0x7fff), c(self, 0x3ff));
+        let (inf16, inf32, quiet) = (c(self, 0x7c00), c(self, 0x7f80_0000), c(self, 0x0040_0000));
+        let zero = c(self, 0);
+        let (n13, n16) = (self.iconst(I32, 13), self.iconst(I32, 16));
+        let sign = self.b.ins().band(h, m8000);
+        let sign = self.b.ins().ishl(sign, n16);
+        let em = self.b.ins().band(h, m7fff);
+        let sh = self.b.ins().ishl(em, n13);
+        let f = self.vbitcast(F32X4, sh);
+        let scale = self.b.ins().f32const(2f32.powi(112));
+        let scale = self.b.ins().splat(F32X4, scale);
+        let f = self.b.ins().fmul(f, scale);
+        let finite = self.vbitcast(I32X4, f);
+        let special = self
+            .b
+            .ins()
+            .icmp(IntCC::SignedGreaterThanOrEqual, em, inf16);
+        let man = self.b.ins().band(h, m3ff);
+        let nan = self.b.ins().icmp(IntCC::NotEqual, man, zero);
+        let q = self.b.ins().band(nan, quiet);
+        let sp = self.b.ins().bor(sh, inf32);
+        let sp = self.b.ins().bor(sp, q);
+        let r = self.b.ins().bitselect(special, sp, finite);
+        let r = self.b.ins().bor(r, sign);
+        self.vbitcast(F32X4, r)
     }
 
     /// A vector mask (from a compare) as the operand type, for `bitselect`.
@@ -1724,6 +1860,112 @@ fn vector_type(k: &LoopKernel) -> Option<Type> {
     } else {
         None
     }
+}
+
+/// The lane count of [`mixed_vector`] kernels (as a type whose lane count the
+/// vector loop reads).
+const MIXED_LANES: Type = cranelift_codegen::ir::types::F32X4;
+
+/// The 4-lane register vector of `dt` in [`mixed_vector`] kernels.
+fn mixed_lane_type(dt: DType) -> Option<Type> {
+    use cranelift_codegen::ir::types::{F32X4, I32X4};
+    match dt {
+        DType::F32 | DType::F16 | DType::BF16 => Some(F32X4),
+        DType::I32 => Some(I32X4),
+        _ => None,
+    }
+}
+
+/// Whether a kernel [`vector_type`] refuses runs 4 points at a time with
+/// [`Lower::vector_point_mixed`]: as there, no reduction, only loads, constants and
+/// exact lane-wise ops, contiguous or broadcast loads of buffers it does not write,
+/// contiguous stores; but the expressions may have different dtypes, all of 4 lanes:
+/// float32 and int32 values, float16/bfloat16 loads (widened exactly, then only cast
+/// to float32) and the exact casts int32 → float32 and float16/bfloat16 → float32.
+/// Stores are of float32 or int32 (narrowing stores stay scalar: they round).
+fn mixed_vector(k: &LoopKernel) -> bool {
+    let np = k.n_parallel;
+    if np == 0 || k.phases() > 0 || k.exprs.is_empty() {
+        return false;
+    }
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    let dt = |id: &ExprId| k.exprs[id.0 as usize].dtype;
+    let scalar_const = |e: &lazyfuse_ir::kernel::ExprNode| {
+        matches!(e.expr, Expr::Const(_))
+            && rep(e.dtype).is_ok_and(|r| matches!(r, Rep::F64 | Rep::Int { .. } | Rep::Bool))
+    };
+    for e in &k.exprs {
+        if e.stage != Stage::Outer(0) {
+            return false;
+        }
+        if mixed_lane_type(e.dtype).is_none() {
+            // Constants of other dtypes may feed casts (evaluated as scalars, then
+            // splat); any other user checks its operands' dtypes below.
+            if scalar_const(e) {
+                continue;
+            }
+            return false;
+        }
+        let narrow = matches!(e.dtype, DType::F16 | DType::BF16);
+        let float = e.dtype != DType::I32;
+        let ok = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && (0..=1).contains(&index.strides[np - 1])
+                    && k.params[*param].dtype == e.dtype
+                    && !written.contains(&k.params[*param].buf)
+            }
+            Expr::Const(_) => !narrow,
+            Expr::Cast { x } => {
+                let from = &k.exprs[x.0 as usize];
+                (e.dtype == DType::F32
+                    && matches!(from.dtype, DType::I32 | DType::F16 | DType::BF16))
+                    || (!narrow && matches!(from.expr, Expr::Const(_)))
+            }
+            Expr::Unary { op, x } => {
+                use UnaryOp::*;
+                !narrow
+                    && dt(x) == e.dtype
+                    && match op {
+                        Neg | Abs | Square => true,
+                        Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
+                        BitwiseNot => !float,
+                        _ => false,
+                    }
+            }
+            Expr::Binary { op, a, b } => {
+                use BinaryOp::*;
+                !narrow
+                    && dt(a) == e.dtype
+                    && dt(b) == e.dtype
+                    && match op {
+                        Add | Sub | Mul | Maximum | Minimum => true,
+                        Div => float,
+                        BitwiseAnd | BitwiseOr | BitwiseXor => !float,
+                        _ => false,
+                    }
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    k.stores.iter().all(|s| {
+        let v = k.exprs[s.value.0 as usize].dtype;
+        s.index.strides[np - 1] == 1
+            && matches!(v, DType::F32 | DType::I32)
+            && k.params[s.param].dtype == v
+    })
 }
 
 /// The kind code and the three f64 parameters of a [`UnaryParamOp`] for

@@ -1,0 +1,419 @@
+//! PERF.md's workloads W1–W9 and their plain-Rust baselines, shared by
+//! `examples/bench_report.rs` (the table) and `benches/jit.rs` (criterion groups)
+//! through `#[path]`, so that both measure the same thing.
+//!
+//! Each [`Workload`] holds its inputs (built once: large, deterministic, realized
+//! before timing), a closure that builds and realizes the lazyfuse graph, and a
+//! baseline closure: for memory-bound workloads the *floor*, a two-thread loop doing
+//! the workload's compulsory reads and writes with trivial arithmetic; for W7 a
+//! plain two-thread copy; for W9 the same chain in plain Rust; W6 has none (no Rust
+//! BLAS here: the report divides by PERF.md's numpy figure instead).
+
+#![allow(dead_code)]
+
+use lazyfuse::half::f16;
+use lazyfuse::Tensor;
+use std::hint::black_box;
+
+/// What a workload's rate is measured in.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Unit {
+    /// bytes of compulsory traffic per run (GB/s)
+    Bytes(f64),
+    /// floating-point operations per run (GFLOP/s)
+    Flops(f64),
+    /// latency per run (µs)
+    Latency,
+}
+
+/// One workload: lazyfuse beside its baseline.
+pub struct Workload {
+    /// PERF.md's id (`W1`, `W3b_rows`, ...)
+    pub id: &'static str,
+    /// what it computes
+    pub what: String,
+    /// the rate's unit and amount of work per run
+    pub unit: Unit,
+    /// builds and realizes the graph once
+    pub run: Box<dyn FnMut()>,
+    /// the baseline, once (`None`: no baseline in this process)
+    pub baseline: Option<Box<dyn FnMut()>>,
+    /// the target as PERF.md states it
+    pub target: &'static str,
+    /// the target as a minimum ratio of baseline time / lazyfuse time (or of
+    /// GFLOP/s to the reference figure), `None` for absolute targets
+    pub min_ratio: Option<f64>,
+}
+
+/// A deterministic input in [-1, 1).
+pub fn inputs(len: usize, seed: f32) -> Vec<f32> {
+    (0..len).map(|i| (i as f32 * 0.37 + seed).sin()).collect()
+}
+
+/// `out[i] = f(i)` on two threads (the machine's cores), each writing its half.
+pub fn two_threads(out: &mut [f32], f: impl Fn(usize) -> f32 + Sync) {
+    let half = out.len() / 2;
+    let (lo, hi) = out.split_at_mut(half);
+    std::thread::scope(|s| {
+        s.spawn(|| lo.iter_mut().enumerate().for_each(|(i, o)| *o = f(i)));
+        hi.iter_mut()
+            .enumerate()
+            .for_each(|(i, o)| *o = f(i + half));
+    });
+}
+
+/// The sum of `x` on two threads with 16 independent lanes each (vectorizable).
+pub fn two_thread_sum(x: &[f32]) -> f32 {
+    fn part(x: &[f32]) -> f32 {
+        let mut acc = [0.0f32; 16];
+        let chunks = x.chunks_exact(16);
+        let rest: f32 = chunks.remainder().iter().sum();
+        for c in chunks {
+            for (a, v) in acc.iter_mut().zip(c) {
+                *a += v;
+            }
+        }
+        acc.iter().sum::<f32>() + rest
+    }
+    let (lo, hi) = x.split_at(x.len() / 2);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| part(lo));
+        part(hi) + h.join().unwrap()
+    })
+}
+
+fn tensor(data: Vec<f32>, shape: &[usize]) -> Tensor {
+    Tensor::from_vec(data, shape).unwrap()
+}
+
+/// Sizes: full (PERF.md's) or `quick` (a smoke test: each side divided by ~4–16).
+pub struct Sizes {
+    /// elementwise length (W1, W8)
+    pub n: usize,
+    /// square side (W2, W3b, W4, W5)
+    pub side: usize,
+    /// the reduction length of W3
+    pub sum_n: usize,
+    /// the transpose side of W7
+    pub t_side: usize,
+    /// matmul sides of W6
+    pub mm: [usize; 2],
+}
+
+impl Sizes {
+    /// PERF.md's sizes, or small ones for a smoke run.
+    pub fn new(quick: bool) -> Sizes {
+        if quick {
+            Sizes {
+                n: 1 << 20,
+                side: 1024,
+                sum_n: 1 << 22,
+                t_side: 2048,
+                mm: [256, 512],
+            }
+        } else {
+            Sizes {
+                n: 1 << 24,
+                side: 4096,
+                sum_n: 1 << 26,
+                t_side: 8192,
+                mm: [1024, 2048],
+            }
+        }
+    }
+}
+
+/// The workload groups, in PERF.md's order.
+pub const GROUPS: [&str; 10] = ["W1", "W2", "W3", "W3b", "W4", "W5", "W6", "W7", "W8", "W9"];
+
+/// The groups `filter` selects: all when it is empty, else those named by one of
+/// its comma-separated, case-insensitive ids (`w3` selects W3 only, `w3b` W3b).
+pub fn groups(filter: &str) -> Vec<&'static str> {
+    GROUPS
+        .into_iter()
+        .filter(|g| filter.is_empty() || filter.split(',').any(|f| f.eq_ignore_ascii_case(g)))
+        .collect()
+}
+
+/// The workloads of one group (inputs built now: build one group at a time to keep
+/// memory bounded).
+pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
+    match group {
+        "W1" => vec![w1(s.n)],
+        "W2" => vec![w2(s.side)],
+        "W3" => vec![w3(s.sum_n)],
+        "W3b" => w3b(s.side * 2),
+        "W4" => vec![w4(s.side)],
+        "W5" => vec![w5(s.side)],
+        "W6" => vec![
+            w6(s.mm[0], 1, "W6_1024", "≥ 0.8 of numpy sgemm"),
+            w6(s.mm[1], 1, "W6_2048", "(none)"),
+            w6(128, 64, "W6_batched", "(none)"),
+        ],
+        "W7" => vec![w7(s.t_side)],
+        "W8" => vec![w8(s.n)],
+        "W9" => vec![w9()],
+        _ => Vec::new(),
+    }
+}
+
+/// W1 `((a*b + c).relu()*0.5 + a).tanh()`; floor: `a*b + c`.
+pub fn w1(n: usize) -> Workload {
+    let (a, b, c) = (inputs(n, 0.1), inputs(n, 0.2), inputs(n, 0.3));
+    let (ta, tb, tc) = (
+        tensor(a.clone(), &[n]),
+        tensor(b.clone(), &[n]),
+        tensor(c.clone(), &[n]),
+    );
+    let mut out = vec![0.0f32; n];
+    Workload {
+        id: "W1",
+        what: format!("((a*b+c).relu()*0.5+a).tanh() [{n}]"),
+        unit: Unit::Bytes(16.0 * n as f64),
+        run: Box::new(move || {
+            black_box(w1_graph(&ta, &tb, &tc).realize().unwrap());
+        }),
+        baseline: Some(Box::new(move || {
+            two_threads(&mut out, |i| a[i] * b[i] + c[i]);
+            black_box(&out);
+        })),
+        target: "≥ 0.6 of floor",
+        min_ratio: Some(0.6),
+    }
+}
+
+/// W1's graph (unrealized).
+pub fn w1_graph(a: &Tensor, b: &Tensor, c: &Tensor) -> Tensor {
+    let y = a.mul(b).unwrap().add(c).unwrap().relu().unwrap();
+    y.mul(0.5).unwrap().add(a).unwrap().tanh().unwrap()
+}
+
+/// A one-read, one-write floor over `n` f32: `x*2 + 1`.
+fn copy_floor(n: usize) -> Box<dyn FnMut()> {
+    let x = inputs(n, 0.7);
+    let mut out = vec![0.0f32; n];
+    Box::new(move || {
+        two_threads(&mut out, |i| x[i] * 2.0 + 1.0);
+        black_box(&out);
+    })
+}
+
+/// W2 `(x + row) * col` over [side, side].
+pub fn w2(side: usize) -> Workload {
+    let x = tensor(inputs(side * side, 0.1), &[side, side]);
+    let row = tensor(inputs(side, 0.2), &[1, side]);
+    let col = tensor(inputs(side, 0.3), &[side, 1]);
+    Workload {
+        id: "W2",
+        what: format!("(x[{side},{side}]+row)*col"),
+        unit: Unit::Bytes(8.0 * (side * side) as f64),
+        run: Box::new(move || {
+            black_box(x.add(&row).unwrap().mul(&col).unwrap().realize().unwrap());
+        }),
+        baseline: Some(copy_floor(side * side)),
+        target: "≥ 0.8 of floor",
+        min_ratio: Some(0.8),
+    }
+}
+
+/// W3 sum of `n` f32; floor: a two-thread 16-lane sum.
+pub fn w3(n: usize) -> Workload {
+    let x = inputs(n, 0.1);
+    let t = tensor(x.clone(), &[n]);
+    Workload {
+        id: "W3",
+        what: format!("sum [{n}]"),
+        unit: Unit::Bytes(4.0 * n as f64),
+        run: Box::new(move || {
+            black_box(t.sum(&[0], false).unwrap().realize().unwrap());
+        }),
+        baseline: Some(Box::new(move || {
+            black_box(two_thread_sum(&x));
+        })),
+        target: "≥ 0.8 of floor",
+        min_ratio: Some(0.8),
+    }
+}
+
+/// W3b row sums and column sums of [side, side]; floor: the whole-array sum.
+pub fn w3b(side: usize) -> Vec<Workload> {
+    let x = inputs(side * side, 0.1);
+    let t = tensor(x.clone(), &[side, side]);
+    let x = std::sync::Arc::new(x);
+    [("W3b_rows", 1isize), ("W3b_cols", 0)]
+        .into_iter()
+        .map(|(id, dim)| {
+            let (t, x) = (t.clone(), x.clone());
+            Workload {
+                id,
+                what: format!("sum(dim={dim}) [{side},{side}]"),
+                unit: Unit::Bytes(4.0 * (side * side) as f64),
+                run: Box::new(move || {
+                    black_box(t.sum(&[dim], false).unwrap().realize().unwrap());
+                }),
+                baseline: Some(Box::new(move || {
+                    black_box(two_thread_sum(&x));
+                })),
+                target: "≥ 0.8 of floor",
+                min_ratio: Some(0.8),
+            }
+        })
+        .collect()
+}
+
+/// W4 softmax over rows of [side, side].
+pub fn w4(side: usize) -> Workload {
+    let x = tensor(inputs(side * side, 0.1), &[side, side]);
+    Workload {
+        id: "W4",
+        what: format!("softmax rows [{side},{side}]"),
+        unit: Unit::Bytes(8.0 * (side * side) as f64),
+        run: Box::new(move || {
+            black_box(x.softmax(1).unwrap().realize().unwrap());
+        }),
+        baseline: Some(copy_floor(side * side)),
+        target: "≥ 0.5 of floor",
+        min_ratio: Some(0.5),
+    }
+}
+
+/// W5 layernorm over rows of [side, side] with weight and bias (eps 1e-5).
+pub fn w5(side: usize) -> Workload {
+    let x = tensor(inputs(side * side, 0.1), &[side, side]);
+    let w = tensor(inputs(side, 0.2), &[side]);
+    let b = tensor(inputs(side, 0.3), &[side]);
+    Workload {
+        id: "W5",
+        what: format!("layernorm rows [{side},{side}]"),
+        unit: Unit::Bytes(8.0 * (side * side) as f64),
+        run: Box::new(move || {
+            let mean = x.mean(&[1], true).unwrap();
+            let var = x.var(&[1], 0, true).unwrap();
+            let y = x
+                .sub(&mean)
+                .unwrap()
+                .div(&var.add(1e-5).unwrap().sqrt().unwrap());
+            let y = y.unwrap().mul(&w).unwrap().add(&b).unwrap();
+            black_box(y.realize().unwrap());
+        }),
+        baseline: Some(copy_floor(side * side)),
+        target: "≥ 0.5 of floor",
+        min_ratio: Some(0.5),
+    }
+}
+
+/// PERF.md's numpy sgemm figure on this machine (2 threads), GFLOP/s: W6's
+/// reference (there is no Rust BLAS in this process to measure).
+pub const NUMPY_SGEMM_GFLOPS: f64 = 250.0;
+
+/// W6 `[batch, n, n] @ [batch, n, n]` (no batch dim when `batch == 1`).
+pub fn w6(n: usize, batch: usize, id: &'static str, target: &'static str) -> Workload {
+    let shape: Vec<usize> = if batch == 1 {
+        vec![n, n]
+    } else {
+        vec![batch, n, n]
+    };
+    let a = tensor(inputs(batch * n * n, 0.1), &shape);
+    let b = tensor(inputs(batch * n * n, 0.2), &shape);
+    Workload {
+        id,
+        what: format!("matmul {shape:?}@{shape:?}"),
+        unit: Unit::Flops(2.0 * (batch * n * n * n) as f64),
+        run: Box::new(move || {
+            black_box(a.matmul(&b).unwrap().realize().unwrap());
+        }),
+        baseline: None,
+        target,
+        min_ratio: (id == "W6_1024").then_some(0.8),
+    }
+}
+
+/// W7 `x[side, side].t().contiguous()`; baseline: a plain two-thread copy.
+pub fn w7(side: usize) -> Workload {
+    let x = tensor(inputs(side * side, 0.1), &[side, side]);
+    let src = inputs(side * side, 0.1);
+    let mut out = vec![0.0f32; side * side];
+    Workload {
+        id: "W7",
+        what: format!("x[{side},{side}].t().contiguous()"),
+        unit: Unit::Bytes(8.0 * (side * side) as f64),
+        run: Box::new(move || {
+            black_box(x.t().unwrap().contiguous().unwrap().realize().unwrap());
+        }),
+        baseline: Some(Box::new(move || {
+            let half = out.len() / 2;
+            let (lo, hi) = out.split_at_mut(half);
+            let (slo, shi) = src.split_at(half);
+            std::thread::scope(|s| {
+                s.spawn(|| lo.copy_from_slice(slo));
+                hi.copy_from_slice(shi);
+            });
+            black_box(&out);
+        })),
+        target: "≥ 0.5 of copy",
+        min_ratio: Some(0.5),
+    }
+}
+
+/// W8 `int32[n] * 0.5 + float16[n]` (float32 result); floor: the same reads (4 + 2
+/// bytes) and write (4 bytes) with trivial arithmetic on the raw values.
+pub fn w8(n: usize) -> Workload {
+    let ints: Vec<i32> = (0..n as i32)
+        .map(|i| i.wrapping_mul(7919) % 100_000)
+        .collect();
+    let halves: Vec<f16> = inputs(n, 0.4).into_iter().map(f16::from_f32).collect();
+    let ta = Tensor::from_vec(ints.clone(), &[n]).unwrap();
+    let th = Tensor::from_vec(halves.clone(), &[n]).unwrap();
+    let bits: Vec<u16> = halves.iter().map(|h| h.to_bits()).collect();
+    let mut out = vec![0.0f32; n];
+    Workload {
+        id: "W8",
+        what: format!("int32[{n}]*0.5 + float16[{n}]"),
+        unit: Unit::Bytes(10.0 * n as f64),
+        run: Box::new(move || {
+            black_box(ta.mul(0.5).unwrap().add(&th).unwrap().realize().unwrap());
+        }),
+        baseline: Some(Box::new(move || {
+            two_threads(&mut out, |i| ints[i] as f32 * 0.5 + bits[i] as f32);
+            black_box(&out);
+        })),
+        target: "≥ 0.8 of floor",
+        min_ratio: Some(0.8),
+    }
+}
+
+/// The plain-Rust W9 chain on one value.
+pub fn w9_scalar(v: f32) -> f32 {
+    let v = (v * 1.5 + 0.25).abs().sqrt() - 0.5;
+    let v = (v * v + 1.0).ln().max(0.1);
+    (v / 3.0).exp().tanh()
+}
+
+/// W9's 10-op chain on `x` (unrealized).
+pub fn w9_graph(x: &Tensor, floor: &Tensor) -> Tensor {
+    let v = x.mul(1.5).unwrap().add(0.25).unwrap().abs().unwrap();
+    let v = v.sqrt().unwrap().sub(0.5).unwrap();
+    let v = v.mul(&v).unwrap().add(1.0).unwrap().log().unwrap();
+    let v = v.maximum(floor).unwrap();
+    v.div(3.0).unwrap().exp().unwrap().tanh().unwrap()
+}
+
+/// W9: the chain on [1000], built and realized per run; baseline: plain Rust.
+pub fn w9() -> Workload {
+    let x = inputs(1000, 0.5);
+    let tx = tensor(x.clone(), &[1000]);
+    let floor = Tensor::scalar(0.1);
+    Workload {
+        id: "W9",
+        what: "10-op chain [1000], built+realized".into(),
+        unit: Unit::Latency,
+        run: Box::new(move || {
+            black_box(w9_graph(&tx, &floor).realize().unwrap());
+        }),
+        baseline: Some(Box::new(move || {
+            black_box(x.iter().map(|&v| w9_scalar(v)).collect::<Vec<f32>>());
+        })),
+        target: "≤ 5 µs",
+        min_ratio: None,
+    }
+}

@@ -1,0 +1,184 @@
+//! Runs PERF.md's workloads W1–W9 on the JIT and prints one table: per workload the
+//! median time, its rate (GB/s of compulsory traffic, GFLOP/s for W6, µs per chain
+//! for W9), the baseline's median measured in the same run (the plain-Rust memory
+//! floor, a plain copy for W7, plain Rust for W9, PERF.md's numpy sgemm figure for
+//! W6), the ratio, and the target. Then JIT compile time per kernel and the first
+//! realize of W1, both on graphs this process has never seen.
+//!
+//! ```text
+//! cargo run --release --example bench_report [-- --quick] [-- W1,W3b]
+//! ```
+//! `--quick` shrinks sizes and run counts (a smoke test); other arguments are
+//! comma-separated workload groups. The machine is shared: trust ratios (lazyfuse
+//! and its baseline alternate within each sample) over absolute times.
+
+#[path = "../benches/workloads.rs"]
+mod workloads;
+
+use lazyfuse::{CpuBackend, Tensor};
+use std::time::Instant;
+use workloads::{build, groups, Sizes, Unit, NUMPY_SGEMM_GFLOPS};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Seconds per call of `f`: median over `samples` samples of `batch` calls each.
+fn time(f: &mut dyn FnMut(), samples: usize, batch: usize) -> f64 {
+    median(
+        (0..samples)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..batch {
+                    f();
+                }
+                t.elapsed().as_secs_f64() / batch as f64
+            })
+            .collect(),
+    )
+}
+
+fn rate(unit: Unit, secs: f64) -> String {
+    match unit {
+        Unit::Bytes(b) => format!("{:.1} GB/s", b / secs / 1e9),
+        Unit::Flops(f) => format!("{:.1} GFLOP/s", f / secs / 1e9),
+        Unit::Latency => format!("{:.2} µs", secs * 1e6),
+    }
+}
+
+fn ms(secs: f64) -> String {
+    if secs < 1e-3 {
+        format!("{:.2} µs", secs * 1e6)
+    } else {
+        format!("{:.2} ms", secs * 1e3)
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let filter = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(",");
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    let sizes = Sizes::new(quick);
+    let samples = if quick { 3 } else { 7 };
+    println!(
+        "lazyfuse bench_report ({}; math {:?}; medians of {samples} samples, lazyfuse and baseline alternating)",
+        if quick { "quick sizes" } else { "PERF.md sizes" },
+        lazyfuse::math_mode().unwrap()
+    );
+    println!(
+        "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7}  target",
+        "id", "workload", "median", "rate", "baseline", "ratio"
+    );
+    for g in groups(&filter) {
+        for mut w in build(g, &sizes) {
+            // W9 is a latency: batches of calls per sample.
+            let batch = if w.unit == Unit::Latency { 200 } else { 1 };
+            (w.run)();
+            if let Some(b) = w.baseline.as_mut() {
+                b();
+            }
+            let (mut ours, mut base) = (Vec::new(), Vec::new());
+            for _ in 0..samples {
+                ours.push(time(&mut w.run, 1, batch));
+                if let Some(b) = w.baseline.as_mut() {
+                    base.push(time(b, 1, batch));
+                }
+            }
+            let t = median(ours);
+            let (bcol, ratio) = match (w.unit, base.is_empty()) {
+                (Unit::Flops(f), true) => (
+                    format!("numpy {NUMPY_SGEMM_GFLOPS:.0}*"),
+                    f / t / 1e9 / NUMPY_SGEMM_GFLOPS,
+                ),
+                (_, true) => ("-".into(), f64::NAN),
+                (_, false) => {
+                    let bt = median(base);
+                    (ms(bt), bt / t)
+                }
+            };
+            let met = match w.min_ratio {
+                Some(m) if ratio >= m => " (met)",
+                Some(_) => " (NOT met)",
+                None if w.unit == Unit::Latency && t <= 5e-6 => " (met)",
+                None if w.unit == Unit::Latency => " (NOT met)",
+                None => "",
+            };
+            println!(
+                "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7.2}  {}{}",
+                w.id,
+                w.what,
+                ms(t),
+                rate(w.unit, t),
+                bcol,
+                ratio,
+                w.target,
+                met
+            );
+        }
+    }
+    if filter.is_empty() {
+        compile_times(&sizes, samples);
+    }
+    println!(
+        "ratio: baseline time / lazyfuse time (1.0 = at the floor); W6: GFLOP/s / \
+         PERF.md's numpy sgemm figure (*not measured in this run); W9 ratio: plain Rust \
+         time / lazyfuse time"
+    );
+}
+
+/// Compile cost: the first realize of never-seen graphs minus a cached realize of
+/// the same graph, on [16] (W1 plus `j` extra `+ a`, a new kernel for each `j`: one
+/// kernel compiled per first realize, plus its schedule); and the first realize of a
+/// never-seen 16M W1-shaped graph (compile, schedule and the run, with its fresh
+/// output's page faults) beside a cached realize of it.
+fn compile_times(sizes: &Sizes, samples: usize) {
+    let small = |n: usize| workloads::inputs(n, 0.9);
+    let a = Tensor::from_vec(small(16), &[16]).unwrap();
+    let g = |a: &Tensor, j: usize| {
+        let mut y = workloads::w1_graph(a, a, a);
+        for _ in 0..j {
+            y = y.add(a).unwrap();
+        }
+        y
+    };
+    let mut per_kernel = Vec::new();
+    for j in 0..samples {
+        let y = g(&a, 100 + j);
+        let t = Instant::now();
+        y.realize().unwrap();
+        let first = t.elapsed().as_secs_f64();
+        let cached = time(&mut || drop(g(&a, 100 + j).realize().unwrap()), 5, 20);
+        per_kernel.push(first - cached);
+    }
+    println!(
+        "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7}  ≤ 0.5 ms",
+        "compile",
+        "first − cached realize, 1 new kernel",
+        ms(median(per_kernel)),
+        "",
+        "",
+        ""
+    );
+    let n = sizes.n;
+    let big = Tensor::from_vec(workloads::inputs(n, 0.2), &[n]).unwrap();
+    let t = Instant::now();
+    g(&big, 1).realize().unwrap();
+    let first = t.elapsed().as_secs_f64();
+    let cached = time(&mut || drop(g(&big, 1).realize().unwrap()), samples, 1);
+    println!(
+        "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7}  < 20 ms",
+        "first_W1",
+        format!("first realize of new W1(+a) [{n}]"),
+        ms(first),
+        format!("cached {}", ms(cached)),
+        "",
+        ""
+    );
+}
