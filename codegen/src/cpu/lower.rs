@@ -29,6 +29,9 @@ use lazyfuse_ir::op::Op;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 use std::collections::HashMap;
 
+#[path = "vreduce.rs"]
+mod vreduce;
+
 type R<T> = Result<T, CodegenError>;
 
 /// How a dtype's values sit in registers.
@@ -151,9 +154,8 @@ struct Lower<'a, 'b> {
     accs: HashMap<usize, Acc>,
     scans: HashMap<usize, ScanState>,
     needed: Vec<bool>,
-    /// whether float math may be approximated and reordered (not read yet: the
-    /// vector math and reductions of issue 7 branch on it)
-    #[allow(dead_code)]
+    /// whether float math may be approximated and reordered (Fast: the reduction
+    /// phases of `vreduce` run with several vector accumulators)
     math: MathMode,
 }
 
@@ -454,11 +456,21 @@ impl Lower<'_, '_> {
             self.init_accs(ph)?;
             self.init_scans(ph)?;
             if total > 0 {
+                // Fast mode: whole vectors first where the phase allows it, then
+                // the scalar loop below does the rest from `start`.
+                let start = self.vector_phase(ph)?;
                 let zero = self.iconst(I64, 0);
                 for d in self.k.n_parallel..nd {
                     self.b.def_var(self.idx[d], zero);
                 }
-                self.b.def_var(self.pos, zero);
+                if start > 0 {
+                    // (one reduction dim: `vector_phase` requires it)
+                    let s = self.iconst(I64, start);
+                    self.b.def_var(self.idx[nd - 1], s);
+                    self.b.def_var(self.pos, s);
+                } else {
+                    self.b.def_var(self.pos, zero);
+                }
                 let head = self.b.create_block();
                 let bodyb = self.b.create_block();
                 let after = self.b.create_block();
@@ -1695,24 +1707,8 @@ fn vector_type(k: &LoopKernel) -> Option<Type> {
                     && !written.contains(&k.params[*param].buf)
             }
             Expr::Const(_) => true,
-            Expr::Unary { op, .. } => {
-                use UnaryOp::*;
-                match op {
-                    Neg | Abs | Square => true,
-                    Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
-                    BitwiseNot => !float,
-                    _ => false,
-                }
-            }
-            Expr::Binary { op, .. } => {
-                use BinaryOp::*;
-                match op {
-                    Add | Sub | Mul | Maximum | Minimum => true,
-                    Div => float,
-                    BitwiseAnd | BitwiseOr | BitwiseXor => !float,
-                    _ => false,
-                }
-            }
+            Expr::Unary { op, .. } => vector_unary_ok(*op, float),
+            Expr::Binary { op, .. } => vector_binary_ok(*op, float),
             _ => false,
         };
         if !ok {
@@ -1723,6 +1719,30 @@ fn vector_type(k: &LoopKernel) -> Option<Type> {
         Some(vt)
     } else {
         None
+    }
+}
+
+/// Whether [`Lower::vunary`] emits `op` on vectors of float (or integer) lanes: the
+/// one predicate the elementwise vector path and the vectorized reduction phases
+/// share, so that an op the vector path learns vectorizes in both.
+fn vector_unary_ok(op: UnaryOp, float: bool) -> bool {
+    use UnaryOp::*;
+    match op {
+        Neg | Abs | Square => true,
+        Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
+        BitwiseNot => !float,
+        _ => false,
+    }
+}
+
+/// Whether [`Lower::vbinary`] emits `op` on vectors (see [`vector_unary_ok`]).
+fn vector_binary_ok(op: BinaryOp, float: bool) -> bool {
+    use BinaryOp::*;
+    match op {
+        Add | Sub | Mul | Maximum | Minimum => true,
+        Div => float,
+        BitwiseAnd | BitwiseOr | BitwiseXor => !float,
+        _ => false,
     }
 }
 

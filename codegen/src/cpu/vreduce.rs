@@ -1,0 +1,445 @@
+//! Vectorized reduction phases (MathMode::Fast only).
+//!
+//! A phase whose one reduction dim is contiguous (stride 1, or 0 for broadcast
+//! loads) runs its body over [`GROUP`] consecutive positions at once, unrolled
+//! [`UNROLL`] times with one set of vector accumulators per unrolled copy, so
+//! that the adds of consecutive iterations do not wait on each other. The
+//! accumulators are combined after the loop and handed to the scalar loop, which
+//! does the last `n % (GROUP·UNROLL)` positions. Reordering a float sum is what
+//! Fast mode allows; Exact mode never comes here.
+//!
+//! Values are held as *parts*: a float32 value of [`GROUP`] positions is one
+//! `f32x4`, a float64 value two `f64x2` (low positions first), so that the
+//! float32 → float64 casts of the row kernels (softmax, layernorm compute in
+//! float64) are lane-exact promotions and demotions. The elementwise ops go
+//! through the elementwise vector path's [`Lower::vunary`]/[`Lower::vbinary`] and
+//! its predicates [`vector_unary_ok`]/[`vector_binary_ok`].
+
+use super::{vector_binary_ok, vector_unary_ok, Lower, R};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I64, I8X16};
+use cranelift_codegen::ir::{
+    ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, Type, Value,
+};
+use cranelift_frontend::Variable;
+use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::{BinaryOp, DType};
+
+/// Positions per vector step: one `f32x4`, or two `f64x2`.
+const GROUP: i64 = 4;
+/// Independent copies of the body (and of the accumulators) per loop iteration.
+const UNROLL: i64 = 4;
+
+/// The vector parts of a value of `dt`: their type and count.
+fn parts_of(dt: DType) -> (Type, usize) {
+    if dt == DType::F64 {
+        (F64X2, 2)
+    } else {
+        (F32X4, 1)
+    }
+}
+
+/// Whether phase `ph` of `k` vectorizes: one reduction dim (the last dim), every
+/// needed expression of the phase float32 or float64, loads static and contiguous
+/// or broadcast along it and not of a buffer the kernel writes, only ops the
+/// vector path has, casts between float32 and float64, reductions sum, max and
+/// min, and stores contiguous of their own dtype.
+fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool]) -> bool {
+    let nd = k.dims.len();
+    if nd != k.n_parallel + 1 {
+        return false;
+    }
+    let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    let inner = |id: ExprId| k.exprs[id.0 as usize].stage == Stage::Inner(ph);
+    let mut any = false;
+    for (i, e) in k.exprs.iter().enumerate() {
+        if !needed[i] {
+            continue;
+        }
+        if e.stage == Stage::Outer(ph + 1) {
+            if let Expr::Reduce { op, x } = e.expr {
+                let xdt = k.exprs[x.0 as usize].dtype;
+                if !matches!(op, Accum::Sum | Accum::Max | Accum::Min) || !float(xdt) || !inner(x) {
+                    return false;
+                }
+            }
+            continue;
+        }
+        if e.stage != Stage::Inner(ph) {
+            continue;
+        }
+        any = true;
+        if !float(e.dtype) {
+            return false;
+        }
+        // Operands from outer stages are splat: they must be float values too.
+        for o in LoopKernel::operands(&e.expr) {
+            if !float(k.exprs[o.0 as usize].dtype) {
+                return false;
+            }
+        }
+        let ok = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && (0..=1).contains(&index.strides[nd - 1])
+                    && k.params[*param].dtype == e.dtype
+                    && !written.contains(&k.params[*param].buf)
+            }
+            Expr::Const(_) | Expr::Cast { .. } => true,
+            Expr::Unary { op, x } => {
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true)
+            }
+            Expr::Binary { op, a, b } => {
+                k.exprs[a.0 as usize].dtype == e.dtype
+                    && k.exprs[b.0 as usize].dtype == e.dtype
+                    && vector_binary_ok(*op, true)
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    let stores_ok = k.stores.iter().all(|s| {
+        let v = &k.exprs[s.value.0 as usize];
+        v.stage != Stage::Inner(ph)
+            || (s.index.strides[nd - 1] == 1 && k.params[s.param].dtype == v.dtype)
+    });
+    any && stores_ok
+}
+
+/// A vector accumulator of one reduction: its parts, per unrolled copy.
+struct VAcc {
+    /// the `Reduce` expression
+    expr: usize,
+    op: Accum,
+    /// float32 max/min stay float32; sums and float64 go in float64
+    ty: Type,
+    /// `vars[u]`: the parts of copy `u`
+    vars: Vec<Vec<Variable>>,
+}
+
+impl Lower<'_, '_> {
+    /// Emits phase `ph`'s vector loop when Fast mode allows and the phase
+    /// vectorizes; leaves each reduction's scalar accumulator holding the
+    /// combined value of the positions done and returns how many positions those
+    /// are (0: the scalar loop does all).
+    pub(super) fn vector_phase(&mut self, ph: u32) -> R<i64> {
+        if self.math != MathMode::Fast {
+            return Ok(0);
+        }
+        let nd = self.k.dims.len();
+        let step = GROUP * UNROLL;
+        let n = *self.k.dims.last().unwrap_or(&0) as i64;
+        if n < step || !phase_vectorizes(self.k, ph, &self.needed) {
+            return Ok(0);
+        }
+        let m = n - n % step;
+        let vaccs = self.init_vaccs(ph)?;
+        let rd = nd - 1;
+        let zero = self.iconst(I64, 0);
+        self.b.def_var(self.idx[rd], zero);
+        let head = self.b.create_block();
+        let bodyb = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let pv = self.b.use_var(self.idx[rd]);
+        let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, m);
+        self.b.ins().brif(more, bodyb, &[], after, &[]);
+        self.b.switch_to_block(bodyb);
+        // Addresses of the loads and stores (exprs, then stores) at this
+        // iteration's first position, shared by the unrolled copies (which add a
+        // constant offset).
+        let mut addrs: Vec<Option<Value>> = vec![None; self.k.exprs.len() + self.k.stores.len()];
+        for u in 0..UNROLL {
+            self.vector_group(ph, u, &vaccs, &mut addrs)?;
+        }
+        let pv = self.b.use_var(self.idx[rd]);
+        let pn = self.b.ins().iadd_imm_s(pv, step);
+        self.b.def_var(self.idx[rd], pn);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(after);
+        for va in &vaccs {
+            self.finish_vacc(va)?;
+        }
+        Ok(m)
+    }
+
+    /// Declares the vector accumulators of phase `ph`'s reductions, at their
+    /// identity.
+    fn init_vaccs(&mut self, ph: u32) -> R<Vec<VAcc>> {
+        let mut out = Vec::new();
+        for i in 0..self.k.exprs.len() {
+            let e = &self.k.exprs[i];
+            let (Expr::Reduce { op, x }, Stage::Outer(k)) = (&e.expr, e.stage) else {
+                continue;
+            };
+            if k != ph + 1 || !self.needed[i] {
+                continue;
+            }
+            let (op, x) = (*op, *x);
+            let xdt = self.dtype(x);
+            let (ty, n) = if op == Accum::Sum {
+                (F64X2, 2)
+            } else {
+                parts_of(xdt)
+            };
+            let init = match op {
+                Accum::Sum => 0.0,
+                Accum::Max => f64::NEG_INFINITY,
+                _ => f64::INFINITY,
+            };
+            let s = if ty == F64X2 {
+                self.b.ins().f64const(init)
+            } else {
+                self.b.ins().f32const(init as f32)
+            };
+            let v = self.b.ins().splat(ty, s);
+            let mut vars = Vec::new();
+            for _ in 0..UNROLL {
+                let mut parts = Vec::new();
+                for _ in 0..n {
+                    let var = self.b.declare_var(ty);
+                    self.b.def_var(var, v);
+                    parts.push(var);
+                }
+                vars.push(parts);
+            }
+            out.push(VAcc {
+                expr: i,
+                op,
+                ty,
+                vars,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Unrolled copy `u` of the phase body: positions `idx + GROUP·u ..+ GROUP`.
+    fn vector_group(
+        &mut self,
+        ph: u32,
+        u: i64,
+        vaccs: &[VAcc],
+        addrs: &mut [Option<Value>],
+    ) -> R<()> {
+        let nd = self.k.dims.len();
+        let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
+        for i in 0..self.k.exprs.len() {
+            if !self.needed[i] || self.k.exprs[i].stage != Stage::Inner(ph) {
+                continue;
+            }
+            let e = self.k.exprs[i].clone();
+            let dt = e.dtype;
+            let (vt, n) = parts_of(dt);
+            let parts: Vec<Value> = match e.expr {
+                Expr::Load { param, index, .. } => {
+                    let addr = match addrs[i] {
+                        Some(a) => a,
+                        None => {
+                            let a = self.address(param, &index.offset, &index.strides, None)?;
+                            addrs[i] = Some(a);
+                            a
+                        }
+                    };
+                    if index.strides[nd - 1] == 0 {
+                        let x = self.b.ins().load(vt.lane_type(), super::flags(), addr, 0);
+                        let s = self.b.ins().splat(vt, x);
+                        vec![s; n]
+                    } else {
+                        let size = dt.size_in_bytes() as i64;
+                        (0..n as i64)
+                            .map(|p| {
+                                let off = ((u * GROUP + p * 2) * size) as i32;
+                                self.b.ins().load(vt, super::flags(), addr, off)
+                            })
+                            .collect()
+                    }
+                }
+                Expr::Const(c) => {
+                    let x = self.constant(c, dt)?;
+                    let s = self.b.ins().splat(vt, x);
+                    vec![s; n]
+                }
+                Expr::Cast { x } => {
+                    let from = self.dtype(x);
+                    let xs = self.vparts(ph, x, &vv);
+                    self.vcast(xs, from, dt)
+                }
+                Expr::Unary { op, x } => {
+                    let xs = self.vparts(ph, x, &vv);
+                    xs.into_iter().map(|p| self.vunary(op, p, vt)).collect()
+                }
+                Expr::Binary { op, a, b } => {
+                    let xs = self.vparts(ph, a, &vv);
+                    let ys = self.vparts(ph, b, &vv);
+                    xs.into_iter()
+                        .zip(ys)
+                        .map(|(x, y)| self.vbinary(op, x, y, vt))
+                        .collect()
+                }
+                _ => unreachable!("phase_vectorizes admits only the exprs above"),
+            };
+            vv[i] = Some(parts);
+        }
+        for va in vaccs {
+            let Expr::Reduce { x, .. } = self.k.exprs[va.expr].expr else {
+                unreachable!("vector accumulators are reductions")
+            };
+            let xdt = self.dtype(x);
+            let mut xs = self.vparts(ph, x, &vv);
+            if va.ty == F64X2 && xdt == DType::F32 {
+                xs = self.vcast(xs, DType::F32, DType::F64);
+            }
+            for (p, xv) in xs.into_iter().enumerate() {
+                let var = va.vars[u as usize][p];
+                let acc = self.b.use_var(var);
+                let next = self.vcombine(va.op, acc, xv, va.ty);
+                self.b.def_var(var, next);
+            }
+        }
+        for (n, s) in self.k.stores.clone().into_iter().enumerate() {
+            let si = s.value.0 as usize;
+            if self.k.exprs[si].stage != Stage::Inner(ph) {
+                continue;
+            }
+            let dt = self.dtype(s.value);
+            let slot = self.k.exprs.len() + n;
+            let addr = match addrs[slot] {
+                Some(a) => a,
+                None => {
+                    let a = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+                    addrs[slot] = Some(a);
+                    a
+                }
+            };
+            let size = dt.size_in_bytes() as i64;
+            let vals = vv[si].clone().expect("stored values are computed");
+            for (p, v) in vals.into_iter().enumerate() {
+                let off = ((u * GROUP + p as i64 * 2) * size) as i32;
+                self.b.ins().store(super::flags(), v, addr, off);
+            }
+        }
+        Ok(())
+    }
+
+    /// The parts of operand `id`: computed in this phase's vector body, or an
+    /// outer-stage scalar splat.
+    fn vparts(&mut self, ph: u32, id: ExprId, vv: &[Option<Vec<Value>>]) -> Vec<Value> {
+        let i = id.0 as usize;
+        if self.k.exprs[i].stage == Stage::Inner(ph) {
+            return vv[i].clone().expect("operands come first");
+        }
+        let (vt, n) = parts_of(self.k.exprs[i].dtype);
+        let s = self.val(id);
+        let v = self.b.ins().splat(vt, s);
+        vec![v; n]
+    }
+
+    /// Casts parts between float32 and float64 (lane-exact, as the scalar casts).
+    fn vcast(&mut self, xs: Vec<Value>, from: DType, to: DType) -> Vec<Value> {
+        match (from, to) {
+            (DType::F32, DType::F64) => {
+                let x = xs[0];
+                let lo = self.b.ins().fvpromote_low(x);
+                // lanes 2, 3 down to 0, 1
+                let mask: Vec<u8> = (8..16).chain(8..16).collect();
+                let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+                let h = self.shuffle(x, x, mask, F32X4);
+                let hi = self.b.ins().fvpromote_low(h);
+                vec![lo, hi]
+            }
+            (DType::F64, DType::F32) => {
+                let lo = self.b.ins().fvdemote(xs[0]);
+                let hi = self.b.ins().fvdemote(xs[1]);
+                // lanes 0, 1 of each
+                let mask: Vec<u8> = (0..8).chain(16..24).collect();
+                let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+                vec![self.shuffle(lo, hi, mask, F32X4)]
+            }
+            _ => xs,
+        }
+    }
+
+    /// A byte shuffle of two vectors of type `vt` (Cranelift's `shuffle` takes
+    /// `i8x16` operands only).
+    fn shuffle(&mut self, a: Value, b: Value, mask: Immediate, vt: Type) -> Value {
+        let f = MemFlagsData::new().with_endianness(Endianness::Little);
+        let a = self.b.ins().bitcast(I8X16, f, a);
+        let b = self.b.ins().bitcast(I8X16, f, b);
+        let r = self.b.ins().shuffle(a, b, mask);
+        self.b.ins().bitcast(vt, f, r)
+    }
+
+    /// One accumulation step on vectors (max/min propagate NaN as the scalar
+    /// code does).
+    fn vcombine(&mut self, op: Accum, acc: Value, x: Value, vt: Type) -> Value {
+        match op {
+            Accum::Sum => self.b.ins().fadd(acc, x),
+            Accum::Max => self.vbinary(BinaryOp::Maximum, acc, x, vt),
+            _ => self.vbinary(BinaryOp::Minimum, acc, x, vt),
+        }
+    }
+
+    /// Folds the copies and lanes of a vector accumulator into the reduction's
+    /// scalar accumulator, for the scalar loop to go on from.
+    fn finish_vacc(&mut self, va: &VAcc) -> R<()> {
+        let mut parts: Vec<Value> = va
+            .vars
+            .iter()
+            .flatten()
+            .map(|&v| self.b.use_var(v))
+            .collect();
+        // Pairwise, so that sums add numbers of similar size.
+        while parts.len() > 1 {
+            let mut next = Vec::new();
+            for pair in parts.chunks(2) {
+                next.push(if pair.len() == 2 {
+                    self.vcombine(va.op, pair[0], pair[1], va.ty)
+                } else {
+                    pair[0]
+                });
+            }
+            parts = next;
+        }
+        let v = parts[0];
+        let lanes = va.ty.lane_count();
+        let lane_ty = va.ty.lane_type();
+        let mut s = self.b.ins().extractlane(v, 0);
+        for l in 1..lanes {
+            let x = self.b.ins().extractlane(v, l as u8);
+            s = match va.op {
+                Accum::Sum => self.b.ins().fadd(s, x),
+                op => {
+                    let dt = if lane_ty == F64 {
+                        DType::F64
+                    } else {
+                        DType::F32
+                    };
+                    let bop = if op == Accum::Max {
+                        BinaryOp::Maximum
+                    } else {
+                        BinaryOp::Minimum
+                    };
+                    self.binary(bop, s, x, dt)?
+                }
+            };
+        }
+        let a = self.accs.get(&va.expr).ok_or_else(|| {
+            super::CodegenError::Malformed(format!("v{}: reduction without a loop", va.expr))
+        })?;
+        self.b.def_var(a.var, s);
+        Ok(())
+    }
+}
