@@ -258,10 +258,18 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            if let Some(vt) = vector_type(self.k) {
+            // Elementwise kernels: `vt` vectors; column reductions: blocks of
+            // `vreduce::COLUMNS` points.
+            let vector = match vector_type(self.k) {
+                Some(vt) => Some((i64::from(vt.lane_count()), Some(vt))),
+                None if vreduce::columns_vectorize(self.k, &self.needed) => {
+                    Some((vreduce::COLUMNS, None))
+                }
+                None => None,
+            };
+            if let Some((lanes, vt)) = vector {
                 // Whole vectors while the row and the range have `lanes` points
                 // left, then single points (the tail).
-                let lanes = i64::from(vt.lane_count());
                 let last = self.idx[np - 1];
                 let iv = self.b.use_var(last);
                 let ie = self.b.ins().iadd_imm_s(iv, lanes);
@@ -277,7 +285,10 @@ impl Lower<'_, '_> {
                 let sb = self.b.create_block();
                 self.b.ins().brif(fits, vb, &[], sb, &[]);
                 self.b.switch_to_block(vb);
-                self.vector_point(vt)?;
+                match vt {
+                    Some(vt) => self.vector_point(vt)?,
+                    None => self.vector_columns()?,
+                }
                 self.odometer_by(0..np, lanes);
                 let pv = self.b.use_var(p);
                 let pn = self.b.ins().iadd_imm_s(pv, lanes);

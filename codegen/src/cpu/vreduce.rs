@@ -29,6 +29,8 @@ use lazyfuse_ir::{BinaryOp, DType};
 const GROUP: i64 = 4;
 /// Independent copies of the body (and of the accumulators) per loop iteration.
 const UNROLL: i64 = 4;
+/// Points of the last parallel dim a column reduction does at once.
+pub(super) const COLUMNS: i64 = GROUP * UNROLL;
 
 /// The vector parts of a value of `dt`: their type and count.
 fn parts_of(dt: DType) -> (Type, usize) {
@@ -118,6 +120,70 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool]) -> bool {
     any && stores_ok
 }
 
+/// Whether `k` runs [`UNROLL`]·[`GROUP`] consecutive points of its last parallel
+/// dim at once (column reductions: the reduction dim is strided, the last
+/// parallel dim contiguous): one reduction dim, every needed expression float32
+/// or float64 and of the kinds [`phase_vectorizes`] admits, in every stage, loads
+/// and stores contiguous (stores) or broadcast (loads) along that parallel dim.
+/// Each lane is one output point reduced in the scalar code's order, so the
+/// values are the scalar code's bit for bit, in either math mode.
+pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
+    let np = k.n_parallel;
+    let nd = k.dims.len();
+    if np == 0 || nd != np + 1 || k.phases() == 0 || (k.dims[np - 1] as i64) < GROUP * UNROLL {
+        return false;
+    }
+    let vdim = np - 1;
+    let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    for (i, e) in k.exprs.iter().enumerate() {
+        if !needed[i] {
+            continue;
+        }
+        if !float(e.dtype) || matches!(e.stage, Stage::Outer(s) if s > k.phases()) {
+            return false;
+        }
+        let ok = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && (0..=1).contains(&index.strides[vdim])
+                    && k.params[*param].dtype == e.dtype
+                    && !written.contains(&k.params[*param].buf)
+            }
+            Expr::Const(_) => true,
+            Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
+            Expr::Unary { op, x } => {
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true)
+            }
+            Expr::Binary { op, a, b } => {
+                k.exprs[a.0 as usize].dtype == e.dtype
+                    && k.exprs[b.0 as usize].dtype == e.dtype
+                    && vector_binary_ok(*op, true)
+            }
+            Expr::Reduce { op, x } => {
+                matches!(op, Accum::Sum | Accum::Max | Accum::Min)
+                    && float(k.exprs[x.0 as usize].dtype)
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    k.stores.iter().all(|s| {
+        s.index.strides[vdim] == 1 && k.params[s.param].dtype == k.exprs[s.value.0 as usize].dtype
+    })
+}
+
 /// A vector accumulator of one reduction: its parts, per unrolled copy.
 struct VAcc {
     /// the `Reduce` expression
@@ -163,7 +229,9 @@ impl Lower<'_, '_> {
         // constant offset).
         let mut addrs: Vec<Option<Value>> = vec![None; self.k.exprs.len() + self.k.stores.len()];
         for u in 0..UNROLL {
-            self.vector_group(ph, u, &vaccs, &mut addrs)?;
+            let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
+            self.veval(Stage::Inner(ph), u, rd, &mut vv, &mut addrs)?;
+            self.vaccumulate(&vaccs, u, &vv);
         }
         let pv = self.b.use_var(self.idx[rd]);
         let pn = self.b.ins().iadd_imm_s(pv, step);
@@ -174,6 +242,70 @@ impl Lower<'_, '_> {
             self.finish_vacc(va)?;
         }
         Ok(m)
+    }
+
+    /// [`UNROLL`]·[`GROUP`] consecutive points of the last parallel dim (see
+    /// [`columns_vectorize`]): every stage in vector parts, the reduction loops
+    /// scalar over positions with one vector accumulator per copy and lane.
+    pub(super) fn vector_columns(&mut self) -> R<()> {
+        let np = self.k.n_parallel;
+        let nd = self.k.dims.len();
+        let (vdim, rd) = (np - 1, nd - 1);
+        let n = self.k.dims[rd] as i64;
+        let ne = self.k.exprs.len();
+        let slots = ne + self.k.stores.len();
+        let mut vvs: Vec<Vec<Option<Vec<Value>>>> = (0..UNROLL).map(|_| vec![None; ne]).collect();
+        let mut addrs = vec![None; slots];
+        for u in 0..UNROLL {
+            self.veval(Stage::Outer(0), u, vdim, &mut vvs[u as usize], &mut addrs)?;
+        }
+        for ph in 0..self.k.phases() {
+            let vaccs = self.init_vaccs(ph)?;
+            let zero = self.iconst(I64, 0);
+            self.b.def_var(self.idx[rd], zero);
+            let head = self.b.create_block();
+            let bodyb = self.b.create_block();
+            let after = self.b.create_block();
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            let pv = self.b.use_var(self.idx[rd]);
+            let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, n);
+            self.b.ins().brif(more, bodyb, &[], after, &[]);
+            self.b.switch_to_block(bodyb);
+            let mut inner_addrs = vec![None; slots];
+            for u in 0..UNROLL {
+                let vv = &mut vvs[u as usize];
+                self.veval(Stage::Inner(ph), u, vdim, vv, &mut inner_addrs)?;
+                let vv = vvs[u as usize].clone();
+                self.vaccumulate(&vaccs, u, &vv);
+            }
+            let pv = self.b.use_var(self.idx[rd]);
+            let pn = self.b.ins().iadd_imm_s(pv, 1);
+            self.b.def_var(self.idx[rd], pn);
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(after);
+            for (u, vv) in vvs.iter_mut().enumerate() {
+                // The loop body's values do not reach past the loop.
+                for (i, e) in self.k.exprs.iter().enumerate() {
+                    if e.stage == Stage::Inner(ph) {
+                        vv[i] = None;
+                    }
+                }
+                for va in &vaccs {
+                    let mut parts: Vec<Value> =
+                        va.vars[u].iter().map(|&v| self.b.use_var(v)).collect();
+                    if va.ty == F64X2 && self.k.exprs[va.expr].dtype == DType::F32 {
+                        parts = self.vcast(parts, DType::F64, DType::F32);
+                    }
+                    vv[va.expr] = Some(parts);
+                }
+            }
+            for u in 0..UNROLL {
+                let mut a = vec![None; slots];
+                self.veval(Stage::Outer(ph + 1), u, vdim, &mut vvs[u as usize], &mut a)?;
+            }
+        }
+        Ok(())
     }
 
     /// Declares the vector accumulators of phase `ph`'s reductions, at their
@@ -226,18 +358,20 @@ impl Lower<'_, '_> {
         Ok(out)
     }
 
-    /// Unrolled copy `u` of the phase body: positions `idx + GROUP·u ..+ GROUP`.
-    fn vector_group(
+    /// Evaluates copy `u` of the needed expressions of `stage` (reductions
+    /// excepted: their parts are put in `vv` by the caller) with lanes along dim
+    /// `vdim` (positions `idx[vdim] + GROUP·u ..+ GROUP`), and does the stage's
+    /// stores. `addrs` caches the addresses at `u = 0` (exprs, then stores).
+    fn veval(
         &mut self,
-        ph: u32,
+        stage: Stage,
         u: i64,
-        vaccs: &[VAcc],
+        vdim: usize,
+        vv: &mut [Option<Vec<Value>>],
         addrs: &mut [Option<Value>],
     ) -> R<()> {
-        let nd = self.k.dims.len();
-        let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
         for i in 0..self.k.exprs.len() {
-            if !self.needed[i] || self.k.exprs[i].stage != Stage::Inner(ph) {
+            if !self.needed[i] || self.k.exprs[i].stage != stage {
                 continue;
             }
             let e = self.k.exprs[i].clone();
@@ -253,7 +387,7 @@ impl Lower<'_, '_> {
                             a
                         }
                     };
-                    if index.strides[nd - 1] == 0 {
+                    if index.strides[vdim] == 0 {
                         let x = self.b.ins().load(vt.lane_type(), super::flags(), addr, 0);
                         let s = self.b.ins().splat(vt, x);
                         vec![s; n]
@@ -274,44 +408,29 @@ impl Lower<'_, '_> {
                 }
                 Expr::Cast { x } => {
                     let from = self.dtype(x);
-                    let xs = self.vparts(ph, x, &vv);
+                    let xs = self.vparts(x, vv);
                     self.vcast(xs, from, dt)
                 }
                 Expr::Unary { op, x } => {
-                    let xs = self.vparts(ph, x, &vv);
+                    let xs = self.vparts(x, vv);
                     xs.into_iter().map(|p| self.vunary(op, p, vt)).collect()
                 }
                 Expr::Binary { op, a, b } => {
-                    let xs = self.vparts(ph, a, &vv);
-                    let ys = self.vparts(ph, b, &vv);
+                    let xs = self.vparts(a, vv);
+                    let ys = self.vparts(b, vv);
                     xs.into_iter()
                         .zip(ys)
                         .map(|(x, y)| self.vbinary(op, x, y, vt))
                         .collect()
                 }
-                _ => unreachable!("phase_vectorizes admits only the exprs above"),
+                Expr::Reduce { .. } => continue,
+                _ => unreachable!("the vector predicates admit only the exprs above"),
             };
             vv[i] = Some(parts);
         }
-        for va in vaccs {
-            let Expr::Reduce { x, .. } = self.k.exprs[va.expr].expr else {
-                unreachable!("vector accumulators are reductions")
-            };
-            let xdt = self.dtype(x);
-            let mut xs = self.vparts(ph, x, &vv);
-            if va.ty == F64X2 && xdt == DType::F32 {
-                xs = self.vcast(xs, DType::F32, DType::F64);
-            }
-            for (p, xv) in xs.into_iter().enumerate() {
-                let var = va.vars[u as usize][p];
-                let acc = self.b.use_var(var);
-                let next = self.vcombine(va.op, acc, xv, va.ty);
-                self.b.def_var(var, next);
-            }
-        }
         for (n, s) in self.k.stores.clone().into_iter().enumerate() {
             let si = s.value.0 as usize;
-            if self.k.exprs[si].stage != Stage::Inner(ph) {
+            if self.k.exprs[si].stage != stage {
                 continue;
             }
             let dt = self.dtype(s.value);
@@ -334,12 +453,32 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// The parts of operand `id`: computed in this phase's vector body, or an
-    /// outer-stage scalar splat.
-    fn vparts(&mut self, ph: u32, id: ExprId, vv: &[Option<Vec<Value>>]) -> Vec<Value> {
+    /// Folds copy `u`'s values into its vector accumulators.
+    fn vaccumulate(&mut self, vaccs: &[VAcc], u: i64, vv: &[Option<Vec<Value>>]) {
+        for va in vaccs {
+            let Expr::Reduce { x, .. } = self.k.exprs[va.expr].expr else {
+                unreachable!("vector accumulators are reductions")
+            };
+            let xdt = self.dtype(x);
+            let mut xs = self.vparts(x, vv);
+            if va.ty == F64X2 && xdt == DType::F32 {
+                xs = self.vcast(xs, DType::F32, DType::F64);
+            }
+            for (p, xv) in xs.into_iter().enumerate() {
+                let var = va.vars[u as usize][p];
+                let acc = self.b.use_var(var);
+                let next = self.vcombine(va.op, acc, xv, va.ty);
+                self.b.def_var(var, next);
+            }
+        }
+    }
+
+    /// The parts of operand `id`: computed in vector code (`vv`), or else a
+    /// scalar of an outer stage, splat.
+    fn vparts(&mut self, id: ExprId, vv: &[Option<Vec<Value>>]) -> Vec<Value> {
         let i = id.0 as usize;
-        if self.k.exprs[i].stage == Stage::Inner(ph) {
-            return vv[i].clone().expect("operands come first");
+        if let Some(p) = &vv[i] {
+            return p.clone();
         }
         let (vt, n) = parts_of(self.k.exprs[i].dtype);
         let s = self.val(id);
