@@ -221,6 +221,40 @@ fn columns_and_non_contiguous_inputs() {
     }
 }
 
+/// Column reductions wider than a chunk (1024 points) and a tail of blocks and
+/// single points: 1024 + 2·16 + 5 columns.
+#[test]
+fn chunked_column_reductions() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    let w = 1024 + 37;
+    for &n in &[0usize, 1, 17, 100] {
+        let v = data(
+            w * n,
+            5 + n as u64,
+            &[(w + 1030, f64::NAN), (3, f64::INFINITY)],
+        );
+        for dt in FLOATS {
+            let (r, s) = (rtol(dt), n as f64);
+            let t = || tensor(&v, &[n, w], dt);
+            check(&format!("chunk sums n={n} {dt}"), r, s, &|| {
+                t().sum(&[0], false).unwrap()
+            });
+            check(&format!("chunk mean n={n} {dt}"), r, 1.0, &|| {
+                t().mean(&[0], true).unwrap()
+            });
+            check(&format!("chunk fused n={n} {dt}"), r, s, &|| {
+                let x = t();
+                x.mul(&x).unwrap().sum(&[0], false).unwrap()
+            });
+            if n > 0 {
+                check(&format!("chunk amax n={n} {dt}"), 0.0, 0.0, &|| {
+                    t().amax(&[0], false).unwrap()
+                });
+            }
+        }
+    }
+}
+
 #[test]
 fn nan_and_infinities_propagate() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
@@ -300,12 +334,12 @@ fn integer_reductions_stay_exact() {
 #[test]
 fn exact_column_reductions_are_bit_identical() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
-    for &n in &[0usize, 1, 17, 1000] {
-        let v = data(37 * n, 3 + n as u64, &[(5, f64::INFINITY)]);
+    for (&n, w) in [0usize, 1, 17, 1000, 19].iter().zip([37, 37, 37, 37, 1061]) {
+        let v = data(w * n, 3 + n as u64, &[(5, f64::INFINITY)]);
         for dt in [DType::F32, DType::F64] {
-            let sums = || tensor(&v, &[n, 37], dt).sum(&[0], false).unwrap();
-            let means = || tensor(&v, &[n, 37], dt).mean(&[0], true).unwrap();
-            let vars = || tensor(&v, &[n, 37], dt).var(&[0], 1, false).unwrap();
+            let sums = || tensor(&v, &[n, w], dt).sum(&[0], false).unwrap();
+            let means = || tensor(&v, &[n, w], dt).mean(&[0], true).unwrap();
+            let vars = || tensor(&v, &[n, w], dt).var(&[0], 1, false).unwrap();
             let fs: [&dyn Fn() -> Tensor; 3] = [&sums, &means, &vars];
             // float64 var is left out: the scalar JIT already differs from the
             // interpreter there by an ulp on main (reported to the lead)

@@ -258,16 +258,20 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            // Elementwise kernels: `vt` vectors; column reductions: blocks of
-            // `vreduce::COLUMNS` points.
-            let vector = match vector_type(self.k) {
-                Some(vt) => Some((i64::from(vt.lane_count()), Some(vt))),
-                None if vreduce::columns_vectorize(self.k, &self.needed) => {
-                    Some((vreduce::COLUMNS, None))
+            // Elementwise kernels: `vt` vectors; column reductions: chunks of
+            // `vreduce::CHUNK` points where they fit, then blocks of
+            // `vreduce::COLUMNS`; tried in this order, each falling through to
+            // the next.
+            let mut tiers: Vec<(i64, Option<Type>, bool)> = Vec::new();
+            if let Some(vt) = vector_type(self.k) {
+                tiers.push((i64::from(vt.lane_count()), Some(vt), false));
+            } else if vreduce::columns_vectorize(self.k, &self.needed) {
+                if vreduce::chunk_vectorize(self.k, &self.needed) {
+                    tiers.push((vreduce::CHUNK, None, true));
                 }
-                None => None,
-            };
-            if let Some((lanes, vt)) = vector {
+                tiers.push((vreduce::COLUMNS, None, false));
+            }
+            for (lanes, vt, chunk) in tiers {
                 // Whole vectors while the row and the range have `lanes` points
                 // left, then single points (the tail).
                 let last = self.idx[np - 1];
@@ -287,6 +291,7 @@ impl Lower<'_, '_> {
                 self.b.switch_to_block(vb);
                 match vt {
                     Some(vt) => self.vector_point(vt)?,
+                    None if chunk => self.vector_column_chunk()?,
                     None => self.vector_columns()?,
                 }
                 self.odometer_by(0..np, lanes);

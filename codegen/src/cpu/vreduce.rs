@@ -19,7 +19,8 @@ use super::{vector_binary_ok, vector_unary_ok, Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I64, I8X16};
 use cranelift_codegen::ir::{
-    ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, Type, Value,
+    ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
+    Type, Value,
 };
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
@@ -31,6 +32,10 @@ const GROUP: i64 = 4;
 const UNROLL: i64 = 4;
 /// Points of the last parallel dim a column reduction does at once.
 pub(super) const COLUMNS: i64 = GROUP * UNROLL;
+/// Points of the last parallel dim a chunked column reduction does at once: its
+/// accumulators live in a stack slot, and each input row is read as one run of
+/// `CHUNK` values (a walk down 16 columns touches a new page per row).
+pub(super) const CHUNK: i64 = 1024;
 
 /// The vector parts of a value of `dt`: their type and count.
 fn parts_of(dt: DType) -> (Type, usize) {
@@ -184,6 +189,24 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
     })
 }
 
+/// Whether `k` (which [`columns_vectorize`] admits) runs in chunks of [`CHUNK`]
+/// points: one phase, whose expressions use only the phase's own values and
+/// constants (nothing of the outer stage is held across the row loop).
+pub(super) fn chunk_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
+    let np = k.n_parallel;
+    if k.phases() != 1 || (k.dims[np - 1] as i64) < CHUNK {
+        return false;
+    }
+    k.exprs.iter().enumerate().all(|(i, e)| {
+        !needed[i]
+            || e.stage != Stage::Inner(0)
+            || LoopKernel::operands(&e.expr).iter().all(|o| {
+                let x = &k.exprs[o.0 as usize];
+                x.stage == Stage::Inner(0) || matches!(x.expr, Expr::Const(_))
+            })
+    })
+}
+
 /// A vector accumulator of one reduction: its parts, per unrolled copy.
 struct VAcc {
     /// the `Reduce` expression
@@ -305,6 +328,185 @@ impl Lower<'_, '_> {
                 self.veval(Stage::Outer(ph + 1), u, vdim, &mut vvs[u as usize], &mut a)?;
             }
         }
+        Ok(())
+    }
+
+    /// A chunk of [`CHUNK`] points of the last parallel dim (see
+    /// [`chunk_vectorize`]): rows outer, blocks of [`COLUMNS`] inner, the vector
+    /// accumulators in a stack slot; each lane still reduces one point in the
+    /// scalar order.
+    pub(super) fn vector_column_chunk(&mut self) -> R<()> {
+        let np = self.k.n_parallel;
+        let nd = self.k.dims.len();
+        let (vdim, rd) = (np - 1, nd - 1);
+        let n = self.k.dims[rd] as i64;
+        let ne = self.k.exprs.len();
+        let slots = ne + self.k.stores.len();
+        // Constants the phase uses are splat from their scalar values.
+        for i in 0..ne {
+            let e = &self.k.exprs[i];
+            if self.needed[i] && e.stage == Stage::Outer(0) && matches!(e.expr, Expr::Const(_)) {
+                let v = self.expr(i)?;
+                self.vals[i] = Some(v);
+            }
+        }
+        let vaccs = self.init_vaccs(0)?;
+        // Slot layout per block: per accumulator, per copy, per part, 16 bytes.
+        let mut offs = Vec::new();
+        let mut gbytes = 0i64;
+        for va in &vaccs {
+            offs.push(gbytes);
+            gbytes += UNROLL * va.vars[0].len() as i64 * 16;
+        }
+        let groups = CHUNK / COLUMNS;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (groups * gbytes) as u32,
+            4,
+        ));
+        let sbase = self.b.ins().stack_addr(I64, slot, 0);
+        let col0 = self.b.use_var(self.idx[vdim]);
+        let acc_off = |a: usize, u: i64, p: usize, nparts: usize| {
+            (offs[a] + (u * nparts as i64 + p as i64) * 16) as i32
+        };
+        let inits: Vec<Value> = vaccs
+            .iter()
+            .map(|va| self.b.use_var(va.vars[0][0]))
+            .collect();
+        self.counted_loop(groups, &mut |s, g| {
+            let at = s.b.ins().imul_imm_s(g, gbytes);
+            let at = s.b.ins().iadd(sbase, at);
+            for (a, va) in vaccs.iter().enumerate() {
+                let np = va.vars[0].len();
+                for u in 0..UNROLL {
+                    for p in 0..np {
+                        s.b.ins()
+                            .store(super::flags(), inits[a], at, acc_off(a, u, p, np));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        // Rows go ROWS at a time (several pages streamed at once, and one load
+        // and store of each accumulator per ROWS rows), then one at a time;
+        // each lane still adds its rows in order.
+        const ROWS: i64 = 8;
+        let main = n - n % ROWS;
+        for (first, count, rows) in [(0, main / ROWS, ROWS), (main, n - main, 1)] {
+            if count == 0 {
+                continue;
+            }
+            self.counted_loop(count, &mut |s, it| {
+                let r0 = s.b.ins().imul_imm_s(it, rows);
+                let r0 = s.b.ins().iadd_imm_s(r0, first);
+                s.counted_loop(groups, &mut |s, g| {
+                    let c = s.b.ins().imul_imm_s(g, COLUMNS);
+                    let c = s.b.ins().iadd(col0, c);
+                    s.b.def_var(s.idx[vdim], c);
+                    let at = s.b.ins().imul_imm_s(g, gbytes);
+                    let at = s.b.ins().iadd(sbase, at);
+                    for u in 0..UNROLL {
+                        // this copy's accumulators, loaded once for the rows
+                        let mut accs: Vec<Vec<Value>> = Vec::new();
+                        for (a, va) in vaccs.iter().enumerate() {
+                            let np = va.vars[0].len();
+                            accs.push(
+                                (0..np)
+                                    .map(|p| {
+                                        let off = acc_off(a, u, p, np);
+                                        s.b.ins().load(va.ty, super::flags(), at, off)
+                                    })
+                                    .collect(),
+                            );
+                        }
+                        for j in 0..rows {
+                            let r = s.b.ins().iadd_imm_s(r0, j);
+                            s.b.def_var(s.idx[rd], r);
+                            let mut addrs = vec![None; slots];
+                            let mut vv: Vec<Option<Vec<Value>>> = vec![None; ne];
+                            s.veval(Stage::Inner(0), u, vdim, &mut vv, &mut addrs)?;
+                            for (a, va) in vaccs.iter().enumerate() {
+                                let Expr::Reduce { x, .. } = s.k.exprs[va.expr].expr else {
+                                    unreachable!("vector accumulators are reductions")
+                                };
+                                let xdt = s.dtype(x);
+                                let mut xs = s.vparts(x, &vv);
+                                if va.ty == F64X2 && xdt == DType::F32 {
+                                    xs = s.vcast(xs, DType::F32, DType::F64);
+                                }
+                                for (p, xv) in xs.into_iter().enumerate() {
+                                    accs[a][p] = s.vcombine(va.op, accs[a][p], xv, va.ty);
+                                }
+                            }
+                        }
+                        for (a, va) in vaccs.iter().enumerate() {
+                            let np = va.vars[0].len();
+                            for (p, &v) in accs[a].iter().enumerate() {
+                                let off = acc_off(a, u, p, np);
+                                s.b.ins().store(super::flags(), v, at, off);
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })?;
+        }
+        self.counted_loop(groups, &mut |s, g| {
+            let c = s.b.ins().imul_imm_s(g, COLUMNS);
+            let c = s.b.ins().iadd(col0, c);
+            s.b.def_var(s.idx[vdim], c);
+            let at = s.b.ins().imul_imm_s(g, gbytes);
+            let at = s.b.ins().iadd(sbase, at);
+            let mut addrs = vec![None; slots];
+            let mut addrs1 = vec![None; slots];
+            for u in 0..UNROLL {
+                let mut vv: Vec<Option<Vec<Value>>> = vec![None; ne];
+                s.veval(Stage::Outer(0), u, vdim, &mut vv, &mut addrs)?;
+                for (a, va) in vaccs.iter().enumerate() {
+                    let np = va.vars[0].len();
+                    let mut parts: Vec<Value> = (0..np)
+                        .map(|p| {
+                            s.b.ins()
+                                .load(va.ty, super::flags(), at, acc_off(a, u, p, np))
+                        })
+                        .collect();
+                    if va.ty == F64X2 && s.k.exprs[va.expr].dtype == DType::F32 {
+                        parts = s.vcast(parts, DType::F64, DType::F32);
+                    }
+                    vv[va.expr] = Some(parts);
+                }
+                s.veval(Stage::Outer(1), u, vdim, &mut vv, &mut addrs1)?;
+            }
+            Ok(())
+        })?;
+        self.b.def_var(self.idx[vdim], col0);
+        for v in self.vals.iter_mut() {
+            *v = None;
+        }
+        Ok(())
+    }
+
+    /// `for i in 0..count { f(i) }` as a Cranelift loop.
+    fn counted_loop(&mut self, count: i64, f: &mut dyn FnMut(&mut Self, Value) -> R<()>) -> R<()> {
+        let var = self.b.declare_var(I64);
+        let z = self.iconst(I64, 0);
+        self.b.def_var(var, z);
+        let head = self.b.create_block();
+        let bodyb = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let v = self.b.use_var(var);
+        let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, count);
+        self.b.ins().brif(more, bodyb, &[], after, &[]);
+        self.b.switch_to_block(bodyb);
+        let v = self.b.use_var(var);
+        f(self, v)?;
+        let v = self.b.use_var(var);
+        let vn = self.b.ins().iadd_imm_s(v, 1);
+        self.b.def_var(var, vn);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(after);
         Ok(())
     }
 
