@@ -29,6 +29,9 @@ use lazyfuse_ir::op::Op;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 use std::collections::HashMap;
 
+#[path = "vreduce.rs"]
+mod vreduce;
+
 type R<T> = Result<T, CodegenError>;
 
 /// How a dtype's values sit in registers.
@@ -135,6 +138,19 @@ struct ScanState {
     idx: Option<Variable>,
 }
 
+/// How `body` runs a block of consecutive parallel points (see its comment).
+#[derive(Clone, Copy)]
+enum Tier {
+    /// one vector of a single dtype per expression
+    Single(Type),
+    /// 4 lanes of several dtypes
+    Mixed,
+    /// a wide chunk of column-reduction points, rows outermost
+    ColumnChunk,
+    /// a block of column-reduction points in vector lanes
+    Columns,
+}
+
 struct Lower<'a, 'b> {
     module: &'a mut JITModule,
     k: &'a LoopKernel,
@@ -151,9 +167,8 @@ struct Lower<'a, 'b> {
     accs: HashMap<usize, Acc>,
     scans: HashMap<usize, ScanState>,
     needed: Vec<bool>,
-    /// whether float math may be approximated and reordered (not read yet: the
-    /// vector math and reductions of issue 7 branch on it)
-    #[allow(dead_code)]
+    /// whether float math may be approximated and reordered (Fast: the reduction
+    /// phases of `vreduce` run with several vector accumulators)
     math: MathMode,
 }
 
@@ -256,15 +271,25 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            // One dtype: `vector_type`'s lanes; several dtypes that all fit 4 lanes:
-            // `vector_point_mixed` (which reads its lane types per expression).
-            let plan = vector_type(self.k)
-                .map(|vt| (vt, false))
-                .or_else(|| mixed_vector(self.k).then_some((MIXED_LANES, true)));
-            if let Some((vt, mixed)) = plan {
+            // Elementwise kernels: `vt` vectors of one dtype, or several dtypes
+            // that all fit 4 lanes (`vector_point_mixed` reads its lane types per
+            // expression); column reductions: chunks of `vreduce::CHUNK` points
+            // where they fit, then blocks of `vreduce::COLUMNS`; tried in this
+            // order, each falling through to the next.
+            let mut tiers: Vec<(i64, Tier)> = Vec::new();
+            if let Some(vt) = vector_type(self.k) {
+                tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
+            } else if mixed_vector(self.k) {
+                tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
+            } else if vreduce::columns_vectorize(self.k, &self.needed) {
+                if vreduce::chunk_vectorize(self.k, &self.needed) {
+                    tiers.push((vreduce::CHUNK, Tier::ColumnChunk));
+                }
+                tiers.push((vreduce::COLUMNS, Tier::Columns));
+            }
+            for (lanes, tier) in tiers {
                 // Whole vectors while the row and the range have `lanes` points
                 // left, then single points (the tail).
-                let lanes = i64::from(vt.lane_count());
                 let last = self.idx[np - 1];
                 let iv = self.b.use_var(last);
                 let ie = self.b.ins().iadd_imm_s(iv, lanes);
@@ -280,10 +305,11 @@ impl Lower<'_, '_> {
                 let sb = self.b.create_block();
                 self.b.ins().brif(fits, vb, &[], sb, &[]);
                 self.b.switch_to_block(vb);
-                if mixed {
-                    self.vector_point_mixed()?;
-                } else {
-                    self.vector_point(vt)?;
+                match tier {
+                    Tier::Single(vt) => self.vector_point(vt)?,
+                    Tier::Mixed => self.vector_point_mixed()?,
+                    Tier::ColumnChunk => self.vector_column_chunk()?,
+                    Tier::Columns => self.vector_columns()?,
                 }
                 self.odometer_by(0..np, lanes);
                 let pv = self.b.use_var(p);
@@ -590,11 +616,21 @@ impl Lower<'_, '_> {
             self.init_accs(ph)?;
             self.init_scans(ph)?;
             if total > 0 {
+                // Fast mode: whole vectors first where the phase allows it, then
+                // the scalar loop below does the rest from `start`.
+                let start = self.vector_phase(ph)?;
                 let zero = self.iconst(I64, 0);
                 for d in self.k.n_parallel..nd {
                     self.b.def_var(self.idx[d], zero);
                 }
-                self.b.def_var(self.pos, zero);
+                if start > 0 {
+                    // (one reduction dim: `vector_phase` requires it)
+                    let s = self.iconst(I64, start);
+                    self.b.def_var(self.idx[nd - 1], s);
+                    self.b.def_var(self.pos, s);
+                } else {
+                    self.b.def_var(self.pos, zero);
+                }
                 let head = self.b.create_block();
                 let bodyb = self.b.create_block();
                 let after = self.b.create_block();
@@ -1831,24 +1867,8 @@ fn vector_type(k: &LoopKernel) -> Option<Type> {
                     && !written.contains(&k.params[*param].buf)
             }
             Expr::Const(_) => true,
-            Expr::Unary { op, .. } => {
-                use UnaryOp::*;
-                match op {
-                    Neg | Abs | Square => true,
-                    Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
-                    BitwiseNot => !float,
-                    _ => false,
-                }
-            }
-            Expr::Binary { op, .. } => {
-                use BinaryOp::*;
-                match op {
-                    Add | Sub | Mul | Maximum | Minimum => true,
-                    Div => float,
-                    BitwiseAnd | BitwiseOr | BitwiseXor => !float,
-                    _ => false,
-                }
-            }
+            Expr::Unary { op, .. } => vector_unary_ok(*op, float),
+            Expr::Binary { op, .. } => vector_binary_ok(*op, float),
             _ => false,
         };
         if !ok {
@@ -1931,28 +1951,9 @@ fn mixed_vector(k: &LoopKernel) -> bool {
                     && matches!(from.dtype, DType::I32 | DType::F16 | DType::BF16))
                     || (!narrow && matches!(from.expr, Expr::Const(_)))
             }
-            Expr::Unary { op, x } => {
-                use UnaryOp::*;
-                !narrow
-                    && dt(x) == e.dtype
-                    && match op {
-                        Neg | Abs | Square => true,
-                        Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
-                        BitwiseNot => !float,
-                        _ => false,
-                    }
-            }
+            Expr::Unary { op, x } => !narrow && dt(x) == e.dtype && vector_unary_ok(*op, float),
             Expr::Binary { op, a, b } => {
-                use BinaryOp::*;
-                !narrow
-                    && dt(a) == e.dtype
-                    && dt(b) == e.dtype
-                    && match op {
-                        Add | Sub | Mul | Maximum | Minimum => true,
-                        Div => float,
-                        BitwiseAnd | BitwiseOr | BitwiseXor => !float,
-                        _ => false,
-                    }
+                !narrow && dt(a) == e.dtype && dt(b) == e.dtype && vector_binary_ok(*op, float)
             }
             _ => false,
         };
@@ -1966,6 +1967,30 @@ fn mixed_vector(k: &LoopKernel) -> bool {
             && matches!(v, DType::F32 | DType::I32)
             && k.params[s.param].dtype == v
     })
+}
+
+/// Whether [`Lower::vunary`] emits `op` on vectors of float (or integer) lanes: the
+/// one predicate the elementwise vector path and the vectorized reduction phases
+/// share, so that an op the vector path learns vectorizes in both.
+fn vector_unary_ok(op: UnaryOp, float: bool) -> bool {
+    use UnaryOp::*;
+    match op {
+        Neg | Abs | Square => true,
+        Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
+        BitwiseNot => !float,
+        _ => false,
+    }
+}
+
+/// Whether [`Lower::vbinary`] emits `op` on vectors (see [`vector_unary_ok`]).
+fn vector_binary_ok(op: BinaryOp, float: bool) -> bool {
+    use BinaryOp::*;
+    match op {
+        Add | Sub | Mul | Maximum | Minimum => true,
+        Div => float,
+        BitwiseAnd | BitwiseOr | BitwiseXor => !float,
+        _ => false,
+    }
 }
 
 /// The kind code and the three f64 parameters of a [`UnaryParamOp`] for

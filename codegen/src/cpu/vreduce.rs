@@ -1,0 +1,786 @@
+//! Vectorized reduction phases (MathMode::Fast only).
+//!
+//! A phase whose one reduction dim is contiguous (stride 1, or 0 for broadcast
+//! loads) runs its body over [`GROUP`] consecutive positions at once, unrolled
+//! [`UNROLL`] times with one set of vector accumulators per unrolled copy, so
+//! that the adds of consecutive iterations do not wait on each other. The
+//! accumulators are combined after the loop and handed to the scalar loop, which
+//! does the last `n % (GROUP·UNROLL)` positions. Reordering a float sum is what
+//! Fast mode allows; Exact mode never comes here.
+//!
+//! Values are held as *parts*: a float32 value of [`GROUP`] positions is one
+//! `f32x4`, a float64 value two `f64x2` (low positions first), so that the
+//! float32 → float64 casts of the row kernels (softmax, layernorm compute in
+//! float64) are lane-exact promotions and demotions. The elementwise ops go
+//! through the elementwise vector path's [`Lower::vunary`]/[`Lower::vbinary`] and
+//! its predicates [`vector_unary_ok`]/[`vector_binary_ok`].
+
+use super::{vector_binary_ok, vector_unary_ok, Lower, R};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I64, I8X16};
+use cranelift_codegen::ir::{
+    ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
+    Type, Value,
+};
+use cranelift_frontend::Variable;
+use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::{BinaryOp, DType};
+
+/// Positions per vector step: one `f32x4`, or two `f64x2`.
+const GROUP: i64 = 4;
+/// Independent copies of the body (and of the accumulators) per loop iteration.
+const UNROLL: i64 = 4;
+/// Points of the last parallel dim a column reduction does at once.
+pub(super) const COLUMNS: i64 = GROUP * UNROLL;
+/// Points of the last parallel dim a chunked column reduction does at once: its
+/// accumulators live in a stack slot, and each input row is read as one run of
+/// `CHUNK` values (a walk down 16 columns touches a new page per row).
+pub(super) const CHUNK: i64 = 1024;
+
+/// The vector parts of a value of `dt`: their type and count.
+fn parts_of(dt: DType) -> (Type, usize) {
+    if dt == DType::F64 {
+        (F64X2, 2)
+    } else {
+        (F32X4, 1)
+    }
+}
+
+/// Whether phase `ph` of `k` vectorizes: one reduction dim (the last dim), every
+/// needed expression of the phase float32 or float64, loads static and contiguous
+/// or broadcast along it and not of a buffer the kernel writes, only ops the
+/// vector path has, casts between float32 and float64, reductions sum, max and
+/// min, and stores contiguous of their own dtype.
+fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool]) -> bool {
+    let nd = k.dims.len();
+    if nd != k.n_parallel + 1 {
+        return false;
+    }
+    let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    let inner = |id: ExprId| k.exprs[id.0 as usize].stage == Stage::Inner(ph);
+    let mut any = false;
+    for (i, e) in k.exprs.iter().enumerate() {
+        if !needed[i] {
+            continue;
+        }
+        if e.stage == Stage::Outer(ph + 1) {
+            if let Expr::Reduce { op, x } = e.expr {
+                let xdt = k.exprs[x.0 as usize].dtype;
+                if !matches!(op, Accum::Sum | Accum::Max | Accum::Min) || !float(xdt) || !inner(x) {
+                    return false;
+                }
+            }
+            continue;
+        }
+        if e.stage != Stage::Inner(ph) {
+            continue;
+        }
+        any = true;
+        if !float(e.dtype) {
+            return false;
+        }
+        // Operands from outer stages are splat: they must be float values too.
+        for o in LoopKernel::operands(&e.expr) {
+            if !float(k.exprs[o.0 as usize].dtype) {
+                return false;
+            }
+        }
+        let ok = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && (0..=1).contains(&index.strides[nd - 1])
+                    && k.params[*param].dtype == e.dtype
+                    && !written.contains(&k.params[*param].buf)
+            }
+            Expr::Const(_) | Expr::Cast { .. } => true,
+            Expr::Unary { op, x } => {
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true)
+            }
+            Expr::Binary { op, a, b } => {
+                k.exprs[a.0 as usize].dtype == e.dtype
+                    && k.exprs[b.0 as usize].dtype == e.dtype
+                    && vector_binary_ok(*op, true)
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    let stores_ok = k.stores.iter().all(|s| {
+        let v = &k.exprs[s.value.0 as usize];
+        v.stage != Stage::Inner(ph)
+            || (s.index.strides[nd - 1] == 1 && k.params[s.param].dtype == v.dtype)
+    });
+    any && stores_ok
+}
+
+/// Whether `k` runs [`UNROLL`]·[`GROUP`] consecutive points of its last parallel
+/// dim at once (column reductions: the reduction dim is strided, the last
+/// parallel dim contiguous): one reduction dim, every needed expression float32
+/// or float64 and of the kinds [`phase_vectorizes`] admits, in every stage, loads
+/// and stores contiguous (stores) or broadcast (loads) along that parallel dim.
+/// Each lane is one output point reduced in the scalar code's order, so the
+/// values are the scalar code's bit for bit, in either math mode.
+pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
+    let np = k.n_parallel;
+    let nd = k.dims.len();
+    if np == 0 || nd != np + 1 || k.phases() == 0 || (k.dims[np - 1] as i64) < GROUP * UNROLL {
+        return false;
+    }
+    let vdim = np - 1;
+    let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    for (i, e) in k.exprs.iter().enumerate() {
+        if !needed[i] {
+            continue;
+        }
+        if !float(e.dtype) || matches!(e.stage, Stage::Outer(s) if s > k.phases()) {
+            return false;
+        }
+        let ok = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && (0..=1).contains(&index.strides[vdim])
+                    && k.params[*param].dtype == e.dtype
+                    && !written.contains(&k.params[*param].buf)
+            }
+            Expr::Const(_) => true,
+            Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
+            Expr::Unary { op, x } => {
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true)
+            }
+            Expr::Binary { op, a, b } => {
+                k.exprs[a.0 as usize].dtype == e.dtype
+                    && k.exprs[b.0 as usize].dtype == e.dtype
+                    && vector_binary_ok(*op, true)
+            }
+            Expr::Reduce { op, x } => {
+                matches!(op, Accum::Sum | Accum::Max | Accum::Min)
+                    && float(k.exprs[x.0 as usize].dtype)
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    k.stores.iter().all(|s| {
+        s.index.strides[vdim] == 1 && k.params[s.param].dtype == k.exprs[s.value.0 as usize].dtype
+    })
+}
+
+/// Whether `k` (which [`columns_vectorize`] admits) runs in chunks of [`CHUNK`]
+/// points: one phase, whose expressions use only the phase's own values and
+/// constants (nothing of the outer stage is held across the row loop).
+pub(super) fn chunk_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
+    let np = k.n_parallel;
+    if k.phases() != 1 || (k.dims[np - 1] as i64) < CHUNK {
+        return false;
+    }
+    k.exprs.iter().enumerate().all(|(i, e)| {
+        !needed[i]
+            || e.stage != Stage::Inner(0)
+            || LoopKernel::operands(&e.expr).iter().all(|o| {
+                let x = &k.exprs[o.0 as usize];
+                x.stage == Stage::Inner(0) || matches!(x.expr, Expr::Const(_))
+            })
+    })
+}
+
+/// A vector accumulator of one reduction: its parts, per unrolled copy.
+struct VAcc {
+    /// the `Reduce` expression
+    expr: usize,
+    op: Accum,
+    /// float32 max/min stay float32; sums and float64 go in float64
+    ty: Type,
+    /// `vars[u]`: the parts of copy `u`
+    vars: Vec<Vec<Variable>>,
+}
+
+impl Lower<'_, '_> {
+    /// Emits phase `ph`'s vector loop when Fast mode allows and the phase
+    /// vectorizes; leaves each reduction's scalar accumulator holding the
+    /// combined value of the positions done and returns how many positions those
+    /// are (0: the scalar loop does all).
+    pub(super) fn vector_phase(&mut self, ph: u32) -> R<i64> {
+        if self.math != MathMode::Fast {
+            return Ok(0);
+        }
+        let nd = self.k.dims.len();
+        let step = GROUP * UNROLL;
+        let n = *self.k.dims.last().unwrap_or(&0) as i64;
+        if n < step || !phase_vectorizes(self.k, ph, &self.needed) {
+            return Ok(0);
+        }
+        let m = n - n % step;
+        let vaccs = self.init_vaccs(ph)?;
+        let rd = nd - 1;
+        let zero = self.iconst(I64, 0);
+        self.b.def_var(self.idx[rd], zero);
+        let head = self.b.create_block();
+        let bodyb = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let pv = self.b.use_var(self.idx[rd]);
+        let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, m);
+        self.b.ins().brif(more, bodyb, &[], after, &[]);
+        self.b.switch_to_block(bodyb);
+        // Addresses of the loads and stores (exprs, then stores) at this
+        // iteration's first position, shared by the unrolled copies (which add a
+        // constant offset).
+        let mut addrs: Vec<Option<Value>> = vec![None; self.k.exprs.len() + self.k.stores.len()];
+        for u in 0..UNROLL {
+            let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
+            self.veval(Stage::Inner(ph), u, rd, &mut vv, &mut addrs)?;
+            self.vaccumulate(&vaccs, u, &vv);
+        }
+        let pv = self.b.use_var(self.idx[rd]);
+        let pn = self.b.ins().iadd_imm_s(pv, step);
+        self.b.def_var(self.idx[rd], pn);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(after);
+        for va in &vaccs {
+            self.finish_vacc(va)?;
+        }
+        Ok(m)
+    }
+
+    /// [`UNROLL`]·[`GROUP`] consecutive points of the last parallel dim (see
+    /// [`columns_vectorize`]): every stage in vector parts, the reduction loops
+    /// scalar over positions with one vector accumulator per copy and lane.
+    pub(super) fn vector_columns(&mut self) -> R<()> {
+        let np = self.k.n_parallel;
+        let nd = self.k.dims.len();
+        let (vdim, rd) = (np - 1, nd - 1);
+        let n = self.k.dims[rd] as i64;
+        let ne = self.k.exprs.len();
+        let slots = ne + self.k.stores.len();
+        let mut vvs: Vec<Vec<Option<Vec<Value>>>> = (0..UNROLL).map(|_| vec![None; ne]).collect();
+        let mut addrs = vec![None; slots];
+        for u in 0..UNROLL {
+            self.veval(Stage::Outer(0), u, vdim, &mut vvs[u as usize], &mut addrs)?;
+        }
+        for ph in 0..self.k.phases() {
+            let vaccs = self.init_vaccs(ph)?;
+            let zero = self.iconst(I64, 0);
+            self.b.def_var(self.idx[rd], zero);
+            let head = self.b.create_block();
+            let bodyb = self.b.create_block();
+            let after = self.b.create_block();
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            let pv = self.b.use_var(self.idx[rd]);
+            let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, n);
+            self.b.ins().brif(more, bodyb, &[], after, &[]);
+            self.b.switch_to_block(bodyb);
+            let mut inner_addrs = vec![None; slots];
+            for u in 0..UNROLL {
+                let vv = &mut vvs[u as usize];
+                self.veval(Stage::Inner(ph), u, vdim, vv, &mut inner_addrs)?;
+                let vv = vvs[u as usize].clone();
+                self.vaccumulate(&vaccs, u, &vv);
+            }
+            let pv = self.b.use_var(self.idx[rd]);
+            let pn = self.b.ins().iadd_imm_s(pv, 1);
+            self.b.def_var(self.idx[rd], pn);
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(after);
+            for (u, vv) in vvs.iter_mut().enumerate() {
+                // The loop body's values do not reach past the loop.
+                for (i, e) in self.k.exprs.iter().enumerate() {
+                    if e.stage == Stage::Inner(ph) {
+                        vv[i] = None;
+                    }
+                }
+                for va in &vaccs {
+                    let mut parts: Vec<Value> =
+                        va.vars[u].iter().map(|&v| self.b.use_var(v)).collect();
+                    if va.ty == F64X2 && self.k.exprs[va.expr].dtype == DType::F32 {
+                        parts = self.vcast(parts, DType::F64, DType::F32);
+                    }
+                    vv[va.expr] = Some(parts);
+                }
+            }
+            for u in 0..UNROLL {
+                let mut a = vec![None; slots];
+                self.veval(Stage::Outer(ph + 1), u, vdim, &mut vvs[u as usize], &mut a)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A chunk of [`CHUNK`] points of the last parallel dim (see
+    /// [`chunk_vectorize`]): rows outer, blocks of [`COLUMNS`] inner, the vector
+    /// accumulators in a stack slot; each lane still reduces one point in the
+    /// scalar order.
+    pub(super) fn vector_column_chunk(&mut self) -> R<()> {
+        let np = self.k.n_parallel;
+        let nd = self.k.dims.len();
+        let (vdim, rd) = (np - 1, nd - 1);
+        let n = self.k.dims[rd] as i64;
+        let ne = self.k.exprs.len();
+        let slots = ne + self.k.stores.len();
+        // Constants the phase uses are splat from their scalar values.
+        for i in 0..ne {
+            let e = &self.k.exprs[i];
+            if self.needed[i] && e.stage == Stage::Outer(0) && matches!(e.expr, Expr::Const(_)) {
+                let v = self.expr(i)?;
+                self.vals[i] = Some(v);
+            }
+        }
+        let vaccs = self.init_vaccs(0)?;
+        // Slot layout per block: per accumulator, per copy, per part, 16 bytes.
+        let mut offs = Vec::new();
+        let mut gbytes = 0i64;
+        for va in &vaccs {
+            offs.push(gbytes);
+            gbytes += UNROLL * va.vars[0].len() as i64 * 16;
+        }
+        let groups = CHUNK / COLUMNS;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (groups * gbytes) as u32,
+            4,
+        ));
+        let sbase = self.b.ins().stack_addr(I64, slot, 0);
+        let col0 = self.b.use_var(self.idx[vdim]);
+        let acc_off = |a: usize, u: i64, p: usize, nparts: usize| {
+            (offs[a] + (u * nparts as i64 + p as i64) * 16) as i32
+        };
+        let inits: Vec<Value> = vaccs
+            .iter()
+            .map(|va| self.b.use_var(va.vars[0][0]))
+            .collect();
+        self.counted_loop(groups, &mut |s, g| {
+            let at = s.b.ins().imul_imm_s(g, gbytes);
+            let at = s.b.ins().iadd(sbase, at);
+            for (a, va) in vaccs.iter().enumerate() {
+                let np = va.vars[0].len();
+                for u in 0..UNROLL {
+                    for p in 0..np {
+                        s.b.ins()
+                            .store(super::flags(), inits[a], at, acc_off(a, u, p, np));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        // Rows go ROWS at a time (several pages streamed at once, and one load
+        // and store of each accumulator per ROWS rows), then one at a time;
+        // each lane still adds its rows in order.
+        const ROWS: i64 = 8;
+        let main = n - n % ROWS;
+        for (first, count, rows) in [(0, main / ROWS, ROWS), (main, n - main, 1)] {
+            if count == 0 {
+                continue;
+            }
+            self.counted_loop(count, &mut |s, it| {
+                let r0 = s.b.ins().imul_imm_s(it, rows);
+                let r0 = s.b.ins().iadd_imm_s(r0, first);
+                s.counted_loop(groups, &mut |s, g| {
+                    let c = s.b.ins().imul_imm_s(g, COLUMNS);
+                    let c = s.b.ins().iadd(col0, c);
+                    s.b.def_var(s.idx[vdim], c);
+                    let at = s.b.ins().imul_imm_s(g, gbytes);
+                    let at = s.b.ins().iadd(sbase, at);
+                    for u in 0..UNROLL {
+                        // this copy's accumulators, loaded once for the rows
+                        let mut accs: Vec<Vec<Value>> = Vec::new();
+                        for (a, va) in vaccs.iter().enumerate() {
+                            let np = va.vars[0].len();
+                            accs.push(
+                                (0..np)
+                                    .map(|p| {
+                                        let off = acc_off(a, u, p, np);
+                                        s.b.ins().load(va.ty, super::flags(), at, off)
+                                    })
+                                    .collect(),
+                            );
+                        }
+                        for j in 0..rows {
+                            let r = s.b.ins().iadd_imm_s(r0, j);
+                            s.b.def_var(s.idx[rd], r);
+                            let mut addrs = vec![None; slots];
+                            let mut vv: Vec<Option<Vec<Value>>> = vec![None; ne];
+                            s.veval(Stage::Inner(0), u, vdim, &mut vv, &mut addrs)?;
+                            for (a, va) in vaccs.iter().enumerate() {
+                                let Expr::Reduce { x, .. } = s.k.exprs[va.expr].expr else {
+                                    unreachable!("vector accumulators are reductions")
+                                };
+                                let xdt = s.dtype(x);
+                                let mut xs = s.vparts(x, &vv);
+                                if va.ty == F64X2 && xdt == DType::F32 {
+                                    xs = s.vcast(xs, DType::F32, DType::F64);
+                                }
+                                for (p, xv) in xs.into_iter().enumerate() {
+                                    accs[a][p] = s.vcombine(va.op, accs[a][p], xv, va.ty);
+                                }
+                            }
+                        }
+                        for (a, va) in vaccs.iter().enumerate() {
+                            let np = va.vars[0].len();
+                            for (p, &v) in accs[a].iter().enumerate() {
+                                let off = acc_off(a, u, p, np);
+                                s.b.ins().store(super::flags(), v, at, off);
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })?;
+        }
+        self.counted_loop(groups, &mut |s, g| {
+            let c = s.b.ins().imul_imm_s(g, COLUMNS);
+            let c = s.b.ins().iadd(col0, c);
+            s.b.def_var(s.idx[vdim], c);
+            let at = s.b.ins().imul_imm_s(g, gbytes);
+            let at = s.b.ins().iadd(sbase, at);
+            let mut addrs = vec![None; slots];
+            let mut addrs1 = vec![None; slots];
+            for u in 0..UNROLL {
+                let mut vv: Vec<Option<Vec<Value>>> = vec![None; ne];
+                s.veval(Stage::Outer(0), u, vdim, &mut vv, &mut addrs)?;
+                for (a, va) in vaccs.iter().enumerate() {
+                    let np = va.vars[0].len();
+                    let mut parts: Vec<Value> = (0..np)
+                        .map(|p| {
+                            s.b.ins()
+                                .load(va.ty, super::flags(), at, acc_off(a, u, p, np))
+                        })
+                        .collect();
+                    if va.ty == F64X2 && s.k.exprs[va.expr].dtype == DType::F32 {
+                        parts = s.vcast(parts, DType::F64, DType::F32);
+                    }
+                    vv[va.expr] = Some(parts);
+                }
+                s.veval(Stage::Outer(1), u, vdim, &mut vv, &mut addrs1)?;
+            }
+            Ok(())
+        })?;
+        self.b.def_var(self.idx[vdim], col0);
+        for v in self.vals.iter_mut() {
+            *v = None;
+        }
+        Ok(())
+    }
+
+    /// `for i in 0..count { f(i) }` as a Cranelift loop.
+    fn counted_loop(&mut self, count: i64, f: &mut dyn FnMut(&mut Self, Value) -> R<()>) -> R<()> {
+        let var = self.b.declare_var(I64);
+        let z = self.iconst(I64, 0);
+        self.b.def_var(var, z);
+        let head = self.b.create_block();
+        let bodyb = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let v = self.b.use_var(var);
+        let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, count);
+        self.b.ins().brif(more, bodyb, &[], after, &[]);
+        self.b.switch_to_block(bodyb);
+        let v = self.b.use_var(var);
+        f(self, v)?;
+        let v = self.b.use_var(var);
+        let vn = self.b.ins().iadd_imm_s(v, 1);
+        self.b.def_var(var, vn);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(after);
+        Ok(())
+    }
+
+    /// Declares the vector accumulators of phase `ph`'s reductions, at their
+    /// identity.
+    fn init_vaccs(&mut self, ph: u32) -> R<Vec<VAcc>> {
+        let mut out = Vec::new();
+        for i in 0..self.k.exprs.len() {
+            let e = &self.k.exprs[i];
+            let (Expr::Reduce { op, x }, Stage::Outer(k)) = (&e.expr, e.stage) else {
+                continue;
+            };
+            if k != ph + 1 || !self.needed[i] {
+                continue;
+            }
+            let (op, x) = (*op, *x);
+            let xdt = self.dtype(x);
+            let (ty, n) = if op == Accum::Sum {
+                (F64X2, 2)
+            } else {
+                parts_of(xdt)
+            };
+            let init = match op {
+                Accum::Sum => 0.0,
+                Accum::Max => f64::NEG_INFINITY,
+                _ => f64::INFINITY,
+            };
+            let s = if ty == F64X2 {
+                self.b.ins().f64const(init)
+            } else {
+                self.b.ins().f32const(init as f32)
+            };
+            let v = self.b.ins().splat(ty, s);
+            let mut vars = Vec::new();
+            for _ in 0..UNROLL {
+                let mut parts = Vec::new();
+                for _ in 0..n {
+                    let var = self.b.declare_var(ty);
+                    self.b.def_var(var, v);
+                    parts.push(var);
+                }
+                vars.push(parts);
+            }
+            out.push(VAcc {
+                expr: i,
+                op,
+                ty,
+                vars,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Evaluates copy `u` of the needed expressions of `stage` (reductions
+    /// excepted: their parts are put in `vv` by the caller) with lanes along dim
+    /// `vdim` (positions `idx[vdim] + GROUP·u ..+ GROUP`), and does the stage's
+    /// stores. `addrs` caches the addresses at `u = 0` (exprs, then stores).
+    fn veval(
+        &mut self,
+        stage: Stage,
+        u: i64,
+        vdim: usize,
+        vv: &mut [Option<Vec<Value>>],
+        addrs: &mut [Option<Value>],
+    ) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            if !self.needed[i] || self.k.exprs[i].stage != stage {
+                continue;
+            }
+            let e = self.k.exprs[i].clone();
+            let dt = e.dtype;
+            let (vt, n) = parts_of(dt);
+            let parts: Vec<Value> = match e.expr {
+                Expr::Load { param, index, .. } => {
+                    let addr = match addrs[i] {
+                        Some(a) => a,
+                        None => {
+                            let a = self.address(param, &index.offset, &index.strides, None)?;
+                            addrs[i] = Some(a);
+                            a
+                        }
+                    };
+                    if index.strides[vdim] == 0 {
+                        let x = self.b.ins().load(vt.lane_type(), super::flags(), addr, 0);
+                        let s = self.b.ins().splat(vt, x);
+                        vec![s; n]
+                    } else {
+                        let size = dt.size_in_bytes() as i64;
+                        (0..n as i64)
+                            .map(|p| {
+                                let off = ((u * GROUP + p * 2) * size) as i32;
+                                self.b.ins().load(vt, super::flags(), addr, off)
+                            })
+                            .collect()
+                    }
+                }
+                Expr::Const(c) => {
+                    let x = self.constant(c, dt)?;
+                    let s = self.b.ins().splat(vt, x);
+                    vec![s; n]
+                }
+                Expr::Cast { x } => {
+                    let from = self.dtype(x);
+                    let xs = self.vparts(x, vv);
+                    self.vcast(xs, from, dt)
+                }
+                Expr::Unary { op, x } => {
+                    let xs = self.vparts(x, vv);
+                    xs.into_iter().map(|p| self.vunary(op, p, vt)).collect()
+                }
+                Expr::Binary { op, a, b } => {
+                    let xs = self.vparts(a, vv);
+                    let ys = self.vparts(b, vv);
+                    xs.into_iter()
+                        .zip(ys)
+                        .map(|(x, y)| self.vbinary(op, x, y, vt))
+                        .collect()
+                }
+                Expr::Reduce { .. } => continue,
+                _ => unreachable!("the vector predicates admit only the exprs above"),
+            };
+            vv[i] = Some(parts);
+        }
+        for (n, s) in self.k.stores.clone().into_iter().enumerate() {
+            let si = s.value.0 as usize;
+            if self.k.exprs[si].stage != stage {
+                continue;
+            }
+            let dt = self.dtype(s.value);
+            let slot = self.k.exprs.len() + n;
+            let addr = match addrs[slot] {
+                Some(a) => a,
+                None => {
+                    let a = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+                    addrs[slot] = Some(a);
+                    a
+                }
+            };
+            let size = dt.size_in_bytes() as i64;
+            let vals = vv[si].clone().expect("stored values are computed");
+            for (p, v) in vals.into_iter().enumerate() {
+                let off = ((u * GROUP + p as i64 * 2) * size) as i32;
+                self.b.ins().store(super::flags(), v, addr, off);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds copy `u`'s values into its vector accumulators.
+    fn vaccumulate(&mut self, vaccs: &[VAcc], u: i64, vv: &[Option<Vec<Value>>]) {
+        for va in vaccs {
+            let Expr::Reduce { x, .. } = self.k.exprs[va.expr].expr else {
+                unreachable!("vector accumulators are reductions")
+            };
+            let xdt = self.dtype(x);
+            let mut xs = self.vparts(x, vv);
+            if va.ty == F64X2 && xdt == DType::F32 {
+                xs = self.vcast(xs, DType::F32, DType::F64);
+            }
+            for (p, xv) in xs.into_iter().enumerate() {
+                let var = va.vars[u as usize][p];
+                let acc = self.b.use_var(var);
+                let next = self.vcombine(va.op, acc, xv, va.ty);
+                self.b.def_var(var, next);
+            }
+        }
+    }
+
+    /// The parts of operand `id`: computed in vector code (`vv`), or else a
+    /// scalar of an outer stage, splat.
+    fn vparts(&mut self, id: ExprId, vv: &[Option<Vec<Value>>]) -> Vec<Value> {
+        let i = id.0 as usize;
+        if let Some(p) = &vv[i] {
+            return p.clone();
+        }
+        let (vt, n) = parts_of(self.k.exprs[i].dtype);
+        let s = self.val(id);
+        let v = self.b.ins().splat(vt, s);
+        vec![v; n]
+    }
+
+    /// Casts parts between float32 and float64 (lane-exact, as the scalar casts).
+    fn vcast(&mut self, xs: Vec<Value>, from: DType, to: DType) -> Vec<Value> {
+        match (from, to) {
+            (DType::F32, DType::F64) => {
+                let x = xs[0];
+                let lo = self.b.ins().fvpromote_low(x);
+                // lanes 2, 3 down to 0, 1
+                let mask: Vec<u8> = (8..16).chain(8..16).collect();
+                let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+                let h = self.shuffle(x, x, mask, F32X4);
+                let hi = self.b.ins().fvpromote_low(h);
+                vec![lo, hi]
+            }
+            (DType::F64, DType::F32) => {
+                let lo = self.b.ins().fvdemote(xs[0]);
+                let hi = self.b.ins().fvdemote(xs[1]);
+                // lanes 0, 1 of each
+                let mask: Vec<u8> = (0..8).chain(16..24).collect();
+                let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+                vec![self.shuffle(lo, hi, mask, F32X4)]
+            }
+            _ => xs,
+        }
+    }
+
+    /// A byte shuffle of two vectors of type `vt` (Cranelift's `shuffle` takes
+    /// `i8x16` operands only).
+    fn shuffle(&mut self, a: Value, b: Value, mask: Immediate, vt: Type) -> Value {
+        let f = MemFlagsData::new().with_endianness(Endianness::Little);
+        let a = self.b.ins().bitcast(I8X16, f, a);
+        let b = self.b.ins().bitcast(I8X16, f, b);
+        let r = self.b.ins().shuffle(a, b, mask);
+        self.b.ins().bitcast(vt, f, r)
+    }
+
+    /// One accumulation step on vectors (max/min propagate NaN as the scalar
+    /// code does).
+    fn vcombine(&mut self, op: Accum, acc: Value, x: Value, vt: Type) -> Value {
+        match op {
+            Accum::Sum => self.b.ins().fadd(acc, x),
+            Accum::Max => self.vbinary(BinaryOp::Maximum, acc, x, vt),
+            _ => self.vbinary(BinaryOp::Minimum, acc, x, vt),
+        }
+    }
+
+    /// Folds the copies and lanes of a vector accumulator into the reduction's
+    /// scalar accumulator, for the scalar loop to go on from.
+    fn finish_vacc(&mut self, va: &VAcc) -> R<()> {
+        let mut parts: Vec<Value> = va
+            .vars
+            .iter()
+            .flatten()
+            .map(|&v| self.b.use_var(v))
+            .collect();
+        // Pairwise, so that sums add numbers of similar size.
+        while parts.len() > 1 {
+            let mut next = Vec::new();
+            for pair in parts.chunks(2) {
+                next.push(if pair.len() == 2 {
+                    self.vcombine(va.op, pair[0], pair[1], va.ty)
+                } else {
+                    pair[0]
+                });
+            }
+            parts = next;
+        }
+        let v = parts[0];
+        let lanes = va.ty.lane_count();
+        let lane_ty = va.ty.lane_type();
+        let mut s = self.b.ins().extractlane(v, 0);
+        for l in 1..lanes {
+            let x = self.b.ins().extractlane(v, l as u8);
+            s = match va.op {
+                Accum::Sum => self.b.ins().fadd(s, x),
+                op => {
+                    let dt = if lane_ty == F64 {
+                        DType::F64
+                    } else {
+                        DType::F32
+                    };
+                    let bop = if op == Accum::Max {
+                        BinaryOp::Maximum
+                    } else {
+                        BinaryOp::Minimum
+                    };
+                    self.binary(bop, s, x, dt)?
+                }
+            };
+        }
+        let a = self.accs.get(&va.expr).ok_or_else(|| {
+            super::CodegenError::Malformed(format!("v{}: reduction without a loop", va.expr))
+        })?;
+        self.b.def_var(a.var, s);
+        Ok(())
+    }
+}
