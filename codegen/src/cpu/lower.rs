@@ -151,9 +151,8 @@ struct Lower<'a, 'b> {
     accs: HashMap<usize, Acc>,
     scans: HashMap<usize, ScanState>,
     needed: Vec<bool>,
-    /// whether float math may be approximated and reordered (not read yet: the
-    /// vector math and reductions of issue 7 branch on it)
-    #[allow(dead_code)]
+    /// whether float math may be approximated and reordered (Fast: inline vector
+    /// transcendentals from `vmath`, also for scalars)
     math: MathMode,
 }
 
@@ -256,7 +255,7 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            if let Some(vt) = vector_type(self.k) {
+            if let Some(vt) = vector_type(self.k, self.math) {
                 // Whole vectors while the row and the range have `lanes` points
                 // left, then single points (the tail).
                 let lanes = i64::from(vt.lane_count());
@@ -396,6 +395,10 @@ impl Lower<'_, '_> {
                 let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
                 let m = self.vmask(lt, vt);
                 self.b.ins().bitselect(m, z, v)
+            }
+            _ if float && super::vmath::has_unary(op) => {
+                let fma = super::vmath::isa_has_fma(self.module);
+                super::vmath::emit_unary(&mut self.b, fma, op, v, vt)
             }
             _ => unreachable!("vector_type admits only the ops above"),
         }
@@ -952,6 +955,15 @@ impl Lower<'_, '_> {
                         return Ok(self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0));
                     }
                     BitwiseNot => return Err(unsupported(name, dt)),
+                    _ if self.math == MathMode::Fast && super::vmath::has_unary(op) => {
+                        // The vector code on a splat, lane 0: the same values as the
+                        // vector body (tails, and kernels that are not vectorized).
+                        let vt = super::vmath::vector_of(fty);
+                        let s = self.b.ins().splat(vt, v);
+                        let fma = super::vmath::isa_has_fma(self.module);
+                        let o = super::vmath::emit_unary(&mut self.b, fma, op, s, vt);
+                        self.b.ins().extractlane(o, 0)
+                    }
                     Exp | Log | Sin | Cos | Tanh | Sigmoid | Exp2 | Expm1 | Log2 | Log10
                     | Log1p | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh
                     | Erf | Erfc | Erfinv | Silu | Mish | Hardsigmoid | Hardswish => {
@@ -1655,11 +1667,12 @@ impl Lower<'_, '_> {
 
 /// The vector type a kernel's innermost parallel dim runs in, or `None` for scalar
 /// code: every expression of one dtype (float32 → f32x4, float64 → f64x2, int32 →
-/// i32x4), only loads, constants and the ops with exact lane-wise instructions, no
+/// i32x4), only loads, constants and the ops with exact lane-wise instructions (in
+/// [`MathMode::Fast`] also `vmath`'s transcendentals on floats), no
 /// reduction, every access contiguous (stride 1) or broadcast (stride 0, loads
 /// only) along that dim, and no buffer both read and written (lanes load before
 /// they store).
-fn vector_type(k: &LoopKernel) -> Option<Type> {
+fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
     use cranelift_codegen::ir::types::{F32X4, F64X2, I32X4};
     let np = k.n_parallel;
     if np == 0 || k.phases() > 0 || k.exprs.is_empty() {
@@ -1701,7 +1714,7 @@ fn vector_type(k: &LoopKernel) -> Option<Type> {
                     Neg | Abs | Square => true,
                     Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
                     BitwiseNot => !float,
-                    _ => false,
+                    _ => float && math == MathMode::Fast && super::vmath::has_unary(*op),
                 }
             }
             Expr::Binary { op, .. } => {

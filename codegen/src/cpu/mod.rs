@@ -11,6 +11,7 @@
 //! so this crate never depends on the runtime.
 
 mod lower;
+mod vmath;
 
 pub use lower::{param_code, param_op};
 
