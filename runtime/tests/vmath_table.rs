@@ -229,7 +229,13 @@ fn vmath_accuracy_table() {
                     at = x;
                 }
             }
-            let bound = if dtype == DType::F32 { 4.0 } else { 8.0 };
+            // mish composes three approximations (as the interpreter composes
+            // three roundings); the rest are single functions.
+            let bound = match (op, dtype) {
+                (Mish, _) => 8.0,
+                (_, DType::F32) => 4.0,
+                _ => 6.0,
+            };
             println!("{op:?} {dtype}: max {worst:.2} ulp (at {at:e})");
             if worst > bound {
                 failures.push(format!("{op:?} {dtype}: {worst:.2} ulp at {at:e}"));
