@@ -63,7 +63,11 @@ fn realized(op: Op, dtype: DType, xs: &[f64], backend: CpuBackend, math: MathMod
     lazyfuse::set_cpu_backend(backend);
     lazyfuse::set_math_mode(math);
     let t = Tensor::from_vec(xs.to_vec(), &[xs.len()]).expect("tensor");
-    let t = t.to_dtype(dtype).expect("cast").realize().expect("realize input");
+    let t = t
+        .to_dtype(dtype)
+        .expect("cast")
+        .realize()
+        .expect("realize input");
     let y = (op.1)(&t).expect(op.0);
     let y = y.realize().expect("realize");
     let out = y
@@ -141,7 +145,10 @@ fn exact_mode_matches_the_interpreter_bit_for_bit() {
                 for i in 0..n {
                     let (w, g) = (want[i], got[i]);
                     if w.to_bits() != g.to_bits() && !(w.is_nan() && g.is_nan()) {
-                        bad.push(format!("{} {dtype} n={n} [{i}]: got {g:e}, want {w:e}", op.0));
+                        bad.push(format!(
+                            "{} {dtype} n={n} [{i}]: got {g:e}, want {w:e}",
+                            op.0
+                        ));
                     }
                 }
             }

@@ -1392,6 +1392,11 @@ impl Builder {
                         return Err(Fail::Error("complex fill in a loop kernel".into()))
                     }
                 };
+                if let Some(folded) = fold_cast(c, dt) {
+                    // no dead constant of the natural dtype left behind (it would
+                    // make the kernel mixed-dtype)
+                    return Ok(self.constant(folded, dt));
+                }
                 let c = self.constant(c, nat);
                 self.cast(c, dt, phase)
             }
