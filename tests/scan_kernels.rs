@@ -196,8 +196,12 @@ fn check_jit(make: &dyn Fn() -> lazyfuse::Result<Tensor>) -> Result<(), String> 
     let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_cpu_backend(CpuBackend::Interp);
     let want = shown(&make());
+    // printed values must match bit for bit: the JIT runs Exact (Fast may differ
+    // by ulps in the transcendentals)
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
     let got = shown(&make());
+    lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
     if want == got {
         Ok(())
     } else {

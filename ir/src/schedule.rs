@@ -1272,6 +1272,13 @@ impl Builder {
         if self.exprs[x.0 as usize].dtype == dtype {
             return Ok(x);
         }
+        if let Expr::Const(c) = self.exprs[x.0 as usize].expr {
+            if let Some(c) = fold_cast(c, dtype) {
+                // A constant of the target dtype: kernels then stay single-dtype
+                // (and vectorizable), e.g. `x * 0.5` on float32.
+                return Ok(self.constant(c, dtype));
+            }
+        }
         self.emit(Expr::Cast { x }, dtype, phase)
     }
 
@@ -1385,6 +1392,11 @@ impl Builder {
                         return Err(Fail::Error("complex fill in a loop kernel".into()))
                     }
                 };
+                if let Some(folded) = fold_cast(c, dt) {
+                    // no dead constant of the natural dtype left behind (it would
+                    // make the kernel mixed-dtype)
+                    return Ok(self.constant(folded, dt));
+                }
                 let c = self.constant(c, nat);
                 self.cast(c, dt, phase)
             }
@@ -1694,8 +1706,64 @@ fn unravel(f: &Aff, shape: &[usize], dims: &[usize]) -> Option<Vec<Aff>> {
     Some(out)
 }
 
+/// `c` converted to `to` exactly as the interpreter's cast (`runtime`'s
+/// `interp::cast`) converts it, for the cases where that is plain: floats to
+/// float32/float64/float16/bfloat16 (rounded once to nearest; float16 and bfloat16
+/// through float32, as the interpreter does), bools to numbers, integers to
+/// integers they fit and to floats that hold them exactly. `None`: leave the cast
+/// to the kernel.
+fn fold_cast(c: Const, to: DType) -> Option<Const> {
+    let float = |f: f64| -> Option<Const> {
+        Some(Const::Float(match to {
+            DType::F64 => f,
+            DType::F32 => f as f32 as f64,
+            DType::F16 => half::f16::from_f32(f as f32).to_f64(),
+            DType::BF16 => half::bf16::from_f32(f as f32).to_f64(),
+            _ => return None,
+        }))
+    };
+    match c {
+        Const::Float(f) => float(f),
+        Const::Bool(b) if to == DType::Bool => Some(Const::Bool(b)),
+        Const::Bool(b) if to.integer_range().is_some() => Some(Const::Int(b as i128)),
+        Const::Bool(b) => float(b as u8 as f64),
+        Const::Int(i) => match to.integer_range() {
+            Some((lo, hi)) if (lo..=hi).contains(&i) => Some(Const::Int(i)),
+            Some(_) => None,
+            // within +-2048 every float dtype holds the integer exactly
+            None if i.unsigned_abs() <= 2048 => float(i as f64),
+            None => None,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn constant_casts_fold_to_the_interpreter_value() {
+        use super::fold_cast;
+        use crate::kernel::Const;
+        use crate::DType;
+        // 0.1 rounds once to float32; float16 goes through float32 as the
+        // interpreter does; out-of-range integers and float -> int are left alone.
+        assert_eq!(
+            fold_cast(Const::Float(0.1), DType::F32),
+            Some(Const::Float(f64::from(0.1f32)))
+        );
+        assert_eq!(
+            fold_cast(Const::Float(0.1), DType::F16),
+            Some(Const::Float(half::f16::from_f32(0.1).to_f64()))
+        );
+        assert_eq!(fold_cast(Const::Int(300), DType::U8), None);
+        assert_eq!(fold_cast(Const::Int(-3), DType::I8), Some(Const::Int(-3)));
+        assert_eq!(fold_cast(Const::Float(1.5), DType::I32), None);
+        assert_eq!(
+            fold_cast(Const::Bool(true), DType::F32),
+            Some(Const::Float(1.0))
+        );
+        assert_eq!(fold_cast(Const::Int(1 << 40), DType::F32), None);
+    }
+
     use super::*;
 
     fn aff(off: i64, c: &[i64]) -> Aff {

@@ -167,8 +167,9 @@ struct Lower<'a, 'b> {
     accs: HashMap<usize, Acc>,
     scans: HashMap<usize, ScanState>,
     needed: Vec<bool>,
-    /// whether float math may be approximated and reordered (Fast: the reduction
-    /// phases of `vreduce` run with several vector accumulators)
+    /// whether float math may be approximated and reordered (Fast: inline vector
+    /// transcendentals from `vmath`, also for scalars; the reduction phases of
+    /// `vreduce` run with several vector accumulators)
     math: MathMode,
 }
 
@@ -277,11 +278,11 @@ impl Lower<'_, '_> {
             // where they fit, then blocks of `vreduce::COLUMNS`; tried in this
             // order, each falling through to the next.
             let mut tiers: Vec<(i64, Tier)> = Vec::new();
-            if let Some(vt) = vector_type(self.k) {
+            if let Some(vt) = vector_type(self.k, self.math) {
                 tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
-            } else if mixed_vector(self.k) {
+            } else if mixed_vector(self.k, self.math) {
                 tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
-            } else if vreduce::columns_vectorize(self.k, &self.needed) {
+            } else if vreduce::columns_vectorize(self.k, &self.needed, self.math) {
                 if vreduce::chunk_vectorize(self.k, &self.needed) {
                     tiers.push((vreduce::CHUNK, Tier::ColumnChunk));
                 }
@@ -558,6 +559,10 @@ impl Lower<'_, '_> {
                 let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
                 let m = self.vmask(lt, vt);
                 self.b.ins().bitselect(m, z, v)
+            }
+            _ if float && super::vmath::has_unary(op) => {
+                let fma = super::vmath::isa_has_fma(self.module);
+                super::vmath::emit_unary(&mut self.b, fma, op, v, vt)
             }
             _ => unreachable!("vector_type admits only the ops above"),
         }
@@ -1124,6 +1129,15 @@ impl Lower<'_, '_> {
                         return Ok(self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0));
                     }
                     BitwiseNot => return Err(unsupported(name, dt)),
+                    _ if self.math == MathMode::Fast && super::vmath::has_unary(op) => {
+                        // The vector code on a splat, lane 0: the same values as the
+                        // vector body (tails, and kernels that are not vectorized).
+                        let vt = super::vmath::vector_of(fty);
+                        let s = self.b.ins().splat(vt, v);
+                        let fma = super::vmath::isa_has_fma(self.module);
+                        let o = super::vmath::emit_unary(&mut self.b, fma, op, s, vt);
+                        self.b.ins().extractlane(o, 0)
+                    }
                     Exp | Log | Sin | Cos | Tanh | Sigmoid | Exp2 | Expm1 | Log2 | Log10
                     | Log1p | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh
                     | Erf | Erfc | Erfinv | Silu | Mish | Hardsigmoid | Hardswish => {
@@ -1827,11 +1841,12 @@ impl Lower<'_, '_> {
 
 /// The vector type a kernel's innermost parallel dim runs in, or `None` for scalar
 /// code: every expression of one dtype (float32 → f32x4, float64 → f64x2, int32 →
-/// i32x4), only loads, constants and the ops with exact lane-wise instructions, no
+/// i32x4), only loads, constants and the ops with exact lane-wise instructions (in
+/// [`MathMode::Fast`] also `vmath`'s transcendentals on floats), no
 /// reduction, every access contiguous (stride 1) or broadcast (stride 0, loads
 /// only) along that dim, and no buffer both read and written (lanes load before
 /// they store).
-fn vector_type(k: &LoopKernel) -> Option<Type> {
+fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
     use cranelift_codegen::ir::types::{F32X4, F64X2, I32X4};
     let np = k.n_parallel;
     if np == 0 || k.phases() > 0 || k.exprs.is_empty() {
@@ -1867,7 +1882,7 @@ fn vector_type(k: &LoopKernel) -> Option<Type> {
                     && !written.contains(&k.params[*param].buf)
             }
             Expr::Const(_) => true,
-            Expr::Unary { op, .. } => vector_unary_ok(*op, float),
+            Expr::Unary { op, .. } => vector_unary_ok(*op, float, math),
             Expr::Binary { op, .. } => vector_binary_ok(*op, float),
             _ => false,
         };
@@ -1903,7 +1918,7 @@ fn mixed_lane_type(dt: DType) -> Option<Type> {
 /// float32 and int32 values, float16/bfloat16 loads (widened exactly, then only cast
 /// to float32) and the exact casts int32 → float32 and float16/bfloat16 → float32.
 /// Stores are of float32 or int32 (narrowing stores stay scalar: they round).
-fn mixed_vector(k: &LoopKernel) -> bool {
+fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
     let np = k.n_parallel;
     if np == 0 || k.phases() > 0 || k.exprs.is_empty() {
         return false;
@@ -1951,7 +1966,9 @@ fn mixed_vector(k: &LoopKernel) -> bool {
                     && matches!(from.dtype, DType::I32 | DType::F16 | DType::BF16))
                     || (!narrow && matches!(from.expr, Expr::Const(_)))
             }
-            Expr::Unary { op, x } => !narrow && dt(x) == e.dtype && vector_unary_ok(*op, float),
+            Expr::Unary { op, x } => {
+                !narrow && dt(x) == e.dtype && vector_unary_ok(*op, float, math)
+            }
             Expr::Binary { op, a, b } => {
                 !narrow && dt(a) == e.dtype && dt(b) == e.dtype && vector_binary_ok(*op, float)
             }
@@ -1971,14 +1988,15 @@ fn mixed_vector(k: &LoopKernel) -> bool {
 
 /// Whether [`Lower::vunary`] emits `op` on vectors of float (or integer) lanes: the
 /// one predicate the elementwise vector path and the vectorized reduction phases
-/// share, so that an op the vector path learns vectorizes in both.
-fn vector_unary_ok(op: UnaryOp, float: bool) -> bool {
+/// share, so that an op the vector path learns vectorizes in both. In
+/// [`MathMode::Fast`] that includes `vmath`'s transcendentals on floats.
+fn vector_unary_ok(op: UnaryOp, float: bool, math: MathMode) -> bool {
     use UnaryOp::*;
     match op {
         Neg | Abs | Square => true,
         Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
         BitwiseNot => !float,
-        _ => false,
+        _ => float && math == MathMode::Fast && super::vmath::has_unary(op),
     }
 }
 

@@ -51,7 +51,7 @@ fn parts_of(dt: DType) -> (Type, usize) {
 /// or broadcast along it and not of a buffer the kernel writes, only ops the
 /// vector path has, casts between float32 and float64, reductions sum, max and
 /// min, and stores contiguous of their own dtype.
-fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool]) -> bool {
+fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) -> bool {
     let nd = k.dims.len();
     if nd != k.n_parallel + 1 {
         return false;
@@ -104,7 +104,7 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool]) -> bool {
             }
             Expr::Const(_) | Expr::Cast { .. } => true,
             Expr::Unary { op, x } => {
-                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true)
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true, math)
             }
             Expr::Binary { op, a, b } => {
                 k.exprs[a.0 as usize].dtype == e.dtype
@@ -132,7 +132,7 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool]) -> bool {
 /// and stores contiguous (stores) or broadcast (loads) along that parallel dim.
 /// Each lane is one output point reduced in the scalar code's order, so the
 /// values are the scalar code's bit for bit, in either math mode.
-pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
+pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode) -> bool {
     let np = k.n_parallel;
     let nd = k.dims.len();
     if np == 0 || nd != np + 1 || k.phases() == 0 || (k.dims[np - 1] as i64) < GROUP * UNROLL {
@@ -167,7 +167,7 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
             Expr::Const(_) => true,
             Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
             Expr::Unary { op, x } => {
-                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true)
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true, math)
             }
             Expr::Binary { op, a, b } => {
                 k.exprs[a.0 as usize].dtype == e.dtype
@@ -230,7 +230,7 @@ impl Lower<'_, '_> {
         let nd = self.k.dims.len();
         let step = GROUP * UNROLL;
         let n = *self.k.dims.last().unwrap_or(&0) as i64;
-        if n < step || !phase_vectorizes(self.k, ph, &self.needed) {
+        if n < step || !phase_vectorizes(self.k, ph, &self.needed, self.math) {
             return Ok(0);
         }
         let m = n - n % step;

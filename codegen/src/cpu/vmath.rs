@@ -1,0 +1,519 @@
+//! Inline vector transcendentals for [`MathMode::Fast`](lazyfuse_ir::kernel::MathMode).
+//!
+//! Every function works on `f32x4` or `f64x2` (scalars use the same code on a splat
+//! and take lane 0, so a tensor's tail gets exactly its vector body's values). The
+//! methods are the classical ones, written from their textbook descriptions:
+//! - `exp`, `exp2`, `expm1`: `x = n ln2 + r` with `n` rounded by the "shifter" trick
+//!   (adding `1.5·2^mant` rounds to an integer held in the low mantissa bits, so no
+//!   float→int conversion is needed), a Cody–Waite split of `ln2` so `r` is exact,
+//!   a Taylor polynomial of `e^r - 1` on `|r| ≤ ln2/2` (degree 7 for f32, 13 for f64:
+//!   the truncation error is below 0.3 ulp), and `2^n` built from exponent bits in
+//!   two halves so results that overflow or become subnormal round once.
+//! - `log`, `log2`, `log10`, `log1p`: `x = 2^k m` with `m ∈ [√½, √2)`, `f = m - 1`,
+//!   `s = f/(2+f)` and the odd series of `2 atanh(s)` in fdlibm's cancellation-free
+//!   arrangement `f - (f²/2 - s(f²/2 + R(s²)))`; subnormals are scaled first;
+//!   `log1p` adds the rounding of `1 + x` back as `(x - (u - 1))/u`.
+//! - `tanh = expm1(2x) / (expm1(2x) + 2)` (no cancellation near 0), `x` clamped where
+//!   tanh rounds to ±1; `sigmoid = 1/(1 + e^-x)`, `silu = x/(1 + e^-x)`,
+//!   `mish = x tanh(log1p(e^x))` with the interpreter's formulas.
+//!
+//! Special values follow libm: NaN propagates, `exp(-inf) = 0`, `exp(+inf) = inf`,
+//! `log(0) = -inf`, `log(<0) = NaN`, `tanh(±inf) = ±1`, `±0` keeps its sign where libm
+//! does. Clamps and selects compare with `fcmp` + `bitselect` so NaN passes through
+//! (Cranelift's vector `fmin`/`fmax` are slow on x64). `fma` is used only when the
+//! host ISA has it: without FMA Cranelift would turn it into per-lane libcalls.
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I32, I32X4, I64, I64X2};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+use lazyfuse_ir::UnaryOp;
+
+/// `ln 2 - LN_2` (the f64 constant's rounding error), for the f64 Cody–Waite split.
+const LN_2_TAIL: f64 = 2.319_046_813_846_299_6e-17;
+/// `log10 2 - LOG10_2`.
+const LOG10_2_TAIL: f64 = -2.803_728_127_785_170_3e-18;
+
+/// Whether [`emit_unary`] computes `op` (on float32 and float64 lanes).
+pub(super) fn has_unary(op: UnaryOp) -> bool {
+    use UnaryOp::*;
+    matches!(
+        op,
+        Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish
+    )
+}
+
+/// The vector type whose lane 0 computes a scalar of type `ty` (`f32` or `f64`).
+pub(super) fn vector_of(ty: Type) -> Type {
+    if ty == F64 {
+        F64X2
+    } else {
+        F32X4
+    }
+}
+
+/// Emits `op` (one [`has_unary`] accepts) on the float vector `x` of type `vt`
+/// (`f32x4` or `f64x2`); `fma` says whether the ISA has a fused multiply-add.
+pub(super) fn emit_unary(
+    b: &mut FunctionBuilder<'_>,
+    fma: bool,
+    op: UnaryOp,
+    x: Value,
+    vt: Type,
+) -> Value {
+    let mut m = VMath { b, vt, fma };
+    use UnaryOp::*;
+    match op {
+        Exp => m.exp(x),
+        Exp2 => m.exp2(x),
+        Expm1 => m.expm1(x),
+        Log => m.log_kind(x, LogKind::Ln),
+        Log2 => m.log_kind(x, LogKind::Log2),
+        Log10 => m.log_kind(x, LogKind::Log10),
+        Log1p => m.log1p(x),
+        Tanh => m.tanh(x),
+        Sigmoid => {
+            let one = m.c(1.0);
+            let d = m.one_plus_exp_neg(x);
+            m.b.ins().fdiv(one, d)
+        }
+        Silu => {
+            let d = m.one_plus_exp_neg(x);
+            m.b.ins().fdiv(x, d)
+        }
+        Mish => {
+            let e = m.exp(x);
+            let l = m.log1p(e);
+            let t = m.tanh(l);
+            m.b.ins().fmul(x, t)
+        }
+        _ => unreachable!("has_unary admits only the ops above"),
+    }
+}
+
+/// Which logarithm [`VMath::log_kind`] returns.
+#[derive(Clone, Copy, PartialEq)]
+enum LogKind {
+    Ln,
+    Log2,
+    Log10,
+}
+
+/// The emitter: a builder, the vector type and whether `fma` is native.
+struct VMath<'a, 'b> {
+    b: &'a mut FunctionBuilder<'b>,
+    vt: Type,
+    fma: bool,
+}
+
+impl VMath<'_, '_> {
+    fn f64(&self) -> bool {
+        self.vt.lane_type() == F64
+    }
+
+    /// The integer vector type of the same width.
+    fn ivt(&self) -> Type {
+        if self.f64() {
+            I64X2
+        } else {
+            I32X4
+        }
+    }
+
+    /// Mantissa bits and exponent bias of the lane type.
+    fn mant(&self) -> (i64, i64) {
+        if self.f64() {
+            (52, 1023)
+        } else {
+            (23, 127)
+        }
+    }
+
+    /// A splatted float constant (rounded to the lane type).
+    fn c(&mut self, x: f64) -> Value {
+        let s = if self.f64() {
+            self.b.ins().f64const(x)
+        } else {
+            self.b.ins().f32const(x as f32)
+        };
+        self.b.ins().splat(self.vt, s)
+    }
+
+    /// A splatted integer constant of the lane width.
+    fn ci(&mut self, x: i64) -> Value {
+        let (ty, vt) = if self.f64() {
+            (I64, I64X2)
+        } else {
+            (I32, I32X4)
+        };
+        let s = self.b.ins().iconst(ty, x);
+        self.b.ins().splat(vt, s)
+    }
+
+    fn bits(&mut self, x: Value) -> Value {
+        let f = MemFlagsData::new().with_endianness(Endianness::Little);
+        let ivt = self.ivt();
+        self.b.ins().bitcast(ivt, f, x)
+    }
+
+    fn float(&mut self, i: Value) -> Value {
+        let f = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.b.ins().bitcast(self.vt, f, i)
+    }
+
+    /// The bit pattern of the lane-typed `x`.
+    fn bits_of(&self, x: f64) -> i64 {
+        if self.f64() {
+            x.to_bits() as i64
+        } else {
+            i64::from((x as f32).to_bits() as i32)
+        }
+    }
+
+    /// `a * b + c`, fused where the ISA has FMA.
+    fn madd(&mut self, a: Value, b: Value, c: Value) -> Value {
+        if self.fma {
+            self.b.ins().fma(a, b, c)
+        } else {
+            let p = self.b.ins().fmul(a, b);
+            self.b.ins().fadd(p, c)
+        }
+    }
+
+    /// `cond(a, b) ? t : f` lane-wise.
+    fn sel(&mut self, cc: FloatCC, a: Value, b: Value, t: Value, f: Value) -> Value {
+        let m = self.b.ins().fcmp(cc, a, b);
+        let fl = MemFlagsData::new().with_endianness(Endianness::Little);
+        let m = self.b.ins().bitcast(self.vt, fl, m);
+        self.b.ins().bitselect(m, t, f)
+    }
+
+    /// `x` clamped to `[lo, hi]`; NaN stays NaN (the compares are false).
+    fn clamp(&mut self, x: Value, lo: f64, hi: f64) -> Value {
+        let l = self.c(lo);
+        let h = self.c(hi);
+        let x = self.sel(FloatCC::LessThan, x, l, l, x);
+        self.sel(FloatCC::GreaterThan, x, h, h, x)
+    }
+
+    /// Horner: `c[0] + x (c[1] + x (c[2] + …))`.
+    fn horner(&mut self, x: Value, cs: &[f64]) -> Value {
+        let mut acc = self.c(*cs.last().expect("coefficients"));
+        for &k in cs.iter().rev().skip(1) {
+            let kk = self.c(k);
+            acc = self.madd(acc, x, kk);
+        }
+        acc
+    }
+
+    /// A constant `v + tail` (`tail`: what the f64 `v` misses of the true value)
+    /// split as `hi + lo` with `hi` short enough that `n · hi` is exact for every
+    /// `n` an exponent can take.
+    fn split(&self, v: f64, tail: f64) -> (f64, f64) {
+        if self.f64() {
+            let hi = f64::from_bits(v.to_bits() & !((1u64 << 21) - 1));
+            (hi, (v - hi) + tail)
+        } else {
+            let h = f32::from_bits((v as f32).to_bits() & !((1u32 << 12) - 1));
+            (f64::from(h), v - f64::from(h))
+        }
+    }
+
+    /// `2^k` for integer lanes `k` within the normal exponent range.
+    fn pow2i(&mut self, k: Value) -> Value {
+        let (mb, bias) = self.mant();
+        let bias = self.ci(bias);
+        let e = self.b.ins().iadd(k, bias);
+        let e = self.b.ins().ishl_imm_s(e, mb);
+        self.float(e)
+    }
+
+    /// `e^r - 1` for `|r| ≤ ln2/2` (Taylor; `r · (1 + r (1/2 + …))` keeps `-0`).
+    fn expm1_poly(&mut self, r: Value) -> Value {
+        let deg = if self.f64() { 13 } else { 7 };
+        let mut cs = Vec::with_capacity(deg);
+        let mut f = 1.0f64;
+        for k in 1..=deg {
+            f *= k as f64;
+            cs.push(1.0 / f);
+        }
+        let q = self.horner(r, &cs);
+        self.b.ins().fmul(r, q)
+    }
+
+    /// For `t = y + shifter` (`y` already rounded to an integer by it): the float
+    /// `n` and the integer lanes `n`.
+    fn shifted(&mut self, t: Value) -> (Value, Value) {
+        let (mb, _) = self.mant();
+        let sh = 1.5 * (mb as f64).exp2();
+        let shv = self.c(sh);
+        let nf = self.b.ins().fsub(t, shv);
+        let tb = self.bits(t);
+        let shb = self.bits_of(sh);
+        let shb = self.ci(shb);
+        let ni = self.b.ins().isub(tb, shb);
+        (nf, ni)
+    }
+
+    /// `x = n ln2 + r`: returns `(e^r - 1, n as integer lanes)`; `x` must keep `n`
+    /// within ±(2·bias) (callers clamp).
+    fn exp_core(&mut self, x: Value) -> (Value, Value) {
+        let (mb, _) = self.mant();
+        let sh = self.c(1.5 * (mb as f64).exp2());
+        let l2e = self.c(std::f64::consts::LOG2_E);
+        let t = self.madd(x, l2e, sh);
+        let (nf, ni) = self.shifted(t);
+        let (hi, lo) = self.split(std::f64::consts::LN_2, LN_2_TAIL);
+        let nhi = self.c(-hi);
+        let nlo = self.c(-lo);
+        let r = self.madd(nf, nhi, x);
+        let r = self.madd(nf, nlo, r);
+        (self.expm1_poly(r), ni)
+    }
+
+    /// `2^n` as two factors `(2^(n>>1), 2^(n - n>>1))`, each a normal number.
+    fn scale2(&mut self, ni: Value) -> (Value, Value) {
+        let n1 = self.b.ins().sshr_imm_s(ni, 1);
+        let n2 = self.b.ins().isub(ni, n1);
+        (self.pow2i(n1), self.pow2i(n2))
+    }
+
+    /// `(1 + p) · 2^n`, rounding once even when the result overflows or is subnormal.
+    fn ldexp1p(&mut self, p: Value, ni: Value) -> Value {
+        let (s1, s2) = self.scale2(ni);
+        let y = self.madd(p, s1, s1);
+        self.b.ins().fmul(y, s2)
+    }
+
+    fn exp(&mut self, x: Value) -> Value {
+        // Beyond these e^x is inf or 0 in the lane type; inside them n fits scale2.
+        let (lo, hi) = if self.f64() {
+            (-746.0, 710.0)
+        } else {
+            (-104.0, 89.0)
+        };
+        let xc = self.clamp(x, lo, hi);
+        let (p, ni) = self.exp_core(xc);
+        self.ldexp1p(p, ni)
+    }
+
+    fn exp2(&mut self, x: Value) -> Value {
+        let (lo, hi) = if self.f64() {
+            (-1076.0, 1025.0)
+        } else {
+            (-151.0, 129.0)
+        };
+        let xc = self.clamp(x, lo, hi);
+        let (mb, _) = self.mant();
+        let shv = self.c(1.5 * (mb as f64).exp2());
+        let t = self.b.ins().fadd(xc, shv);
+        let (nf, ni) = self.shifted(t);
+        // `xc - n` is exact; `· ln2` in two parts keeps `r` accurate.
+        let f = self.b.ins().fsub(xc, nf);
+        let (hi, lo) = self.split(std::f64::consts::LN_2, LN_2_TAIL);
+        let h = self.c(hi);
+        let l = self.c(lo);
+        let rl = self.b.ins().fmul(f, l);
+        let r = self.madd(f, h, rl);
+        let p = self.expm1_poly(r);
+        self.ldexp1p(p, ni)
+    }
+
+    /// `|x| < t ? x : y` (tiny arguments where `f(x)` rounds to `x`; keeps `-0`).
+    fn tiny(&mut self, x: Value, t: f64, y: Value) -> Value {
+        let a = self.b.ins().fabs(x);
+        let tv = self.c(t);
+        self.sel(FloatCC::LessThan, a, tv, x, y)
+    }
+
+    fn expm1(&mut self, x: Value) -> Value {
+        // Below `lo` e^x - 1 rounds to -1; above `big` the `- 1` is below half an ulp.
+        let (lo, big, hi, tiny) = if self.f64() {
+            (-40.0, 40.0, 710.0, 1e-17)
+        } else {
+            (-20.0, 20.0, 89.0, 1e-8)
+        };
+        let xc = self.clamp(x, lo, hi);
+        let (p, ni) = self.exp_core(xc);
+        let (s1, s2) = self.scale2(ni);
+        let s = self.b.ins().fmul(s1, s2);
+        let one = self.c(1.0);
+        let sm1 = self.b.ins().fsub(s, one);
+        let small = self.madd(p, s, sm1);
+        let y = self.madd(p, s1, s1);
+        let large = self.b.ins().fmul(y, s2);
+        let bigv = self.c(big);
+        let r = self.sel(FloatCC::GreaterThan, x, bigv, large, small);
+        self.tiny(x, tiny, r)
+    }
+
+    fn tanh(&mut self, x: Value) -> Value {
+        // Beyond ±hi tanh rounds to ±1; inside, e^(2x) stays far from overflow so one
+        // scale factor suffices.
+        let (hi, tiny) = if self.f64() {
+            (20.0, 1e-9)
+        } else {
+            (10.0, 1e-4)
+        };
+        let xc = self.clamp(x, -hi, hi);
+        let y = self.b.ins().fadd(xc, xc);
+        let (p, ni) = self.exp_core(y);
+        let s = self.pow2i(ni);
+        let one = self.c(1.0);
+        let sm1 = self.b.ins().fsub(s, one);
+        let em = self.madd(p, s, sm1);
+        let two = self.c(2.0);
+        let d = self.b.ins().fadd(em, two);
+        let t = self.b.ins().fdiv(em, d);
+        self.tiny(x, tiny, t)
+    }
+
+    /// `1 + e^-x` (the denominator of sigmoid and silu).
+    fn one_plus_exp_neg(&mut self, x: Value) -> Value {
+        let nx = self.b.ins().fneg(x);
+        let e = self.exp(nx);
+        let one = self.c(1.0);
+        self.b.ins().fadd(one, e)
+    }
+
+    /// `x = 2^k m`, `m ∈ [√½, √2)`: returns `(k as float, f = m - 1)`; for positive
+    /// finite `x` (subnormals included); other inputs give garbage the callers
+    /// replace.
+    fn log_reduce(&mut self, x: Value) -> (Value, Value) {
+        let (mb, _) = self.mant();
+        // Subnormals: scale into the normal range first.
+        let (minn, up) = if self.f64() {
+            (f64::MIN_POSITIVE, 54)
+        } else {
+            (f64::from(f32::MIN_POSITIVE), 25)
+        };
+        let mv = self.c(minn);
+        let upv = self.c((up as f64).exp2());
+        let xs = self.b.ins().fmul(x, upv);
+        let z = self.c(0.0);
+        let upf = self.c(-(up as f64));
+        let kadj = self.sel(FloatCC::LessThan, x, mv, upf, z);
+        let x = self.sel(FloatCC::LessThan, x, mv, xs, x);
+        let sq = self.bits_of(std::f64::consts::FRAC_1_SQRT_2);
+        let sqv = self.ci(sq);
+        let ix = self.bits(x);
+        let ix = self.b.ins().isub(ix, sqv);
+        let k = self.b.ins().sshr_imm_s(ix, mb);
+        let mask = self.ci((1i64 << mb) - 1);
+        let mbits = self.b.ins().band(ix, mask);
+        let mbits = self.b.ins().iadd(mbits, sqv);
+        let m = self.float(mbits);
+        let one = self.c(1.0);
+        let f = self.b.ins().fsub(m, one);
+        // k to float without a vector int→float conversion: k + shifter's bits.
+        let shf = 1.5 * (mb as f64).exp2();
+        let shb = self.bits_of(shf);
+        let shb = self.ci(shb);
+        let kb = self.b.ins().iadd(k, shb);
+        let kf = self.float(kb);
+        let shv = self.c(shf);
+        let kf = self.b.ins().fsub(kf, shv);
+        let kf = self.b.ins().fadd(kf, kadj);
+        (kf, f)
+    }
+
+    /// `ln(1 + f)` for `f ∈ [√½ - 1, √2 - 1]`, plus `c` added at the small end.
+    fn log1p_f(&mut self, f: Value) -> Value {
+        let terms = if self.f64() { 11 } else { 5 };
+        let two = self.c(2.0);
+        let d = self.b.ins().fadd(two, f);
+        let s = self.b.ins().fdiv(f, d);
+        let z = self.b.ins().fmul(s, s);
+        let cs: Vec<f64> = (1..=terms).map(|k| 2.0 / (2 * k + 1) as f64).collect();
+        let q = self.horner(z, &cs);
+        let r = self.b.ins().fmul(z, q);
+        let half = self.c(0.5);
+        let hf = self.b.ins().fmul(half, f);
+        let hfsq = self.b.ins().fmul(hf, f);
+        let t = self.b.ins().fadd(hfsq, r);
+        let st = self.b.ins().fmul(s, t);
+        let u = self.b.ins().fsub(hfsq, st);
+        self.b.ins().fsub(f, u)
+    }
+
+    /// `k·log_b(2) + lp·log_b(e)` with `k` exact and `c` (a correction of `lp`).
+    fn log_combine(&mut self, kind: LogKind, kf: Value, lp: Value) -> Value {
+        match kind {
+            LogKind::Ln => {
+                let (hi, lo) = self.split(std::f64::consts::LN_2, LN_2_TAIL);
+                let lov = self.c(lo);
+                let hiv = self.c(hi);
+                let t = self.madd(kf, lov, lp);
+                self.madd(kf, hiv, t)
+            }
+            LogKind::Log2 => {
+                let l2e = self.c(std::f64::consts::LOG2_E);
+                self.madd(lp, l2e, kf)
+            }
+            LogKind::Log10 => {
+                let (hi, lo) = self.split(std::f64::consts::LOG10_2, LOG10_2_TAIL);
+                let lov = self.c(lo);
+                let hiv = self.c(hi);
+                let l10e = self.c(std::f64::consts::LOG10_E);
+                let t = self.b.ins().fmul(lp, l10e);
+                let t = self.madd(kf, lov, t);
+                self.madd(kf, hiv, t)
+            }
+        }
+    }
+
+    /// The special values of a logarithm of `u`: `u = 0` → -inf, `u < 0` or NaN →
+    /// NaN, `u = +inf` → +inf.
+    fn log_specials(&mut self, u: Value, zero_at: f64, r: Value) -> Value {
+        let z = self.c(zero_at);
+        let ninf = self.c(f64::NEG_INFINITY);
+        let inf = self.c(f64::INFINITY);
+        let nan = self.c(f64::NAN);
+        let r = self.sel(FloatCC::Equal, u, inf, inf, r);
+        let r = self.sel(FloatCC::Equal, u, z, ninf, r);
+        self.sel(FloatCC::UnorderedOrLessThan, u, z, nan, r)
+    }
+
+    fn log_kind(&mut self, x: Value, kind: LogKind) -> Value {
+        let (kf, f) = self.log_reduce(x);
+        let lp = self.log1p_f(f);
+        let r = self.log_combine(kind, kf, lp);
+        self.log_specials(x, 0.0, r)
+    }
+
+    fn log1p(&mut self, x: Value) -> Value {
+        let one = self.c(1.0);
+        let u = self.b.ins().fadd(one, x);
+        let (kf, f) = self.log_reduce(u);
+        let lp = self.log1p_f(f);
+        // The rounding of `1 + x`, added back: ln(u + d) ≈ ln u + d/u.
+        let um1 = self.b.ins().fsub(u, one);
+        let d = self.b.ins().fsub(x, um1);
+        let c = self.b.ins().fdiv(d, u);
+        let lp = self.b.ins().fadd(lp, c);
+        let r = self.log_combine(LogKind::Ln, kf, lp);
+        let tiny = if self.f64() { 1e-17 } else { 1e-8 };
+        let r = self.tiny(x, tiny, r);
+        self.log_specials(x, -1.0, r)
+    }
+}
+
+/// Whether the module's ISA fuses `fma` into one instruction (x86-64 needs both
+/// AVX and FMA; aarch64 always has it).
+pub(super) fn isa_has_fma(module: &cranelift_jit::JITModule) -> bool {
+    use cranelift_module::Module;
+    let isa = module.isa();
+    if isa.name() == "aarch64" {
+        return true;
+    }
+    if isa.name() != "x64" {
+        return false;
+    }
+    let flags = isa.isa_flags();
+    let on = |n: &str| {
+        flags
+            .iter()
+            .any(|f| f.name == n && f.as_bool() == Some(true))
+    };
+    on("has_fma") && on("has_avx")
+}
