@@ -700,9 +700,23 @@ impl LoopKernel {
             return Err(format!("kernel {name}: n_parallel exceeds the dims"));
         }
         let nd = self.dims.len();
+        // Outer stages run once per parallel point, whatever the reduction dims
+        // (even when those are empty): their accesses range over the parallel
+        // space only (they ignore the reduction dims, checked below).
+        let outer_dims: Vec<usize> = self
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| if d < self.n_parallel { n } else { 1 })
+            .collect();
+        let space = |stage: Stage, index: &Affine| match stage {
+            Stage::Outer(_) if index.ignores_from(self.n_parallel) => &outer_dims[..],
+            _ => &self.dims[..],
+        };
         let check_index = |what: &str,
                            p: usize,
                            index: &Affine,
+                           stage: Stage,
                            extra: Option<Option<(i128, i128)>>| {
             let param = self.params.get(p).ok_or_else(|| {
                 format!("kernel {name}: {what} names param p{p}, which is absent")
@@ -713,7 +727,7 @@ impl LoopKernel {
                     index.strides.len()
                 ));
             }
-            if let (Some((lo, hi)), Some(extra)) = (index.range(&self.dims), extra) {
+            if let (Some((lo, hi)), Some(extra)) = (index.range(space(stage, index)), extra) {
                 let (dlo, dhi) = extra.unwrap_or((0, 0));
                 if lo + dlo < 0 || hi + dhi >= param.len as i128 {
                     return Err(format!(
@@ -791,7 +805,7 @@ impl LoopKernel {
                             }
                         }
                     };
-                    let p = check_index("load", *param, index, extra)?;
+                    let p = check_index("load", *param, index, e.stage, extra)?;
                     if p.dtype != e.dtype {
                         return Err(format!(
                             "{}: loads {} from a {} param",
@@ -871,7 +885,7 @@ impl LoopKernel {
                 .exprs
                 .get(s.value.0 as usize)
                 .ok_or_else(|| format!("kernel {name}: store {j} of an absent value"))?;
-            let p = check_index("store", s.param, &s.index, Some(None))?;
+            let p = check_index("store", s.param, &s.index, v.stage, Some(None))?;
             if !p.writes {
                 return Err(format!(
                     "kernel {name}: store {j} into read-only p{}",
