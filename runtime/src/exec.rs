@@ -109,6 +109,8 @@ type Entry = (KernelFn, Arc<CpuModule>);
 #[derive(Clone)]
 pub struct CompiledSchedule {
     entries: Vec<Option<Entry>>,
+    /// the math mode the kernels were compiled with; extern steps follow it too
+    math: MathMode,
 }
 
 impl CompiledSchedule {
@@ -124,7 +126,7 @@ impl CompiledSchedule {
 pub fn compile(schedule: &Schedule, math: MathMode) -> Result<(CompiledSchedule, RunStats)> {
     let mut stats = RunStats::default();
     let entries = compile_all(schedule, math, &mut stats)?;
-    Ok((CompiledSchedule { entries }, stats))
+    Ok((CompiledSchedule { entries, math }, stats))
 }
 
 /// The entry points of a schedule's loop kernels (by step index), compiling the ones
@@ -385,9 +387,8 @@ pub fn run_compiled(
                 .and_then(|(entry, _module)| {
                     run_loop(schedule, k, entry, &mut slots).map(|b| (k.name.clone(), b))
                 }),
-            Step::Extern(e) => {
-                run_extern(schedule, e, &mut slots).map(|b| (format!("extern {}", e.op.name()), b))
-            }
+            Step::Extern(e) => run_extern(schedule, e, compiled.math, &mut slots)
+                .map(|b| (format!("extern {}", e.op.name()), b)),
         };
         let (name, bytes) = match done {
             Ok(x) => x,
@@ -662,8 +663,15 @@ pub fn status_error(k: &LoopKernel, s: &[u64; STATUS_SLOTS]) -> Error {
     }
 }
 
-/// Runs one node with the interpreter's routine on whole contiguous buffers.
-fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result<u64> {
+/// Runs one node on whole contiguous buffers: a float matmul in
+/// [`MathMode::Fast`] through [`crate::blas`], anything else with the interpreter's
+/// routine.
+fn run_extern(
+    schedule: &Schedule,
+    e: &ExternStep,
+    math: MathMode,
+    slots: &mut [Slot],
+) -> Result<u64> {
     let mut g = Graph::new();
     let mut args = HashMap::new();
     let mut ids = Vec::with_capacity(e.inputs.len());
@@ -679,14 +687,34 @@ fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result
             }
         };
         bytes += (buf.len() * buf.dtype().size_in_bytes()) as u64;
-        let id = InputId(slot_no as u64);
+        let id = ids_input(slot_no);
         ids.push(g.add(Op::Input(id), buf.dtype(), shape.clone(), &[]));
         args.insert(id, buf);
     }
-    let node = g.add(e.op.clone(), e.dtype, e.shape.clone(), &ids);
-    let out = crate::interp::execute(&g, &args, &[node])?
-        .pop()
-        .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?;
+    let fast = match (&e.op, e.input_shapes.as_slice()) {
+        (Op::Matmul, [a, b]) if math == MathMode::Fast && a.len() == 3 && b.len() == 3 => {
+            let d = crate::interp::matmul::Dims {
+                b: a[0],
+                m: a[1],
+                k: a[2],
+                n: b[2],
+            };
+            let ok = a[0] == b[0] && a[2] == b[1] && e.shape == [d.b, d.m, d.n];
+            ok.then(|| crate::blas::matmul(&args[&ids_input(0)], &args[&ids_input(1)], d))
+                .flatten()
+                .map(Arc::new)
+        }
+        _ => None,
+    };
+    let out = match fast {
+        Some(out) => out,
+        None => {
+            let node = g.add(e.op.clone(), e.dtype, e.shape.clone(), &ids);
+            crate::interp::execute(&g, &args, &[node])?
+                .pop()
+                .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?
+        }
+    };
     let decl = &schedule.buffers[e.output.0 as usize];
     if out.dtype() != decl.dtype || out.len() != decl.len {
         return Err(Error::Malformed(format!(
@@ -701,6 +729,11 @@ fn run_extern(schedule: &Schedule, e: &ExternStep, slots: &mut [Slot]) -> Result
     bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
     slots[e.output.0 as usize] = Slot::Ready(out);
     Ok(bytes)
+}
+
+/// The id under which [`run_extern`] passes its input slot `i` to the interpreter.
+fn ids_input(i: usize) -> InputId {
+    InputId(i as u64)
 }
 
 /// The Cranelift IR of a loop kernel compiled with `math`, for `LAZYFUSE_DUMP_IR`.

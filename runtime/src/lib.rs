@@ -7,6 +7,7 @@
 //! interpreter's scalar code.
 #![deny(missing_docs)]
 
+mod blas;
 pub mod buffer;
 pub mod buffer_cache;
 pub mod error;

@@ -25,7 +25,7 @@ mod creation;
 pub(crate) mod elementwise;
 pub mod float8;
 mod index;
-mod matmul;
+pub(crate) mod matmul;
 pub(crate) mod num;
 pub(crate) mod pointwise;
 mod reduce;

@@ -1,0 +1,304 @@
+//! Float matmul at BLAS speed for [`MathMode::Fast`](lazyfuse_ir::kernel::MathMode):
+//! the `gemm` crate's packed, cache-blocked micro-kernels (AVX2/AVX-512, chosen at run
+//! time) on the executor's thread pool.
+//!
+//! The interpreter's routine (`interp::matmul`) stays the spec and what
+//! [`MathMode::Exact`](lazyfuse_ir::kernel::MathMode) runs: it accumulates float32 in
+//! float64 and walks `k` in order, which a blocked product does not. Here:
+//! - float32 and float64 accumulate in their own type (as PyTorch's CPU BLAS does);
+//! - float16 uses `gemm`'s float16 product, which computes in float32 and rounds the
+//!   result once, as the interpreter does;
+//! - bfloat16 (which `gemm` lacks) is widened to float32, multiplied, and rounded once
+//!   per element: the interpreter's "accumulate in float32, round once" rule;
+//! - other dtypes return `None` (the caller runs the interpreter's routine).
+//!
+//! Threads: `gemm` runs with `Parallelism::None` inside chunks of the executor's pool
+//! (batches first, then row blocks of one product), so the process never has two
+//! pools competing for the two cores, and the crate is built without rayon.
+
+use crate::buffer::{Buffer, Element};
+use crate::interp::matmul::Dims;
+use crate::pool;
+use half::{bf16, f16};
+
+/// Below this many multiply-adds a product runs on the calling thread: waking the
+/// pool costs more than it saves.
+const PARALLEL_MIN_MACS: usize = 1 << 18;
+
+/// Rows of one product per chunk when a product is split by rows (a multiple of the
+/// micro-kernels' row blocks, so each chunk packs whole panels).
+const ROW_BLOCK_ALIGN: usize = 16;
+
+/// `x @ y` with `gemm` for float16/bfloat16/float32/float64 operands of one dtype
+/// (contiguous `[b, m, k]` and `[b, k, n]`), or `None` for any other dtype pair or
+/// sizes that do not match `d` (the caller falls back to the interpreter, which
+/// reports them).
+pub(crate) fn matmul(x: &Buffer, y: &Buffer, d: Dims) -> Option<Buffer> {
+    if x.len() != d.b * d.m * d.k || y.len() != d.b * d.k * d.n {
+        return None;
+    }
+    Some(match (x, y) {
+        (Buffer::F32(a), Buffer::F32(b)) => Buffer::from_vec(product(a, b, d)),
+        (Buffer::F64(a), Buffer::F64(b)) => Buffer::from_vec(product(a, b, d)),
+        (Buffer::F16(a), Buffer::F16(b)) => Buffer::from_vec(product(a, b, d)),
+        (Buffer::BF16(a), Buffer::BF16(b)) => {
+            let wide = |v: &[bf16]| v.iter().map(|e| e.to_f32()).collect::<Vec<f32>>();
+            let out = product(&wide(a), &wide(b), d);
+            Buffer::from_vec(out.into_iter().map(bf16::from_f32).collect::<Vec<_>>())
+        }
+        _ => return None,
+    })
+}
+
+/// The element types `gemm` multiplies, with their zero.
+trait GemmElement: Element + Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl GemmElement for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+}
+
+impl GemmElement for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+}
+
+impl GemmElement for f16 {
+    const ZERO: Self = f16::ZERO;
+    const ONE: Self = f16::ONE;
+}
+
+/// A raw output pointer the chunks share; each chunk writes a disjoint block.
+#[derive(Clone, Copy)]
+struct OutPtr<T>(*mut T);
+
+impl<T> OutPtr<T> {
+    /// The pointer (a method, so closures capture the `Sync` wrapper, not the field).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+// SAFETY: the pointer is only used by `product`'s chunks, which write disjoint row
+// blocks of one live allocation that outlives `pool::parallel_for`.
+unsafe impl<T> Send for OutPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for OutPtr<T> {}
+
+/// The batched product of contiguous row-major operands.
+fn product<T: GemmElement>(x: &[T], y: &[T], d: Dims) -> Vec<T> {
+    let Dims { b, m, k, n } = d;
+    let mut out = vec![T::ZERO; b * m * n];
+    if out.is_empty() {
+        return out;
+    }
+    let threads = pool::threads().max(1);
+    let macs = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
+    // Chunks: batch ranges when there are enough batches to share, else row blocks
+    // of each product (`per_batch` blocks of `rows` rows).
+    let (chunks, per_batch, rows) = if macs < PARALLEL_MIN_MACS || threads == 1 {
+        (1, 1, m)
+    } else if b >= threads {
+        (b.min(threads * 4), 1, m)
+    } else {
+        let want = threads.div_ceil(b);
+        let rows = m
+            .div_ceil(want)
+            .next_multiple_of(ROW_BLOCK_ALIGN)
+            .clamp(1, m);
+        let per_batch = m.div_ceil(rows);
+        (b * per_batch, per_batch, rows)
+    };
+    let dst = OutPtr(out.as_mut_ptr());
+    let body = |c: usize| {
+        // Batches [b0, b1) and rows [r0, r1) of each.
+        let (b0, b1, r0, r1) = if per_batch == 1 {
+            (c * b / chunks, (c + 1) * b / chunks, 0, m)
+        } else {
+            let (bi, blk) = (c / per_batch, c % per_batch);
+            (bi, bi + 1, blk * rows, ((blk + 1) * rows).min(m))
+        };
+        for bi in b0..b1 {
+            let lhs = &x[bi * m * k + r0 * k..bi * m * k + r1 * k];
+            let rhs = &y[bi * k * n..(bi + 1) * k * n];
+            // SAFETY: `lhs` holds `(r1 - r0) × k` row-major elements and `rhs` `k × n`
+            // (slices checked above: `x.len() == b*m*k`, `y.len() == b*k*n`); the
+            // destination block starts at row `r0` of batch `bi` of `out`
+            // (`b*m*n` elements) and spans `(r1 - r0) × n` row-major elements, which
+            // no other chunk writes; `read_dst == false` with `alpha == 0` means the
+            // destination is only written.
+            unsafe {
+                gemm::gemm(
+                    r1 - r0,
+                    n,
+                    k,
+                    dst.get().add(bi * m * n + r0 * n),
+                    1,
+                    n as isize,
+                    false,
+                    lhs.as_ptr(),
+                    1,
+                    k as isize,
+                    rhs.as_ptr(),
+                    1,
+                    n as isize,
+                    T::ZERO,
+                    T::ONE,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            }
+        }
+    };
+    pool::parallel_for(chunks, &body);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::matmul::matmul as reference;
+
+    fn data(len: usize, seed: u32) -> Vec<f64> {
+        (0..len)
+            .map(|i| {
+                let h = (i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 16;
+                (h % 2001) as f64 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Max |fast - exact| over max(1, |exact|), as f64.
+    fn rel_err(fast: &Buffer, exact: &Buffer) -> f64 {
+        let f = |b: &Buffer| -> Vec<f64> {
+            match b {
+                Buffer::F32(v) => v.iter().map(|&e| e as f64).collect(),
+                Buffer::F64(v) => v.clone(),
+                Buffer::F16(v) => v.iter().map(|e| e.to_f64()).collect(),
+                Buffer::BF16(v) => v.iter().map(|e| e.to_f64()).collect(),
+                _ => panic!("not a float buffer"),
+            }
+        };
+        let (a, b) = (f(fast), f(exact));
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+            .fold(0.0, f64::max)
+    }
+
+    fn check(d: Dims, tol: [f64; 4]) {
+        let (xs, ys) = (data(d.b * d.m * d.k, 1), data(d.b * d.k * d.n, 7));
+        let bufs: [(Buffer, Buffer); 4] = [
+            (
+                Buffer::from_vec(xs.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+                Buffer::from_vec(ys.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+            ),
+            (Buffer::from_vec(xs.clone()), Buffer::from_vec(ys.clone())),
+            (
+                Buffer::from_vec(xs.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
+                Buffer::from_vec(ys.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>()),
+            ),
+            (
+                Buffer::from_vec(xs.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
+                Buffer::from_vec(ys.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>()),
+            ),
+        ];
+        for ((x, y), tol) in bufs.iter().zip(tol) {
+            let fast = matmul(x, y, d).expect("a float dtype");
+            let exact = reference(x, y, d).unwrap();
+            assert_eq!(fast.dtype(), exact.dtype());
+            let e = rel_err(&fast, &exact);
+            assert!(e <= tol, "{} {d:?}: error {e} > {tol}", x.dtype());
+        }
+    }
+
+    #[test]
+    fn matches_the_interpreter_within_rounding() {
+        // Tolerances: a few ulps of the accumulated magnitude (k terms of |v| ≤ 1)
+        // for f32/f64; one rounding of the result (plus f32 accumulation) for f16/bf16.
+        for d in [
+            Dims {
+                b: 1,
+                m: 1,
+                k: 1,
+                n: 1,
+            },
+            Dims {
+                b: 1,
+                m: 7,
+                k: 13,
+                n: 5,
+            },
+            Dims {
+                b: 3,
+                m: 33,
+                k: 70,
+                n: 17,
+            },
+            Dims {
+                b: 1,
+                m: 130,
+                k: 257,
+                n: 66,
+            },
+            Dims {
+                b: 2,
+                m: 200,
+                k: 300,
+                n: 100,
+            },
+            Dims {
+                b: 9,
+                m: 64,
+                k: 64,
+                n: 64,
+            },
+            Dims {
+                b: 1,
+                m: 1,
+                k: 1000,
+                n: 1,
+            },
+        ] {
+            check(d, [2e-5 * d.k as f64, 1e-13 * d.k as f64, 2e-3, 1.6e-2]);
+        }
+    }
+
+    #[test]
+    fn empty_and_other_dtypes() {
+        let d = Dims {
+            b: 2,
+            m: 0,
+            k: 3,
+            n: 4,
+        };
+        let x = Buffer::from_vec(Vec::<f32>::new());
+        let y = Buffer::from_vec(vec![1f32; 24]);
+        assert_eq!(matmul(&x, &y, d), Some(Buffer::from_vec(Vec::<f32>::new())));
+        let d = Dims {
+            b: 1,
+            m: 2,
+            k: 0,
+            n: 2,
+        };
+        let z = Buffer::from_vec(Vec::<f32>::new());
+        assert_eq!(matmul(&z, &z, d), Some(Buffer::from_vec(vec![0f32; 4])));
+        let i = Buffer::from_vec(vec![1i32; 4]);
+        let d = Dims {
+            b: 1,
+            m: 2,
+            k: 2,
+            n: 2,
+        };
+        assert_eq!(matmul(&i, &i, d), None);
+        // Mismatched sizes go back to the interpreter, which reports them.
+        let f = Buffer::from_vec(vec![1f32; 3]);
+        assert_eq!(matmul(&f, &f, d), None);
+    }
+}

@@ -1,0 +1,91 @@
+//! Tiled transposes: a copy (or elementwise kernel) through a permuted view that the
+//! scheduler runs in tiles must give exactly the permutation of its input, for tiled
+//! shapes, shapes the tile does not divide (left untiled), 3-d permutes and small ones.
+
+use lazyfuse::Tensor;
+
+/// `x` of `shape` (row-major) read through `perm`, computed by index arithmetic.
+fn permuted(x: &[f64], shape: &[usize], perm: &[usize]) -> Vec<f64> {
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let mut strides = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    let n: usize = out_shape.iter().product();
+    (0..n)
+        .map(|mut i| {
+            let mut src = 0;
+            for d in (0..out_shape.len()).rev() {
+                src += (i % out_shape[d]) * strides[perm[d]];
+                i /= out_shape[d];
+            }
+            x[src]
+        })
+        .collect()
+}
+
+fn check(shape: &[usize], perm: &[usize]) {
+    let n: usize = shape.iter().product();
+    let x: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 7.0).collect();
+    let want = permuted(&x, shape, perm);
+    let perm_i: Vec<isize> = perm.iter().map(|&p| p as isize).collect();
+    let t = Tensor::from_vec(x.clone(), shape).unwrap();
+    let copy = t.permute(&perm_i).unwrap().contiguous().unwrap();
+    assert_eq!(
+        copy.to_vec::<f64>().unwrap(),
+        want,
+        "{shape:?} {perm:?} copy"
+    );
+    // An elementwise kernel through the same view, in float32 and int32.
+    let plus = t.permute(&perm_i).unwrap().add(1.0).unwrap();
+    let want_plus: Vec<f64> = want.iter().map(|v| v + 1.0).collect();
+    assert_eq!(
+        plus.to_vec::<f64>().unwrap(),
+        want_plus,
+        "{shape:?} {perm:?} +1"
+    );
+    let xi: Vec<i32> = (0..n as i32).collect();
+    let ti = Tensor::from_vec(xi, shape).unwrap();
+    let got = ti.permute(&perm_i).unwrap().contiguous().unwrap();
+    let want_i: Vec<i32> = permuted(&(0..n).map(|i| i as f64).collect::<Vec<_>>(), shape, perm)
+        .into_iter()
+        .map(|v| v as i32)
+        .collect();
+    assert_eq!(
+        got.to_vec::<i32>().unwrap(),
+        want_i,
+        "{shape:?} {perm:?} int32"
+    );
+}
+
+#[test]
+fn tiled_transposes_equal_the_permutation() {
+    check(&[512, 384], &[1, 0]); // tile 16
+    check(&[264, 256], &[1, 0]); // tile 8 (264 = 8 · 33)
+    check(&[3, 256, 320], &[0, 2, 1]); // batched
+    check(&[256, 3, 320], &[2, 1, 0]);
+    check(&[128, 96, 8], &[1, 2, 0]);
+}
+
+#[test]
+fn untiled_shapes_stay_correct() {
+    check(&[517, 389], &[1, 0]); // no tile divides both
+    check(&[5, 7], &[1, 0]); // small
+    check(&[1, 1], &[1, 0]);
+    check(&[2, 3, 4], &[2, 0, 1]);
+    check(&[300, 1], &[1, 0]);
+}
+
+#[test]
+fn a_large_transpose_is_tiled() {
+    let x = Tensor::from_vec(vec![0f32; 512 * 384], &[512, 384]).unwrap();
+    let text = x
+        .t()
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .schedule_text()
+        .unwrap();
+    // [384, 512] split into 16-tiles: [24, 32, 16, 16].
+    assert!(text.contains("dims [24, 32, 16, 16] parallel 4"), "{text}");
+}
