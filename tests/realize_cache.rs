@@ -125,10 +125,13 @@ fn live_intermediates_are_targets_and_change_the_structure() {
     let e = x.exp().unwrap();
     let z = e.add(1.0).unwrap();
     assert_eq!(z.to_vec::<f32>().unwrap(), y);
-    assert_eq!(
-        e.to_vec::<f32>().unwrap(),
-        vals(16, 0.3).iter().map(|v| v.exp()).collect::<Vec<_>>()
-    );
+    // Fast math's exp is within a few ulp of libm's, not equal to it.
+    for (got, v) in e.to_vec::<f32>().unwrap().iter().zip(vals(16, 0.3)) {
+        assert!(
+            (got - v.exp()).abs() <= 4.0 * f32::EPSILON * v.exp(),
+            "{got} vs exp({v})"
+        );
+    }
 }
 
 #[test]

@@ -312,6 +312,26 @@ fn sched(tensors: &[&Tensor], fuse: bool) -> lazyfuse_ir::kernel::Schedule {
     .unwrap()
 }
 
+/// Found by the proptest above: an extern step (a float16 nansum) reading the empty
+/// output of a `cat` of empty tensors, which no step writes; the kernel evaluator
+/// reported "extern reads b4 before it is written" where the executor and the
+/// interpreter give the empty result.
+#[test]
+fn an_extern_reads_an_empty_cat() {
+    use random_program::Step::*;
+    let steps = [
+        View(10, 0),
+        Fill(13, 0),
+        View(1, 0),
+        Cat(37, 29),
+        Binary(0, 15, 0),
+        Reduce(7, 46, false),
+    ];
+    let pool = build(&[(5, 3, 0)], &steps);
+    let refs: Vec<&Tensor> = pool.iter().collect();
+    check(&refs).unwrap();
+}
+
 #[test]
 fn empty_dims_views_writes_and_externs() {
     let e = Tensor::zeros(&[0, 3], DType::F32);
