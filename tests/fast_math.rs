@@ -6,14 +6,14 @@
 //!
 //! The backend and math mode are process-wide: each test holds `GLOBAL`.
 
-use lazyfuse::{CpuBackend, DType, MathMode, Tensor};
+use lazyfuse::{CpuBackend, DType, GeluApproximate, MathMode, Tensor};
 use std::sync::Mutex;
 
 static GLOBAL: Mutex<()> = Mutex::new(());
 
 type Op = (&'static str, fn(&Tensor) -> lazyfuse::Result<Tensor>);
 
-const OPS: [Op; 11] = [
+const OPS: [Op; 19] = [
     ("exp", Tensor::exp),
     ("exp2", Tensor::exp2),
     ("expm1", Tensor::expm1),
@@ -25,6 +25,16 @@ const OPS: [Op; 11] = [
     ("sigmoid", Tensor::sigmoid),
     ("silu", Tensor::silu),
     ("mish", Tensor::mish),
+    // the parameterised activations (vmath's `emit_param`)
+    // gelu stays scalar (vmath's has_param says why); it is here to keep it exact
+    ("gelu_tanh", |t| t.gelu(GeluApproximate::Tanh)),
+    ("softplus", |t| t.softplus(1.0, 20.0)),
+    ("softplus_b2_t3", |t| t.softplus(2.0, 3.0)),
+    ("elu", |t| t.elu(1.0)),
+    ("elu_0.3", |t| t.elu(0.3)),
+    ("leaky_relu", |t| t.leaky_relu(0.01)),
+    ("hardtanh", |t| t.hardtanh(-1.0, 1.0)),
+    ("hardtanh_inf", |t| t.hardtanh(f64::NEG_INFINITY, 2.5)),
 ];
 
 const DTYPES: [DType; 4] = [DType::F32, DType::F64, DType::F16, DType::BF16];

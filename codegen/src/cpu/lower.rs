@@ -383,6 +383,7 @@ impl Lower<'_, '_> {
                     self.b.ins().splat(vt, x)
                 }
                 Expr::Unary { op, x } => self.vunary(op, get(x), vt),
+                Expr::UnaryParam { op, x } => self.vparam(op, get(x), vt),
                 Expr::Binary { op, a, b } => self.vbinary(op, get(a), get(b), vt),
                 _ => return Err(CodegenError::Backend("not a vector expression".into())),
             };
@@ -466,6 +467,7 @@ impl Lower<'_, '_> {
                     _ => get(x),
                 },
                 Expr::Unary { op, x } => self.vunary(op, get(x), vt),
+                Expr::UnaryParam { op, x } => self.vparam(op, get(x), vt),
                 Expr::Binary { op, a, b } => self.vbinary(op, get(a), get(b), vt),
                 _ => return Err(CodegenError::Backend("not a vector expression".into())),
             };
@@ -566,6 +568,12 @@ impl Lower<'_, '_> {
             }
             _ => unreachable!("vector_type admits only the ops above"),
         }
+    }
+
+    /// A parameterised activation on float vectors (see [`vector_param_ok`]).
+    fn vparam(&mut self, op: UnaryParamOp, v: Value, vt: Type) -> Value {
+        let fma = super::vmath::isa_has_fma(self.module);
+        super::vmath::emit_param(&mut self.b, fma, op, v, vt)
     }
 
     fn vbinary(&mut self, op: BinaryOp, x: Value, y: Value, vt: Type) -> Value {
@@ -1209,6 +1217,15 @@ impl Lower<'_, '_> {
                     self.b.ins().f64const(neginf),
                 );
                 self.call(&sym, &[v, a, b, c], reg(r))
+            }
+            (Rep::F32 | Rep::F64, _) if vector_param_ok(op, true, self.math) => {
+                // The vector code on a splat, lane 0: tails get the body's values.
+                let vt = super::vmath::vector_of(reg(r));
+                let s = self.b.ins().splat(vt, v);
+                let fma = super::vmath::isa_has_fma(self.module);
+                let o = super::vmath::emit_param(&mut self.b, fma, op, s, vt);
+                let out = self.b.ins().extractlane(o, 0);
+                self.round(out, dt)
             }
             (Rep::F32 | Rep::F64, _) => {
                 let (kind, p) = param_code(op);
@@ -1883,6 +1900,7 @@ fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
             }
             Expr::Const(_) => true,
             Expr::Unary { op, .. } => vector_unary_ok(*op, float, math),
+            Expr::UnaryParam { op, .. } => vector_param_ok(*op, float, math),
             Expr::Binary { op, .. } => vector_binary_ok(*op, float),
             _ => false,
         };
@@ -1969,6 +1987,9 @@ fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
             Expr::Unary { op, x } => {
                 !narrow && dt(x) == e.dtype && vector_unary_ok(*op, float, math)
             }
+            Expr::UnaryParam { op, x } => {
+                !narrow && dt(x) == e.dtype && vector_param_ok(*op, float, math)
+            }
             Expr::Binary { op, a, b } => {
                 !narrow && dt(a) == e.dtype && dt(b) == e.dtype && vector_binary_ok(*op, float)
             }
@@ -1998,6 +2019,12 @@ fn vector_unary_ok(op: UnaryOp, float: bool, math: MathMode) -> bool {
         BitwiseNot => !float,
         _ => float && math == MathMode::Fast && super::vmath::has_unary(op),
     }
+}
+
+/// Whether [`Lower::vparam`] emits the parameterised activation `op` on vectors:
+/// float lanes in [`MathMode::Fast`] only (Exact keeps the libm-backed scalar call).
+fn vector_param_ok(op: UnaryParamOp, float: bool, math: MathMode) -> bool {
+    float && math == MathMode::Fast && super::vmath::has_param(op)
 }
 
 /// Whether [`Lower::vbinary`] emits `op` on vectors (see [`vector_unary_ok`]).

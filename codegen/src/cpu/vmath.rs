@@ -27,7 +27,7 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use lazyfuse_ir::UnaryOp;
+use lazyfuse_ir::{UnaryOp, UnaryParamOp};
 
 /// `ln 2 - LN_2` (the f64 constant's rounding error), for the f64 Cody–Waite split.
 const LN_2_TAIL: f64 = 2.319_046_813_846_299_6e-17;
@@ -88,6 +88,95 @@ pub(super) fn emit_unary(
             m.b.ins().fmul(x, t)
         }
         _ => unreachable!("has_unary admits only the ops above"),
+    }
+}
+
+/// Whether [`emit_param`] computes `op` on float32 and float64 lanes: the
+/// activations built from compares, products and this module's `exp`/`expm1`/
+/// `log1p`. GELU stays scalar: the exact form needs `erf` (not here yet) and the
+/// tanh form's `1 + tanh(·)` cancels for x < -2, where a tanh within 1 ulp of
+/// libm's still moves the result by thousands of ulp. Hardtanh with a
+/// NaN bound stays scalar (the interpreter returns NaN for every element then).
+pub(super) fn has_param(op: UnaryParamOp) -> bool {
+    match op {
+        UnaryParamOp::Softplus { .. } | UnaryParamOp::Elu { .. } => true,
+        UnaryParamOp::LeakyRelu { .. } => true,
+        UnaryParamOp::Hardtanh { min_val, max_val } => !min_val.is_nan() && !max_val.is_nan(),
+        _ => false,
+    }
+}
+
+/// Emits `op` (one [`has_param`] accepts) on the float vector `x` of type `vt`, with
+/// the interpreter's formulas (`runtime/src/interp/pointwise.rs`), its branches
+/// turned into compare + bitselect whose false side carries NaN like the
+/// interpreter's `else`.
+pub(super) fn emit_param(
+    b: &mut FunctionBuilder<'_>,
+    fma: bool,
+    op: UnaryParamOp,
+    x: Value,
+    vt: Type,
+) -> Value {
+    let mut m = VMath { b, vt, fma };
+    match op {
+        UnaryParamOp::Gelu { tanh: true } => {
+            // (not admitted by has_param, see there) 0.5 x (1 + tanh(β (x + 0.044715 x³))), β = √(2/π).
+            let beta = m.c(std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5);
+            let k = m.c(0.044715);
+            let x2 = m.b.ins().fmul(x, x);
+            let x3 = m.b.ins().fmul(x2, x);
+            let kx3 = m.b.ins().fmul(k, x3);
+            let s = m.b.ins().fadd(x, kx3);
+            let inner = m.b.ins().fmul(beta, s);
+            let t = m.tanh(inner);
+            let half = m.c(0.5);
+            let one = m.c(1.0);
+            let hx = m.b.ins().fmul(half, x);
+            let u = m.b.ins().fadd(one, t);
+            m.b.ins().fmul(hx, u)
+        }
+        UnaryParamOp::Softplus { beta, threshold } => {
+            // z > threshold ? x : log1p(e^z) / beta  (NaN: the compare is false).
+            let bv = m.c(beta);
+            let z = m.b.ins().fmul(x, bv);
+            let e = m.exp(z);
+            let l = m.log1p(e);
+            let soft = m.b.ins().fdiv(l, bv);
+            let th = m.c(threshold);
+            m.sel(FloatCC::GreaterThan, z, th, x, soft)
+        }
+        UnaryParamOp::Elu {
+            alpha,
+            scale,
+            input_scale,
+        } => {
+            // x > 0 ? x·scale : expm1(x·input_scale)·(alpha·scale); NaN takes the
+            // positive side, as the interpreter's `a <= 0` is false for it.
+            let is = m.c(input_scale);
+            let xs = m.b.ins().fmul(x, is);
+            let e = m.expm1(xs);
+            let a = m.c(alpha * scale);
+            let neg = m.b.ins().fmul(e, a);
+            let s = m.c(scale);
+            let pos = m.b.ins().fmul(x, s);
+            let z = m.c(0.0);
+            m.sel(FloatCC::LessThanOrEqual, x, z, neg, pos)
+        }
+        UnaryParamOp::LeakyRelu { negative_slope } => {
+            let sl = m.c(negative_slope);
+            let neg = m.b.ins().fmul(x, sl);
+            let z = m.c(0.0);
+            m.sel(FloatCC::GreaterThan, x, z, x, neg)
+        }
+        UnaryParamOp::Hardtanh { min_val, max_val } => {
+            // nan_min(nan_max(x, lo), hi) with finite-or-infinite bounds: NaN x
+            // fails both compares and stays NaN.
+            let lo = m.c(min_val);
+            let hi = m.c(max_val);
+            let t = m.sel(FloatCC::LessThan, x, lo, lo, x);
+            m.sel(FloatCC::LessThan, hi, t, hi, t)
+        }
+        _ => unreachable!("has_param admits only the ops above"),
     }
 }
 
