@@ -288,7 +288,49 @@ fn nan_and_infinities_propagate() {
                 check(&format!("logsumexp {w}"), r, 1.0, &|| {
                     t().logsumexp(&[1], false).unwrap()
                 });
+                check(&format!("log_softmax {w}"), r, 1.0, &|| {
+                    t().log_softmax(1).unwrap()
+                });
             }
+        }
+    }
+}
+
+/// Fast softmax/log_softmax of float32/float16/bfloat16 compute in float32 (one
+/// reciprocal per row): rows of -inf only (NaN, as PyTorch), rows with one
+/// finite value among -inf, rows of large magnitude (the max subtraction keeps
+/// exp finite) and long rows (float32 sums of exps), against the interpreter.
+#[test]
+fn softmax_rows_in_fast_math() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    for &n in &[1usize, 4, 15, 16, 17, 64, 4099] {
+        let ninf = f64::NEG_INFINITY;
+        let mut v = data(4 * n, 7 + n as u64, &[]);
+        // row 0: all -inf; row 1: -inf but one; row 2: large values
+        for x in &mut v[..n] {
+            *x = ninf;
+        }
+        for (i, x) in v[n..2 * n].iter_mut().enumerate() {
+            if i != n / 2 {
+                *x = ninf;
+            }
+        }
+        for x in &mut v[2 * n..3 * n] {
+            *x *= 3.0e4;
+        }
+        for dt in FLOATS {
+            let t = || tensor(&v, &[4, n], dt);
+            let r = rtol(dt);
+            let w = format!("n={n} {dt}");
+            check(&format!("softmax {w}"), r, 1e-6, &|| {
+                t().softmax(1).unwrap()
+            });
+            check(&format!("log_softmax {w}"), r, 1.0, &|| {
+                t().log_softmax(1).unwrap()
+            });
+            check(&format!("softmax of a column {w}"), r, 1e-6, &|| {
+                t().softmax(0).unwrap()
+            });
         }
     }
 }

@@ -18,7 +18,7 @@
 
 use crate::dtype::DType;
 use crate::graph::NodeId;
-use crate::kernel::{Accum, Const, DynIndex, Expr, ExprId, IndexError, ScanAccum};
+use crate::kernel::{Accum, Const, DynIndex, Expr, ExprId, IndexError, MathMode, ScanAccum};
 use crate::op::{ArgReduceOp, BinaryOp, Op, ReduceOp, ScanOp, UnaryOp};
 use crate::schedule::{canonical, flat, Aff, Builder, Ctx, Fail};
 
@@ -601,7 +601,15 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             } else {
                 xc.clone()
             };
-            let a = acc(xnode.dtype);
+            // Fast: float32/float16/bfloat16 rows in float32 (PyTorch's CPU kernels
+            // do; within the conformance tolerances), so the phases run f32x4 and
+            // the f32 vector exp. Exact: the interpreter's accumulation type.
+            let a = match ctx.math {
+                MathMode::Fast if matches!(xnode.dtype, DType::F32 | DType::F16 | DType::BF16) => {
+                    DType::F32
+                }
+                _ => acc(xnode.dtype),
+            };
             let k = b.level(ctx, x);
             let val = |b: &mut Builder, k: u32| -> Result<ExprId, Fail> {
                 let v = b.gen(ctx, x, &gen_xc, Some(k))?;
@@ -621,7 +629,14 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 bin(&mut b, BinaryOp::Sub, d2, ls, a, Some(k + 2))?
             } else {
                 let e2 = un(&mut b, UnaryOp::Exp, d2, a, Some(k + 2))?;
-                bin(&mut b, BinaryOp::Div, e2, s, a, Some(k + 2))?
+                if ctx.math == MathMode::Fast {
+                    // one division per row, a multiply per element (≤ 1 ulp more)
+                    let one = b.constant(Const::Float(1.0), a);
+                    let inv = bin(&mut b, BinaryOp::Div, one, s, a, None)?;
+                    bin(&mut b, BinaryOp::Mul, e2, inv, a, Some(k + 2))?
+                } else {
+                    bin(&mut b, BinaryOp::Div, e2, s, a, Some(k + 2))?
+                }
             };
             let r = b.cast(r, node.dtype, Some(k + 2))?;
             let r = lift(&mut b, r, k + 2)?;

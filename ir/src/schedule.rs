@@ -207,6 +207,8 @@ struct Planner<'g> {
     graph: &'g Graph,
     targets: Vec<NodeId>,
     fuse: bool,
+    /// the math mode kernels are lowered for (see [`ScheduleOptions::math`])
+    math: MathMode,
     order: Vec<NodeId>,
     /// nodes computed by extern steps, with the reason
     externs: HashMap<NodeId, String>,
@@ -362,6 +364,7 @@ impl<'g> Planner<'g> {
             graph,
             targets: targets.to_vec(),
             fuse: opts.fuse,
+            math: opts.math,
             order,
             externs,
             materialized,
@@ -526,6 +529,7 @@ impl<'g> Planner<'g> {
             materialized: &self.materialized,
             buf_of: &buf_of,
             buffers: &buffers,
+            math: self.math,
         };
         for &n in &self.order {
             let node = g.node(n);
@@ -898,6 +902,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) materialized: &'a HashMap<NodeId, String>,
     pub(crate) buf_of: &'a HashMap<NodeId, BufId>,
     pub(crate) buffers: &'a [BufDecl],
+    /// Fast lets composite lowerings (softmax) compute narrow floats in float32
+    pub(crate) math: MathMode,
 }
 
 /// One loop kernel under construction.

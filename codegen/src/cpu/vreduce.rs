@@ -17,7 +17,7 @@
 
 use super::{vector_binary_ok, vector_unary_ok, Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I64, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I64, I8X16};
 use cranelift_codegen::ir::{
     ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
     Type, Value,
@@ -212,7 +212,8 @@ struct VAcc {
     /// the `Reduce` expression
     expr: usize,
     op: Accum,
-    /// float32 max/min stay float32; sums and float64 go in float64
+    /// float32 max/min stay float32; float64 goes in float64; float32 sums go in
+    /// float64, except in the Fast row phases (float32 lanes, see [`Lower::vector_phase`])
     ty: Type,
     /// `vars[u]`: the parts of copy `u`
     vars: Vec<Vec<Variable>>,
@@ -234,7 +235,11 @@ impl Lower<'_, '_> {
             return Ok(0);
         }
         let m = n - n % step;
-        let vaccs = self.init_vaccs(ph)?;
+        // Fast: float32 sums in float32 lanes (16 accumulators of 4 lanes each, so
+        // each adds only n/64 terms: PyTorch's CPU sums are float32 too), twice
+        // the lanes of float64 and no widening of every term; the combined value
+        // joins the scalar float64 accumulator for the tail.
+        let vaccs = self.init_vaccs(ph, true)?;
         let rd = nd - 1;
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
@@ -283,7 +288,7 @@ impl Lower<'_, '_> {
             self.veval(Stage::Outer(0), u, vdim, &mut vvs[u as usize], &mut addrs)?;
         }
         for ph in 0..self.k.phases() {
-            let vaccs = self.init_vaccs(ph)?;
+            let vaccs = self.init_vaccs(ph, false)?;
             let zero = self.iconst(I64, 0);
             self.b.def_var(self.idx[rd], zero);
             let head = self.b.create_block();
@@ -350,7 +355,7 @@ impl Lower<'_, '_> {
                 self.vals[i] = Some(v);
             }
         }
-        let vaccs = self.init_vaccs(0)?;
+        let vaccs = self.init_vaccs(0, false)?;
         // Slot layout per block: per accumulator, per copy, per part, 16 bytes.
         let mut offs = Vec::new();
         let mut gbytes = 0i64;
@@ -511,8 +516,9 @@ impl Lower<'_, '_> {
     }
 
     /// Declares the vector accumulators of phase `ph`'s reductions, at their
-    /// identity.
-    fn init_vaccs(&mut self, ph: u32) -> R<Vec<VAcc>> {
+    /// identity. `narrow`: float32 sums accumulate in float32 lanes (Fast row
+    /// phases only; the column paths keep the scalar code's float64 bit for bit).
+    fn init_vaccs(&mut self, ph: u32, narrow: bool) -> R<Vec<VAcc>> {
         let mut out = Vec::new();
         for i in 0..self.k.exprs.len() {
             let e = &self.k.exprs[i];
@@ -524,7 +530,7 @@ impl Lower<'_, '_> {
             }
             let (op, x) = (*op, *x);
             let xdt = self.dtype(x);
-            let (ty, n) = if op == Accum::Sum {
+            let (ty, n) = if op == Accum::Sum && !(narrow && xdt == DType::F32) {
                 (F64X2, 2)
             } else {
                 parts_of(xdt)
@@ -776,6 +782,10 @@ impl Lower<'_, '_> {
                     self.binary(bop, s, x, dt)?
                 }
             };
+        }
+        if va.op == Accum::Sum && lane_ty == F32 {
+            // the scalar accumulator of a float32 sum is float64
+            s = self.b.ins().fpromote(F64, s);
         }
         let a = self.accs.get(&va.expr).ok_or_else(|| {
             super::CodegenError::Malformed(format!("v{}: reduction without a loop", va.expr))
