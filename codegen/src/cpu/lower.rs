@@ -17,7 +17,7 @@ use super::CodegenError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
-    AbiParam, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, Type, Value,
+    AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, Type, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -238,6 +238,37 @@ impl Lower<'_, '_> {
         self.b.ins().iconst(ty, v)
     }
 
+    /// The vector tiers `body` tries for this kernel, in order (see `rows`).
+    fn tiers(&self) -> Vec<(i64, Tier)> {
+        // Elementwise kernels: `vt` vectors of one dtype, or several dtypes that
+        // all fit 4 lanes (`vector_point_mixed` reads its lane types per
+        // expression); column reductions: chunks of `vreduce::CHUNK` points where
+        // they fit, then blocks of `vreduce::COLUMNS`; tried in this order, each
+        // falling through to the next.
+        let mut tiers: Vec<(i64, Tier)> = Vec::new();
+        if let Some(vt) = vector_type(self.k, self.math) {
+            tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
+        } else if mixed_vector(self.k, self.math) {
+            tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
+        } else if vreduce::columns_vectorize(self.k, &self.needed, self.math) {
+            if vreduce::chunk_vectorize(self.k, &self.needed) {
+                tiers.push((vreduce::CHUNK, Tier::ColumnChunk));
+            }
+            tiers.push((vreduce::COLUMNS, Tier::Columns));
+        }
+        tiers
+    }
+
+    /// One block of `lanes` consecutive points of the last parallel dim.
+    fn tier_point(&mut self, tier: Tier) -> R<()> {
+        match tier {
+            Tier::Single(vt) => self.vector_point(vt),
+            Tier::Mixed => self.vector_point_mixed(),
+            Tier::ColumnChunk => self.vector_column_chunk(),
+            Tier::Columns => self.vector_columns(),
+        }
+    }
+
     fn body(&mut self, begin: Value, end: Value) -> R<()> {
         let np = self.k.n_parallel;
         let pdims: Vec<i64> = self.k.parallel_dims().iter().map(|&d| d as i64).collect();
@@ -272,63 +303,99 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            // Elementwise kernels: `vt` vectors of one dtype, or several dtypes
-            // that all fit 4 lanes (`vector_point_mixed` reads its lane types per
-            // expression); column reductions: chunks of `vreduce::CHUNK` points
-            // where they fit, then blocks of `vreduce::COLUMNS`; tried in this
-            // order, each falling through to the next.
-            let mut tiers: Vec<(i64, Tier)> = Vec::new();
-            if let Some(vt) = vector_type(self.k, self.math) {
-                tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
-            } else if mixed_vector(self.k, self.math) {
-                tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
-            } else if vreduce::columns_vectorize(self.k, &self.needed, self.math) {
-                if vreduce::chunk_vectorize(self.k, &self.needed) {
-                    tiers.push((vreduce::CHUNK, Tier::ColumnChunk));
-                }
-                tiers.push((vreduce::COLUMNS, Tier::Columns));
-            }
-            for (lanes, tier) in tiers {
-                // Whole vectors while the row and the range have `lanes` points
-                // left, then single points (the tail).
-                let last = self.idx[np - 1];
-                let iv = self.b.use_var(last);
-                let ie = self.b.ins().iadd_imm_s(iv, lanes);
-                let fits_row =
-                    self.b
-                        .ins()
-                        .icmp_imm_s(IntCC::SignedLessThanOrEqual, ie, pdims[np - 1]);
+            if np == 0 {
+                // The one point of a kernel without parallel dims.
+                self.point()?;
                 let pv = self.b.use_var(p);
-                let pe = self.b.ins().iadd_imm_s(pv, lanes);
-                let fits_range = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, pe, end);
-                let fits = self.b.ins().band(fits_row, fits_range);
-                let vb = self.b.create_block();
-                let sb = self.b.create_block();
-                self.b.ins().brif(fits, vb, &[], sb, &[]);
-                self.b.switch_to_block(vb);
-                match tier {
-                    Tier::Single(vt) => self.vector_point(vt)?,
-                    Tier::Mixed => self.vector_point_mixed()?,
-                    Tier::ColumnChunk => self.vector_column_chunk()?,
-                    Tier::Columns => self.vector_columns()?,
-                }
-                self.odometer_by(0..np, lanes);
-                let pv = self.b.use_var(p);
-                let pn = self.b.ins().iadd_imm_s(pv, lanes);
+                let pn = self.b.ins().iadd_imm_s(pv, 1);
                 self.b.def_var(p, pn);
                 self.b.ins().jump(head, &[]);
-                self.b.switch_to_block(sb);
+            } else {
+                self.row(p, end, pdims[np - 1], head)?;
             }
-            self.point()?;
-            self.odometer(0..np);
-            let pv = self.b.use_var(p);
-            let pn = self.b.ins().iadd_imm_s(pv, 1);
-            self.b.def_var(p, pn);
-            self.b.ins().jump(head, &[]);
         }
         self.b.switch_to_block(exit);
         self.b.ins().return_(&[]);
         Ok(())
+    }
+
+    /// The points of the current row (the last parallel dim from its current
+    /// index) that lie in the range (`p` up to `end`) as tight loops: whole blocks
+    /// of each vector tier while they fit, then single points; only the last
+    /// parallel dim's variable moves inside the row, so the address terms of the
+    /// outer dims are loop invariant (Cranelift hoists them). Then advances `p` and
+    /// the outer dims' odometer, and jumps back to `head`.
+    fn row(&mut self, p: Variable, end: Value, n_last: i64, head: Block) -> R<()> {
+        let np = self.k.n_parallel;
+        let last = self.idx[np - 1];
+        let i0 = self.b.use_var(last);
+        let pv = self.b.use_var(p);
+        // Row end (exclusive, in the last dim): the row's end or the range's,
+        // whichever comes first (`end - p` ≥ 1 here).
+        let room_row = self.iconst(I64, n_last);
+        let room_row = self.b.ins().isub(room_row, i0);
+        let room_range = self.b.ins().isub(end, pv);
+        let n = self.b.ins().umin(room_row, room_range);
+        let re = self.b.ins().iadd(i0, n);
+        for (lanes, tier) in self.tiers() {
+            let vhead = self.b.create_block();
+            let vb = self.b.create_block();
+            let next = self.b.create_block();
+            self.b.ins().jump(vhead, &[]);
+            self.b.switch_to_block(vhead);
+            let iv = self.b.use_var(last);
+            let ie = self.b.ins().iadd_imm_s(iv, lanes);
+            let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, ie, re);
+            self.b.ins().brif(fits, vb, &[], next, &[]);
+            self.b.switch_to_block(vb);
+            self.tier_point(tier)?;
+            let iv = self.b.use_var(last);
+            let inx = self.b.ins().iadd_imm_s(iv, lanes);
+            self.b.def_var(last, inx);
+            self.b.ins().jump(vhead, &[]);
+            self.b.switch_to_block(next);
+        }
+        let shead = self.b.create_block();
+        let sb = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(shead, &[]);
+        self.b.switch_to_block(shead);
+        let iv = self.b.use_var(last);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, re);
+        self.b.ins().brif(more, sb, &[], done, &[]);
+        self.b.switch_to_block(sb);
+        self.point()?;
+        let iv = self.b.use_var(last);
+        let inx = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(last, inx);
+        self.b.ins().jump(shead, &[]);
+        self.b.switch_to_block(done);
+        let pn = self.b.ins().iadd(pv, n);
+        self.b.def_var(p, pn);
+        // The row ended (rather than the range): back to its start and carry.
+        let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, re, n_last);
+        let z = self.iconst(I64, 0);
+        let nl = self.b.ins().select(wrap, z, re);
+        self.b.def_var(last, nl);
+        self.carry(0..np - 1, wrap);
+        self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// Adds `carry` (a bool) to the last of `dims` and carries into the others.
+    fn carry(&mut self, dims: std::ops::Range<usize>, carry: Value) {
+        let mut carry = carry;
+        for d in dims.rev() {
+            let n = self.k.dims[d] as i64;
+            let v = self.b.use_var(self.idx[d]);
+            let inc = self.b.ins().uextend(I64, carry);
+            let nv = self.b.ins().iadd(v, inc);
+            let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, nv, n);
+            let z = self.iconst(I64, 0);
+            let nv = self.b.ins().select(wrap, z, nv);
+            self.b.def_var(self.idx[d], nv);
+            carry = wrap;
+        }
     }
 
     /// Advances the loop variables of `dims` (row-major, last fastest) by one.
