@@ -176,3 +176,31 @@ fn w2_broadcast_row_and_column_vectorize() {
         assert_eq!(jit, interp, "W2 {mode:?}");
     }
 }
+
+/// A realized 0-d float64 (or int64) tensor operand is a broadcast load of a dtype
+/// without 4 lanes: loaded once per vector as a scalar, cast, then splat.
+#[test]
+fn a_zero_dim_float64_tensor_operand_stays_vectorized() {
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let f = Tensor::from_vec(vec![0.1f64], &[])
+        .unwrap()
+        .realize()
+        .unwrap();
+    let i = Tensor::from_vec(vec![-3i64], &[])
+        .unwrap()
+        .realize()
+        .unwrap();
+    for n in [1, 3, 4, 9, 100] {
+        let x = Tensor::from_vec(i32_input(n), &[n])
+            .unwrap()
+            .to_dtype(DType::F32)
+            .unwrap()
+            .realize()
+            .unwrap();
+        let g = || x.maximum(&f).unwrap().add(&i).unwrap();
+        for mode in [MathMode::Exact, MathMode::Fast] {
+            let (jit, interp) = jit_and_interp(&g, mode);
+            assert_eq!(jit, interp, "n={n} {mode:?}");
+        }
+    }
+}

@@ -484,6 +484,13 @@ impl Lower<'_, '_> {
                 consts[i] = Some(self.constant(*c, e.dtype)?);
                 continue;
             }
+            if let (Expr::Load { param, index, .. }, None) = (&e.expr, mixed_lane_type(e.dtype)) {
+                // Likewise a broadcast load of another dtype (a 0-d float64 tensor
+                // operand): one scalar per vector, cast below.
+                let addr = self.address(*param, &index.offset, &index.strides, None)?;
+                consts[i] = Some(self.load(addr, e.dtype)?);
+                continue;
+            }
             let vt = mixed_lane_type(e.dtype).expect("mixed_vector checked the dtypes");
             let get = |id: ExprId| vv[id.0 as usize].expect("operands come first");
             let v = match e.expr {
@@ -2015,9 +2022,24 @@ fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
         .map(|p| p.buf)
         .collect();
     let dt = |id: &ExprId| k.exprs[id.0 as usize].dtype;
+    // A scalar of a dtype without 4 lanes: a constant, or a load broadcast along
+    // the vector dim (evaluated once per vector as a scalar, then cast and splat).
     let scalar_const = |e: &lazyfuse_ir::kernel::ExprNode| {
-        matches!(e.expr, Expr::Const(_))
-            && rep(e.dtype).is_ok_and(|r| matches!(r, Rep::F64 | Rep::Int { .. } | Rep::Bool))
+        let scalar = match &e.expr {
+            Expr::Const(_) => true,
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                dynamic.is_none()
+                    && index.strides[np - 1] == 0
+                    && k.params[*param].dtype == e.dtype
+                    && !written.contains(&k.params[*param].buf)
+            }
+            _ => false,
+        };
+        scalar && rep(e.dtype).is_ok_and(|r| matches!(r, Rep::F64 | Rep::Int { .. } | Rep::Bool))
     };
     for e in &k.exprs {
         if e.stage != Stage::Outer(0) {
@@ -2049,7 +2071,7 @@ fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
                 let from = &k.exprs[x.0 as usize];
                 (e.dtype == DType::F32
                     && matches!(from.dtype, DType::I32 | DType::F16 | DType::BF16))
-                    || (!narrow && matches!(from.expr, Expr::Const(_)))
+                    || (!narrow && (matches!(from.expr, Expr::Const(_)) || scalar_const(from)))
             }
             Expr::Unary { op, x } => {
                 !narrow && dt(x) == e.dtype && vector_unary_ok(*op, float, math)
