@@ -456,12 +456,7 @@ impl Lower<'_, '_> {
             };
             vv[i] = Some(v);
         }
-        for s in self.k.stores.clone() {
-            let v = vv[s.value.0 as usize].expect("stored values are computed");
-            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
-            self.b.ins().store(flags(), v, addr, 0);
-        }
-        Ok(())
+        self.vector_stores(&vv)
     }
 
     /// Four consecutive points of a kernel [`mixed_vector`] accepts: each expression
@@ -547,7 +542,12 @@ impl Lower<'_, '_> {
             };
             vv[i] = Some(v);
         }
-        for s in self.k.stores.clone() {
+        self.vector_stores(&vv)
+    }
+
+    /// Stores the vector values `vv` of one block of points (both vector tiers).
+    fn vector_stores(&mut self, vv: &[Option<Value>]) -> R<()> {
+        for s in &self.k.stores {
             let v = vv[s.value.0 as usize].expect("stored values are computed");
             let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
             self.b.ins().store(flags(), v, addr, 0);
@@ -602,8 +602,7 @@ impl Lower<'_, '_> {
     /// A vector mask (from a compare) as the operand type, for `bitselect`.
     fn vmask(&mut self, m: Value, vt: Type) -> Value {
         if vt.lane_type().is_float() {
-            let f = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
-            self.b.ins().bitcast(vt, f, m)
+            self.vbitcast(vt, m)
         } else {
             m
         }
