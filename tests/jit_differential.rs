@@ -72,3 +72,21 @@ fn regression_empty_cat_read_by_a_kernel() {
     ];
     compare(&sources, &steps).unwrap();
 }
+
+/// Found by a long run (`PROPTEST_CASES=5000`): a float64 reduction printed one
+/// last bit differently on the JIT in exact math.
+#[test]
+fn regression_float64_reduction_last_bit() {
+    let sources = [
+        (8, 5, 15740035375586183000),
+        (1, 4, 1785999513931592213),
+        (5, 0, 0),
+    ];
+    let steps = [
+        Step::Reduce(0, 0, false),
+        Step::Inplace(11, 53, 0),
+        Step::Inplace(57, 5, 21),
+        Step::Reduce(4, 5, false),
+    ];
+    compare(&sources, &steps).unwrap();
+}

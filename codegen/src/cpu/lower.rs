@@ -128,6 +128,9 @@ struct Acc {
     var: Variable,
     /// ArgMax/ArgMin: the best index so far
     idx: Option<Variable>,
+    /// An exact-math float sum: the running compensation of Neumaier's summation,
+    /// the interpreter's (`interp::reduce::sum`), so the bits agree.
+    comp: Option<Variable>,
 }
 
 /// The running value of a `Scan` (declared before its phase's loop).
@@ -1651,7 +1654,17 @@ impl Lower<'_, '_> {
             } else {
                 None
             };
-            self.accs.insert(i, Acc { op, var, idx });
+            // Compensation only where no per-step rounding intervenes (float32 and
+            // float64 values; narrower floats reach reductions widened).
+            let comp = (op == Accum::Sum
+                && self.math == MathMode::Exact
+                && matches!(xdt, DType::F32 | DType::F64))
+            .then(|| {
+                let c = self.b.declare_var(ty);
+                self.b.def_var(c, v);
+                c
+            });
+            self.accs.insert(i, Acc { op, var, idx, comp });
         }
         Ok(())
     }
@@ -1669,9 +1682,9 @@ impl Lower<'_, '_> {
             let xdt = self.dtype(x);
             let r = rep(xdt)?;
             let v = self.val(x);
-            let (op, var, idx) = {
+            let (op, var, idx, comp) = {
                 let a = &self.accs[&i];
-                (a.op, a.var, a.idx)
+                (a.op, a.var, a.idx, a.comp)
             };
             let acc = self.b.use_var(var);
             let float = matches!(r, Rep::F32 | Rep::F64);
@@ -1688,6 +1701,9 @@ impl Lower<'_, '_> {
                         v
                     };
                     let s = self.b.ins().fadd(acc, w);
+                    if let Some(c) = comp {
+                        self.compensate(c, acc, w, s);
+                    }
                     self.round(s, xdt)?
                 }
                 Accum::Prod if float => {
@@ -1750,6 +1766,22 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
+    /// One step of Neumaier's summation: `t = s + x` was just computed; the
+    /// rounding error of that add joins the compensation `c`, taken from the
+    /// operand of larger magnitude as the interpreter does.
+    fn compensate(&mut self, c: Variable, s: Value, x: Value, t: Value) {
+        let s_abs = self.b.ins().fabs(s);
+        let x_abs = self.b.ins().fabs(x);
+        let s_big = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, s_abs, x_abs);
+        let big = self.b.ins().select(s_big, s, x);
+        let small = self.b.ins().select(s_big, x, s);
+        let lost = self.b.ins().fsub(big, t);
+        let lost = self.b.ins().fadd(lost, small);
+        let cv = self.b.use_var(c);
+        let next = self.b.ins().fadd(cv, lost);
+        self.b.def_var(c, next);
+    }
+
     /// The reduction's result after its phase's loop.
     fn finish_acc(&mut self, i: usize) -> R<Value> {
         let a = self
@@ -1759,7 +1791,17 @@ impl Lower<'_, '_> {
         if let Some(iv) = a.idx {
             return Ok(self.b.use_var(iv));
         }
-        let v = self.b.use_var(a.var);
+        let mut v = self.b.use_var(a.var);
+        if let Some(c) = a.comp {
+            // s + c, except where that is NaN from an infinite s (no meaningful
+            // compensation): then s.
+            let c = self.b.use_var(c);
+            let total = self.b.ins().fadd(v, c);
+            let total_nan = self.b.ins().fcmp(FloatCC::Unordered, total, total);
+            let s_ok = self.b.ins().fcmp(FloatCC::Ordered, v, v);
+            let keep_s = self.b.ins().band(total_nan, s_ok);
+            v = self.b.ins().select(keep_s, v, total);
+        }
         let dt = self.k.exprs[i].dtype;
         Ok(if a.op == Accum::Sum && dt == DType::F32 {
             self.b.ins().fdemote(F32, v)

@@ -174,8 +174,11 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
                     && k.exprs[b.0 as usize].dtype == e.dtype
                     && vector_binary_ok(*op, true)
             }
+            // Exact float sums are compensated (Neumaier, the interpreter's order):
+            // the scalar path's accumulator pair.
             Expr::Reduce { op, x } => {
-                matches!(op, Accum::Sum | Accum::Max | Accum::Min)
+                (matches!(op, Accum::Max | Accum::Min)
+                    || (*op == Accum::Sum && math == MathMode::Fast))
                     && float(k.exprs[x.0 as usize].dtype)
             }
             _ => false,
