@@ -545,6 +545,19 @@ fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule) {
             }
         }
     }
+    if std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "cuda") {
+        // The CUDA C the GPU backend generates for the same kernels (a preview on
+        // CPU tensors; the device-independent prelude is `cuda::PRELUDE`).
+        for step in &sched.steps {
+            if let Step::Loop(k) = step {
+                let math = math_mode().unwrap_or_default();
+                match lazyfuse_codegen::cuda::kernel_source(k, math) {
+                    Ok(src) => eprintln!("== lazyfuse: CUDA C of {} ==\n{}", k.name, src.function),
+                    Err(e) => eprintln!("== lazyfuse: CUDA C of {}: {e} ==", k.name),
+                }
+            }
+        }
+    }
     if std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "dot") {
         let dir = std::env::var("LAZYFUSE_DUMP_DIR").unwrap_or_else(|_| ".".into());
         let dot = lazyfuse_ir::dot::schedule_dot(graph, targets, sched);

@@ -526,6 +526,36 @@ impl Tensor {
         })
     }
 
+    /// The CUDA C (`lazyfuse_codegen::cuda`) of every loop kernel of
+    /// [`Tensor::schedule_text`]'s schedule: what the GPU backend compiles with NVRTC,
+    /// without the shared prelude of device functions.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let y = Tensor::ones(&[4], DType::F32).exp().unwrap();
+    /// assert!(y.cuda_text().unwrap().contains("__global__"));
+    /// ```
+    pub fn cuda_text(&self) -> Result<String> {
+        with_store(|s| {
+            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
+            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?;
+            let math = crate::math_mode()?;
+            let mut out = String::new();
+            for step in &sched.steps {
+                if let lazyfuse_ir::kernel::Step::Loop(k) = step {
+                    let src = lazyfuse_codegen::cuda::kernel_source(k, math).map_err(|e| {
+                        lazyfuse_runtime::Error::Unsupported(format!(
+                            "compiling kernel {} to CUDA C: {e}",
+                            k.name
+                        ))
+                    })?;
+                    out.push_str(&src.function);
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// Number of kernels (loop kernels and extern steps) that realizing this tensor
     /// alone takes on the JIT.
     ///

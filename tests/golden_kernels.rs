@@ -1,6 +1,6 @@
 //! Golden tests of every IR level for representative graphs: the graph as built,
 //! after the passes, the schedule (kernels with the nodes each holds, and their loop
-//! IR) and the Cranelift IR, in `tests/golden/kernels/<name>.txt`
+//! IR), the Cranelift IR and the CUDA C, in `tests/golden/kernels/<name>.txt`
 //! (`LAZYFUSE_BLESS=1` rewrites them). Each case also asserts its kernel count.
 //! (Values are the differential tests' business: `tests/jit_differential.rs`.)
 
@@ -12,11 +12,12 @@ mod golden;
 fn case(name: &str, t: &Tensor, kernels: std::ops::RangeInclusive<usize>) {
     lazyfuse::set_verify(true);
     let text = format!(
-        "== graph as built ==\n{}== graph after passes ==\n{}== schedule ==\n{}== Cranelift IR ==\n{}",
+        "== graph as built ==\n{}== graph after passes ==\n{}== schedule ==\n{}== Cranelift IR ==\n{}== CUDA C ==\n{}",
         t.graph_text(),
         t.optimized_graph_text(),
         t.schedule_text().unwrap(),
-        t.clif_text().unwrap()
+        t.clif_text().unwrap(),
+        t.cuda_text().unwrap()
     );
     golden::check(&format!("kernels/{name}"), &text);
     let n = t.kernel_count().unwrap();

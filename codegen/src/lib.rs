@@ -4,7 +4,9 @@
 //! Cranelift functions (CPU) and CUDA C source compiled with NVRTC (GPU). It is pure
 //! translation: it owns no buffers and launches nothing; `lazyfuse-runtime` does that.
 //!
-//! [`cpu`] compiles loop kernels with Cranelift; every backend here is checked
+//! [`cpu`] compiles loop kernels with Cranelift; [`cuda`] translates them to CUDA C
+//! for NVRTC (the runtime compiles and launches it); every backend here is checked
 //! against the reference interpreter.
 
 pub mod cpu;
+pub mod cuda;

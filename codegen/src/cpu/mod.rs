@@ -45,6 +45,9 @@ pub enum CodegenError {
     /// An op or dtype the CPU backend (like the interpreter) has no kernel for.
     #[error("the CPU backend cannot compile {0}")]
     Unsupported(String),
+    /// An op or dtype the CUDA code generator has no translation for.
+    #[error("the CUDA backend cannot compile {0}")]
+    CudaUnsupported(String),
     /// Cranelift failed (a bug here, or an unusable host).
     #[error("cranelift: {0}")]
     Backend(String),
