@@ -1644,7 +1644,7 @@ pub fn run_dir(dir: &Path) -> Summary {
 
 #[allow(dead_code)] // unused when tests/conformance.rs includes this file as a module
 fn main() {
-    // `conformance [DIR] [--backend jit|interp]`
+    // `conformance [DIR] [--backend jit|interp|cuda-host]`
     let mut dir = "tests/data/conformance".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {

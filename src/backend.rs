@@ -11,7 +11,7 @@ use crate::realize_cache::Ran;
 use lazyfuse_ir::kernel::{BufKind, MathMode, Schedule, Step};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
-use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
+use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
 use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -25,6 +25,21 @@ pub enum CpuBackend {
     Jit,
     /// The reference interpreter: one node at a time, the semantics' oracle.
     Interp,
+    /// The fused kernels' CUDA C (the GPU backend's code), compiled for the host by
+    /// the system C++ compiler and run on the CPU: checks the CUDA code generator's
+    /// semantics where no GPU exists. Slow to compile; for tests.
+    CudaHost,
+}
+
+impl CpuBackend {
+    /// What compiles the loop kernels of this backend (`None`: the interpreter).
+    fn compiler(self) -> Option<KernelCompiler> {
+        match self {
+            CpuBackend::Jit => Some(KernelCompiler::Cranelift),
+            CpuBackend::CudaHost => Some(KernelCompiler::CudaHost),
+            CpuBackend::Interp => None,
+        }
+    }
 }
 
 impl std::str::FromStr for CpuBackend {
@@ -34,18 +49,19 @@ impl std::str::FromStr for CpuBackend {
         match s {
             "jit" => Ok(CpuBackend::Jit),
             "interp" => Ok(CpuBackend::Interp),
+            "cuda-host" => Ok(CpuBackend::CudaHost),
             other => Err(Error::Config(format!(
-                "unknown CPU backend '{other}': expected 'jit' or 'interp'"
+                "unknown CPU backend '{other}': expected 'jit', 'interp' or 'cuda-host'"
             ))),
         }
     }
 }
 
-/// 0: not chosen yet (read the environment), 1: jit, 2: interp, 3: invalid env value.
+/// 0: not chosen yet (read the environment), 1: jit, 2: interp, 3: cuda-host.
 static BACKEND: AtomicU8 = AtomicU8::new(0);
 
 /// Selects the CPU backend for every realize from now on; `LAZYFUSE_CPU_BACKEND`
-/// (`jit` or `interp`) sets the initial choice, the JIT by default.
+/// (`jit`, `interp` or `cuda-host`) sets the initial choice, the JIT by default.
 ///
 /// ```
 /// use lazyfuse::{CpuBackend, Tensor};
@@ -62,6 +78,7 @@ pub fn set_cpu_backend(backend: CpuBackend) {
         match backend {
             CpuBackend::Jit => 1,
             CpuBackend::Interp => 2,
+            CpuBackend::CudaHost => 3,
         },
         Ordering::Relaxed,
     );
@@ -76,6 +93,7 @@ pub fn cpu_backend() -> Result<CpuBackend> {
     match BACKEND.load(Ordering::Relaxed) {
         1 => Ok(CpuBackend::Jit),
         2 => Ok(CpuBackend::Interp),
+        3 => Ok(CpuBackend::CudaHost),
         _ => match std::env::var("LAZYFUSE_CPU_BACKEND") {
             Ok(v) => v.parse(),
             Err(_) => Ok(CpuBackend::Jit),
@@ -191,14 +209,16 @@ pub(crate) fn execute(
             }
             Ok((out, None))
         }
-        CpuBackend::Jit => {
+        backend @ (CpuBackend::Jit | CpuBackend::CudaHost) => {
+            let compiler = backend.compiler().unwrap_or_default();
             let t0 = Instant::now();
             let donate: Vec<InputId> = donated.keys().copied().collect();
             let (sched, compiled, compile_stats, inputs, back, scheduled) = if dump {
                 // A fresh schedule, so that the dump names this graph's nodes.
                 let sched = Arc::new(schedule_of(graph, targets, &donate)?);
                 dump_schedule(graph, targets, &sched);
-                let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched, math_mode()?)?;
+                let (compiled, stats) =
+                    lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
                 (
                     sched,
                     Arc::new(compiled),
@@ -208,7 +228,7 @@ pub(crate) fn execute(
                     true,
                 )
             } else {
-                let c = cached_schedule(graph, targets, buffers, &donate)?;
+                let c = cached_schedule(graph, targets, buffers, &donate, compiler)?;
                 (
                     c.schedule,
                     c.compiled,
@@ -434,6 +454,7 @@ fn cached_schedule(
     targets: &[NodeId],
     buffers: &HashMap<InputId, Arc<Buffer>>,
     donate: &[InputId],
+    compiler: KernelCompiler,
 ) -> Result<Cached> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
@@ -467,7 +488,7 @@ fn cached_schedule(
         .map(|(k, _)| k)
         .collect();
     let key = format!(
-        "fuse={} math={} donate={donated_at:?}\n{}",
+        "fuse={} math={} {compiler:?} donate={donated_at:?}\n{}",
         !*NOFUSE,
         math_mode()?,
         graph.dump(targets)
@@ -507,7 +528,7 @@ fn cached_schedule(
         }
     }
     let sched = Arc::new(sched);
-    let (compiled, stats) = lazyfuse_runtime::exec::compile(&sched, math_mode()?)?;
+    let (compiled, stats) = lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
     let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {

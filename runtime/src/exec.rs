@@ -58,10 +58,13 @@ pub struct RunStats {
     pub in_place: usize,
 }
 
+/// What owns a kernel's code: a Cranelift module, or a host build of its CUDA C.
+type CodeOwner = Arc<dyn std::any::Any + Send + Sync>;
+
 /// A compiled kernel: its function and the module that owns its code.
 struct Compiled {
     /// Keeps the code alive while `entry` may be called.
-    _module: Arc<CpuModule>,
+    _module: CodeOwner,
     entry: KernelFn,
     last_use: u64,
 }
@@ -100,7 +103,18 @@ pub fn cached_kernels() -> usize {
 }
 
 /// A kernel's function and the module that owns its code (kept alive while it runs).
-type Entry = (KernelFn, Arc<CpuModule>);
+type Entry = (KernelFn, CodeOwner);
+
+/// What turns loop kernels into the functions the executor calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KernelCompiler {
+    /// Cranelift machine code (the CPU backend)
+    #[default]
+    Cranelift,
+    /// the CUDA C of `lazyfuse_codegen::cuda`, compiled for the host by the system
+    /// C++ compiler ([`crate::cuda_host`]): checks the GPU code generator on the CPU
+    CudaHost,
+}
 
 /// A schedule's compiled loop kernels, by step index: what [`run_compiled`] calls.
 /// Holding one keeps its kernels' code alive, so a schedule cache can keep it beside
@@ -124,8 +138,17 @@ impl CompiledSchedule {
 /// in one batch (one Cranelift module), the others from the cache. The stats say how
 /// many of each and how long it took.
 pub fn compile(schedule: &Schedule, math: MathMode) -> Result<(CompiledSchedule, RunStats)> {
+    compile_using(schedule, math, KernelCompiler::Cranelift)
+}
+
+/// [`compile`] with the kernels made by `compiler`.
+pub fn compile_using(
+    schedule: &Schedule,
+    math: MathMode,
+    compiler: KernelCompiler,
+) -> Result<(CompiledSchedule, RunStats)> {
     let mut stats = RunStats::default();
-    let entries = compile_all(schedule, math, &mut stats)?;
+    let entries = compile_all(schedule, math, compiler, &mut stats)?;
     Ok((CompiledSchedule { entries, math }, stats))
 }
 
@@ -134,6 +157,7 @@ pub fn compile(schedule: &Schedule, math: MathMode) -> Result<(CompiledSchedule,
 fn compile_all(
     schedule: &Schedule,
     math: MathMode,
+    compiler: KernelCompiler,
     stats: &mut RunStats,
 ) -> Result<Vec<Option<Entry>>> {
     let start = Instant::now();
@@ -142,7 +166,7 @@ fn compile_all(
         .iter()
         .map(|s| match s {
             // The math mode changes the code, not the structure.
-            Step::Loop(k) => Some(format!("{math}\n{}", k.structure())),
+            Step::Loop(k) => Some(format!("{math} {compiler:?}\n{}", k.structure())),
             Step::Extern(_) => None,
         })
         .collect();
@@ -167,17 +191,28 @@ fn compile_all(
     }
     if !missing.is_empty() {
         let batch: Vec<&LoopKernel> = missing.iter().map(|(_, k)| *k).collect();
-        let module = Arc::new(
-            CpuModule::compile_with(&batch, &crate::jit_symbols::lookup, math)
-                .map_err(|e| Error::Unsupported(format!("compiling a kernel: {e}")))?,
-        );
+        let (module, entries): (CodeOwner, Vec<KernelFn>) = match compiler {
+            KernelCompiler::Cranelift => {
+                let m = CpuModule::compile_with(&batch, &crate::jit_symbols::lookup, math)
+                    .map_err(|e| Error::Unsupported(format!("compiling a kernel: {e}")))?;
+                let entries = (0..batch.len()).map(|j| m.entry(j)).collect();
+                (Arc::new(m), entries)
+            }
+            KernelCompiler::CudaHost => {
+                let m = crate::cuda_host::HostCudaModule::compile(&batch, math).map_err(|e| {
+                    Error::Unsupported(format!("compiling a kernel's CUDA C for the host: {e}"))
+                })?;
+                let entries = (0..batch.len()).map(|j| m.entry(j)).collect();
+                (Arc::new(m), entries)
+            }
+        };
         for (j, (i, _)) in missing.iter().enumerate() {
             let key = keys[*i].clone().unwrap_or_default();
             cache.kernels.insert(
                 key,
                 Compiled {
                     _module: module.clone(),
-                    entry: module.entry(j),
+                    entry: entries[j],
                     last_use: now,
                 },
             );

@@ -10,6 +10,7 @@
 mod blas;
 pub mod buffer;
 pub mod buffer_cache;
+pub mod cuda_host;
 pub mod error;
 pub mod exec;
 pub mod interp;

@@ -241,10 +241,19 @@ fn f8_encode(f: &str, dt: DType) -> String {
 /// compensates float sums as the interpreter does (the transcendentals are
 /// CUDA's in both modes).
 pub fn kernel_source(k: &LoopKernel, math: MathMode) -> Result<CudaKernel, CodegenError> {
+    kernel_source_as(k, math, &k.name)
+}
+
+/// [`kernel_source`] under the symbol `name` (made a C identifier): kernels of one
+/// translation unit need distinct symbols.
+pub fn kernel_source_as(
+    k: &LoopKernel,
+    math: MathMode,
+    name: &str,
+) -> Result<CudaKernel, CodegenError> {
     k.verify()
         .map_err(|e| CodegenError::Malformed(e.to_string()))?;
-    let symbol: String = k
-        .name
+    let symbol: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
@@ -349,10 +358,7 @@ impl Emit<'_> {
             return Ok(());
         }
         self.line(format!("const i64 n_points = {}ll;", k.parallel_points()));
-        self.open(
-            "for (i64 pt = (i64)blockIdx.x * blockDim.x + threadIdx.x; pt < n_points; \
-             pt += (i64)gridDim.x * blockDim.x)",
-        );
+        self.open("for (i64 pt = LF_GRID_FIRST; pt < LF_GRID_END(n_points); pt += LF_GRID_STRIDE)");
         // The multi-index of the point, innermost dim fastest.
         let mut rest = "pt".to_string();
         for d in (0..np).rev() {

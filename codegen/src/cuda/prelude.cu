@@ -17,6 +17,15 @@ typedef unsigned long long u64;
 
 #define LF_D __device__ __forceinline__
 
+// The points a thread takes: a grid-stride loop over the parallel points. A host
+// build of this source (lazyfuse_runtime::cuda_host, which checks the generated code's
+// semantics on the CPU) defines them first, to run a range of points on one thread.
+#ifndef LF_GRID_FIRST
+#define LF_GRID_FIRST ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+#define LF_GRID_STRIDE ((i64)gridDim.x * blockDim.x)
+#define LF_GRID_END(n) (n)
+#endif
+
 // ---- status (kernel IR `Status`): the first code set wins, with its details ----
 LF_D void lf_set_status(u64* status, u64 code, u64 a, u64 b, u64 c) {
     if (atomicCAS(status, 0ull, code) == 0ull) {
@@ -268,7 +277,7 @@ LF_D double lf_scan_log_add_exp(double x, double acc) {
         lo = fmin(x, acc);
         hi = fmax(x, acc);
     }
-    if (lo != hi || isfinite(lo)) return log1p(exp(lo - hi)) + hi;
+    if (lo != hi || fabs(lo) < lf_inf<double>()) return log1p(exp(lo - hi)) + hi;
     return x;
 }
 
