@@ -18,6 +18,7 @@
 //! }"#;
 //! match NvrtcCompiler::new() {
 //!     Ok(nvrtc) => {
+//!         let nvrtc = nvrtc.with_cache_dir(None); // memory cache only
 //!         let cubin = nvrtc.compile_cubin(src, "sm_90")?;
 //!         assert_eq!(&cubin[..4], b"\x7fELF");
 //!     }
