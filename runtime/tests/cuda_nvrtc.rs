@@ -7,6 +7,7 @@
 
 use lazyfuse_runtime::cuda::{NvrtcCompiler, Origin};
 use std::path::PathBuf;
+use std::process::Command;
 
 /// A compiler with its disk cache in `cache_dir` (never the user's), or `None` with the
 /// reason printed when NVRTC is missing and not required.
@@ -209,4 +210,55 @@ fn a_batch_is_one_translation_unit() {
             .any(|w| w == name.as_bytes())
     };
     assert!(has("k5_a") && has("k6_b"));
+}
+
+/// The child half of `a_second_process_compiles_nothing`: compiles through the process's
+/// compiler, configured from the environment the parent gives it. A no-op when run
+/// directly.
+#[test]
+fn child_compile() {
+    if std::env::var_os("LAZYFUSE_TEST_CHILD").is_none() {
+        return;
+    }
+    let cubin = lazyfuse_runtime::cuda::compile_cubin(HALF_SHUFFLE, "sm_90").unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+}
+
+/// The disk cache across processes, as a user sees it: with `LAZYFUSE_CACHE_DIR` and
+/// `LAZYFUSE_DEBUG=1`, the first process says it compiled the kernel, the second that
+/// it took it from the disk cache, and compiles nothing.
+#[test]
+fn a_second_process_compiles_nothing() {
+    if compiler(None).is_none() {
+        return;
+    }
+    let dir = TempDir::new("nvrtc-second-process");
+    let run = || {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "child_compile",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("LAZYFUSE_TEST_CHILD", "1")
+            .env("LAZYFUSE_CACHE_DIR", &dir.0)
+            .env("LAZYFUSE_DEBUG", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "child failed: {stderr}");
+        stderr
+    };
+    let first = run();
+    assert!(
+        first.contains("nvrtc: compiled k1_half_sum for sm_90 in "),
+        "{first}"
+    );
+    let second = run();
+    assert!(
+        second.contains("nvrtc: k1_half_sum from disk cache"),
+        "{second}"
+    );
+    assert!(!second.contains("nvrtc: compiled"), "{second}");
 }

@@ -327,6 +327,7 @@ impl CudaDevice {
             .map_err(|e| cuda_err("cuModuleLoadData", e))?;
         Ok(Module {
             module,
+            ctx: self.ctx.clone(),
             functions: Mutex::new(HashMap::new()),
         })
     }
@@ -336,9 +337,10 @@ impl CudaDevice {
     /// waits for it and reports errors that happen while it runs.
     ///
     /// # Errors
-    /// When the module has no such kernel, when `args` do not match the kernel's
-    /// parameters (count, and 8 bytes each), when a buffer belongs to another device,
-    /// or when the driver refuses the launch (e.g. too many threads per block).
+    /// When the module has no such kernel or was loaded on another device, when `args`
+    /// do not match the kernel's parameters (count, and 8 bytes each), when a buffer
+    /// belongs to another device, or when the driver refuses the launch (e.g. too many
+    /// threads per block).
     pub fn launch(
         &self,
         module: &Module,
@@ -346,6 +348,15 @@ impl CudaDevice {
         dims: LaunchDims,
         args: &[KernelArg<'_>],
     ) -> Result<()> {
+        // Handles of one device share its primary context: compare the contexts, not
+        // the handles.
+        if module.ctx.cu_ctx() != self.ctx.cu_ctx() {
+            return Err(Error::Cuda(format!(
+                "a module loaded on cuda:{} was launched on cuda:{}",
+                module.ctx.ordinal(),
+                self.ordinal
+            )));
+        }
         let (function, params) = module.function(kernel)?;
         if params.len() != args.len() {
             return Err(Error::Cuda(format!(
@@ -465,6 +476,9 @@ impl Drop for DeviceBuffer {
 #[derive(Debug)]
 pub struct Module {
     module: Arc<CudaModule>,
+    /// The context it was loaded in: made current before the driver is asked about its
+    /// kernels (the calling thread may have none current).
+    ctx: Arc<CudaContext>,
     /// Kernel name -> the function and the byte size of each of its parameters.
     functions: Mutex<HashMap<String, (CudaFunction, Vec<usize>)>>,
 }
@@ -476,6 +490,9 @@ impl Module {
         if let Some(f) = functions.get(name) {
             return Ok(f.clone());
         }
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_err("cuCtxSetCurrent", e))?;
         // cudarc makes a C string of the name with an unwrap: refuse a NUL here.
         if name.contains('\0') {
             return Err(Error::Cuda(format!(
