@@ -7,6 +7,7 @@
 #   eval "$(scripts/install-nvrtc.sh ~/.cache/lazyfuse/nvrtc)"
 #
 # Only the export lines go to stdout (so eval works); progress goes to stderr.
+# DIR should be a directory of its own: a repair reinstalls its whole `nvidia/` tree.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -23,25 +24,23 @@ dir=$(cd "$dir" && pwd)
 lib="$dir/nvidia/cu13/lib"
 include="$dir/nvidia/cu13/include"
 
-# Each wheel is checked by a file it installs, so a partial earlier run is completed.
-need=()
-if ! ls "$lib"/libnvrtc.so.13* > /dev/null 2>&1 || ! ls "$lib"/libnvrtc-builtins.so.13* > /dev/null 2>&1 \
-  || ! ls "$dir"/nvidia_cuda_nvrtc-"$version".dist-info > /dev/null 2>&1; then
-  need+=("nvidia-cuda-nvrtc==$version")
-fi
-if [ ! -f "$include/cuda_fp16.h" ] || [ ! -f "$include/cuda_bf16.h" ] \
-  || ! ls "$dir"/nvidia_cuda_runtime-"$version".dist-info > /dev/null 2>&1; then
-  need+=("nvidia-cuda-runtime==$version")
-fi
+# Installed when every file lazyfuse needs and both wheels' records are there.
+installed() {
+  ls "$lib"/libnvrtc.so.13 "$lib"/libnvrtc-builtins.so.13* "$include/cuda_fp16.h" "$include/cuda_bf16.h" \
+    "$dir/nvidia_cuda_nvrtc-$version.dist-info" "$dir/nvidia_cuda_runtime-$version.dist-info" > /dev/null 2>&1
+}
 
-if [ ${#need[@]} -gt 0 ]; then
-  echo "install-nvrtc: installing ${need[*]} into $dir" >&2
+if installed; then
+  echo "install-nvrtc: NVRTC $version already in $dir" >&2
+else
+  echo "install-nvrtc: installing nvidia-cuda-nvrtc==$version nvidia-cuda-runtime==$version into $dir" >&2
+  # Both wheels in one call, always: they share the top-level `nvidia/` directory, and
+  # `pip install --target --upgrade` replaces a top-level directory whole, so
+  # installing one of them alone would delete the other's files.
   # --no-deps: the wheels' dependencies are other CUDA wheels we do not need.
   # --upgrade: replace what an interrupted run left half-written.
-  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
-    --target "$dir" "${need[@]}" >&2
-else
-  echo "install-nvrtc: NVRTC $version already in $dir" >&2
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+    --upgrade --target "$dir" "nvidia-cuda-nvrtc==$version" "nvidia-cuda-runtime==$version" >&2
 fi
 
 # Verify where the files landed: a wheel that moved them would otherwise give a
@@ -57,5 +56,7 @@ if ! ls "$lib"/libnvrtc-builtins.so.13* > /dev/null 2>&1; then
   exit 1
 fi
 
-echo "export LD_LIBRARY_PATH=\"$lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\""
-echo "export LAZYFUSE_CUDA_INCLUDE=\"$include\""
+# %q: a path with spaces or quotes still evaluates to itself.
+# shellcheck disable=SC2016 # the ${…} is for the shell that evals the line
+printf 'export LD_LIBRARY_PATH=%q"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\n' "$lib"
+printf 'export LAZYFUSE_CUDA_INCLUDE=%q\n' "$include"
