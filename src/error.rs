@@ -76,3 +76,18 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_errors_keep_their_message() {
+        // CUDA errors carry what to do ("run scripts/install-nvrtc.sh"), NVRTC's log and
+        // the kernel's source: the facade must show them unchanged.
+        let msg = "NVRTC not found: libnvrtc.so.13 is not on the library path (run scripts/install-nvrtc.sh)";
+        let e: Error = lazyfuse_runtime::Error::Cuda(msg.to_string()).into();
+        assert_eq!(e.to_string(), msg);
+        assert!(!e.is_unsupported());
+    }
+}

@@ -33,4 +33,9 @@ pub enum Error {
         /// the size asked for
         bytes: usize,
     },
+    /// A failure of the CUDA backend: a missing or too old NVRTC or driver, a kernel
+    /// that does not compile (the message holds NVRTC's log and the numbered source), a
+    /// driver call that failed. The message is complete and says what to do where it can.
+    #[error("{0}")]
+    Cuda(String),
 }

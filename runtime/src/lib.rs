@@ -4,12 +4,15 @@
 //! ([`interp`]), which executes a graph node by node with PyTorch's numerics. The
 //! interpreter is the oracle every compiled backend is compared with. [`jit_symbols`]
 //! holds the functions JIT-compiled kernels call, thin wrappers over the
-//! interpreter's scalar code.
+//! interpreter's scalar code. [`cuda`] is the CUDA runtime: NVRTC compilation with
+//! caches, device memory and kernel launches, all loaded at run time, so nothing here
+//! needs CUDA to build.
 #![deny(missing_docs)]
 
 mod blas;
 pub mod buffer;
 pub mod buffer_cache;
+pub mod cuda;
 pub mod cuda_host;
 pub mod error;
 pub mod exec;
