@@ -1644,11 +1644,18 @@ pub fn run_dir(dir: &Path) -> Summary {
 
 #[allow(dead_code)] // unused when tests/conformance.rs includes this file as a module
 fn main() {
-    // `conformance [DIR] [--backend jit|interp|cuda-host]`
+    // `conformance [DIR] [--backend jit|interp|cuda-host] [--cuda-compile-check]`
+    // --cuda-compile-check: every schedule's kernels are also compiled to CUDA C and
+    // by NVRTC for sm_90 (values still from the CPU backend; a compile failure fails
+    // the case).
     let mut dir = "tests/data/conformance".to_string();
     let mut args = std::env::args().skip(1);
+    let mut check = false;
     while let Some(a) = args.next() {
-        if a == "--backend" {
+        if a == "--cuda-compile-check" {
+            check = true;
+            lazyfuse::set_cuda_compile_check(true);
+        } else if a == "--backend" {
             let name = args.next().unwrap_or_default();
             match name.parse::<lazyfuse::CpuBackend>() {
                 Ok(b) => lazyfuse::set_cpu_backend(b),
@@ -1669,6 +1676,13 @@ fn main() {
         }
     }
     let summary = run_dir(Path::new(&dir));
+    if check {
+        let (units, kernels) = lazyfuse::cuda_compile_check_counts();
+        println!(
+            "cuda compile check: {kernels} kernels in {units} translation units compiled for {} by NVRTC",
+            lazyfuse::CHECK_ARCH
+        );
+    }
     if summary.failed > 0 {
         std::process::exit(1);
     }

@@ -238,6 +238,9 @@ pub(crate) fn execute(
                     c.scheduled,
                 )
             };
+            if scheduled && crate::cuda_check::cuda_compile_check() {
+                crate::cuda_check::check(&sched, math_mode()?)?;
+            }
             let schedule_time = t0.elapsed();
             // The cached schedule numbers inputs by first appearance: so do the
             // donated buffers, and the ones it leaves (or hands back) return under

@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod backend;
+mod cuda_check;
 mod device;
 mod display;
 mod error;
@@ -31,6 +32,9 @@ mod tensor;
 pub use backend::{
     cpu_backend, last_realize_stats, math_mode, set_cpu_backend, set_math_mode, CpuBackend,
     RealizeStats,
+};
+pub use cuda_check::{
+    cuda_compile_check, cuda_compile_check_counts, set_cuda_compile_check, CHECK_ARCH,
 };
 pub use device::Device;
 pub use error::{Error, Result};

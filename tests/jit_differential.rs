@@ -5,7 +5,9 @@
 //! kernels), and every tensor must print identically: values, dtype, shape, or the
 //! same error. Fusion off (`LAZYFUSE_NOFUSE=1` in the environment) runs the same
 //! comparison one kernel per node. `PROPTEST_CASES=5000` runs it long; a failing
-//! seed becomes a regression test below.
+//! seed becomes a regression test below. Where NVRTC is installed, every schedule's
+//! kernels are also compiled to sm_90 CUBINs (the CUDA compile check), so a kernel the
+//! GPU backend cannot compile fails here too.
 //!
 //! The backend is process-wide: every test here holds `BACKEND` while it builds and
 //! realizes.
@@ -22,6 +24,24 @@ use std::sync::Mutex;
 
 static BACKEND: Mutex<()> = Mutex::new(());
 
+/// Whether every realize here also compiles its kernels' CUDA C with NVRTC (the CUDA
+/// compile check): where NVRTC is installed, or required (`LAZYFUSE_REQUIRE_NVRTC=1`,
+/// CI); otherwise the reason is printed once and only the CPU comparison runs.
+fn cuda_check_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| match lazyfuse_runtime::cuda::nvrtc::global() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("LAZYFUSE_REQUIRE_NVRTC").is_none_or(|v| v != "1"),
+                "LAZYFUSE_REQUIRE_NVRTC=1 but NVRTC is unusable: {e}"
+            );
+            eprintln!("CUDA compile check skipped: {e}");
+            false
+        }
+    })
+}
+
 /// What every tensor of the program prints on `backend`.
 fn realized(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend) -> Vec<String> {
     lazyfuse::set_cpu_backend(backend);
@@ -34,6 +54,8 @@ fn realized(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend
 fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
     let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_verify(true);
+    // A kernel the CUDA backend cannot compile is this realize's error on the JIT.
+    lazyfuse::set_cuda_compile_check(cuda_check_on());
     // Bit-identical values are the contract of exact math; fast math (vector
     // approximations, reordered sums) is checked against tolerances elsewhere.
     lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
