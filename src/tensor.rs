@@ -286,6 +286,40 @@ impl Tensor {
         Device::Cpu
     }
 
+    /// This tensor's values on `device` (PyTorch's `Tensor.to(device)`). The CPU is
+    /// this tensor itself. A CUDA device is an `Err` for now, saying why: "CUDA driver
+    /// not found: …" without an NVIDIA driver, an invalid ordinal where the device
+    /// does not exist, and otherwise that CUDA tensors do not realize yet (the CUDA
+    /// code generator, NVRTC compilation and device memory exist; the executor that
+    /// runs schedules on a GPU is the next step of the CUDA backend).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Device, Tensor};
+    /// let x = Tensor::ones(&[2], DType::F32);
+    /// assert_eq!(x.to_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
+    /// assert!(x.to_device(Device::Cuda(0)).is_err());
+    /// ```
+    pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        match device {
+            Device::Cpu => Ok(self.clone()),
+            Device::Cuda(n) => {
+                let count = lazyfuse_runtime::cuda::device::device_count()?;
+                if n >= count {
+                    return Err(lazyfuse_runtime::Error::Cuda(format!(
+                        "CUDA error: invalid device ordinal (cuda:{n}; this machine has {count} CUDA device{})",
+                        if count == 1 { "" } else { "s" }
+                    ))
+                    .into());
+                }
+                Err(lazyfuse_runtime::Error::Unsupported(format!(
+                    "tensors on {device}: the CUDA backend compiles kernels (NVRTC) and \
+                     manages device memory, but its executor of schedules is not built yet"
+                ))
+                .into())
+            }
+        }
+    }
+
     /// Number of dims.
     ///
     /// ```

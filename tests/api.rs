@@ -206,3 +206,23 @@ fn overflowing_shapes_are_refused() {
     );
     assert!(Tensor::from_vec(Vec::<f32>::new(), &[1 << 62, 4]).is_err());
 }
+
+/// `to_device`: the CPU is the tensor itself; a CUDA device is a clear error until
+/// the CUDA executor exists (here: no driver, or no such device, or not built yet),
+/// never a silent CPU tensor.
+#[test]
+fn to_device_cpu_is_identity_and_cuda_is_a_clear_error() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    let y = x.to_device(lazyfuse::Device::Cpu).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    let e = x
+        .to_device(lazyfuse::Device::Cuda(0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("CUDA driver not found")
+            || e.contains("invalid device ordinal")
+            || e.contains("executor of schedules is not built yet"),
+        "{e}"
+    );
+}

@@ -276,6 +276,7 @@ pub fn kernel_source_as(
     let mut e = Emit {
         k,
         math,
+        wide: !fits_i32(k),
         needed,
         out: String::new(),
         depth: 0,
@@ -292,6 +293,8 @@ pub fn kernel_source_as(
 struct Emit<'a> {
     k: &'a LoopKernel,
     math: MathMode,
+    /// whether indices need 64-bit arithmetic (see [`fits_i32`])
+    wide: bool,
     needed: Vec<bool>,
     out: String,
     depth: usize,
@@ -319,6 +322,24 @@ impl Emit<'_> {
     fn close(&mut self) {
         self.depth -= 1;
         self.line("}");
+    }
+
+    /// The C type of the loop indices.
+    fn index_type(&self) -> &'static str {
+        if self.wide {
+            "i64"
+        } else {
+            "i32"
+        }
+    }
+
+    /// The suffix of index constants.
+    fn suffix(&self) -> &'static str {
+        if self.wide {
+            "ll"
+        } else {
+            ""
+        }
     }
 
     fn dtype(&self, i: usize) -> DType {
@@ -359,15 +380,22 @@ impl Emit<'_> {
         }
         self.line(format!("const i64 n_points = {}ll;", k.parallel_points()));
         self.open("for (i64 pt = LF_GRID_FIRST; pt < LF_GRID_END(n_points); pt += LF_GRID_STRIDE)");
-        // The multi-index of the point, innermost dim fastest.
-        let mut rest = "pt".to_string();
+        // The multi-index of the point, innermost dim fastest; in 32-bit arithmetic
+        // where every index fits (`Emit::wide`): a 64-bit division is many
+        // instructions on a GPU.
+        let (it, sfx) = (self.index_type(), self.suffix());
+        let mut rest = if self.wide {
+            "pt".to_string()
+        } else {
+            "(i32)pt".to_string()
+        };
         for d in (0..np).rev() {
             let n = k.dims[d];
             if d == 0 {
-                self.line(format!("const i64 i{d} = {rest};"));
+                self.line(format!("const {it} i{d} = {rest};"));
             } else {
-                self.line(format!("const i64 i{d} = {rest} % {n}ll;"));
-                self.line(format!("const i64 q{d} = {rest} / {n}ll;"));
+                self.line(format!("const {it} i{d} = {rest} % {n}{sfx};"));
+                self.line(format!("const {it} q{d} = {rest} / {n}{sfx};"));
                 rest = format!("q{d}");
             }
         }
@@ -375,7 +403,7 @@ impl Emit<'_> {
             self.line("(void)pt;");
         }
         for d in np..k.dims.len() {
-            self.line(format!("i64 i{d} = 0;"));
+            self.line(format!("{it} i{d} = 0;"));
         }
         self.point()?;
         self.close();
@@ -396,7 +424,11 @@ impl Emit<'_> {
                 self.open("");
                 self.line("i64 pos = 0;");
                 for d in np..nd {
-                    self.open(format!("for (i{d} = 0; i{d} < {}ll; ++i{d})", k.dims[d]));
+                    self.open(format!(
+                        "for (i{d} = 0; i{d} < {}{}; ++i{d})",
+                        k.dims[d],
+                        self.suffix()
+                    ));
                 }
                 self.stage(Stage::Inner(ph))?;
                 self.update_accs(ph)?;
@@ -449,7 +481,7 @@ impl Emit<'_> {
                 DType::BF16 => format!("lf_bf16_bits({v})"),
                 _ => v,
             };
-            let idx = index(&s.index);
+            let idx = index(&s.index, self.suffix());
             self.line(format!("p{}[{idx}] = {bits};", s.param));
         }
         Ok(())
@@ -466,7 +498,7 @@ impl Emit<'_> {
                 index: ix,
                 dynamic,
             } => {
-                let base = index(&ix);
+                let base = index(&ix, self.suffix());
                 let Some(d) = dynamic else {
                     let v = load(param, &base, dt);
                     self.line(format!("const {ty} v{i} = {v};"));
@@ -790,20 +822,46 @@ impl Emit<'_> {
     }
 }
 
-/// `offset + Σ strides·i_d` in 64-bit arithmetic.
-fn index(a: &Affine) -> String {
+/// `offset + Σ strides·i_d`, with constants of suffix `sfx` (`ll`: 64-bit; none:
+/// 32-bit, where [`fits_i32`] proved every partial sum fits).
+fn index(a: &Affine, sfx: &str) -> String {
     let mut parts = Vec::new();
     if a.offset != 0 || a.strides.iter().all(|&s| s == 0) {
-        parts.push(format!("{}ll", a.offset));
+        parts.push(format!("{}{sfx}", a.offset));
     }
     for (d, &s) in a.strides.iter().enumerate() {
         match s {
             0 => {}
             1 => parts.push(format!("i{d}")),
-            _ => parts.push(format!("{s}ll * i{d}")),
+            _ => parts.push(format!("{s}{sfx} * i{d}")),
         }
     }
     parts.join(" + ")
+}
+
+/// Whether every index of `k` fits 32-bit arithmetic: the dims and the parallel point
+/// count, and for each affine access its constant, every term `s·i` over its range
+/// and (so) every partial sum, since a partial sum lies between the access's
+/// smallest and largest value when the terms are added to the constant in order.
+fn fits_i32(k: &LoopKernel) -> bool {
+    let small = |v: i128| (i128::from(i32::MIN)..=i128::from(i32::MAX)).contains(&v);
+    if !small(k.parallel_points() as i128) || !k.dims.iter().all(|&n| small(n as i128)) {
+        return false;
+    }
+    let affine_ok = |a: &Affine| {
+        small(a.offset as i128)
+            && a.strides
+                .iter()
+                .zip(&k.dims)
+                .all(|(&s, &n)| small(s as i128) && small(s as i128 * (n as i128 - 1).max(0)))
+            && a.range(&k.dims)
+                .is_none_or(|(lo, hi)| small(lo) && small(hi))
+    };
+    let loads_ok = k.exprs.iter().all(|e| match &e.expr {
+        Expr::Load { index, .. } => affine_ok(index),
+        _ => true,
+    });
+    loads_ok && k.stores.iter().all(|s| affine_ok(&s.index))
 }
 
 /// The register value of element `at` of param `param` (of dtype `dt`).
@@ -1180,6 +1238,71 @@ mod tests {
         assert_eq!(ilit(7, "u8"), "(u8)7");
         assert_eq!(ilit(u64::MAX as i128, "u64"), "(u64)0xffffffffffffffffull");
         assert_eq!(ilit(1 << 40, "i64"), "(i64)1099511627776ll");
+    }
+
+    /// `out[i] = in[stride·i]` over `n` points (a strided copy).
+    fn strided_copy(n: usize, stride: i64) -> LoopKernel {
+        use lazyfuse_ir::kernel::{BufId, ExprId, ExprNode, Param};
+        let len = (n - 1) * stride as usize + 1;
+        LoopKernel {
+            name: "k0_copy".into(),
+            nodes: vec![],
+            params: vec![
+                Param {
+                    buf: BufId(0),
+                    dtype: DType::F32,
+                    len,
+                    writes: false,
+                },
+                Param {
+                    buf: BufId(1),
+                    dtype: DType::F32,
+                    len: n,
+                    writes: true,
+                },
+            ],
+            dims: vec![n],
+            n_parallel: 1,
+            exprs: vec![ExprNode {
+                expr: Expr::Load {
+                    param: 0,
+                    index: Affine {
+                        offset: 0,
+                        strides: vec![stride],
+                    },
+                    dynamic: None,
+                },
+                dtype: DType::F32,
+                stage: Stage::Outer(0),
+            }],
+            stores: vec![StoreOp {
+                param: 1,
+                index: Affine {
+                    offset: 0,
+                    strides: vec![1],
+                },
+                value: ExprId(0),
+            }],
+        }
+    }
+
+    #[test]
+    fn indices_are_32_bit_where_every_access_fits() {
+        let small = kernel_source(&strided_copy(1000, 3), MathMode::Fast).unwrap();
+        assert!(
+            small.function.contains("const i32 i0 = (i32)pt;"),
+            "{}",
+            small.function
+        );
+        assert!(small.function.contains("p0[3 * i0]"));
+        // 2^30 points at stride 4 reach past 2^31: 64-bit.
+        let big = kernel_source(&strided_copy(1 << 30, 4), MathMode::Fast).unwrap();
+        assert!(
+            big.function.contains("const i64 i0 = pt;"),
+            "{}",
+            big.function
+        );
+        assert!(big.function.contains("p0[4ll * i0]"));
     }
 
     #[test]
