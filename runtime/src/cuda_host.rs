@@ -124,14 +124,18 @@ impl HostCudaModule {
                     Ok(format!("({cv}{}*)params[{i}]", storage_c(p.dtype)?))
                 })
                 .collect::<Result<Vec<String>, String>>()?;
+            // The executor gives point ranges; a vectorized kernel steps over groups of
+            // `g` points. Group `q` runs in the range holding its first point `g·q`:
+            // groups `ceil(begin/g)..ceil(end/g)`, which partition the groups exactly.
             let _ = writeln!(
                 wrappers,
                 "extern \"C\" void lf_host_entry_{j}(void* const* params, u64* status, u64 begin, u64 end) {{\n    \
-                 lf_host_begin = (i64)begin;\n    lf_host_end = (i64)end;\n    (void)params;\n    \
+                 lf_host_begin = (i64)((begin + {g} - 1) / {g});\n    lf_host_end = (i64)((end + {g} - 1) / {g});\n    (void)params;\n    \
                  {}({}{}status);\n}}",
                 src.symbol,
                 args.join(", "),
-                if args.is_empty() { "" } else { ", " }
+                if args.is_empty() { "" } else { ", " },
+                g = src.group,
             );
         }
         tu.push_str(&wrappers);

@@ -13,7 +13,9 @@
 //! entry (in order, typed by the param's storage dtype: `u16` for float16/bfloat16,
 //! `u8` for bool and float8), then `u64* status` (the kernel IR's status block of
 //! [`STATUS_SLOTS`](lazyfuse_ir::kernel::STATUS_SLOTS) words, zeroed before the
-//! launch). Any grid and block shape is
+//! launch). Buffers must be aligned to 32 bytes (four elements of the widest dtype):
+//! elementwise kernels whose accesses allow it take groups of four consecutive points
+//! per step ([`CudaKernel::group`]) and load and store them as one vector. Any grid and block shape is
 //! correct; [`CudaKernel::n_points`] is the number of parallel points.
 //!
 //! Numerics: float32 sums accumulate in double, float16/bfloat16 values are computed in
@@ -72,8 +74,11 @@ pub struct CudaKernel {
     pub symbol: String,
     /// the `__global__` function, without [`PRELUDE`]
     pub function: String,
-    /// parallel points the grid-stride loop covers
+    /// parallel points the kernel computes
     pub n_points: u64,
+    /// points each step of the grid-stride loop takes (a vectorized kernel's groups
+    /// of 4, else 1): a launch needs `n_points / group` threads to give each one step
+    pub group: u64,
     /// device pointers the kernel takes before the status pointer
     pub n_params: usize,
 }
@@ -277,6 +282,7 @@ pub fn kernel_source_as(
         k,
         math,
         wide: !fits_i32(k),
+        lane: None,
         needed,
         out: String::new(),
         depth: 0,
@@ -286,6 +292,11 @@ pub fn kernel_source_as(
         symbol,
         function: e.out,
         n_points: k.parallel_points() as u64,
+        group: if vectorizes(k) && k.parallel_points() > 0 {
+            LANES as u64
+        } else {
+            1
+        },
         n_params: k.params.len(),
     })
 }
@@ -295,6 +306,9 @@ struct Emit<'a> {
     math: MathMode,
     /// whether indices need 64-bit arithmetic (see [`fits_i32`])
     wide: bool,
+    /// in a vectorized kernel ([`vectorizes`]), the lane being emitted: expression
+    /// `i` of lane `l` is `v{i}_{l}`
+    lane: Option<usize>,
     needed: Vec<bool>,
     out: String,
     depth: usize,
@@ -346,6 +360,14 @@ impl Emit<'_> {
         self.k.exprs[i].dtype
     }
 
+    /// The variable holding expression `i` (of the current lane).
+    fn var(&self, i: usize) -> String {
+        match self.lane {
+            Some(l) => format!("v{i}_{l}"),
+            None => format!("v{i}"),
+        }
+    }
+
     fn function(&mut self, symbol: &str) -> Result<(), CodegenError> {
         let k = self.k;
         let mut args = Vec::new();
@@ -378,6 +400,9 @@ impl Emit<'_> {
             self.close();
             return Ok(());
         }
+        if vectorizes(k) {
+            return self.vector_function();
+        }
         self.line(format!("const i64 n_points = {}ll;", k.parallel_points()));
         self.open("for (i64 pt = LF_GRID_FIRST; pt < LF_GRID_END(n_points); pt += LF_GRID_STRIDE)");
         // The multi-index of the point, innermost dim fastest; in 32-bit arithmetic
@@ -406,6 +431,88 @@ impl Emit<'_> {
             self.line(format!("{it} i{d} = 0;"));
         }
         self.point()?;
+        self.close();
+        self.close();
+        Ok(())
+    }
+
+    /// The body of a vectorized elementwise kernel: each step of the grid-stride loop
+    /// takes a group of [`LANES`] consecutive points of the last parallel dim, loads
+    /// each contiguous param once as a vector, computes the lanes, and stores each
+    /// contiguous output as a vector.
+    fn vector_function(&mut self) -> Result<(), CodegenError> {
+        let k = self.k;
+        let np = k.n_parallel;
+        let (it, sfx) = (self.index_type(), self.suffix());
+        let groups = k.parallel_points() / LANES;
+        self.line(format!(
+            "const i64 n_groups = {groups}ll; // of {LANES} points"
+        ));
+        self.open("for (i64 g = LF_GRID_FIRST; g < LF_GRID_END(n_groups); g += LF_GRID_STRIDE)");
+        let mut rest = if self.wide {
+            "g".to_string()
+        } else {
+            "(i32)g".to_string()
+        };
+        for d in (0..np).rev() {
+            let n = if d == np - 1 {
+                k.dims[d] / LANES
+            } else {
+                k.dims[d]
+            };
+            let scale = if d == np - 1 {
+                format!(" * {LANES}")
+            } else {
+                String::new()
+            };
+            if d == 0 {
+                self.line(format!("const {it} i{d} = {rest}{scale};"));
+            } else {
+                self.line(format!("const {it} i{d} = {rest} % {n}{sfx}{scale};"));
+                self.line(format!("const {it} q{d} = {rest} / {n}{sfx};"));
+                rest = format!("q{d}");
+            }
+        }
+        // The contiguous loads, one vector each (loads depend on indices only).
+        for i in 0..k.exprs.len() {
+            if let (
+                true,
+                Expr::Load {
+                    param, index: ix, ..
+                },
+            ) = (self.needed[i], &k.exprs[i].expr)
+            {
+                if ix.strides[np - 1] == 1 {
+                    let t = storage(k.params[*param].dtype)?;
+                    let at = index(ix, sfx);
+                    self.line(format!(
+                        "const lf_v4<{t}> L{i} = lf_vload4(&p{param}[{at}]);"
+                    ));
+                }
+            }
+        }
+        for l in 0..LANES {
+            self.lane = Some(l);
+            for i in 0..k.exprs.len() {
+                if self.needed[i] {
+                    self.expr(i)?;
+                }
+            }
+        }
+        self.lane = None;
+        for st in &k.stores {
+            let dt = k.params[st.param].dtype;
+            let t = storage(dt)?;
+            let lanes: Vec<String> = (0..LANES)
+                .map(|l| stored_bits(&format!("v{}_{l}", st.value.0), dt))
+                .collect();
+            let at = index(&st.index, sfx);
+            self.line(format!(
+                "lf_vstore4(&p{}[{at}], lf_v4<{t}>{{{{{}}}}});",
+                st.param,
+                lanes.join(", ")
+            ));
+        }
         self.close();
         self.close();
         Ok(())
@@ -474,13 +581,7 @@ impl Emit<'_> {
             .collect();
         for s in stores {
             let dt = self.k.params[s.param].dtype;
-            let v = format!("v{}", s.value.0);
-            let bits = match dt {
-                DType::Bool => format!("(u8){v}"),
-                DType::F16 => format!("lf_f16_bits({v})"),
-                DType::BF16 => format!("lf_bf16_bits({v})"),
-                _ => v,
-            };
+            let bits = stored_bits(&format!("v{}", s.value.0), dt);
             let idx = index(&s.index, self.suffix());
             self.line(format!("p{}[{idx}] = {bits};", s.param));
         }
@@ -500,8 +601,15 @@ impl Emit<'_> {
             } => {
                 let base = index(&ix, self.suffix());
                 let Some(d) = dynamic else {
-                    let v = load(param, &base, dt);
-                    self.line(format!("const {ty} v{i} = {v};"));
+                    let v = match self.lane {
+                        // A contiguous load: lane `l` of the group's vector load.
+                        Some(l) if ix.strides[self.k.n_parallel - 1] == 1 => {
+                            lane_value(&format!("L{i}.v[{l}]"), dt)
+                        }
+                        _ => load(param, &base, dt),
+                    };
+                    let name = self.var(i);
+                    self.line(format!("const {ty} {name} = {v};"));
                     return Ok(());
                 };
                 let vdt = self.dtype(d.value.0 as usize);
@@ -538,23 +646,32 @@ impl Emit<'_> {
                 return Ok(());
             }
             Expr::Const(c) => constant(c, dt)?,
-            Expr::LoopIndex { dim } => match r {
-                Rep::Int { c, .. } => format!("({c})i{dim}"),
+            Expr::LoopIndex { dim } => match (r, self.lane) {
+                (Rep::Int { c, .. }, Some(l)) if dim + 1 == self.k.n_parallel => {
+                    format!("({c})(i{dim} + {l})")
+                }
+                (Rep::Int { c, .. }, _) => format!("({c})i{dim}"),
                 _ => return Err(CodegenError::Malformed("a non-integer loop index".into())),
             },
             Expr::Unary { op, x } => {
                 let xdt = self.dtype(x.0 as usize);
-                unary(op, &format!("v{}", x.0), xdt)?
+                unary(op, &self.var(x.0 as usize), xdt)?
             }
-            Expr::UnaryParam { op, x } => unary_param(op, &format!("v{}", x.0), dt)?,
+            Expr::UnaryParam { op, x } => unary_param(op, &self.var(x.0 as usize), dt)?,
             Expr::Binary { op, a, b } => {
                 let adt = self.dtype(a.0 as usize);
-                binary(op, &format!("v{}", a.0), &format!("v{}", b.0), adt)?
+                let (x, y) = (self.var(a.0 as usize), self.var(b.0 as usize));
+                binary(op, &x, &y, adt)?
             }
-            Expr::Where { cond, a, b } => format!("(v{} ? v{} : v{})", cond.0, a.0, b.0),
+            Expr::Where { cond, a, b } => format!(
+                "({} ? {} : {})",
+                self.var(cond.0 as usize),
+                self.var(a.0 as usize),
+                self.var(b.0 as usize)
+            ),
             Expr::Cast { x } => {
                 let from = self.dtype(x.0 as usize);
-                cast(&format!("v{}", x.0), from, dt)?
+                cast(&self.var(x.0 as usize), from, dt)?
             }
             Expr::Reduce { op, x } => self.finish_acc(i, op, x.0 as usize)?,
             Expr::Scan { op, x } => {
@@ -562,7 +679,8 @@ impl Emit<'_> {
                 return Ok(());
             }
         };
-        self.line(format!("const {ty} v{i} = {value};"));
+        let name = self.var(i);
+        self.line(format!("const {ty} {name} = {value};"));
         Ok(())
     }
 
@@ -822,6 +940,75 @@ impl Emit<'_> {
     }
 }
 
+/// Points per group of a vectorized kernel (one 4-element vector per contiguous
+/// param: 16 bytes of float32).
+const LANES: usize = 4;
+
+/// Whether `k` runs vectorized ([`Emit::vector_function`]): an elementwise kernel (no
+/// reduction phase, no data-dependent load) whose last parallel dim is a multiple of
+/// [`LANES`], every access contiguous (stride 1) or broadcast (stride 0, loads only)
+/// along it, every contiguous access starting at a multiple of [`LANES`] elements
+/// (with the other strides, so each vector is aligned when the buffer is), and no
+/// buffer both read and written (a group loads before it stores, but another
+/// thread's group might not have).
+fn vectorizes(k: &LoopKernel) -> bool {
+    let np = k.n_parallel;
+    if np == 0 || k.phases() > 0 || k.dims.len() != np || k.dims[np - 1] % LANES != 0 {
+        return false;
+    }
+    let last = np - 1;
+    let aligned = |a: &Affine| {
+        a.offset % LANES as i64 == 0 && a.strides[..last].iter().all(|s| s % LANES as i64 == 0)
+    };
+    let written: Vec<_> = k
+        .params
+        .iter()
+        .filter(|p| p.writes)
+        .map(|p| p.buf)
+        .collect();
+    let loads_ok = k.exprs.iter().all(|e| match &e.expr {
+        Expr::Load {
+            param,
+            index,
+            dynamic,
+        } => {
+            dynamic.is_none()
+                && !written.contains(&k.params[*param].buf)
+                && match index.strides[last] {
+                    0 => true,
+                    1 => aligned(index),
+                    _ => false,
+                }
+        }
+        Expr::Reduce { .. } | Expr::Scan { .. } => false,
+        _ => true,
+    });
+    loads_ok
+        && k.stores
+            .iter()
+            .all(|s| s.index.strides[last] == 1 && aligned(&s.index))
+}
+
+/// A register value of `dt` as the bits it is stored as.
+fn stored_bits(v: &str, dt: DType) -> String {
+    match dt {
+        DType::Bool => format!("(u8){v}"),
+        DType::F16 => format!("lf_f16_bits({v})"),
+        DType::BF16 => format!("lf_bf16_bits({v})"),
+        _ => v.to_string(),
+    }
+}
+
+/// The register value of a stored element `raw` of `dt`.
+fn lane_value(raw: &str, dt: DType) -> String {
+    match dt {
+        DType::Bool => format!("({raw} != 0)"),
+        DType::F16 => format!("lf_f16_load({raw})"),
+        DType::BF16 => format!("lf_bf16_load({raw})"),
+        _ => raw.to_string(),
+    }
+}
+
 /// `offset + Σ strides·i_d`, with constants of suffix `sfx` (`ll`: 64-bit; none:
 /// 32-bit, where [`fits_i32`] proved every partial sum fits).
 fn index(a: &Affine, sfx: &str) -> String {
@@ -866,13 +1053,7 @@ fn fits_i32(k: &LoopKernel) -> bool {
 
 /// The register value of element `at` of param `param` (of dtype `dt`).
 fn load(param: usize, at: &str, dt: DType) -> String {
-    let raw = format!("p{param}[{at}]");
-    match dt {
-        DType::Bool => format!("({raw} != 0)"),
-        DType::F16 => format!("lf_f16_load({raw})"),
-        DType::BF16 => format!("lf_bf16_load({raw})"),
-        _ => raw,
-    }
+    lane_value(&format!("p{param}[{at}]"), dt)
 }
 
 fn constant(c: Const, dt: DType) -> Result<String, CodegenError> {
@@ -1303,6 +1484,37 @@ mod tests {
             big.function
         );
         assert!(big.function.contains("p0[4ll * i0]"));
+    }
+
+    #[test]
+    fn contiguous_aligned_elementwise_kernels_take_groups_of_four() {
+        let copy = kernel_source(&strided_copy(64, 1), MathMode::Fast).unwrap();
+        assert_eq!(copy.group, 4);
+        assert!(
+            copy.function.contains("lf_vload4(&p0[i0])"),
+            "{}",
+            copy.function
+        );
+        assert!(copy.function.contains("lf_vstore4(&p1[i0]"));
+        // not a multiple of four points, a strided read, an unaligned start: scalar
+        assert_eq!(
+            kernel_source(&strided_copy(62, 1), MathMode::Fast)
+                .unwrap()
+                .group,
+            1
+        );
+        assert_eq!(
+            kernel_source(&strided_copy(64, 2), MathMode::Fast)
+                .unwrap()
+                .group,
+            1
+        );
+        let mut shifted = strided_copy(64, 1);
+        shifted.params[0].len += 1;
+        if let Expr::Load { index, .. } = &mut shifted.exprs[0].expr {
+            index.offset = 1;
+        }
+        assert_eq!(kernel_source(&shifted, MathMode::Fast).unwrap().group, 1);
     }
 
     #[test]

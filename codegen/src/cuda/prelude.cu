@@ -35,6 +35,28 @@ LF_D void lf_set_status(u64* status, u64 code, u64 a, u64 b, u64 c) {
     }
 }
 
+// ---- vector loads and stores: four consecutive elements, aligned to their size (the
+// buffers are; the code generator proves the element offset is a multiple of four) ----
+template <typename T> struct alignas(4 * sizeof(T)) lf_v4 {
+    T v[4];
+};
+#ifdef LF_HOST_BUILD
+// The host build's buffers are only element-aligned: copy bytes.
+template <typename T> LF_D lf_v4<T> lf_vload4(const T* p) {
+    lf_v4<T> x;
+    memcpy(x.v, p, sizeof x.v);
+    return x;
+}
+template <typename T> LF_D void lf_vstore4(T* p, lf_v4<T> x) { memcpy(p, x.v, sizeof x.v); }
+#else
+template <typename T> LF_D lf_v4<T> lf_vload4(const T* p) {
+    return *reinterpret_cast<const lf_v4<T>*>(p);
+}
+template <typename T> LF_D void lf_vstore4(T* p, lf_v4<T> x) {
+    *reinterpret_cast<lf_v4<T>*>(p) = x;
+}
+#endif
+
 // ---- storage conversions ----
 LF_D float lf_f16_load(u16 bits) { return __half2float(__ushort_as_half(bits)); }
 LF_D u16 lf_f16_bits(float x) { return __half_as_ushort(__float2half_rn(x)); }

@@ -10,6 +10,8 @@
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __restrict__ __restrict
+#define LF_HOST_BUILD 1
+using std::memcpy;
 
 static thread_local long long lf_host_begin, lf_host_end;
 #define LF_GRID_FIRST lf_host_begin
