@@ -953,7 +953,7 @@ const LANES: usize = 4;
 /// thread's group might not have).
 fn vectorizes(k: &LoopKernel) -> bool {
     let np = k.n_parallel;
-    if np == 0 || k.phases() > 0 || k.dims.len() != np || k.dims[np - 1] % LANES != 0 {
+    if np == 0 || k.phases() > 0 || k.dims.len() != np || !k.dims[np - 1].is_multiple_of(LANES) {
         return false;
     }
     let last = np - 1;
