@@ -149,3 +149,64 @@ fn vectorized_elementwise_kernels_agree() {
     }
     lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
 }
+
+/// Reductions over long rows share a block in fast math (`lf_block_reduce`; on the
+/// host a block is one thread, so this checks everything but the combine across
+/// threads): sums, means, variances, max/min, any/all, softmax and log_softmax,
+/// along the last dim and along the first, against the interpreter within fast
+/// math's tolerance (the interpreter compensates its sums).
+#[test]
+fn block_reductions_agree_in_fast_math() {
+    if !have_cxx() {
+        return;
+    }
+    use lazyfuse::{DType, Tensor};
+    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
+    let outs = |rows: usize, cols: usize, dt: DType| -> Vec<Tensor> {
+        let n = rows * cols;
+        let v: Vec<f64> = (0..n)
+            .map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.0)
+            .collect();
+        let a = Tensor::from_vec(v, &[rows, cols])
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap();
+        let pos = a.gt(0.0).unwrap();
+        vec![
+            a.sum(&[-1], false).unwrap(),
+            a.mean(&[0], false).unwrap(),
+            a.var(&[-1], 1, true).unwrap(),
+            a.amax(&[-1], false).unwrap(),
+            a.amin(&[0, 1], false).unwrap(),
+            a.softmax(-1).unwrap(),
+            a.log_softmax(0).unwrap(),
+            pos.any(&[-1], false).unwrap(),
+            pos.all(&[0], false).unwrap(),
+        ]
+    };
+    for (rows, cols) in [(3, 300), (2, 1024), (70, 64)] {
+        for dt in [DType::F32, DType::F64, DType::F16] {
+            let seen = |backend| {
+                lazyfuse::set_cpu_backend(backend);
+                let v: Vec<Vec<f64>> = outs(rows, cols, dt)
+                    .iter()
+                    .map(|t| t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap())
+                    .collect();
+                lazyfuse::set_cpu_backend(CpuBackend::Jit);
+                v
+            };
+            let (want, got) = (seen(CpuBackend::Interp), seen(CpuBackend::CudaHost));
+            let tol = if dt == DType::F16 { 2e-3 } else { 1e-5 };
+            for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+                assert_eq!(w.len(), g.len());
+                for (x, y) in w.iter().zip(g) {
+                    assert!(
+                        (x - y).abs() <= tol * x.abs().max(1.0),
+                        "output {k} [{rows}, {cols}] {dt}: {x} vs {y}"
+                    );
+                }
+            }
+        }
+    }
+}

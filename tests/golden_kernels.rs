@@ -161,3 +161,13 @@ fn gather_reads_through_its_index() {
     let y = x.gather(1, &idx).unwrap().mul(2.0).unwrap();
     case("gather", &y, 1..=1);
 }
+
+/// Long rows: the CUDA C shares each row's reductions among a block's threads
+/// (`lf_block_reduce`), softmax's three phases included.
+#[test]
+fn long_row_reductions_share_a_block_in_cuda() {
+    let x = ramp(&[2, 256]);
+    let s = x.softmax(-1).unwrap();
+    case("softmax_long_rows", &s, 1..=2);
+    assert!(s.cuda_text().unwrap().contains("lf_block_reduce"));
+}

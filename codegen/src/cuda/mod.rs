@@ -47,8 +47,10 @@
 //!     stores: vec![StoreOp { param: 1, index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
 //! };
 //! let src = kernel_source(&k, MathMode::Fast).unwrap();
-//! assert!(src.function.contains("lf_exp(v0)"));
-//! assert_eq!(src.n_points, 8);
+//! // contiguous and a multiple of four points: groups of four, one vector load each
+//! assert!(src.function.contains("lf_vload4(&p0[i0])"));
+//! assert!(src.function.contains("lf_exp(v0_0)"));
+//! assert_eq!((src.n_points, src.group), (8, 4));
 //! ```
 
 use crate::cpu::CodegenError;
@@ -81,6 +83,10 @@ pub struct CudaKernel {
     pub group: u64,
     /// device pointers the kernel takes before the status pointer
     pub n_params: usize,
+    /// whether the threads of a block share each point's reductions (launch many
+    /// threads per block, one block per point up to the grid's size); otherwise each
+    /// thread takes its own steps of the grid-stride loop
+    pub block_per_point: bool,
 }
 
 impl CudaKernel {
@@ -283,6 +289,7 @@ pub fn kernel_source_as(
         math,
         wide: !fits_i32(k),
         lane: None,
+        block: false,
         needed,
         out: String::new(),
         depth: 0,
@@ -298,6 +305,7 @@ pub fn kernel_source_as(
             1
         },
         n_params: k.params.len(),
+        block_per_point: block_reduces(k, math) && !vectorizes(k),
     })
 }
 
@@ -309,6 +317,8 @@ struct Emit<'a> {
     /// in a vectorized kernel ([`vectorizes`]), the lane being emitted: expression
     /// `i` of lane `l` is `v{i}_{l}`
     lane: Option<usize>,
+    /// a block-per-point kernel ([`block_reduces`]): outer-stage stores are thread 0's
+    block: bool,
     needed: Vec<bool>,
     out: String,
     depth: usize,
@@ -393,7 +403,6 @@ impl Emit<'_> {
             args.join(", ")
         ));
         self.open("");
-        let np = k.n_parallel;
         if k.parallel_points() == 0 {
             // No point exists: nothing to do (and no dim to divide by).
             self.line("// no parallel point");
@@ -403,36 +412,142 @@ impl Emit<'_> {
         if vectorizes(k) {
             return self.vector_function();
         }
+        if block_reduces(k, self.math) {
+            self.block = true;
+            return self.block_function();
+        }
         self.line(format!("const i64 n_points = {}ll;", k.parallel_points()));
         self.open("for (i64 pt = LF_GRID_FIRST; pt < LF_GRID_END(n_points); pt += LF_GRID_STRIDE)");
         // The multi-index of the point, innermost dim fastest; in 32-bit arithmetic
         // where every index fits (`Emit::wide`): a 64-bit division is many
         // instructions on a GPU.
+        self.point_indices("pt", 1);
+        self.point()?;
+        self.close();
+        self.close();
+        Ok(())
+    }
+
+    /// Declares the multi-index of step `var` of the grid-stride loop, innermost dim
+    /// fastest (each step takes `group` consecutive points of the last parallel dim),
+    /// in 32-bit arithmetic where every index fits (`Emit::wide`: a 64-bit division
+    /// is many instructions on a GPU); the reduction dims' indices start at 0.
+    fn point_indices(&mut self, var: &str, group: usize) {
+        let k = self.k;
+        let np = k.n_parallel;
         let (it, sfx) = (self.index_type(), self.suffix());
         let mut rest = if self.wide {
-            "pt".to_string()
+            var.to_string()
         } else {
-            "(i32)pt".to_string()
+            format!("(i32){var}")
         };
         for d in (0..np).rev() {
-            let n = k.dims[d];
-            if d == 0 {
-                self.line(format!("const {it} i{d} = {rest};"));
+            let (n, scale) = if d + 1 == np && group > 1 {
+                (k.dims[d] / group, format!(" * {group}"))
             } else {
-                self.line(format!("const {it} i{d} = {rest} % {n}{sfx};"));
+                (k.dims[d], String::new())
+            };
+            if d == 0 {
+                self.line(format!("const {it} i{d} = {rest}{scale};"));
+            } else {
+                self.line(format!("const {it} i{d} = {rest} % {n}{sfx}{scale};"));
                 self.line(format!("const {it} q{d} = {rest} / {n}{sfx};"));
                 rest = format!("q{d}");
             }
         }
         if np == 0 {
-            self.line("(void)pt;");
+            self.line(format!("(void){var};"));
         }
         for d in np..k.dims.len() {
             self.line(format!("{it} i{d} = 0;"));
         }
-        self.point()?;
+    }
+
+    /// A kernel whose reductions the threads of a block share ([`block_reduces`]):
+    /// each block takes parallel points in turn; its threads split each phase's
+    /// reduction points (thread `t` takes `t`, `t + blockDim.x`, …), keep partial
+    /// accumulators, and combine them with `lf_block_reduce` (warp shuffles, then
+    /// shared memory), which also gives every thread the result for the later
+    /// stages. Outer-stage stores are thread 0's. Any block size that is 1 or a
+    /// multiple of 32 is correct.
+    fn block_function(&mut self) -> Result<(), CodegenError> {
+        let k = self.k;
+        let np = k.n_parallel;
+        let nd = k.dims.len();
+        let it = self.index_type();
+        self.line(format!(
+            "const i64 n_points = {}ll; // one block per point",
+            k.parallel_points()
+        ));
+        self.open(
+            "for (i64 pt = LF_BLOCK_FIRST; pt < LF_GRID_END(n_points); pt += LF_BLOCK_STRIDE)",
+        );
+        self.point_indices("pt", 1);
+        let total: usize = k.reduce_dims().iter().product();
+        self.stage(Stage::Outer(0))?;
+        for ph in 0..k.phases() {
+            self.init_accs(ph)?;
+            if total > 0 {
+                self.open(format!(
+                    "for (i64 r = threadIdx.x; r < {total}ll; r += blockDim.x)"
+                ));
+                let mut rest = "r".to_string();
+                for d in (np..nd).rev() {
+                    if d == np {
+                        self.line(format!("i{d} = ({it}){rest};"));
+                    } else {
+                        self.line(format!("i{d} = ({it})({rest} % {}ll);", k.dims[d]));
+                        self.line(format!("const i64 r{d} = {rest} / {}ll;", k.dims[d]));
+                        rest = format!("r{d}");
+                    }
+                }
+                self.stage(Stage::Inner(ph))?;
+                self.update_accs(ph)?;
+                self.close();
+                for d in np..nd {
+                    self.line(format!("i{d} = 0;"));
+                }
+            }
+            self.combine_accs(ph)?;
+            self.stage(Stage::Outer(ph + 1))?;
+        }
         self.close();
         self.close();
+        Ok(())
+    }
+
+    /// Combines the block's partial accumulators of phase `phase`'s reductions.
+    fn combine_accs(&mut self, phase: u32) -> Result<(), CodegenError> {
+        for i in 0..self.k.exprs.len() {
+            let e = &self.k.exprs[i];
+            let (Expr::Reduce { op, x }, Stage::Outer(s)) = (&e.expr, e.stage) else {
+                continue;
+            };
+            if s != phase + 1 || !self.needed[i] {
+                continue;
+            }
+            let (op, xdt) = (*op, self.dtype(x.0 as usize));
+            let ty = Self::acc_type(op, xdt)?;
+            let r = rep(xdt)?;
+            let float = matches!(r, Rep::F32 | Rep::F64);
+            let f = match (op, r) {
+                (Accum::Sum | Accum::Any | Accum::Max, Rep::Bool) => "x || y".to_string(),
+                (Accum::Prod | Accum::All | Accum::Min, Rep::Bool) => "x && y".to_string(),
+                (Accum::Sum, _) if float => round("x + y".into(), xdt),
+                (Accum::Prod, _) if float => round("x * y".into(), xdt),
+                (Accum::Sum, Rep::Int { c, .. }) => format!("({c})((u64)x + (u64)y)"),
+                (Accum::Prod, Rep::Int { c, .. }) => format!("({c})((u64)x * (u64)y)"),
+                (Accum::Max, _) if float => "lf_maximum(x, y)".into(),
+                (Accum::Min, _) if float => "lf_minimum(x, y)".into(),
+                (Accum::Max, Rep::Int { .. }) => "(x < y ? y : x)".into(),
+                (Accum::Min, Rep::Int { .. }) => "(y < x ? y : x)".into(),
+                _ => return Err(unsupported(format!("a block reduction {op:?}"), xdt)),
+            };
+            self.line(format!("__shared__ {ty} sm{i}[32];"));
+            self.line(format!(
+                "a{i} = lf_block_reduce(a{i}, []({ty} x, {ty} y) {{ return ({ty})({f}); }}, sm{i});"
+            ));
+        }
         Ok(())
     }
 
@@ -443,36 +558,13 @@ impl Emit<'_> {
     fn vector_function(&mut self) -> Result<(), CodegenError> {
         let k = self.k;
         let np = k.n_parallel;
-        let (it, sfx) = (self.index_type(), self.suffix());
+        let sfx = self.suffix();
         let groups = k.parallel_points() / LANES;
         self.line(format!(
             "const i64 n_groups = {groups}ll; // of {LANES} points"
         ));
         self.open("for (i64 g = LF_GRID_FIRST; g < LF_GRID_END(n_groups); g += LF_GRID_STRIDE)");
-        let mut rest = if self.wide {
-            "g".to_string()
-        } else {
-            "(i32)g".to_string()
-        };
-        for d in (0..np).rev() {
-            let n = if d == np - 1 {
-                k.dims[d] / LANES
-            } else {
-                k.dims[d]
-            };
-            let scale = if d == np - 1 {
-                format!(" * {LANES}")
-            } else {
-                String::new()
-            };
-            if d == 0 {
-                self.line(format!("const {it} i{d} = {rest}{scale};"));
-            } else {
-                self.line(format!("const {it} i{d} = {rest} % {n}{sfx}{scale};"));
-                self.line(format!("const {it} q{d} = {rest} / {n}{sfx};"));
-                rest = format!("q{d}");
-            }
-        }
+        self.point_indices("g", LANES);
         // The contiguous loads, one vector each (loads depend on indices only).
         for i in 0..k.exprs.len() {
             if let (
@@ -579,11 +671,16 @@ impl Emit<'_> {
             .filter(|s| self.k.exprs[s.value.0 as usize].stage == stage)
             .cloned()
             .collect();
+        let guard = if self.block && matches!(stage, Stage::Outer(_)) {
+            "if (threadIdx.x == 0) "
+        } else {
+            ""
+        };
         for s in stores {
             let dt = self.k.params[s.param].dtype;
             let bits = stored_bits(&format!("v{}", s.value.0), dt);
             let idx = index(&s.index, self.suffix());
-            self.line(format!("p{}[{idx}] = {bits};", s.param));
+            self.line(format!("{guard}p{}[{idx}] = {bits};", s.param));
         }
         Ok(())
     }
@@ -987,6 +1084,27 @@ fn vectorizes(k: &LoopKernel) -> bool {
         && k.stores
             .iter()
             .all(|s| s.index.strides[last] == 1 && aligned(&s.index))
+}
+
+/// Reduction points per parallel point from which a block shares them (below, one
+/// thread per point keeps more points in flight).
+const BLOCK_REDUCE_MIN: usize = 64;
+
+/// Whether `k` runs one block per parallel point ([`Emit::block_function`]): a
+/// reducing kernel in fast math (the partials combine in a tree, not in the
+/// interpreter's order; exact math keeps each point on one thread) whose every
+/// reduction has an identity for threads without points and combines associatively
+/// (sum, prod, max, min, any, all: not the arg reductions), without scans (a running
+/// value is sequential), over at least [`BLOCK_REDUCE_MIN`] points.
+fn block_reduces(k: &LoopKernel, math: MathMode) -> bool {
+    math == MathMode::Fast
+        && k.phases() > 0
+        && k.reduce_dims().iter().product::<usize>() >= BLOCK_REDUCE_MIN
+        && k.exprs.iter().all(|e| match e.expr {
+            Expr::Scan { .. } => false,
+            Expr::Reduce { op, .. } => !matches!(op, Accum::ArgMax | Accum::ArgMin),
+            _ => true,
+        })
 }
 
 /// A register value of `dt` as the bits it is stored as.

@@ -35,6 +35,41 @@ LF_D void lf_set_status(u64* status, u64 code, u64 a, u64 b, u64 c) {
     }
 }
 
+// The blocks a block-per-point kernel takes (see LF_GRID_FIRST for the host build).
+#ifndef LF_BLOCK_FIRST
+#define LF_BLOCK_FIRST ((i64)blockIdx.x)
+#define LF_BLOCK_STRIDE ((i64)gridDim.x)
+#endif
+
+// ---- block reductions: every thread's partial `v` combined with `f` (associative),
+// the result in every thread. Warp shuffles, then one partial per warp through
+// `smem` (32 slots). The block size is 1 or a multiple of 32 (the launcher's). ----
+template <typename T> LF_D T lf_shfl_down(T v, int off) { return __shfl_down_sync(0xffffffffu, v, off); }
+LF_D bool lf_shfl_down(bool v, int off) { return __shfl_down_sync(0xffffffffu, (int)v, off) != 0; }
+LF_D i8 lf_shfl_down(i8 v, int off) { return (i8)__shfl_down_sync(0xffffffffu, (int)v, off); }
+LF_D u8 lf_shfl_down(u8 v, int off) { return (u8)__shfl_down_sync(0xffffffffu, (int)v, off); }
+LF_D i16 lf_shfl_down(i16 v, int off) { return (i16)__shfl_down_sync(0xffffffffu, (int)v, off); }
+LF_D u16 lf_shfl_down(u16 v, int off) { return (u16)__shfl_down_sync(0xffffffffu, (int)v, off); }
+template <typename T, typename F> LF_D T lf_block_reduce(T v, F f, T* smem) {
+    if (blockDim.x == 1) return v;
+    for (int off = 16; off > 0; off >>= 1) v = f(v, lf_shfl_down(v, off));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (blockDim.x + 31) >> 5;
+    __syncthreads();  // an earlier call's readers are done with smem
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        T x = smem[lane < warps ? lane : 0];
+        for (int off = 16; off > 0; off >>= 1) {
+            T o = lf_shfl_down(x, off);
+            if (lane + off < warps) x = f(x, o);
+        }
+        if (lane == 0) smem[0] = x;
+    }
+    __syncthreads();
+    return smem[0];
+}
+
 // ---- vector loads and stores: four consecutive elements, aligned to their size (the
 // buffers are; the code generator proves the element offset is a multiple of four) ----
 template <typename T> struct alignas(4 * sizeof(T)) lf_v4 {

@@ -17,6 +17,18 @@ static thread_local long long lf_host_begin, lf_host_end;
 #define LF_GRID_FIRST lf_host_begin
 #define LF_GRID_STRIDE 1
 #define LF_GRID_END(n) lf_host_end
+#define LF_BLOCK_FIRST lf_host_begin
+#define LF_BLOCK_STRIDE 1
+
+// One thread per block: block reductions return the thread's own partial.
+struct lf_host_dim3 {
+    unsigned int x, y, z;
+};
+static const lf_host_dim3 threadIdx = {0, 0, 0};
+static const lf_host_dim3 blockDim = {1, 1, 1};
+#define __shared__ static
+inline void __syncthreads() {}
+template <typename T> T __shfl_down_sync(unsigned, T v, int) { return v; }
 
 inline unsigned int __float_as_uint(float x) {
     unsigned int u;
