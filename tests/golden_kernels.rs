@@ -170,4 +170,8 @@ fn long_row_reductions_share_a_block_in_cuda() {
     let s = x.softmax(-1).unwrap();
     case("softmax_long_rows", &s, 1..=2);
     assert!(s.cuda_text().unwrap().contains("lf_block_reduce"));
+    // Column sums of many columns: one thread per column (coalesced reads).
+    let cols = ramp(&[128, 2048]).sum(&[0], false).unwrap();
+    let text = cols.cuda_text().unwrap();
+    assert!(!text.contains("lf_block_reduce"), "{text}");
 }

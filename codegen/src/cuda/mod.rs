@@ -1095,15 +1095,31 @@ const BLOCK_REDUCE_MIN: usize = 64;
 /// interpreter's order; exact math keeps each point on one thread) whose every
 /// reduction has an identity for threads without points and combines associatively
 /// (sum, prod, max, min, any, all: not the arg reductions), without scans (a running
-/// value is sequential), over at least [`BLOCK_REDUCE_MIN`] points.
+/// value is sequential), over at least [`BLOCK_REDUCE_MIN`] points, and not along
+/// columns ([`column_like`]).
 fn block_reduces(k: &LoopKernel, math: MathMode) -> bool {
     math == MathMode::Fast
         && k.phases() > 0
         && k.reduce_dims().iter().product::<usize>() >= BLOCK_REDUCE_MIN
+        && !column_like(k)
         && k.exprs.iter().all(|e| match e.expr {
             Expr::Scan { .. } => false,
             Expr::Reduce { op, .. } => !matches!(op, Accum::ArgMax | Accum::ArgMin),
             _ => true,
+        })
+}
+
+/// Whether `k` reduces along columns: many parallel points, and a reduction-phase
+/// load contiguous along the last parallel dim. There one thread per point is the
+/// better layout: neighbouring threads read neighbouring elements (coalesced), where
+/// a block per point would read one element per column stride.
+fn column_like(k: &LoopKernel) -> bool {
+    let np = k.n_parallel;
+    np > 0
+        && k.parallel_points() >= 1024
+        && k.exprs.iter().any(|e| {
+            matches!(e.stage, Stage::Inner(_))
+                && matches!(&e.expr, Expr::Load { index, .. } if index.strides[np - 1] == 1)
         })
 }
 
