@@ -1644,7 +1644,7 @@ pub fn run_dir(dir: &Path) -> Summary {
 
 #[allow(dead_code)] // unused when tests/conformance.rs includes this file as a module
 fn main() {
-    // `conformance [DIR] [--backend jit|interp|cuda-host] [--cuda-compile-check]`
+    // `conformance [DIR] [--backend jit|interp|cuda-host|cuda] [--device cpu|cuda] [--cuda-compile-check]`
     // --cuda-compile-check: every schedule's kernels are also compiled to CUDA C and
     // by NVRTC for sm_90 (values still from the CPU backend; a compile failure fails
     // the case).
@@ -1652,7 +1652,19 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut check = false;
     while let Some(a) = args.next() {
-        if a == "--cuda-compile-check" {
+        if a == "--device" {
+            // `--device cuda`: values computed on cuda:0 (the kernels' buffers copied
+            // there and back); `--device cpu`: the default JIT.
+            let backend = match args.next().as_deref() {
+                Some("cuda") | Some("cuda:0") => lazyfuse::CpuBackend::Cuda,
+                Some("cpu") => lazyfuse::CpuBackend::Jit,
+                other => {
+                    eprintln!("conformance: --device takes cpu or cuda, not {other:?}");
+                    std::process::exit(2);
+                }
+            };
+            lazyfuse::set_cpu_backend(backend);
+        } else if a == "--cuda-compile-check" {
             check = true;
             lazyfuse::set_cuda_compile_check(true);
         } else if a == "--backend" {

@@ -29,6 +29,11 @@ pub enum CpuBackend {
     /// the system C++ compiler and run on the CPU: checks the CUDA code generator's
     /// semantics where no GPU exists. Slow to compile; for tests.
     CudaHost,
+    /// The fused kernels' CUDA C compiled by NVRTC and run on `cuda:0`, each kernel's
+    /// buffers copied to the GPU and back (tensors stay on the CPU): checks the GPU
+    /// backend on whole workloads until tensors live on the device. Without a GPU,
+    /// realizes fail with "CUDA driver not found: …".
+    Cuda,
 }
 
 impl CpuBackend {
@@ -37,6 +42,7 @@ impl CpuBackend {
         match self {
             CpuBackend::Jit => Some(KernelCompiler::Cranelift),
             CpuBackend::CudaHost => Some(KernelCompiler::CudaHost),
+            CpuBackend::Cuda => Some(KernelCompiler::Cuda),
             CpuBackend::Interp => None,
         }
     }
@@ -50,18 +56,19 @@ impl std::str::FromStr for CpuBackend {
             "jit" => Ok(CpuBackend::Jit),
             "interp" => Ok(CpuBackend::Interp),
             "cuda-host" => Ok(CpuBackend::CudaHost),
+            "cuda" => Ok(CpuBackend::Cuda),
             other => Err(Error::Config(format!(
-                "unknown CPU backend '{other}': expected 'jit', 'interp' or 'cuda-host'"
+                "unknown CPU backend '{other}': expected 'jit', 'interp', 'cuda-host' or 'cuda'"
             ))),
         }
     }
 }
 
-/// 0: not chosen yet (read the environment), 1: jit, 2: interp, 3: cuda-host.
+/// 0: not chosen yet (read the environment), 1: jit, 2: interp, 3: cuda-host, 4: cuda.
 static BACKEND: AtomicU8 = AtomicU8::new(0);
 
 /// Selects the CPU backend for every realize from now on; `LAZYFUSE_CPU_BACKEND`
-/// (`jit`, `interp` or `cuda-host`) sets the initial choice, the JIT by default.
+/// (`jit`, `interp`, `cuda-host` or `cuda`) sets the initial choice, the JIT by default.
 ///
 /// ```
 /// use lazyfuse::{CpuBackend, Tensor};
@@ -79,6 +86,7 @@ pub fn set_cpu_backend(backend: CpuBackend) {
             CpuBackend::Jit => 1,
             CpuBackend::Interp => 2,
             CpuBackend::CudaHost => 3,
+            CpuBackend::Cuda => 4,
         },
         Ordering::Relaxed,
     );
@@ -94,6 +102,7 @@ pub fn cpu_backend() -> Result<CpuBackend> {
         1 => Ok(CpuBackend::Jit),
         2 => Ok(CpuBackend::Interp),
         3 => Ok(CpuBackend::CudaHost),
+        4 => Ok(CpuBackend::Cuda),
         _ => match std::env::var("LAZYFUSE_CPU_BACKEND") {
             Ok(v) => v.parse(),
             Err(_) => Ok(CpuBackend::Jit),
@@ -209,7 +218,7 @@ pub(crate) fn execute(
             }
             Ok((out, None))
         }
-        backend @ (CpuBackend::Jit | CpuBackend::CudaHost) => {
+        backend @ (CpuBackend::Jit | CpuBackend::CudaHost | CpuBackend::Cuda) => {
             let compiler = backend.compiler().unwrap_or_default();
             let t0 = Instant::now();
             let donate: Vec<InputId> = donated.keys().copied().collect();

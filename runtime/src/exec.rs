@@ -65,7 +65,7 @@ type CodeOwner = Arc<dyn std::any::Any + Send + Sync>;
 struct Compiled {
     /// Keeps the code alive while `entry` may be called.
     _module: CodeOwner,
-    entry: KernelFn,
+    entry: Code,
     last_use: u64,
 }
 
@@ -103,7 +103,16 @@ pub fn cached_kernels() -> usize {
 }
 
 /// A kernel's function and the module that owns its code (kept alive while it runs).
-type Entry = (KernelFn, CodeOwner);
+type Entry = (Code, CodeOwner);
+
+/// How a compiled kernel is called.
+#[derive(Clone, Copy)]
+enum Code {
+    /// a host function (Cranelift's, or the host build of the CUDA C)
+    Native(KernelFn),
+    /// kernel `j` of a [`crate::cuda::mirror::DeviceKernels`] (the owner), run on the GPU
+    Device(usize),
+}
 
 /// What turns loop kernels into the functions the executor calls.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -114,6 +123,9 @@ pub enum KernelCompiler {
     /// the CUDA C of `lazyfuse_codegen::cuda`, compiled for the host by the system
     /// C++ compiler ([`crate::cuda_host`]): checks the GPU code generator on the CPU
     CudaHost,
+    /// the same CUDA C compiled by NVRTC and run on `cuda:0`, each kernel's buffers
+    /// copied there and back ([`crate::cuda::mirror`])
+    Cuda,
 }
 
 /// A schedule's compiled loop kernels, by step index: what [`run_compiled`] calls.
@@ -191,19 +203,23 @@ fn compile_all(
     }
     if !missing.is_empty() {
         let batch: Vec<&LoopKernel> = missing.iter().map(|(_, k)| *k).collect();
-        let (module, entries): (CodeOwner, Vec<KernelFn>) = match compiler {
+        let (module, entries): (CodeOwner, Vec<Code>) = match compiler {
             KernelCompiler::Cranelift => {
                 let m = CpuModule::compile_with(&batch, &crate::jit_symbols::lookup, math)
                     .map_err(|e| Error::Unsupported(format!("compiling a kernel: {e}")))?;
-                let entries = (0..batch.len()).map(|j| m.entry(j)).collect();
+                let entries = (0..batch.len()).map(|j| Code::Native(m.entry(j))).collect();
                 (Arc::new(m), entries)
             }
             KernelCompiler::CudaHost => {
                 let m = crate::cuda_host::HostCudaModule::compile(&batch, math).map_err(|e| {
                     Error::Unsupported(format!("compiling a kernel's CUDA C for the host: {e}"))
                 })?;
-                let entries = (0..batch.len()).map(|j| m.entry(j)).collect();
+                let entries = (0..batch.len()).map(|j| Code::Native(m.entry(j))).collect();
                 (Arc::new(m), entries)
+            }
+            KernelCompiler::Cuda => {
+                let m = crate::cuda::mirror::DeviceKernels::compile(&batch, math)?;
+                (Arc::new(m), (0..batch.len()).map(Code::Device).collect())
             }
         };
         for (j, (i, _)) in missing.iter().enumerate() {
@@ -419,8 +435,8 @@ pub fn run_compiled(
             Step::Loop(k) => entries[i]
                 .clone()
                 .ok_or_else(|| Error::Malformed(format!("kernel {} was not compiled", k.name)))
-                .and_then(|(entry, _module)| {
-                    run_loop(schedule, k, entry, &mut slots).map(|b| (k.name.clone(), b))
+                .and_then(|(entry, module)| {
+                    run_loop(schedule, k, entry, &module, &mut slots).map(|b| (k.name.clone(), b))
                 }),
             Step::Extern(e) => run_extern(schedule, e, compiled.math, &mut slots)
                 .map(|b| (format!("extern {}", e.op.name()), b)),
@@ -570,7 +586,8 @@ fn chunk_count(points: usize, work_per_point: usize, threads: usize) -> usize {
 fn run_loop(
     schedule: &Schedule,
     k: &LoopKernel,
-    entry: KernelFn,
+    entry: Code,
+    owner: &CodeOwner,
     slots: &mut [Slot],
 ) -> Result<u64> {
     // Writable params first: each gets a buffer this step owns uniquely.
@@ -630,6 +647,23 @@ fn run_loop(
     if points == 0 {
         return Ok(bytes);
     }
+    let entry = match entry {
+        Code::Native(f) => f,
+        Code::Device(j) => {
+            let kernels = owner
+                .downcast_ref::<crate::cuda::mirror::DeviceKernels>()
+                .ok_or_else(|| Error::Malformed(format!("kernel {}: no device code", k.name)))?;
+            let mut status = [0u64; STATUS_SLOTS];
+            // SAFETY: `ptrs` holds each param's buffer, checked above to have exactly
+            // the param's dtype and length, written ones owned by this step alone
+            // (`Arc::get_mut`); the kernel is the one compiled for this step.
+            unsafe { kernels.run(j, k, &ptrs, &mut status)? };
+            if status[0] != 0 {
+                return Err(status_error(k, &status));
+            }
+            return Ok(bytes);
+        }
+    };
     let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
     let chunks = chunk_count(points, work_per_point, pool::threads());
     let mut statuses = vec![[0u64; STATUS_SLOTS]; chunks];

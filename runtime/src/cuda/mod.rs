@@ -22,6 +22,7 @@
 mod allocator;
 pub mod device;
 mod disk_cache;
+pub mod mirror;
 pub mod nvrtc;
 
 pub use allocator::AllocatorStats;
