@@ -53,36 +53,53 @@ fn compiler() -> String {
     std::env::var("CXX").unwrap_or_else(|_| "c++".into())
 }
 
-/// This process's work directory, holding the shim, the header stand-ins and the
-/// precompiled header `pch.h` (shim + prelude), built once: each unit then parses
-/// only its kernels.
+/// The work directory of this prelude and compiler: the header stand-ins and the
+/// precompiled header `pch.h` (shim + prelude), built once and shared by every process
+/// (the name is a hash of what goes into it; files appear by rename, so a process
+/// never reads another's half-written file). Each unit then parses only its kernels.
+/// A stale or foreign `.gch` is safe: the compiler ignores an unusable one and reads
+/// `pch.h` itself.
 fn prepared() -> Result<PathBuf, String> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("lazyfuse-cuda-host-{}", std::process::id()));
+        use std::hash::{Hash, Hasher};
+        let cxx = compiler();
+        let pch = format!("{SHIM}\n{PRELUDE}");
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&cxx, FLAGS, &pch, FP16, BF16).hash(&mut h);
+        let dir = std::env::temp_dir().join(format!("lazyfuse-cuda-host-{:016x}", h.finish()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let tmp = |name: &str| dir.join(format!("{name}.{}.tmp", std::process::id()));
         for (name, text) in [
             ("cuda_fp16.h", FP16),
             ("cuda_bf16.h", BF16),
-            ("pch.h", &format!("{SHIM}\n{PRELUDE}")),
+            ("pch.h", &pch),
         ] {
-            std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+            if !dir.join(name).exists() {
+                std::fs::write(tmp(name), text)
+                    .and_then(|()| std::fs::rename(tmp(name), dir.join(name)))
+                    .map_err(|e| format!("{name}: {e}"))?;
+            }
         }
-        let cxx = compiler();
-        let out = Command::new(&cxx)
-            .args(FLAGS)
-            .args(["-x", "c++-header", "-I"])
-            .arg(&dir)
-            .arg(dir.join("pch.h"))
-            .arg("-o")
-            .arg(dir.join("pch.h.gch"))
-            .output()
-            .map_err(|e| format!("running the C++ compiler `{cxx}`: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "`{cxx}` failed on the CUDA prelude:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
+        if !dir.join("pch.h.gch").exists() {
+            let out = Command::new(&cxx)
+                .args(FLAGS)
+                .args(["-x", "c++-header", "-I"])
+                .arg(&dir)
+                .arg(dir.join("pch.h"))
+                .arg("-o")
+                .arg(tmp("pch.h.gch"))
+                .output()
+                .map_err(|e| format!("running the C++ compiler `{cxx}`: {e}"))?;
+            if !out.status.success() {
+                let _ = std::fs::remove_file(tmp("pch.h.gch"));
+                return Err(format!(
+                    "`{cxx}` failed on the CUDA prelude:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            std::fs::rename(tmp("pch.h.gch"), dir.join("pch.h.gch"))
+                .map_err(|e| format!("pch.h.gch: {e}"))?;
         }
         Ok(dir)
     })
@@ -142,7 +159,7 @@ impl HostCudaModule {
 
         let base = prepared()?;
         let n = UNIT.fetch_add(1, Ordering::Relaxed);
-        let dir = base.join(format!("unit-{n}"));
+        let dir = base.join(format!("unit-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let source = format!("#include \"pch.h\"\n{tu}");
         std::fs::write(dir.join("kernels.cpp"), &source)
@@ -176,8 +193,8 @@ impl HostCudaModule {
         // SAFETY: `path` is a NUL-terminated path of the library just built; loading
         // it runs no constructors of ours beyond the C++ runtime's static init.
         let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        // The loaded image stays mapped after its files are gone. (The process's
-        // directory with the precompiled header stays for the process's other units.)
+        // The loaded image stays mapped after its files are gone. (The directory with
+        // the precompiled header stays for other units and processes.)
         let _ = std::fs::remove_dir_all(&dir);
         if handle.is_null() {
             return Err(format!("loading the host CUDA kernels: {}", dl_error()));
