@@ -487,6 +487,8 @@ impl Emit<'_> {
         self.stage(Stage::Outer(0))?;
         for ph in 0..k.phases() {
             self.init_accs(ph)?;
+            // Thread 0's outer-stage stores are visible before the phase reads.
+            self.line("__syncthreads();");
             if total > 0 {
                 self.open(format!(
                     "for (i64 r = threadIdx.x; r < {total}ll; r += blockDim.x)"
@@ -508,6 +510,10 @@ impl Emit<'_> {
                     self.line(format!("i{d} = 0;"));
                 }
             }
+            // What this phase's threads stored is visible to the whole block before
+            // anything later reads it (`lf_block_reduce` synchronizes too, but a
+            // phase may reduce nothing).
+            self.line("__syncthreads();");
             self.combine_accs(ph)?;
             self.stage(Stage::Outer(ph + 1))?;
         }
