@@ -9,6 +9,12 @@
 //! [`PRELUDE`] holds them as device functions (`lf_*`), and the generated code calls
 //! them by name, so the per-op text stays one line each.
 //!
+//! Two layouts refine that one: elementwise kernels with contiguous, aligned accesses
+//! take groups of four points per step, with one vector load or store per param
+//! ([`CudaKernel::group`]); fast-math reductions along rows give each point a block
+//! whose threads share the reduction points and combine their partials
+//! ([`CudaKernel::block_per_point`]).
+//!
 //! ABI: the kernel's parameters are one device pointer per [`LoopKernel::params`]
 //! entry (in order, typed by the param's storage dtype: `u16` for float16/bfloat16,
 //! `u8` for bool and float8), then `u64* status` (the kernel IR's status block of
