@@ -602,6 +602,45 @@ impl LoopKernel {
             .unwrap_or(0)
     }
 
+    /// Which expressions a store needs, directly or through its operands (the others
+    /// are dead: code generators skip them).
+    pub fn needed_exprs(&self) -> Vec<bool> {
+        let mut needed = vec![false; self.exprs.len()];
+        for s in &self.stores {
+            needed[s.value.0 as usize] = true;
+        }
+        for i in (0..self.exprs.len()).rev() {
+            if needed[i] {
+                for o in Self::operands(&self.exprs[i].expr) {
+                    needed[o.0 as usize] = true;
+                }
+            }
+        }
+        needed
+    }
+
+    /// The buffers the kernel stores into.
+    pub fn written_bufs(&self) -> Vec<BufId> {
+        self.params
+            .iter()
+            .filter(|p| p.writes)
+            .map(|p| p.buf)
+            .collect()
+    }
+
+    /// The reductions phase `phase` accumulates (stage `Outer(phase + 1)`): each
+    /// expression's index, its rule and its operand.
+    pub fn phase_reductions(&self, phase: u32) -> Vec<(usize, Accum, ExprId)> {
+        self.exprs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match (&e.expr, e.stage) {
+                (Expr::Reduce { op, x }, Stage::Outer(s)) if s == phase + 1 => Some((i, *op, *x)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The expression `id`.
     pub fn expr(&self, id: ExprId) -> &ExprNode {
         &self.exprs[id.0 as usize]

@@ -201,17 +201,7 @@ pub(super) fn lower(
     for &v in idx.iter().chain([&pos]) {
         b.def_var(v, zero);
     }
-    let mut needed = vec![false; k.exprs.len()];
-    for s in &k.stores {
-        needed[s.value.0 as usize] = true;
-    }
-    for i in (0..k.exprs.len()).rev() {
-        if needed[i] {
-            for o in LoopKernel::operands(&k.exprs[i].expr) {
-                needed[o.0 as usize] = true;
-            }
-        }
-    }
+    let needed = k.needed_exprs();
     let mut l = Lower {
         module,
         k,
@@ -1601,15 +1591,10 @@ impl Lower<'_, '_> {
     }
 
     fn init_accs(&mut self, phase: u32) -> R<()> {
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Reduce { op, x }, Stage::Outer(k)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if k != phase + 1 || !self.needed[i] {
+        for (i, op, x) in self.k.phase_reductions(phase) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, x) = (*op, *x);
             let xdt = self.dtype(x);
             let r = rep(xdt)?;
             if r == Rep::F8 || (matches!(op, Accum::Any | Accum::All) && r != Rep::Bool) {
@@ -1992,12 +1977,7 @@ fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
         _ => return None,
     };
     let float = dt != DType::I32;
-    let written: Vec<_> = k
-        .params
-        .iter()
-        .filter(|p| p.writes)
-        .map(|p| p.buf)
-        .collect();
+    let written = k.written_bufs();
     for e in &k.exprs {
         if e.dtype != dt || e.stage != Stage::Outer(0) {
             return None;
@@ -2056,12 +2036,7 @@ fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
     if np == 0 || k.phases() > 0 || k.exprs.is_empty() {
         return false;
     }
-    let written: Vec<_> = k
-        .params
-        .iter()
-        .filter(|p| p.writes)
-        .map(|p| p.buf)
-        .collect();
+    let written = k.written_bufs();
     let dt = |id: &ExprId| k.exprs[id.0 as usize].dtype;
     // A scalar of a dtype without 4 lanes: a constant, or a load broadcast along
     // the vector dim (evaluated once per vector as a scalar, then cast and splat).

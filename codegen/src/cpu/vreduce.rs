@@ -57,12 +57,7 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
         return false;
     }
     let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
-    let written: Vec<_> = k
-        .params
-        .iter()
-        .filter(|p| p.writes)
-        .map(|p| p.buf)
-        .collect();
+    let written = k.written_bufs();
     let inner = |id: ExprId| k.exprs[id.0 as usize].stage == Stage::Inner(ph);
     let mut any = false;
     for (i, e) in k.exprs.iter().enumerate() {
@@ -140,12 +135,7 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
     }
     let vdim = np - 1;
     let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
-    let written: Vec<_> = k
-        .params
-        .iter()
-        .filter(|p| p.writes)
-        .map(|p| p.buf)
-        .collect();
+    let written = k.written_bufs();
     for (i, e) in k.exprs.iter().enumerate() {
         if !needed[i] {
             continue;
@@ -523,15 +513,10 @@ impl Lower<'_, '_> {
     /// phases only; the column paths keep the scalar code's float64 bit for bit).
     fn init_vaccs(&mut self, ph: u32, narrow: bool) -> R<Vec<VAcc>> {
         let mut out = Vec::new();
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Reduce { op, x }, Stage::Outer(k)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if k != ph + 1 || !self.needed[i] {
+        for (i, op, x) in self.k.phase_reductions(ph) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, x) = (*op, *x);
             let xdt = self.dtype(x);
             let (ty, n) = if op == Accum::Sum && !(narrow && xdt == DType::F32) {
                 (F64X2, 2)

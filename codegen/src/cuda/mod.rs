@@ -279,17 +279,7 @@ pub fn kernel_source_as(
     } else {
         symbol
     };
-    let mut needed = vec![false; k.exprs.len()];
-    for s in &k.stores {
-        needed[s.value.0 as usize] = true;
-    }
-    for i in (0..k.exprs.len()).rev() {
-        if needed[i] {
-            for o in LoopKernel::operands(&k.exprs[i].expr) {
-                needed[o.0 as usize] = true;
-            }
-        }
-    }
+    let needed = k.needed_exprs();
     let mut e = Emit {
         k,
         math,
@@ -530,34 +520,18 @@ impl Emit<'_> {
 
     /// Combines the block's partial accumulators of phase `phase`'s reductions.
     fn combine_accs(&mut self, phase: u32) -> Result<(), CodegenError> {
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Reduce { op, x }, Stage::Outer(s)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if s != phase + 1 || !self.needed[i] {
+        for (i, op, x) in self.k.phase_reductions(phase) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, xdt) = (*op, self.dtype(x.0 as usize));
+            let xdt = self.dtype(x.0 as usize);
             let ty = Self::acc_type(op, xdt)?;
             let r = rep(xdt)?;
-            let float = matches!(r, Rep::F32 | Rep::F64);
-            let f = match (op, r) {
-                (Accum::Sum | Accum::Any | Accum::Max, Rep::Bool) => "x || y".to_string(),
-                (Accum::Prod | Accum::All | Accum::Min, Rep::Bool) => "x && y".to_string(),
-                (Accum::Sum, _) if float => round("x + y".into(), xdt),
-                (Accum::Prod, _) if float => round("x * y".into(), xdt),
-                (Accum::Sum, Rep::Int { c, .. }) => format!("({c})((u64)x + (u64)y)"),
-                (Accum::Prod, Rep::Int { c, .. }) => format!("({c})((u64)x * (u64)y)"),
-                (Accum::Max, _) if float => "lf_maximum(x, y)".into(),
-                (Accum::Min, _) if float => "lf_minimum(x, y)".into(),
-                (Accum::Max, Rep::Int { .. }) => "(x < y ? y : x)".into(),
-                (Accum::Min, Rep::Int { .. }) => "(y < x ? y : x)".into(),
-                _ => return Err(unsupported(format!("a block reduction {op:?}"), xdt)),
-            };
+            let f = combine(op, r, xdt, "x", "y")
+                .ok_or_else(|| unsupported(format!("a block reduction {op:?}"), xdt))?;
             self.line(format!("__shared__ {ty} sm{i}[32];"));
             self.line(format!(
-                "a{i} = lf_block_reduce(a{i}, []({ty} x, {ty} y) {{ return ({ty})({f}); }}, sm{i});"
+                "a{i} = lf_block_reduce(a{i}, []({ty} x, {ty} y) {{ return ({ty}){f}; }}, sm{i});"
             ));
         }
         Ok(())
@@ -802,15 +776,11 @@ impl Emit<'_> {
     }
 
     fn init_accs(&mut self, phase: u32) -> Result<(), CodegenError> {
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Reduce { op, x }, Stage::Outer(s)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if s != phase + 1 || !self.needed[i] {
+        for (i, op, x) in self.k.phase_reductions(phase) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, xdt) = (*op, self.dtype(x.0 as usize));
+            let xdt = self.dtype(x.0 as usize);
             let r = rep(xdt)?;
             if r == Rep::F8 || (matches!(op, Accum::Any | Accum::All) && r != Rep::Bool) {
                 return Err(unsupported(format!("reduce {op:?}"), xdt));
@@ -859,23 +829,17 @@ impl Emit<'_> {
     }
 
     fn update_accs(&mut self, phase: u32) -> Result<(), CodegenError> {
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Reduce { op, x }, Stage::Outer(s)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if s != phase + 1 || !self.needed[i] {
+        for (i, op, x) in self.k.phase_reductions(phase) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, xi) = (*op, x.0 as usize);
+            let xi = x.0 as usize;
             let xdt = self.dtype(xi);
             let r = rep(xdt)?;
             let v = format!("v{xi}");
             let a = format!("a{i}");
             let float = matches!(r, Rep::F32 | Rep::F64);
             let next = match (op, r) {
-                (Accum::Sum | Accum::Any | Accum::Max, Rep::Bool) => format!("({a} || {v})"),
-                (Accum::Prod | Accum::All | Accum::Min, Rep::Bool) => format!("({a} && {v})"),
                 (Accum::Sum, _) if float => {
                     let w = if xdt == DType::F32 {
                         format!("(double){v}")
@@ -896,15 +860,9 @@ impl Emit<'_> {
                         self.close();
                         continue;
                     }
-                    round(format!("({a} + {w})"), xdt)
+                    // (float32 values widened into the double accumulator)
+                    combine(op, r, xdt, &a, &w).expect("float sums combine")
                 }
-                (Accum::Prod, _) if float => round(format!("({a} * {v})"), xdt),
-                (Accum::Sum, Rep::Int { c, .. }) => format!("({c})((u64){a} + (u64){v})"),
-                (Accum::Prod, Rep::Int { c, .. }) => format!("({c})((u64){a} * (u64){v})"),
-                (Accum::Max, _) if float => format!("lf_maximum({a}, {v})"),
-                (Accum::Min, _) if float => format!("lf_minimum({a}, {v})"),
-                (Accum::Max, Rep::Int { .. }) => format!("({a} < {v} ? {v} : {a})"),
-                (Accum::Min, Rep::Int { .. }) => format!("({v} < {a} ? {v} : {a})"),
                 (Accum::ArgMax | Accum::ArgMin, _) => {
                     let gt = if op == Accum::ArgMax { ">" } else { "<" };
                     let better = if float {
@@ -918,7 +876,8 @@ impl Emit<'_> {
                     self.close();
                     continue;
                 }
-                _ => return Err(unsupported(format!("reduce {op:?}"), xdt)),
+                _ => combine(op, r, xdt, &a, &v)
+                    .ok_or_else(|| unsupported(format!("reduce {op:?}"), xdt))?,
             };
             self.line(format!("{a} = {next};"));
         }
@@ -1069,12 +1028,7 @@ fn vectorizes(k: &LoopKernel) -> bool {
     let aligned = |a: &Affine| {
         a.offset % LANES as i64 == 0 && a.strides[..last].iter().all(|s| s % LANES as i64 == 0)
     };
-    let written: Vec<_> = k
-        .params
-        .iter()
-        .filter(|p| p.writes)
-        .map(|p| p.buf)
-        .collect();
+    let written = k.written_bufs();
     let loads_ok = k.exprs.iter().all(|e| match &e.expr {
         Expr::Load {
             param,
@@ -1153,6 +1107,26 @@ fn lane_value(raw: &str, dt: DType) -> String {
         DType::BF16 => format!("lf_bf16_load({raw})"),
         _ => raw.to_string(),
     }
+}
+
+/// The accumulator `a` combined with `v` by `op` on values of `xdt` (held as `r`):
+/// one step of a reduction's loop, or of `lf_block_reduce`'s tree. `None` for the arg
+/// reductions (which also keep an index) and rules `xdt` has none of.
+fn combine(op: Accum, r: Rep, xdt: DType, a: &str, v: &str) -> Option<String> {
+    let float = matches!(r, Rep::F32 | Rep::F64);
+    Some(match (op, r) {
+        (Accum::Sum | Accum::Any | Accum::Max, Rep::Bool) => format!("({a} || {v})"),
+        (Accum::Prod | Accum::All | Accum::Min, Rep::Bool) => format!("({a} && {v})"),
+        (Accum::Sum, _) if float => round(format!("({a} + {v})"), xdt),
+        (Accum::Prod, _) if float => round(format!("({a} * {v})"), xdt),
+        (Accum::Sum, Rep::Int { c, .. }) => format!("({c})((u64){a} + (u64){v})"),
+        (Accum::Prod, Rep::Int { c, .. }) => format!("({c})((u64){a} * (u64){v})"),
+        (Accum::Max, _) if float => format!("lf_maximum({a}, {v})"),
+        (Accum::Min, _) if float => format!("lf_minimum({a}, {v})"),
+        (Accum::Max, Rep::Int { .. }) => format!("({a} < {v} ? {v} : {a})"),
+        (Accum::Min, Rep::Int { .. }) => format!("({v} < {a} ? {v} : {a})"),
+        _ => return None,
+    })
 }
 
 /// `offset + Σ strides·i_d`, with constants of suffix `sfx` (`ll`: 64-bit; none:
