@@ -12,6 +12,7 @@ use lazyfuse_ir::kernel::{BufKind, MathMode, Schedule, Step};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
+use lazyfuse_runtime::resident::{self, DeviceArray};
 use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -42,7 +43,7 @@ impl CpuBackend {
         match self {
             CpuBackend::Jit => Some(KernelCompiler::Cranelift),
             CpuBackend::CudaHost => Some(KernelCompiler::CudaHost),
-            CpuBackend::Cuda => Some(KernelCompiler::Cuda),
+            CpuBackend::Cuda => Some(KernelCompiler::Cuda(0)),
             CpuBackend::Interp => None,
         }
     }
@@ -225,7 +226,7 @@ pub(crate) fn execute(
             let (sched, compiled, compile_stats, inputs, back, scheduled) = if dump {
                 // A fresh schedule, so that the dump names this graph's nodes.
                 let sched = Arc::new(schedule_of(graph, targets, &donate)?);
-                dump_schedule(graph, targets, &sched);
+                dump_schedule(graph, targets, &sched, false);
                 let (compiled, stats) =
                     lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
                 (
@@ -291,6 +292,38 @@ pub(crate) fn execute(
             Ok((outs, ran))
         }
     }
+}
+
+/// Runs the (already optimized) `graph` for `targets` on `cuda:ordinal`, reading the
+/// device arrays `arrays`: schedule (through the schedule cache) → CUDA C → NVRTC
+/// (the kernel cache) → launches on device-resident buffers
+/// ([`lazyfuse_runtime::resident`]). `dump` prints the kernels and their CUDA C.
+pub(crate) fn execute_on_device(
+    graph: &Graph,
+    arrays: &HashMap<InputId, Arc<DeviceArray>>,
+    targets: &[NodeId],
+    ordinal: usize,
+    dump: bool,
+) -> Result<Vec<Arc<DeviceArray>>> {
+    let compiler = if resident::emulated() {
+        KernelCompiler::CudaHost
+    } else {
+        KernelCompiler::Cuda(ordinal)
+    };
+    let t0 = Instant::now();
+    let (sched, compiled, stats, inputs, scheduled) = if dump {
+        let sched = Arc::new(schedule_of(graph, targets, &[])?);
+        dump_schedule(graph, targets, &sched, true);
+        let (compiled, stats) = resident::compile(&sched, math_mode()?, ordinal)?;
+        (sched, Arc::new(compiled), stats, arrays.clone(), true)
+    } else {
+        let c = cached_schedule(graph, targets, arrays, &[], compiler)?;
+        (c.schedule, c.compiled, c.stats, c.inputs, c.scheduled)
+    };
+    let schedule_time = t0.elapsed();
+    let (outs, stats) = resident::run(&sched, &compiled, ordinal, &inputs, stats)?;
+    report(&stats, &sched, schedule_time, scheduled, false);
+    Ok(outs)
 }
 
 /// Runs a schedule the realize cache had (see `crate::realize_cache`): `inputs` are
@@ -440,18 +473,16 @@ struct ScheduleCache {
     clock: u64,
 }
 
-/// Buffers by input id.
-type InputBuffers = HashMap<InputId, Arc<Buffer>>;
-
-/// A schedule from the cache, ready to run.
-struct Cached {
+/// A schedule from the cache, ready to run; `B` is what holds an input's elements
+/// (a host buffer, or a device array).
+struct Cached<B> {
     schedule: Arc<Schedule>,
     /// its loop kernels, compiled
     compiled: Arc<CompiledSchedule>,
     /// what getting them took (compiles, kernel cache hits)
     stats: RunStats,
     /// the input buffers, numbered as the schedule names them
-    inputs: InputBuffers,
+    inputs: HashMap<InputId, B>,
     /// the graph's inputs in the schedule's numbering order
     order: Vec<InputId>,
     /// whether the graph was scheduled now (a schedule cache miss)
@@ -461,13 +492,13 @@ struct Cached {
 /// The schedule of `graph` and its compiled kernels from the cache (scheduling and
 /// compiling on a miss), and the input buffers renumbered the way the cached
 /// schedule names them.
-fn cached_schedule(
+fn cached_schedule<B: Clone>(
     graph: &Graph,
     targets: &[NodeId],
-    buffers: &HashMap<InputId, Arc<Buffer>>,
+    buffers: &HashMap<InputId, B>,
     donate: &[InputId],
     compiler: KernelCompiler,
-) -> Result<Cached> {
+) -> Result<Cached<B>> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
     for n in graph.topo_order(targets) {
@@ -563,14 +594,15 @@ fn cached_schedule(
 }
 
 /// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and
-/// its Cranelift IR; with `LAZYFUSE_DUMP_IR=dot`, also writes the DOT picture.
-fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule) {
+/// its Cranelift IR (for a CPU realize; `on_gpu`: its CUDA C); with
+/// `LAZYFUSE_DUMP_IR=dot`, also writes the DOT picture.
+fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule, on_gpu: bool) {
     eprintln!(
         "== lazyfuse: kernels ({} steps) ==\n{}",
         sched.kernel_count(),
         sched.text()
     );
-    for step in &sched.steps {
+    for step in sched.steps.iter().filter(|_| !on_gpu) {
         if let Step::Loop(k) = step {
             match math_mode().and_then(|m| Ok(lazyfuse_runtime::exec::clif_text(k, m)?)) {
                 Ok(clif) => eprintln!("== lazyfuse: Cranelift IR of {} ==\n{clif}", k.name),
@@ -578,9 +610,9 @@ fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule) {
             }
         }
     }
-    if std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "cuda") {
-        // The CUDA C the GPU backend generates for the same kernels (a preview on
-        // CPU tensors; the device-independent prelude is `cuda::PRELUDE`).
+    if on_gpu || std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "cuda") {
+        // The CUDA C the GPU backend generates for the same kernels (on CPU tensors a
+        // preview; the device-independent prelude is `cuda::PRELUDE`).
         for step in &sched.steps {
             if let Step::Loop(k) = step {
                 let math = math_mode().unwrap_or_default();

@@ -1,5 +1,6 @@
 //! `Device`: where a tensor lives. Parsing follows PyTorch (`"cpu"`, `"cuda"`,
-//! `"cuda:1"`); today every tensor lives on the CPU.
+//! `"cuda:1"`). Tensors move with `Tensor::to_device`; ops on tensors of two devices
+//! are an error, except zero-dim CPU tensors, which join an op on a GPU.
 
 use crate::error::Error;
 use std::fmt;
@@ -74,6 +75,35 @@ impl FromStr for Device {
             other => Err(Error::Device(other.to_string())),
         }
     }
+}
+
+/// Turns the host emulation of `cuda:0` on or off: with it on, CUDA tensors live in
+/// host memory and their kernels (the same generated CUDA C) are compiled by the
+/// system C++ compiler and run on the CPU. A test instrument for machines without a
+/// GPU, off by default (`LAZYFUSE_CUDA_EMULATION=1` sets the initial value): it checks
+/// everything of the CUDA path but the driver calls. Without it, and without a
+/// driver, CUDA tensors are "CUDA driver not found: …".
+///
+/// ```
+/// use lazyfuse::{DType, Device, Tensor};
+/// lazyfuse::set_cuda_emulation(true);
+/// let x = Tensor::ones(&[2], DType::F32).to_device(Device::Cuda(0)).unwrap();
+/// assert_eq!(x.device(), Device::Cuda(0));
+/// # // Compiling C++ takes a while; the run itself is what the tests check.
+/// lazyfuse::set_cuda_emulation(false);
+/// ```
+pub fn set_cuda_emulation(on: bool) {
+    lazyfuse_runtime::resident::set_emulation(on);
+}
+
+/// Whether `cuda:0` is the host emulation (see [`set_cuda_emulation`]).
+///
+/// ```
+/// lazyfuse::set_cuda_emulation(false);
+/// assert!(!lazyfuse::cuda_emulation());
+/// ```
+pub fn cuda_emulation() -> bool {
+    lazyfuse_runtime::resident::emulated()
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@
 //!   the dtype is the default float dtype, its complex counterpart, int64 or bool (empty
 //!   tensors show every dtype other than the default float dtype).
 //!
-//! The device suffix (`device='cuda:0'`) is the caller's to add: it is not part of the
-//! elements.
+//! [`format_tensor_on`] adds the device suffix (`device='cuda:0'`) first, as PyTorch
+//! does for a tensor off the CPU.
 
 use half::{bf16, f16};
 use lazyfuse_ir::DType;
@@ -44,11 +44,25 @@ const PREFIX: &str = "tensor(";
 ///
 /// `tensor([[1., 2.],\n        [3., 4.]])`, `tensor([0.1000, 2.5000])`,
 /// `tensor([1, 2], dtype=torch.int32)`, `tensor([], size=(0, 3))`.
+#[cfg(test)]
 pub(crate) fn format_tensor(values: &Buffer, shape: &[usize], default_float: DType) -> String {
+    format_tensor_on(values, shape, default_float, crate::Device::Cpu)
+}
+
+/// [`format_tensor`] of a tensor on `device`: `tensor([1., 2.], device='cuda:0')`.
+pub(crate) fn format_tensor_on(
+    values: &Buffer,
+    shape: &[usize],
+    default_float: DType,
+    device: crate::Device,
+) -> String {
     let dtype = values.dtype();
     let numel: usize = shape.iter().product();
     let indent = PREFIX.len();
     let mut suffixes = Vec::new();
+    if device != crate::Device::Cpu {
+        suffixes.push(format!("device='{device}'"));
+    }
     let body = if numel == 0 {
         // Explicit shape unless (0,), as NumPy; the dtype is shown for anything but the
         // default float dtype, since no element hints at it.
@@ -580,6 +594,25 @@ mod tests {
         assert_eq!(
             format_tensor(&Buffer::U8(vec![7]), &[], DType::F32),
             "tensor(7, dtype=torch.uint8)"
+        );
+        // PyTorch puts the device before the dtype.
+        assert_eq!(
+            format_tensor_on(
+                &Buffer::from_vec(vec![7u8]),
+                &[],
+                DType::F32,
+                crate::Device::Cuda(0)
+            ),
+            "tensor(7, device='cuda:0', dtype=torch.uint8)"
+        );
+        assert_eq!(
+            format_tensor_on(
+                &Buffer::from_vec(Vec::<f32>::new()),
+                &[0, 2],
+                DType::F32,
+                crate::Device::Cuda(1)
+            ),
+            "tensor([], device='cuda:1', size=(0, 2))"
         );
         assert_eq!(
             format_tensor(&Buffer::I64(vec![0, 1, 2, 3, 4, 5]), &[2, 3], DType::F32),

@@ -51,6 +51,17 @@ pub enum Error {
     /// `"cpu:01"`, `"cuda:"`), PyTorch's message.
     #[error("Invalid device string: '{0}'")]
     InvalidDevice(String),
+    /// Tensors of two devices in one op (PyTorch's message, after the op's name).
+    /// Zero-dim CPU tensors are the exception: they join an op on a CUDA device.
+    #[error("{op}: Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!")]
+    DeviceMismatch {
+        /// the op
+        op: String,
+        /// the op's device
+        first: crate::Device,
+        /// the other device found
+        second: crate::Device,
+    },
     /// A lazyfuse setting (an environment variable such as `LAZYFUSE_CPU_BACKEND`)
     /// with a value it does not know.
     #[error("{0}")]
@@ -58,6 +69,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error of an op (`op`) that met tensors on `first` and `second`.
+    pub(crate) fn device_mismatch(op: &str, first: crate::Device, second: crate::Device) -> Self {
+        Error::DeviceMismatch {
+            op: op.to_string(),
+            first,
+            second,
+        }
+    }
+
     /// True when the failure is a gap of lazyfuse ("not supported yet"), not a
     /// refusal that PyTorch makes too.
     ///

@@ -36,7 +36,7 @@ pub use backend::{
 pub use cuda_check::{
     cuda_compile_check, cuda_compile_check_counts, set_cuda_compile_check, CHECK_ARCH,
 };
-pub use device::Device;
+pub use device::{cuda_emulation, set_cuda_emulation, Device};
 pub use error::{Error, Result};
 pub use lazyfuse_ir::kernel::MathMode;
 pub use lazyfuse_ir::ScatterReduce;

@@ -23,7 +23,27 @@ pub enum Operand<'a> {
     Scalar(Scalar),
 }
 
-impl Operand<'_> {
+impl<'a> Operand<'a> {
+    /// The tensor, if the operand is one.
+    pub(crate) fn tensor(&self) -> Option<&'a Tensor> {
+        match self {
+            Operand::Tensor(t) => Some(t),
+            Operand::Scalar(_) => None,
+        }
+    }
+
+    /// The operand an op reads after `Tensor::align_devices`: the moved copy of a
+    /// tensor, else the operand itself.
+    pub(crate) fn or_moved<'b>(self, moved: &'b Option<Tensor>) -> Operand<'b>
+    where
+        'a: 'b,
+    {
+        match moved {
+            Some(t) => Operand::Tensor(t),
+            None => self,
+        }
+    }
+
     /// The operand's shape (`[]` for scalars).
     pub(crate) fn shape(&self) -> Vec<usize> {
         match self {

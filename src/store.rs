@@ -8,17 +8,33 @@
 //! locked, so a `Drop` never has to take the store's lock (no re-entrancy, no
 //! deadlock), and the graph stays bounded in a build-and-realize loop.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::Device;
 use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
+use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 /// The graph and the buffers of its input nodes.
+///
+/// # Devices
+/// Every node has a device: the CPU unless [`Store::cuda_nodes`] names it. An input
+/// node's device is where its buffer lives (`buffers` on the CPU, `device_arrays` on
+/// a GPU); an op's node is on the device of its inputs (the ops check that they
+/// agree, see `Tensor::align_devices`); a constant is on the CPU unless its op puts
+/// it elsewhere ([`Store::set_device`], `full_like` of a CUDA tensor). A realize runs
+/// on the device of the storage it realizes.
 pub(crate) struct Store {
     pub(crate) graph: Graph,
     pub(crate) buffers: HashMap<InputId, Arc<Buffer>>,
+    /// the buffers of input nodes on a CUDA device
+    pub(crate) device_arrays: HashMap<InputId, Arc<DeviceArray>>,
+    /// the nodes on a CUDA device, by ordinal (every other node is on the CPU); an
+    /// entry is written when its node is added, so a reused node id never keeps a
+    /// stale one
+    cuda_nodes: HashMap<NodeId, usize>,
     next_input: u64,
     /// Inputs whose buffers a realize in flight took (donated, see [`Store::plan`]):
     /// a plan that reads one waits until that realize is installed or abandoned.
@@ -29,6 +45,8 @@ static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
     Mutex::new(Store {
         graph: Graph::new(),
         buffers: HashMap::new(),
+        device_arrays: HashMap::new(),
+        cuda_nodes: HashMap::new(),
         next_input: 0,
         in_flight: HashSet::new(),
     })
@@ -149,6 +167,13 @@ impl Store {
         inputs: &[NodeId],
     ) -> NodeId {
         let id = self.graph.add(op, dtype, shape, inputs);
+        // A CPU-only program never fills the table: nothing to look up.
+        if !self.cuda_nodes.is_empty() {
+            match inputs.iter().find_map(|i| self.cuda_nodes.get(i).copied()) {
+                Some(ordinal) => self.cuda_nodes.insert(id, ordinal),
+                None => self.cuda_nodes.remove(&id),
+            };
+        }
         if VERIFY.load(Ordering::Relaxed) {
             if let Err(broken) = self.graph.verify_node(id) {
                 panic!("lazyfuse bug: the graph builder broke an invariant: {broken}");
@@ -163,7 +188,36 @@ impl Store {
         self.next_input += 1;
         let dtype = buffer.dtype();
         self.buffers.insert(id, Arc::new(buffer));
-        self.graph.add(Op::Input(id), dtype, shape, &[])
+        let node = self.graph.add(Op::Input(id), dtype, shape, &[]);
+        self.cuda_nodes.remove(&node);
+        node
+    }
+
+    /// Adds an input node holding `array`, on its CUDA device.
+    pub(crate) fn add_device_input(&mut self, array: DeviceArray, shape: Vec<usize>) -> NodeId {
+        let id = InputId(self.next_input);
+        self.next_input += 1;
+        let (dtype, ordinal) = (array.dtype(), array.ordinal());
+        self.device_arrays.insert(id, Arc::new(array));
+        let node = self.graph.add(Op::Input(id), dtype, shape, &[]);
+        self.cuda_nodes.insert(node, ordinal);
+        node
+    }
+
+    /// The device of `node`'s output.
+    pub(crate) fn device_of(&self, node: NodeId) -> Device {
+        match self.cuda_nodes.get(&node) {
+            Some(&ordinal) => Device::Cuda(ordinal),
+            None => Device::Cpu,
+        }
+    }
+
+    /// Puts a node on `device`: a constant an op makes for a tensor of that device.
+    pub(crate) fn set_device(&mut self, node: NodeId, device: Device) {
+        match device {
+            Device::Cuda(ordinal) => self.cuda_nodes.insert(node, ordinal),
+            Device::Cpu => self.cuda_nodes.remove(&node),
+        };
     }
 
     /// A node whose output is `layout` read from `node`'s output: `node` itself when
@@ -205,6 +259,9 @@ impl Store {
         if let Some(buf) = self.buffers.remove(&id) {
             lazyfuse_runtime::buffer_cache::recycle(buf);
         }
+        // A device array's memory goes back to its device's allocator when the last
+        // holder drops it.
+        self.device_arrays.remove(&id);
     }
 
     /// What realizing `storage` takes ([`Planned::Done`] when its node is an input
@@ -227,6 +284,7 @@ impl Store {
         if matches!(self.graph.node(node).op, Op::Input(_)) {
             return Planned::Done;
         }
+        let device = storage.device;
         let dump = dump_ir_enabled();
         if dump {
             eprintln!(
@@ -240,7 +298,11 @@ impl Store {
             .copied()
             .filter(|&n| {
                 n == node
-                    || (self.graph.is_pinned(n) && !matches!(self.graph.node(n).op, Op::Input(_)))
+                    || (self.graph.is_pinned(n)
+                        && !matches!(self.graph.node(n).op, Op::Input(_))
+                        // A node of another device is computed here as part of this
+                        // graph, and realized there by its own storage's realize.
+                        && self.device_of(n) == device)
             })
             .collect();
         // The realize cache: a structure realized before runs its recorded schedule
@@ -248,6 +310,7 @@ impl Store {
         // (donations depend on the store's state) and dumps take the full path.
         let mut probe = None;
         if !dump
+            && device == Device::Cpu
             && crate::realize_cache::enabled()
             && matches!(crate::backend::cpu_backend(), Ok(crate::CpuBackend::Jit))
             && !order
@@ -277,6 +340,8 @@ impl Store {
                                 graph: Graph::new(),
                                 targets: Vec::new(),
                                 store_targets: targets,
+                                device,
+                                arrays: HashMap::new(),
                                 inputs,
                                 donated: HashMap::new(),
                                 donated_ids: Vec::new(),
@@ -323,6 +388,56 @@ impl Store {
         if read.iter().any(|id| self.in_flight.contains(id)) {
             return Planned::Busy;
         }
+        if let Device::Cuda(ordinal) = device {
+            // Every buffer the graph reads lives on this device (the ops moved
+            // zero-dim CPU tensors here); nothing is donated yet on a device.
+            let mut arrays = HashMap::new();
+            for id in &read {
+                match self.device_arrays.get(id) {
+                    Some(a) if a.ordinal() == ordinal => {
+                        arrays.insert(*id, a.clone());
+                    }
+                    Some(a) => {
+                        return Planned::Failed(Error::device_mismatch(
+                            "realize",
+                            device,
+                            Device::Cuda(a.ordinal()),
+                        ))
+                    }
+                    None if self.buffers.contains_key(id) => {
+                        return Planned::Failed(Error::device_mismatch(
+                            "realize",
+                            device,
+                            Device::Cpu,
+                        ))
+                    }
+                    // The executor reports a missing buffer.
+                    None => {}
+                }
+            }
+            for &t in &targets {
+                self.graph.pin(t);
+            }
+            return Planned::Run(Box::new(Plan {
+                graph,
+                targets: copy_targets,
+                store_targets: targets,
+                device,
+                arrays,
+                inputs: HashMap::new(),
+                donated: HashMap::new(),
+                donated_ids: Vec::new(),
+                dump,
+                cached: Cached::Off,
+            }));
+        }
+        if let Some(a) = read.iter().find_map(|id| self.device_arrays.get(id)) {
+            return Planned::Failed(Error::device_mismatch(
+                "realize",
+                Device::Cpu,
+                Device::Cuda(a.ordinal()),
+            ));
+        }
         let mut donated = HashMap::new();
         for id in self.donations(&order) {
             if !read.contains(&id) {
@@ -350,6 +465,8 @@ impl Store {
             graph,
             targets: copy_targets,
             store_targets: targets,
+            device,
+            arrays: HashMap::new(),
             inputs,
             donated_ids: donated.keys().copied().collect(),
             donated,
@@ -410,7 +527,7 @@ impl Store {
     /// Turns each planned target that is not an input yet (another thread may have
     /// realized it meanwhile) into an input node holding its result, and releases
     /// the plan's pins.
-    fn install(&mut self, mut plan: Box<Plan>, outputs: Vec<Arc<Buffer>>) {
+    fn install(&mut self, mut plan: Box<Plan>, outputs: Vec<Realized>) {
         // Donated buffers the schedule did not write go back first (the targets'
         // replacement below may collect their nodes, which frees them).
         self.take_back(&mut plan);
@@ -422,7 +539,10 @@ impl Store {
             }
             let id = InputId(self.next_input);
             self.next_input += 1;
-            self.buffers.insert(id, buffer);
+            match buffer {
+                Realized::Host(b) => self.buffers.insert(id, b).map(drop),
+                Realized::Device(a) => self.device_arrays.insert(id, a).map(drop),
+            };
             for freed in self.graph.replace_with_input(target, id) {
                 self.free(freed);
             }
@@ -460,12 +580,25 @@ impl Store {
     }
 
     /// The realized buffer behind a storage whose node is an input.
-    pub(crate) fn buffer_of(&self, storage: &Storage) -> Option<Arc<Buffer>> {
+    pub(crate) fn buffer_of(&self, storage: &Storage) -> Option<Realized> {
         match self.graph.node(storage.node()).op {
-            Op::Input(id) => self.buffers.get(&id).cloned(),
+            Op::Input(id) => self
+                .buffers
+                .get(&id)
+                .cloned()
+                .map(Realized::Host)
+                .or_else(|| self.device_arrays.get(&id).cloned().map(Realized::Device)),
             _ => None,
         }
     }
+}
+
+/// A realized storage's elements: host memory, or a CUDA device's.
+pub(crate) enum Realized {
+    /// on the CPU
+    Host(Arc<Buffer>),
+    /// on a GPU
+    Device(Arc<DeviceArray>),
 }
 
 /// A realize prepared under the store's lock and run outside it.
@@ -473,6 +606,11 @@ struct Plan {
     graph: Graph,
     targets: Vec<NodeId>,
     store_targets: Vec<NodeId>,
+    /// where it runs: the device of the storage realized
+    device: Device,
+    /// the device arrays it reads (a realize on a CUDA device)
+    arrays: HashMap<InputId, Arc<DeviceArray>>,
+    /// the host buffers it reads (a realize on the CPU)
     inputs: HashMap<InputId, Arc<Buffer>>,
     /// buffers given up to in-place writes (the executor takes the ones it writes)
     donated: HashMap<InputId, Arc<Buffer>>,
@@ -499,6 +637,8 @@ enum Planned {
     Done,
     /// the realize reads a buffer another realize is writing in place: retry
     Busy,
+    /// the graph reads buffers of another device than the one it runs on
+    Failed(Error),
     /// run this
     Run(Box<Plan>),
 }
@@ -511,6 +651,7 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
     let mut plan = loop {
         match with_store(|s| s.plan(storage)) {
             Planned::Done => return Ok(()),
+            Planned::Failed(e) => return Err(e),
             Planned::Run(plan) => break plan,
             // Another thread writes an input of this realize in place; its install
             // makes that input's consumers read the new version (or gives the
@@ -520,16 +661,30 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
     };
     // A panic while running (a lazyfuse bug) must still release the plan's pins and
     // its in-flight marks, or other threads would wait on them forever.
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &plan.cached {
-        Cached::Hit(hit) => crate::backend::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs)
-            .map(|outs| (outs, None)),
-        Cached::Off | Cached::Miss(_) => crate::backend::execute(
-            &plan.graph,
-            &plan.inputs,
-            &mut plan.donated,
-            &plan.targets,
-            plan.dump,
-        ),
+    let host = |outs: Vec<Arc<Buffer>>| outs.into_iter().map(Realized::Host).collect::<Vec<_>>();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        match (&plan.cached, plan.device) {
+            (Cached::Hit(hit), _) => {
+                crate::backend::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs)
+                    .map(|outs| (host(outs), None))
+            }
+            (_, Device::Cuda(ordinal)) => crate::backend::execute_on_device(
+                &plan.graph,
+                &plan.arrays,
+                &plan.targets,
+                ordinal,
+                plan.dump,
+            )
+            .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None)),
+            (Cached::Off | Cached::Miss(_), Device::Cpu) => crate::backend::execute(
+                &plan.graph,
+                &plan.inputs,
+                &mut plan.donated,
+                &plan.targets,
+                plan.dump,
+            )
+            .map(|(outs, ran)| (host(outs), ran)),
+        }
     }));
     let run = match run {
         Ok(run) => run,
@@ -555,13 +710,17 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
     }
 }
 
-/// The realized buffer of a storage: realizes it, then reads its buffer (again, if
-/// another thread wrote a new version in between).
+/// The realized buffer of a storage, in host memory: realizes it, then reads its
+/// buffer (again, if another thread wrote a new version in between); a storage on a
+/// CUDA device is copied to the host.
 pub(crate) fn realized_buffer(storage: &Storage) -> Result<Arc<Buffer>> {
     loop {
         realize(storage)?;
-        if let Some(b) = with_store(|s| s.buffer_of(storage)) {
-            return Ok(b);
+        match with_store(|s| s.buffer_of(storage)) {
+            Some(Realized::Host(b)) => return Ok(b),
+            // Copied outside the store's lock: other threads build graphs meanwhile.
+            Some(Realized::Device(a)) => return Ok(Arc::new(a.to_host()?)),
+            None => {}
         }
     }
 }
@@ -573,6 +732,8 @@ pub(crate) struct Storage {
     pub(crate) id: u64,
     /// Number of elements.
     pub(crate) numel: usize,
+    /// Where its buffer lives (every version on the same device).
+    pub(crate) device: Device,
     node: Mutex<NodeId>,
 }
 
@@ -583,6 +744,7 @@ impl Storage {
         Arc::new(Storage {
             id: NEXT_STORAGE.fetch_add(1, Ordering::Relaxed),
             numel: store.graph.node(node).numel(),
+            device: store.device_of(node),
             node: Mutex::new(node),
         })
     }

@@ -131,8 +131,19 @@ impl Tensor {
     }
 
     fn constant(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+        Tensor::constant_on(shape, value, dtype, Device::Cpu)
+    }
+
+    /// A constant on `device`: computed there when realized, nothing transferred.
+    pub(crate) fn constant_on(
+        shape: &[usize],
+        value: Scalar,
+        dtype: DType,
+        device: Device,
+    ) -> Tensor {
         with_store(|s| {
             let node = s.add(Op::Full(value), dtype, shape.to_vec(), &[]);
+            s.set_device(node, device);
             Tensor::from_node(s, node)
         })
     }
@@ -276,48 +287,116 @@ impl Tensor {
         self.0.dtype
     }
 
-    /// The device (always the CPU for now).
+    /// The device its storage lives on.
     ///
     /// ```
     /// use lazyfuse::{DType, Device, Tensor};
     /// assert_eq!(Tensor::zeros(&[2], DType::F32).device(), Device::Cpu);
     /// ```
     pub fn device(&self) -> Device {
-        Device::Cpu
+        self.0.storage.device
     }
 
-    /// This tensor's values on `device` (PyTorch's `Tensor.to(device)`). The CPU is
-    /// this tensor itself. A CUDA device is an `Err` for now, saying why: "CUDA driver
-    /// not found: …" without an NVIDIA driver, an invalid ordinal where the device
-    /// does not exist, and otherwise that CUDA tensors do not realize yet (the CUDA
-    /// code generator, NVRTC compilation and device memory exist; the executor that
-    /// runs schedules on a GPU is the next step of the CUDA backend).
+    /// This tensor's values on `device` (PyTorch's `Tensor.to(device)`): the tensor
+    /// itself when it is there already, else a new contiguous tensor there. A copy
+    /// between devices is made now (the values are computed first, on their own
+    /// device): a transfer is where a graph of one device ends and the next begins.
+    ///
+    /// # Errors
+    /// "CUDA driver not found: …" without an NVIDIA driver, an invalid ordinal where
+    /// the device does not exist, and what computing the values or the copy reports.
     ///
     /// ```
     /// use lazyfuse::{DType, Device, Tensor};
     /// let x = Tensor::ones(&[2], DType::F32);
     /// assert_eq!(x.to_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
-    /// assert!(x.to_device(Device::Cuda(0)).is_err());
+    /// match x.to_device(Device::Cuda(0)) {
+    ///     Ok(g) => assert_eq!(g.mul(2).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 2.0]),
+    ///     Err(e) => println!("no GPU here: {e}"),
+    /// }
     /// ```
     pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        if device == self.device() {
+            return Ok(self.clone());
+        }
+        if let Device::Cuda(n) = device {
+            lazyfuse_runtime::resident::check_device(n)?;
+        }
+        let host = self.read_buffer()?;
+        let shape = self.shape();
         match device {
-            Device::Cpu => Ok(self.clone()),
+            Device::Cpu => Tensor::from_buffer(host, &shape, "to_device"),
             Device::Cuda(n) => {
-                let count = lazyfuse_runtime::cuda::device::device_count()?;
-                if n >= count {
-                    return Err(lazyfuse_runtime::Error::Cuda(format!(
-                        "CUDA error: invalid device ordinal (cuda:{n}; this machine has {count} CUDA device{})",
-                        if count == 1 { "" } else { "s" }
-                    ))
-                    .into());
-                }
-                Err(lazyfuse_runtime::Error::Unsupported(format!(
-                    "tensors on {device}: the CUDA backend compiles kernels (NVRTC) and \
-                     manages device memory, but its executor of schedules is not built yet"
-                ))
-                .into())
+                let array = lazyfuse_runtime::resident::DeviceArray::upload(n, &host)?;
+                Ok(with_store(|s| {
+                    let node = s.add_device_input(array, shape);
+                    Tensor::from_node(s, node)
+                }))
             }
         }
+    }
+
+    /// Checks that `tensors` may meet in op `op` (PyTorch's rule: all on one device,
+    /// except zero-dim CPU tensors, which join an op on a CUDA device) and returns,
+    /// by position, the copy to read in place of a tensor that had to move (`None`:
+    /// read the tensor itself). Call it before taking the store's lock: a move
+    /// realizes its tensor.
+    pub(crate) fn align_devices(
+        op: &str,
+        tensors: &[Option<&Tensor>],
+    ) -> Result<Vec<Option<Tensor>>> {
+        let mut device = Device::Cpu;
+        for t in tensors.iter().flatten() {
+            let d = t.device();
+            if d != Device::Cpu {
+                if device != Device::Cpu && device != d {
+                    return Err(Error::device_mismatch(op, device, d));
+                }
+                device = d;
+            }
+        }
+        Tensor::align_to(op, device, tensors)
+    }
+
+    /// [`Tensor::align_devices`] for an op whose device is fixed (an in-place op runs
+    /// on its destination's device): every tensor must be on `device`, except
+    /// zero-dim CPU tensors, which move there.
+    pub(crate) fn align_to(
+        op: &str,
+        device: Device,
+        tensors: &[Option<&Tensor>],
+    ) -> Result<Vec<Option<Tensor>>> {
+        tensors
+            .iter()
+            .map(|t| match t {
+                Some(t) if t.device() != device => {
+                    if t.device() == Device::Cpu && t.ndim() == 0 {
+                        t.to_device(device).map(Some)
+                    } else {
+                        Err(Error::device_mismatch(op, device, t.device()))
+                    }
+                }
+                _ => Ok(None),
+            })
+            .collect()
+    }
+
+    /// Checks that `tensors` are all on one device, with no exception (the indexing
+    /// ops: PyTorch moves no CPU index to the GPU either).
+    pub(crate) fn same_device(op: &str, tensors: &[&Tensor]) -> Result<()> {
+        let Some(first) = tensors.first() else {
+            return Ok(());
+        };
+        match tensors.iter().find(|t| t.device() != first.device()) {
+            Some(t) => Err(Error::device_mismatch(op, first.device(), t.device())),
+            None => Ok(()),
+        }
+    }
+
+    /// The tensor an op reads after [`Tensor::align_devices`]: the moved copy, else
+    /// this tensor.
+    pub(crate) fn or_moved<'a>(&'a self, moved: &'a Option<Tensor>) -> &'a Tensor {
+        moved.as_ref().unwrap_or(self)
     }
 
     /// Number of dims.
@@ -753,10 +832,11 @@ impl fmt::Display for Tensor {
     /// PyTorch's printing (`tensor([1., 2.])`), realizing the tensor first.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.shown_buffer() {
-            Ok(buffer) => f.write_str(&crate::display::format_tensor(
+            Ok(buffer) => f.write_str(&crate::display::format_tensor_on(
                 &buffer,
                 &self.0.layout.shape,
                 default_dtype(),
+                self.device(),
             )),
             Err(e) => write!(f, "<tensor could not be computed: {e}>"),
         }

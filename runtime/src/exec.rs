@@ -59,7 +59,7 @@ pub struct RunStats {
 }
 
 /// What owns a kernel's code: a Cranelift module, or a host build of its CUDA C.
-type CodeOwner = Arc<dyn std::any::Any + Send + Sync>;
+pub(crate) type CodeOwner = Arc<dyn std::any::Any + Send + Sync>;
 
 /// A compiled kernel: its function and the module that owns its code.
 struct Compiled {
@@ -103,11 +103,11 @@ pub fn cached_kernels() -> usize {
 }
 
 /// A kernel's function and the module that owns its code (kept alive while it runs).
-type Entry = (Code, CodeOwner);
+pub(crate) type Entry = (Code, CodeOwner);
 
 /// How a compiled kernel is called.
 #[derive(Clone, Copy)]
-enum Code {
+pub(crate) enum Code {
     /// a host function (Cranelift's, or the host build of the CUDA C)
     Native(KernelFn),
     /// kernel `j` of a [`crate::cuda::mirror::DeviceKernels`] (the owner), run on the GPU
@@ -123,9 +123,10 @@ pub enum KernelCompiler {
     /// the CUDA C of `lazyfuse_codegen::cuda`, compiled for the host by the system
     /// C++ compiler ([`crate::cuda_host`]): checks the GPU code generator on the CPU
     CudaHost,
-    /// the same CUDA C compiled by NVRTC and run on `cuda:0`, each kernel's buffers
-    /// copied there and back ([`crate::cuda::mirror`])
-    Cuda,
+    /// the same CUDA C compiled by NVRTC for the GPU of this ordinal (`cuda:N`) and
+    /// loaded there: run with buffers copied there and back by the CPU executor
+    /// ([`crate::cuda::mirror`]), or on device-resident buffers ([`crate::resident`])
+    Cuda(usize),
 }
 
 /// A schedule's compiled loop kernels, by step index: what [`run_compiled`] calls.
@@ -140,6 +141,21 @@ pub struct CompiledSchedule {
 }
 
 impl CompiledSchedule {
+    /// The compiled kernel of step `i` (`None` for an extern step).
+    pub(crate) fn entry(&self, i: usize) -> Option<&Entry> {
+        self.entries.get(i).and_then(Option::as_ref)
+    }
+
+    /// The math mode the kernels were compiled with.
+    pub(crate) fn math(&self) -> MathMode {
+        self.math
+    }
+
+    /// Number of steps (loop kernels and extern steps).
+    pub(crate) fn steps(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Number of loop kernels.
     pub fn loop_kernels(&self) -> usize {
         self.entries.iter().filter(|e| e.is_some()).count()
@@ -217,8 +233,8 @@ fn compile_all(
                 let entries = (0..batch.len()).map(|j| Code::Native(m.entry(j))).collect();
                 (Arc::new(m), entries)
             }
-            KernelCompiler::Cuda => {
-                let m = crate::cuda::mirror::DeviceKernels::compile(&batch, math)?;
+            KernelCompiler::Cuda(ordinal) => {
+                let m = crate::cuda::mirror::DeviceKernels::compile(&batch, math, ordinal)?;
                 (Arc::new(m), (0..batch.len()).map(Code::Device).collect())
             }
         };
@@ -508,7 +524,7 @@ fn give_back_unwritten(
     }
 }
 
-fn step_buffers(step: &Step) -> Vec<BufId> {
+pub(crate) fn step_buffers(step: &Step) -> Vec<BufId> {
     match step {
         Step::Loop(k) => k.params.iter().map(|p| p.buf).collect(),
         Step::Extern(e) => e.inputs.iter().copied().chain([e.output]).collect(),
@@ -536,7 +552,7 @@ fn allocate(schedule: &Schedule, b: BufId, overwritten: bool) -> Result<Buffer> 
 /// a store at offset 0 with the row-major strides of `dims` covering exactly the
 /// param's length. Such a buffer's initial contents are never observed, so it
 /// need not be zeroed.
-fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
+pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
     let Some(p) = k.params.get(i) else {
         return false;
     };
@@ -741,24 +757,52 @@ fn run_extern(
     math: MathMode,
     slots: &mut [Slot],
 ) -> Result<u64> {
+    let inputs = e
+        .inputs
+        .iter()
+        .map(|b| match &slots[b.0 as usize] {
+            Slot::Ready(arc) => Ok(arc.clone()),
+            Slot::Empty => Err(Error::Malformed(format!(
+                "extern {} reads {b} before it was written",
+                e.op.name()
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut bytes: u64 = inputs
+        .iter()
+        .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
+        .sum();
+    let out = extern_on_host(schedule, e, math, inputs)?;
+    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
+    slots[e.output.0 as usize] = Slot::Ready(out);
+    Ok(bytes)
+}
+
+/// The output of extern step `e` computed on the host from its input buffers (in
+/// `e.inputs` order): a float matmul in [`MathMode::Fast`] through [`crate::blas`],
+/// anything else with the interpreter's routine for the one node. Checked against the
+/// schedule's declaration of the output buffer.
+pub(crate) fn extern_on_host(
+    schedule: &Schedule,
+    e: &ExternStep,
+    math: MathMode,
+    inputs: Vec<Arc<Buffer>>,
+) -> Result<Arc<Buffer>> {
     let mut g = Graph::new();
     let mut args = HashMap::new();
     let mut ids = Vec::with_capacity(e.inputs.len());
-    let mut bytes = 0u64;
-    for (slot_no, (b, shape)) in e.inputs.iter().zip(&e.input_shapes).enumerate() {
-        let buf = match &slots[b.0 as usize] {
-            Slot::Ready(arc) => arc.clone(),
-            Slot::Empty => {
-                return Err(Error::Malformed(format!(
-                    "extern {} reads {b} before it was written",
-                    e.op.name()
-                )))
-            }
-        };
-        bytes += (buf.len() * buf.dtype().size_in_bytes()) as u64;
+    for (slot_no, (buf, shape)) in inputs.into_iter().zip(&e.input_shapes).enumerate() {
         let id = ids_input(slot_no);
         ids.push(g.add(Op::Input(id), buf.dtype(), shape.clone(), &[]));
         args.insert(id, buf);
+    }
+    if ids.len() != e.inputs.len() {
+        return Err(Error::Malformed(format!(
+            "extern {} got {} inputs for {}",
+            e.op.name(),
+            ids.len(),
+            e.inputs.len()
+        )));
     }
     let fast = match (&e.op, e.input_shapes.as_slice()) {
         (Op::Matmul, [a, b]) if math == MathMode::Fast && a.len() == 3 && b.len() == 3 => {
@@ -795,9 +839,7 @@ fn run_extern(
             decl.len
         )));
     }
-    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
-    slots[e.output.0 as usize] = Slot::Ready(out);
-    Ok(bytes)
+    Ok(out)
 }
 
 /// The id under which [`run_extern`] passes its input slot `i` to the interpreter.

@@ -20,6 +20,7 @@ pub mod interp;
 pub mod jit_symbols;
 pub mod kernel_eval;
 pub mod pool;
+pub mod resident;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};

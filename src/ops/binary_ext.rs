@@ -448,6 +448,15 @@ impl Tensor {
     /// Writes a computed value (any shape that broadcasts to this one, any dtype) into
     /// this view, converted to its dtype. The caller has made PyTorch's checks.
     fn assign(&self, result: &Tensor) -> Result<()> {
+        if result.device() != self.device() {
+            // A result computed on another device (a zero-dim CPU destination with
+            // CUDA operands): PyTorch refuses to write it in place too.
+            return Err(crate::Error::device_mismatch(
+                "in-place op",
+                self.device(),
+                result.device(),
+            ));
+        }
         let shape = self.shape();
         with_store(|s| {
             let v = result.node_as(s, self.dtype(), &shape)?;
@@ -537,9 +546,13 @@ impl Tensor {
         max: Option<&Tensor>,
         dtype: DType,
     ) -> Result<Tensor> {
-        let shape = self.clamp_shape(min, max)?;
+        let moved = Tensor::align_devices("clamp", &[Some(self), min, max])?;
+        let this = self.or_moved(&moved[0]);
+        let min = min.map(|t| t.or_moved(&moved[1]));
+        let max = max.map(|t| t.or_moved(&moved[2]));
+        let shape = this.clamp_shape(min, max)?;
         with_store(|s| {
-            let mut node = self.node_as(s, dtype, &shape)?;
+            let mut node = this.node_as(s, dtype, &shape)?;
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                 if let Some(b) = bound {
                     let b = b.node_as(s, dtype, &shape)?;
@@ -698,8 +711,11 @@ impl Tensor {
     /// ```
     pub fn lerp<'a>(&self, end: &Tensor, weight: impl Into<Operand<'a>>) -> Result<Tensor> {
         let weight = weight.into();
-        let (sig, shape) = lerp_check(self, end, &weight)?;
-        lerp_value(self, end, &weight, sig, &shape)
+        let moved = Tensor::align_devices("lerp", &[Some(self), Some(end), weight.tensor()])?;
+        let (this, end) = (self.or_moved(&moved[0]), end.or_moved(&moved[1]));
+        let weight = weight.or_moved(&moved[2]);
+        let (sig, shape) = lerp_check(this, end, &weight)?;
+        lerp_value(this, end, &weight, sig, &shape)
     }
 
     /// In-place [`Tensor::lerp`].
@@ -712,6 +728,8 @@ impl Tensor {
     /// ```
     pub fn lerp_<'a>(&self, end: &Tensor, weight: impl Into<Operand<'a>>) -> Result<()> {
         let weight = weight.into();
+        let moved = Tensor::align_to("lerp_", self.device(), &[Some(end), weight.tensor()])?;
+        let (end, weight) = (end.or_moved(&moved[0]), weight.or_moved(&moved[1]));
         let (sig, shape) = lerp_check(self, end, &weight)?;
         inplace_shape(&self.shape(), &shape)?;
         self.check_destination(Some(end))?;
@@ -723,6 +741,14 @@ impl Tensor {
     }
 
     fn addc(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool) -> Result<Tensor> {
+        let name = if div { "addcdiv" } else { "addcmul" };
+        let moved = Tensor::align_devices(name, &[Some(self), Some(t1), Some(t2)])?;
+        let this = self.or_moved(&moved[0]);
+        let (t1, t2) = (t1.or_moved(&moved[1]), t2.or_moved(&moved[2]));
+        this.addc_aligned(t1, t2, value, div)
+    }
+
+    fn addc_aligned(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool) -> Result<Tensor> {
         let sig = typing::addc(div, otype(self), otype(t1), otype(t2), default_dtype())?;
         check_fill_value(value, sig.compute)?;
         let shape = broadcast_all(&[&self.shape(), &t1.shape(), &t2.shape()])?;
@@ -730,6 +756,9 @@ impl Tensor {
     }
 
     fn addc_(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool) -> Result<()> {
+        let name = if div { "addcdiv_" } else { "addcmul_" };
+        let moved = Tensor::align_to(name, self.device(), &[Some(t1), Some(t2)])?;
+        let (t1, t2) = (t1.or_moved(&moved[0]), t2.or_moved(&moved[1]));
         let shape = broadcast_all(&[&self.shape(), &t1.shape(), &t2.shape()])?;
         inplace_shape(&self.shape(), &shape)?;
         let sig = typing::addc_inplace(div, otype(self), otype(t1), otype(t2), default_dtype())?;
@@ -811,10 +840,13 @@ impl Tensor {
     /// assert_eq!(x.masked_fill(&m, &v).unwrap().to_vec::<f32>().unwrap(), vec![7.5, 2.0, 7.5]);
     /// ```
     pub fn masked_fill<'a>(&self, mask: &Tensor, value: impl Into<Operand<'a>>) -> Result<Tensor> {
-        let v = masked_fill_value(self, mask, &value.into())?;
-        let shape = broadcast_all(&[&self.shape(), &mask.shape()])?;
+        // The value is read on the host (`masked_fill_value`): any device will do.
+        let moved = Tensor::align_devices("masked_fill", &[Some(self), Some(mask)])?;
+        let (this, mask) = (self.or_moved(&moved[0]), mask.or_moved(&moved[1]));
+        let v = masked_fill_value(this, mask, &value.into())?;
+        let shape = broadcast_all(&[&this.shape(), &mask.shape()])?;
         with_store(|s| {
-            let node = masked_fill_node(s, self, mask, v, &shape)?;
+            let node = masked_fill_node(s, this, mask, v, &shape)?;
             Ok(Tensor::from_node(s, node))
         })
     }
@@ -831,6 +863,8 @@ impl Tensor {
     pub fn masked_fill_<'a>(&self, mask: &Tensor, value: impl Into<Operand<'a>>) -> Result<()> {
         let shape = self.shape();
         inplace_shape(&shape, &mask.shape())?;
+        let moved = Tensor::align_to("masked_fill_", self.device(), &[Some(mask)])?;
+        let mask = mask.or_moved(&moved[0]);
         let v = masked_fill_value(self, mask, &value.into())?;
         self.check_destination(Some(mask))?;
         with_store(|s| {

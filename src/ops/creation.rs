@@ -270,7 +270,11 @@ impl Tensor {
     /// ```
     pub fn full_like(&self, value: impl Into<Scalar>, dtype: Option<DType>) -> Result<Tensor> {
         let dtype = dtype.unwrap_or(self.dtype());
-        let flat = Tensor::full(&[self.numel()], value, dtype)?;
+        let value = value.into();
+        // `Tensor::full`'s checks, then the constant on this tensor's device.
+        crate::tensor::check_fill_value(value, dtype)?;
+        checked_numel(&[self.numel()], dtype)?;
+        let flat = Tensor::constant_on(&[self.numel()], value, dtype, self.device());
         let strides = dense_strides_like(&self.0.layout.shape, &self.0.layout.strides);
         Ok(flat.with_layout(Layout {
             shape: self.shape(),

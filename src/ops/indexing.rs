@@ -89,9 +89,15 @@ impl Tensor {
     /// ```
     pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let axis = wrap_dim(dim, self.ndim())?;
+        Tensor::same_device("gather", &[self, index])?;
         if index.numel() == 0 {
             // PyTorch checks nothing else for an empty index.
-            return Ok(Tensor::zeros(&index.shape(), self.dtype()));
+            return Ok(Tensor::constant_on(
+                &index.shape(),
+                Scalar::Int(0),
+                self.dtype(),
+                self.device(),
+            ));
         }
         rules::scatter_gather_index_dtype("gather", index.dtype(), index.numel())?;
         rules::gather_shape(&self.shape(), axis, &index.shape())?;
@@ -123,6 +129,7 @@ impl Tensor {
     /// ```
     pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let axis = wrap_dim(dim, self.ndim())?;
+        Tensor::same_device("index_select", &[self, index])?;
         let bad = |m: String| -> Result<Tensor> { Err(IrError::invalid("index_select", m).into()) };
         if !matches!(index.dtype(), DType::I32 | DType::I64) {
             return bad("index_select(): Expected dtype int32 or int64 for index".into());
@@ -165,6 +172,7 @@ impl Tensor {
     /// # Ok::<(), lazyfuse::Error>(())
     /// ```
     pub fn take(&self, index: &Tensor) -> Result<Tensor> {
+        Tensor::same_device("take", &[self, index])?;
         if index.dtype() != DType::I64 {
             return Err(IrError::invalid(
                 "take",
@@ -204,6 +212,7 @@ impl Tensor {
     /// # Ok::<(), lazyfuse::Error>(())
     /// ```
     pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        Tensor::same_device("masked_select", &[self, mask])?;
         if mask.dtype() != DType::Bool {
             return Err(IrError::invalid(
                 "masked_select",
@@ -225,7 +234,8 @@ impl Tensor {
             // no kernel (and no dtype refusal) for an empty result
             rules::masked_select_dtype(self.dtype())?;
         }
-        let index = Tensor::from_vec(positions, &[k])?;
+        // The positions were found on the host: the index goes to this tensor's device.
+        let index = Tensor::from_vec(positions, &[k])?.to_device(self.device())?;
         with_store(|s| {
             let x = self.node_as(s, self.dtype(), &shape)?;
             let i = index.node(s);
@@ -307,6 +317,15 @@ impl Tensor {
         Ok(s.add(op, dtype, shape, &[x, i, values]))
     }
 
+    /// The scatter family's device rule: `self`, `index` and a source tensor on one
+    /// device.
+    fn scatter_same_device(&self, index: &Tensor, src: &Source) -> Result<()> {
+        match src {
+            Source::Tensor(t) => Tensor::same_device("scatter", &[self, index, t]),
+            Source::Value(_) => Tensor::same_device("scatter", &[self, index]),
+        }
+    }
+
     fn scatter_out(
         &self,
         dim: isize,
@@ -315,6 +334,7 @@ impl Tensor {
         reduce: Option<ScatterReduce>,
         include_self: bool,
     ) -> Result<Tensor> {
+        self.scatter_same_device(index, &src)?;
         with_store(|s| {
             let node = self.scatter_node(s, dim, index, src, reduce, include_self)?;
             Ok(Tensor::from_node(s, node))
@@ -329,6 +349,7 @@ impl Tensor {
         reduce: Option<ScatterReduce>,
         include_self: bool,
     ) -> Result<()> {
+        self.scatter_same_device(index, &src)?;
         self.check_destination(None)?;
         // ATen's `assert_no_overlap(self, index)` and `(self, src)`: unlike the
         // elementwise in-place ops, even the very same view is refused.

@@ -67,6 +67,12 @@ impl Tensor {
     }
 
     pub(crate) fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
+        let moved = Tensor::align_to(
+            &format!("{}_", Op::Binary(op).name()),
+            self.device(),
+            &[other.tensor()],
+        )?;
+        let other = other.or_moved(&moved[0]);
         let me = Operand::Tensor(self);
         let shape = self.shape();
         inplace_shape(&shape, &other.shape())?;
@@ -129,6 +135,10 @@ impl Tensor {
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
         let shape = self.shape();
         inplace_shape(&shape, &src.shape())?;
+        if src.device() != self.device() {
+            // `copy_` is PyTorch's way across devices: the source's values move first.
+            return self.copy_(&src.to_device(self.device())?);
+        }
         let same_view = self.shares_storage(src)
             && self.layout() == src.layout()
             && self.dtype() == src.dtype();

@@ -27,6 +27,7 @@ impl Tensor {
     /// assert_eq!(v.matmul(&v).unwrap().shape(), Vec::<usize>::new());
     /// ```
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        Tensor::same_device("matmul", &[self, other])?;
         let (sa, sb) = (self.shape(), other.shape());
         if sa.is_empty() || sb.is_empty() {
             return Err(IrError::invalid(
@@ -133,8 +134,14 @@ impl Tensor {
             .copied()
             .filter(|t| !(t.ndim() == 1 && t.numel() == 0))
             .collect();
+        Tensor::same_device("cat", tensors)?;
         let Some(first) = parts.first() else {
-            return Ok(Tensor::zeros(&[0], dtype));
+            return Ok(Tensor::constant_on(
+                &[0],
+                lazyfuse_ir::Scalar::Int(0),
+                dtype,
+                tensors[0].device(),
+            ));
         };
         let reference = first.shape();
         let axis = wrap_dim(dim, reference.len())?;

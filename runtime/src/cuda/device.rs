@@ -265,6 +265,27 @@ impl CudaDevice {
             .map_err(|e| cuda_err("cuMemcpyHtoD", e))
     }
 
+    /// A new buffer holding a copy of `buf`'s bytes, copied on the device (queued
+    /// after the work issued before, like every operation of this device).
+    ///
+    /// # Errors
+    /// As [`alloc`](Self::alloc), when `buf` belongs to another device, or the copy's
+    /// error.
+    pub fn duplicate(&self, buf: &DeviceBuffer) -> Result<DeviceBuffer> {
+        self.check_owner(buf)?;
+        let mut out = self.alloc(buf.len)?;
+        if buf.len > 0 {
+            let len = buf.len;
+            self.stream
+                .memcpy_dtod(
+                    &buf.slice_ref().slice(..len),
+                    &mut out.slice_mut().slice_mut(..len),
+                )
+                .map_err(|e| cuda_err("cuMemcpyDtoD", e))?;
+        }
+        Ok(out)
+    }
+
     /// The bytes of `buf` (waits for the work issued before that writes it).
     ///
     /// # Errors

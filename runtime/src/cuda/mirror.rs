@@ -16,26 +16,40 @@ use lazyfuse_codegen::cuda::{kernel_source_as, translation_unit, CudaKernel, BLO
 use lazyfuse_ir::kernel::{LoopKernel, MathMode, STATUS_SLOTS};
 use std::sync::OnceLock;
 
-/// The device mirrored runs use: `cuda:0`, opened on first use.
-pub(crate) fn device() -> Result<&'static CudaDevice> {
-    static DEVICE: OnceLock<Result<CudaDevice>> = OnceLock::new();
-    DEVICE
-        .get_or_init(|| CudaDevice::new(0))
+/// The process's handle of `cuda:ordinal`, opened on first use and kept: one context,
+/// stream and caching allocator per GPU for every executor.
+///
+/// # Errors
+/// "CUDA driver not found: …" without a driver, "no CUDA device cuda:N (found M)"
+/// for an ordinal the machine lacks, or the driver's error opening it.
+pub fn device(ordinal: usize) -> Result<&'static CudaDevice> {
+    static DEVICES: OnceLock<Vec<OnceLock<Result<CudaDevice>>>> = OnceLock::new();
+    let count = super::device::device_count()?;
+    let table = DEVICES.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
+    let slot = table.get(ordinal).ok_or_else(|| {
+        Error::Cuda(format!(
+            "no CUDA device cuda:{ordinal} (found {})",
+            table.len()
+        ))
+    })?;
+    slot.get_or_init(|| CudaDevice::new(ordinal))
         .as_ref()
         .map_err(Clone::clone)
 }
 
-/// A batch of kernels compiled and loaded on the device.
+/// A batch of kernels compiled and loaded on one device.
 pub struct DeviceKernels {
     module: Module,
     kernels: Vec<CudaKernel>,
+    ordinal: usize,
 }
 
 impl DeviceKernels {
     /// Generates the CUDA C of `batch` (one translation unit, symbols
-    /// `lf_kernel_<j>`), compiles it for the device's architecture and loads it.
-    pub(crate) fn compile(batch: &[&LoopKernel], math: MathMode) -> Result<Self> {
-        let dev = device()?;
+    /// `lf_kernel_<j>`), compiles it for the architecture of `cuda:ordinal` and loads
+    /// it there.
+    pub(crate) fn compile(batch: &[&LoopKernel], math: MathMode, ordinal: usize) -> Result<Self> {
+        let dev = device(ordinal)?;
         let kernels = batch
             .iter()
             .enumerate()
@@ -47,7 +61,34 @@ impl DeviceKernels {
         let unit = translation_unit(&kernels);
         let cubin = super::nvrtc::global()?.compile_cubin(&unit, dev.arch())?;
         let module = dev.load(&cubin)?;
-        Ok(DeviceKernels { module, kernels })
+        Ok(DeviceKernels {
+            module,
+            kernels,
+            ordinal,
+        })
+    }
+
+    /// The device the kernels are loaded on.
+    pub(crate) fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// Launches kernel `j` over all its points on device buffers: `params` in the
+    /// kernel's param order, then the status block (at least
+    /// `STATUS_SLOTS` words, zeroed by the caller). Returns once the launch is queued.
+    pub(crate) fn launch(
+        &self,
+        j: usize,
+        params: &[&DeviceBuffer],
+        status: &DeviceBuffer,
+    ) -> Result<()> {
+        let meta = self
+            .kernels
+            .get(j)
+            .ok_or_else(|| Error::Malformed(format!("no kernel {j} in this batch")))?;
+        let mut args: Vec<KernelArg<'_>> = params.iter().map(|b| KernelArg::Buffer(b)).collect();
+        args.push(KernelArg::Buffer(status));
+        device(self.ordinal)?.launch(&self.module, &meta.symbol, launch_dims(meta), &args)
     }
 
     /// Runs kernel `j` over all its points with the params at `params` (host memory,
@@ -65,8 +106,7 @@ impl DeviceKernels {
         params: &[*mut u8],
         status: &mut [u64; STATUS_SLOTS],
     ) -> Result<()> {
-        let dev = device()?;
-        let meta = &self.kernels[j];
+        let dev = device(self.ordinal)?;
         let mut bufs: Vec<DeviceBuffer> = Vec::with_capacity(params.len());
         for (p, &ptr) in k.params.iter().zip(params) {
             let bytes = p.len * p.dtype.size_in_bytes();
@@ -80,9 +120,7 @@ impl DeviceKernels {
             });
         }
         let status_buf = dev.alloc_zeroed(STATUS_SLOTS * 8)?;
-        let mut args: Vec<KernelArg<'_>> = bufs.iter().map(KernelArg::Buffer).collect();
-        args.push(KernelArg::Buffer(&status_buf));
-        dev.launch(&self.module, &meta.symbol, launch_dims(meta), &args)?;
+        self.launch(j, &bufs.iter().collect::<Vec<_>>(), &status_buf)?;
         for (p, (&ptr, buf)) in k.params.iter().zip(params.iter().zip(&bufs)) {
             let bytes = p.len * p.dtype.size_in_bytes();
             if p.writes && bytes > 0 {

@@ -1,0 +1,543 @@
+//! Schedules run on a CUDA device with every buffer resident there: the executor of
+//! tensors on `cuda:N`.
+//!
+//! A [`DeviceArray`] is one storage's elements in device memory. [`run`] executes a
+//! schedule whose inputs are device arrays and returns its outputs as device arrays:
+//! loop kernels are the CUDA C of `lazyfuse_codegen::cuda`, compiled by NVRTC for the
+//! device and launched on its stream, one after another; temporaries live only on the
+//! device, and nothing crosses to the host but each kernel's status block (read once,
+//! after the last launch) and the buffers of extern steps (a sort, a matmul: computed
+//! on the host with the interpreter's routine, their inputs downloaded and their
+//! output uploaded, until they have device kernels of their own).
+//!
+//! # Host emulation
+//! Where no GPU exists, [`set_emulation`] (or `LAZYFUSE_CUDA_EMULATION=1`) makes
+//! `cuda:0` an emulated device, and only then: device arrays are host memory, and the
+//! same CUDA C is compiled for the host ([`crate::cuda_host`]) and run there. It is a
+//! test instrument, off by default: it runs everything of the device path but the
+//! CUDA driver calls (transfers, device-side temporaries, status blocks, extern steps
+//! across the boundary), so that this path is tested on machines without a GPU. It
+//! never stands in for a GPU silently: with it off, a machine without a driver gets
+//! "CUDA driver not found: …".
+//!
+//! ```
+//! use lazyfuse_runtime::{resident, Buffer};
+//! resident::set_emulation(true);
+//! let x = resident::DeviceArray::upload(0, &Buffer::from_vec(vec![1.5f32, -2.0]))?;
+//! assert_eq!(x.to_host()?, Buffer::from_vec(vec![1.5f32, -2.0]));
+//! # Ok::<(), lazyfuse_runtime::Error>(())
+//! ```
+
+use crate::buffer::{check_allocation, Buffer};
+use crate::cuda::mirror::{device, DeviceKernels};
+use crate::cuda::DeviceBuffer;
+use crate::error::{Error, Result};
+use crate::exec::{
+    compile_using, extern_on_host, fully_overwrites, status_error, step_buffers, Code, CodeOwner,
+    CompiledSchedule, KernelCompiler, RunStats, StepTiming,
+};
+use lazyfuse_ir::kernel::{BufId, BufKind, LoopKernel, MathMode, Schedule, Step, STATUS_SLOTS};
+use lazyfuse_ir::{DType, InputId};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// 0: not set (read `LAZYFUSE_CUDA_EMULATION`), 1: on, 2: off.
+static EMULATION: AtomicU8 = AtomicU8::new(0);
+
+/// Turns the host emulation of `cuda:0` on or off (see the module doc): for tests of
+/// the device path on machines without a GPU. `LAZYFUSE_CUDA_EMULATION=1` sets the
+/// initial value; it is off by default.
+pub fn set_emulation(on: bool) {
+    EMULATION.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+}
+
+/// Whether `cuda:0` is the host emulation.
+///
+/// ```
+/// lazyfuse_runtime::resident::set_emulation(false);
+/// assert!(!lazyfuse_runtime::resident::emulated());
+/// ```
+pub fn emulated() -> bool {
+    match EMULATION.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => std::env::var_os("LAZYFUSE_CUDA_EMULATION").is_some_and(|v| v != "0"),
+    }
+}
+
+/// Checks that `cuda:ordinal` exists and can be used: opens it (once per process), or
+/// under the emulation accepts ordinal 0 only.
+///
+/// # Errors
+/// "CUDA driver not found: …" without a driver, or an invalid-ordinal error naming how
+/// many devices the machine has.
+pub fn check_device(ordinal: usize) -> Result<()> {
+    let count = if emulated() {
+        1
+    } else {
+        crate::cuda::device::device_count()?
+    };
+    if ordinal >= count {
+        return Err(Error::Cuda(format!(
+            "CUDA error: invalid device ordinal (cuda:{ordinal}; this machine has {count} \
+             CUDA device{}{})",
+            if count == 1 { "" } else { "s" },
+            if emulated() { ", emulated" } else { "" }
+        )));
+    }
+    if !emulated() {
+        device(ordinal)?;
+    }
+    Ok(())
+}
+
+/// The memory behind a device array.
+enum Memory {
+    /// on a GPU
+    Gpu(DeviceBuffer),
+    /// host memory of the emulated device
+    Emulated(Buffer),
+}
+
+/// One storage's elements in the memory of `cuda:N`: `len` elements of `dtype`.
+pub struct DeviceArray {
+    ordinal: usize,
+    dtype: DType,
+    len: usize,
+    mem: Memory,
+}
+
+impl std::fmt::Debug for DeviceArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceArray({}[{}] on cuda:{}{})",
+            self.dtype,
+            self.len,
+            self.ordinal,
+            if self.is_emulated() { ", emulated" } else { "" }
+        )
+    }
+}
+
+/// The bytes of a host buffer.
+fn host_bytes(b: &Buffer) -> &[u8] {
+    let n = b.len() * b.dtype().size_in_bytes();
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: `Buffer::as_ptr` is valid for `len * size_in_bytes` bytes while `b` lives
+    // and is not mutated, which the shared borrow of `b` guarantees for the slice's
+    // lifetime.
+    unsafe { std::slice::from_raw_parts(b.as_ptr(), n) }
+}
+
+impl DeviceArray {
+    /// A copy of `host` on `cuda:ordinal`.
+    ///
+    /// # Errors
+    /// As [`check_device`], or the device's allocation or copy error.
+    pub fn upload(ordinal: usize, host: &Buffer) -> Result<DeviceArray> {
+        check_device(ordinal)?;
+        let mem = if emulated() {
+            Memory::Emulated(host.clone())
+        } else {
+            let bytes = host_bytes(host);
+            let dev = device(ordinal)?;
+            Memory::Gpu(if bytes.is_empty() {
+                dev.alloc(0)?
+            } else {
+                dev.upload(bytes)?
+            })
+        };
+        Ok(DeviceArray {
+            ordinal,
+            dtype: host.dtype(),
+            len: host.len(),
+            mem,
+        })
+    }
+
+    /// The elements, copied to the host (waits for the work that writes them).
+    ///
+    /// # Errors
+    /// The device's copy error (which also reports an earlier kernel's fault).
+    pub fn to_host(&self) -> Result<Buffer> {
+        match &self.mem {
+            Memory::Emulated(b) => Ok(b.clone()),
+            Memory::Gpu(buf) => {
+                let mut out = Buffer::zeros(self.dtype, self.len);
+                let n = self.len * self.dtype.size_in_bytes();
+                if n > 0 {
+                    // SAFETY: `out` holds `len` elements of `dtype`, `n` bytes at
+                    // `as_mut_ptr`, borrowed mutably for the slice's life; every dtype
+                    // accepts the bytes a kernel of the same dtype wrote (a bool
+                    // buffer holds only the 0 and 1 that kernels store).
+                    let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr(), n) };
+                    device(self.ordinal)?.read(buf, bytes)?;
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// The element dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device ordinal (`N` of `cuda:N`).
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// Whether it lives in the host emulation of the device.
+    pub fn is_emulated(&self) -> bool {
+        matches!(self.mem, Memory::Emulated(_))
+    }
+
+    /// A new array of `len` elements of `dtype` on `cuda:ordinal`: zeros, or (when
+    /// `overwritten`: the writer stores every element before any is read) whatever the
+    /// allocator's block held.
+    fn alloc(ordinal: usize, dtype: DType, len: usize, overwritten: bool) -> Result<DeviceArray> {
+        check_allocation(&[len], dtype, false)?;
+        let mem = if emulated() {
+            Memory::Emulated(Buffer::zeros(dtype, len))
+        } else {
+            let dev = device(ordinal)?;
+            let bytes = len * dtype.size_in_bytes();
+            Memory::Gpu(if overwritten {
+                dev.alloc(bytes)?
+            } else {
+                dev.alloc_zeroed(bytes)?
+            })
+        };
+        Ok(DeviceArray {
+            ordinal,
+            dtype,
+            len,
+            mem,
+        })
+    }
+
+    /// A copy made on the device.
+    fn duplicate(&self) -> Result<DeviceArray> {
+        let mem = match &self.mem {
+            Memory::Emulated(b) => Memory::Emulated(b.clone()),
+            Memory::Gpu(buf) => Memory::Gpu(device(self.ordinal)?.duplicate(buf)?),
+        };
+        Ok(DeviceArray { mem, ..*self })
+    }
+}
+
+/// Compiles `schedule`'s loop kernels for `cuda:ordinal` (NVRTC, or the host build of
+/// the same CUDA C under the emulation), through the executor's kernel cache.
+///
+/// # Errors
+/// As [`check_device`], or a compile error with the source and the compiler's log.
+pub fn compile(
+    schedule: &Schedule,
+    math: MathMode,
+    ordinal: usize,
+) -> Result<(CompiledSchedule, RunStats)> {
+    check_device(ordinal)?;
+    let compiler = if emulated() {
+        KernelCompiler::CudaHost
+    } else {
+        KernelCompiler::Cuda(ordinal)
+    };
+    compile_using(schedule, math, compiler)
+}
+
+/// A status block of a launched kernel, read after the last launch.
+struct PendingStatus {
+    step: usize,
+    block: DeviceBuffer,
+}
+
+/// Runs `schedule` on `cuda:ordinal` with the kernels of `compiled` (from [`compile`]
+/// for this schedule and device). `inputs` holds the arrays its `BufKind::Input`
+/// buffers name (a `BufKind::Donated` buffer is read from there too and copied before
+/// it is written: device realizes write no storage in place yet); the result holds
+/// one array per target. A kernel's status (integer division by zero, an index out of
+/// range) is the op's error, as on the CPU.
+///
+/// # Errors
+/// A missing input, an input on another device, a device error, or a kernel's status.
+pub fn run(
+    schedule: &Schedule,
+    compiled: &CompiledSchedule,
+    ordinal: usize,
+    inputs: &HashMap<InputId, Arc<DeviceArray>>,
+    mut stats: RunStats,
+) -> Result<(Vec<Arc<DeviceArray>>, RunStats)> {
+    if compiled.steps() != schedule.steps.len() {
+        return Err(Error::Malformed(format!(
+            "{} compiled entries for {} steps",
+            compiled.steps(),
+            schedule.steps.len()
+        )));
+    }
+    let run_start = Instant::now();
+    let emulation = emulated();
+    let mut last_use: Vec<usize> = vec![0; schedule.buffers.len()];
+    for (i, step) in schedule.steps.iter().enumerate() {
+        for b in step_buffers(step) {
+            last_use[b.0 as usize] = i;
+        }
+    }
+    let mut slots: Vec<Option<Arc<DeviceArray>>> = Vec::with_capacity(schedule.buffers.len());
+    for decl in &schedule.buffers {
+        slots.push(match decl.kind {
+            BufKind::Input(id) | BufKind::Donated(id) => {
+                let a = inputs
+                    .get(&id)
+                    .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?;
+                if a.ordinal != ordinal || a.is_emulated() != emulation {
+                    return Err(Error::Cuda(format!(
+                        "an input on {a:?} was given to a run on cuda:{ordinal}{}",
+                        if emulation { " (emulated)" } else { "" }
+                    )));
+                }
+                Some(a.clone())
+            }
+            BufKind::Output(_) | BufKind::Temp if decl.len == 0 => {
+                Some(Arc::new(DeviceArray::alloc(ordinal, decl.dtype, 0, false)?))
+            }
+            BufKind::Output(_) | BufKind::Temp => None,
+        });
+    }
+    let mut pending: Vec<PendingStatus> = Vec::new();
+    for (i, step) in schedule.steps.iter().enumerate() {
+        let t0 = Instant::now();
+        let (name, bytes) = match step {
+            Step::Loop(k) => {
+                let (code, owner) = compiled.entry(i).ok_or_else(|| {
+                    Error::Malformed(format!("kernel {} was not compiled", k.name))
+                })?;
+                let bytes = run_loop(schedule, k, *code, owner, ordinal, &mut slots).map(
+                    |(bytes, status)| {
+                        if let Some(block) = status {
+                            pending.push(PendingStatus { step: i, block });
+                        }
+                        bytes
+                    },
+                )?;
+                (k.name.clone(), bytes)
+            }
+            Step::Extern(e) => {
+                // The extern step reads values the kernels before it wrote: their
+                // errors come first.
+                check_statuses(schedule, ordinal, &mut pending)?;
+                let host = e
+                    .inputs
+                    .iter()
+                    .map(|b| match &slots[b.0 as usize] {
+                        Some(a) => a.to_host().map(Arc::new),
+                        None => Err(Error::Malformed(format!(
+                            "extern {} reads {b} before it was written",
+                            e.op.name()
+                        ))),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut bytes: u64 = host
+                    .iter()
+                    .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
+                    .sum();
+                let out = extern_on_host(schedule, e, compiled.math(), host)?;
+                bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
+                slots[e.output.0 as usize] = Some(Arc::new(DeviceArray::upload(ordinal, &out)?));
+                (format!("extern {}", e.op.name()), bytes)
+            }
+        };
+        stats.steps.push(StepTiming {
+            name,
+            time: t0.elapsed(),
+            bytes,
+        });
+        for b in step_buffers(step) {
+            let idx = b.0 as usize;
+            if last_use[idx] == i
+                && schedule.buffers[idx].kind == BufKind::Temp
+                && !schedule.outputs.contains(&b)
+            {
+                // Dropping returns the block to the device's allocator; the stream's
+                // order keeps its next user behind this step's kernels.
+                slots[idx] = None;
+            }
+        }
+    }
+    check_statuses(schedule, ordinal, &mut pending)?;
+    stats.kernels = schedule.steps.len();
+    let outs = schedule
+        .outputs
+        .iter()
+        .map(|b| match slots.get(b.0 as usize) {
+            Some(Some(a)) => Ok(a.clone()),
+            _ => Err(Error::Malformed(format!("output {b} was never written"))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    stats.run = run_start.elapsed();
+    Ok((outs, stats))
+}
+
+/// Reads the status blocks of the kernels launched so far, in launch order: the first
+/// that reports a failure is the run's error.
+fn check_statuses(
+    schedule: &Schedule,
+    ordinal: usize,
+    pending: &mut Vec<PendingStatus>,
+) -> Result<()> {
+    for p in pending.drain(..) {
+        let mut words = [0u8; STATUS_SLOTS * 8];
+        device(ordinal)?.read(&p.block, &mut words)?;
+        let mut status = [0u64; STATUS_SLOTS];
+        for (slot, w) in status.iter_mut().zip(words.chunks_exact(8)) {
+            *slot = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        }
+        if status[0] != 0 {
+            if let Some(Step::Loop(k)) = schedule.steps.get(p.step) {
+                return Err(status_error(k, &status));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs loop kernel `k` on the arrays in `slots`: allocates its outputs, copies a
+/// written array that someone else still holds, launches it (GPU: returns its status
+/// block, read later) or runs it on the host (emulation: its status checked at once).
+/// Returns the bytes of its params.
+fn run_loop(
+    schedule: &Schedule,
+    k: &LoopKernel,
+    code: Code,
+    owner: &CodeOwner,
+    ordinal: usize,
+    slots: &mut [Option<Arc<DeviceArray>>],
+) -> Result<(u64, Option<DeviceBuffer>)> {
+    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.writes) {
+        let slot = &mut slots[p.buf.0 as usize];
+        match slot {
+            None => {
+                let decl = &schedule.buffers[p.buf.0 as usize];
+                *slot = Some(Arc::new(DeviceArray::alloc(
+                    ordinal,
+                    decl.dtype,
+                    decl.len,
+                    fully_overwrites(k, i),
+                )?));
+            }
+            Some(arc) => {
+                if Arc::get_mut(arc).is_none() {
+                    // Held elsewhere (an input of the caller): written into a copy.
+                    *arc = Arc::new(arc.duplicate()?);
+                }
+            }
+        }
+    }
+    let mut bytes = 0u64;
+    let mut seen: Vec<BufId> = Vec::new();
+    for p in &k.params {
+        let a = slots[p.buf.0 as usize].as_ref().ok_or_else(|| {
+            Error::Malformed(format!(
+                "kernel {} reads {} before it was written",
+                k.name, p.buf
+            ))
+        })?;
+        if a.dtype != p.dtype || a.len != p.len {
+            return Err(Error::Malformed(format!(
+                "kernel {} expects {}[{}] in {}, found {}[{}]",
+                k.name, p.dtype, p.len, p.buf, a.dtype, a.len
+            )));
+        }
+        if !seen.contains(&p.buf) {
+            seen.push(p.buf);
+            bytes += (p.len * p.dtype.size_in_bytes()) as u64;
+        }
+    }
+    let points = k.parallel_points();
+    if points == 0 {
+        return Ok((bytes, None));
+    }
+    match code {
+        Code::Device(j) => {
+            let kernels = owner
+                .downcast_ref::<DeviceKernels>()
+                .filter(|m| m.ordinal() == ordinal)
+                .ok_or_else(|| {
+                    Error::Malformed(format!("kernel {}: no code for cuda:{ordinal}", k.name))
+                })?;
+            let bufs = k
+                .params
+                .iter()
+                .map(|p| match slots[p.buf.0 as usize].as_deref() {
+                    Some(DeviceArray {
+                        mem: Memory::Gpu(b),
+                        ..
+                    }) => Ok(b),
+                    _ => Err(Error::Malformed(format!(
+                        "kernel {}: {} is not in GPU memory",
+                        k.name, p.buf
+                    ))),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let status = device(ordinal)?.alloc_zeroed(STATUS_SLOTS * 8)?;
+            kernels.launch(j, &bufs, &status)?;
+            Ok((bytes, Some(status)))
+        }
+        Code::Native(entry) => {
+            let mut ptrs: Vec<*mut u8> = Vec::with_capacity(k.params.len());
+            for p in &k.params {
+                let arc = slots[p.buf.0 as usize]
+                    .as_mut()
+                    .ok_or_else(|| Error::Malformed(format!("{} vanished", p.buf)))?;
+                let ptr = if p.writes {
+                    match Arc::get_mut(arc).map(|a| &mut a.mem) {
+                        Some(Memory::Emulated(b)) => b.as_mut_ptr(),
+                        _ => {
+                            return Err(Error::Malformed(format!(
+                                "{} is shared while written, or not emulated",
+                                p.buf
+                            )))
+                        }
+                    }
+                } else {
+                    match &arc.mem {
+                        Memory::Emulated(b) => b.as_ptr() as *mut u8,
+                        Memory::Gpu(_) => {
+                            return Err(Error::Malformed(format!(
+                                "kernel {}: {} is GPU memory, the kernel host code",
+                                k.name, p.buf
+                            )))
+                        }
+                    }
+                };
+                ptrs.push(ptr);
+            }
+            let mut status = [0u64; STATUS_SLOTS];
+            // SAFETY: the kernel was verified in bounds for params of exactly these
+            // dtypes and lengths (checked above) when it was compiled; the pointers
+            // address host buffers held in `slots`, which this function borrows
+            // mutably for the call, the written ones owned by this step alone
+            // (`Arc::get_mut`); one call covers every point on this thread.
+            unsafe { entry(ptrs.as_ptr(), status.as_mut_ptr(), 0, points as u64) };
+            if status[0] != 0 {
+                return Err(status_error(k, &status));
+            }
+            Ok((bytes, None))
+        }
+    }
+}
