@@ -295,7 +295,23 @@ fn ints<T: TryFrom<i128>>(v: &[i128], dtype: DType) -> R<Vec<T>> {
 }
 
 /// A contiguous tensor of `dtype` and `shape` holding `vals`.
+/// Whether input tensors go to `cuda:0` (`--device cuda`): the op then runs there.
+static ON_CUDA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// An input tensor on the device the cases run on (`--device`).
+fn on_target_device(t: Tensor) -> R<Tensor> {
+    if ON_CUDA.load(std::sync::atomic::Ordering::Relaxed) {
+        Ok(t.to_device(lazyfuse::Device::Cuda(0))?)
+    } else {
+        Ok(t)
+    }
+}
+
 fn tensor_from_vals(dtype: DType, shape: &[usize], vals: &Vals) -> R<Tensor> {
+    on_target_device(tensor_from_vals_on_cpu(dtype, shape, vals)?)
+}
+
+fn tensor_from_vals_on_cpu(dtype: DType, shape: &[usize], vals: &Vals) -> R<Tensor> {
     let t = match (dtype, vals) {
         (DType::Bool, Vals::Bool(v)) => Tensor::from_vec(v.clone(), shape),
         (DType::U8, Vals::Int(v)) => Tensor::from_vec(ints::<u8>(v, dtype)?, shape),
@@ -666,13 +682,14 @@ fn build_promotion_operand(obj: &Value, alternating: bool) -> R<Arg> {
         "tensor" | "zerodim" => {
             let dtype = dtype_of(field(obj, "dtype")?)?;
             let shape = usize_list(field(obj, "shape")?, "shape")?;
-            if alternating {
+            let t = if alternating {
                 let n: usize = shape.iter().product();
                 let v: Vec<bool> = (0..n).map(|i| i % 2 == 0).collect();
-                Ok(Arg::T(Tensor::from_vec(v, &shape)?))
+                Tensor::from_vec(v, &shape)?
             } else {
-                Ok(Arg::T(Tensor::ones(&shape, dtype)))
-            }
+                Tensor::ones(&shape, dtype)
+            };
+            Ok(Arg::T(on_target_device(t)?))
         }
         other => harness(format!("unknown operand kind '{other}'")),
     }
@@ -1645,6 +1662,8 @@ pub fn run_dir(dir: &Path) -> Summary {
 #[allow(dead_code)] // unused when tests/conformance.rs includes this file as a module
 fn main() {
     // `conformance [DIR] [--backend jit|interp|cuda-host|cuda] [--device cpu|cuda] [--cuda-compile-check]`
+    // --backend cuda: CPU tensors whose kernels run on cuda:0 (buffers copied there and
+    // back per kernel); --device cuda: tensors on cuda:0.
     // --cuda-compile-check: every schedule's kernels are also compiled to CUDA C and
     // by NVRTC for sm_90 (values still from the CPU backend; a compile failure fails
     // the case).
@@ -1653,17 +1672,19 @@ fn main() {
     let mut check = false;
     while let Some(a) = args.next() {
         if a == "--device" {
-            // `--device cuda`: values computed on cuda:0 (the kernels' buffers copied
-            // there and back); `--device cpu`: the default JIT.
-            let backend = match args.next().as_deref() {
-                Some("cuda") | Some("cuda:0") => lazyfuse::CpuBackend::Cuda,
-                Some("cpu") => lazyfuse::CpuBackend::Jit,
+            // `--device cuda`: every input tensor is moved to cuda:0, so the ops run
+            // there on device-resident buffers and the results are read back (with
+            // `LAZYFUSE_CUDA_EMULATION=1`, on the host emulation of the device);
+            // `--device cpu`: the default.
+            let cuda = match args.next().as_deref() {
+                Some("cuda") | Some("cuda:0") => true,
+                Some("cpu") => false,
                 other => {
                     eprintln!("conformance: --device takes cpu or cuda, not {other:?}");
                     std::process::exit(2);
                 }
             };
-            lazyfuse::set_cpu_backend(backend);
+            ON_CUDA.store(cuda, std::sync::atomic::Ordering::Relaxed);
         } else if a == "--cuda-compile-check" {
             check = true;
             lazyfuse::set_cuda_compile_check(true);
@@ -1679,6 +1700,16 @@ fn main() {
         } else {
             dir = a;
         }
+    }
+    if ON_CUDA.load(std::sync::atomic::Ordering::Relaxed) {
+        println!(
+            "device: cuda:0{}",
+            if lazyfuse::cuda_emulation() {
+                " (host emulation)"
+            } else {
+                ""
+            }
+        );
     }
     match lazyfuse::cpu_backend() {
         Ok(b) => println!("backend: {b:?}"),

@@ -104,7 +104,7 @@ fn make_source((d, s, seed): (usize, usize, u64)) -> Tensor {
     t.to_dtype(DTYPES[d]).unwrap()
 }
 
-fn apply(pool: &mut Vec<Tensor>, s: &Step) {
+fn apply(pool: &mut Vec<Tensor>, s: &Step, device: lazyfuse::Device) {
     let pick = |i: usize| pool[i % pool.len()].clone();
     let made: Result<Tensor> = match *s {
         Step::Binary(o, a, b) => Tensor::binary(BINARY[o % BINARY.len()], &pick(a), &pick(b)),
@@ -213,6 +213,8 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step) {
                 5 => Tensor::randn(&t.shape(), dtype),
                 _ => Tensor::randint(-2, 3, &t.shape(), dtype),
             }
+            // A new tensor is made on the CPU, then moved where the program runs.
+            .and_then(|t| t.to_device(device))
         }
     };
     if let Ok(t) = made {
@@ -268,11 +270,25 @@ fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
 static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub fn build(sources: &[(usize, usize, u64)], steps: &[Step]) -> Vec<Tensor> {
+    build_on(sources, steps, lazyfuse::Device::Cpu)
+}
+
+/// [`build`] with every tensor on `device`: the sources and the created tensors are
+/// moved there, so every op runs there.
+#[allow(dead_code)] // only the device tests build elsewhere than on the CPU
+pub fn build_on(
+    sources: &[(usize, usize, u64)],
+    steps: &[Step],
+    device: lazyfuse::Device,
+) -> Vec<Tensor> {
     let _guard = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::manual_seed(0x5eed);
-    let mut pool: Vec<Tensor> = sources.iter().map(|&s| make_source(s)).collect();
+    let mut pool: Vec<Tensor> = sources
+        .iter()
+        .map(|&s| make_source(s).to_device(device).unwrap())
+        .collect();
     for s in steps {
-        apply(&mut pool, s);
+        apply(&mut pool, s, device);
     }
     pool
 }

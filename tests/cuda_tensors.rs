@@ -1,0 +1,294 @@
+//! Tensors on `cuda:0`: transfers, PyTorch's device rules, and realizes on
+//! device-resident buffers, against the same computation on the CPU.
+//!
+//! Where a GPU exists these run on it. Elsewhere they run on the host emulation of
+//! `cuda:0` (`lazyfuse::set_cuda_emulation`: device arrays in host memory, the same
+//! generated CUDA C compiled by the system C++ compiler), which checks everything of
+//! the device path but the driver calls. Without a GPU and without a C++ compiler they
+//! print why and pass, unless `LAZYFUSE_REQUIRE_CXX=1` (CI) or `LAZYFUSE_REQUIRE_GPU=1`
+//! (the GPU machine) makes that a failure.
+
+#[path = "support/random_program.rs"]
+mod random_program;
+
+#[path = "support/cases.rs"]
+mod cases;
+
+use lazyfuse::{DType, Device, Error, Tensor};
+use proptest::prelude::*;
+use random_program::{build, build_on, observe, source, step, Step};
+
+const GPU: Device = Device::Cuda(0);
+
+/// Whether `cuda:0` can be used here: a real GPU, else (turning it on) the emulation
+/// where a C++ compiler runs; `false` after printing why neither exists.
+fn have_device() -> bool {
+    static HAVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let have = *HAVE.get_or_init(|| {
+        let require_gpu = std::env::var_os("LAZYFUSE_REQUIRE_GPU").is_some_and(|v| v != "0");
+        lazyfuse::set_cuda_emulation(false);
+        match Tensor::scalar(1.0).to_device(GPU) {
+            Ok(_) => {
+                eprintln!("running on a GPU");
+                return true;
+            }
+            Err(e) => {
+                assert!(!require_gpu, "LAZYFUSE_REQUIRE_GPU is set but: {e}");
+                eprintln!("no GPU ({e}): the host emulation of cuda:0");
+            }
+        }
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let ok = std::process::Command::new(&cxx)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            assert!(
+                std::env::var_os("LAZYFUSE_REQUIRE_CXX").is_none_or(|v| v == "0"),
+                "LAZYFUSE_REQUIRE_CXX is set but the C++ compiler `{cxx}` does not run"
+            );
+            eprintln!("skipped: no GPU and no C++ compiler (`{cxx}`) for the emulation");
+            return false;
+        }
+        lazyfuse::set_cuda_emulation(true);
+        true
+    });
+    have
+}
+
+fn f32s(t: &Tensor) -> Vec<f32> {
+    t.to_vec::<f32>().unwrap()
+}
+
+#[test]
+fn every_dtype_goes_there_and_back() {
+    if !have_device() {
+        return;
+    }
+    let base = Tensor::from_vec(vec![-2.5f64, 0.0, 1.0, 3.75, 100.0, -0.5], &[2, 3]).unwrap();
+    for dtype in [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::C64,
+        DType::C128,
+    ] {
+        let host = base.to_dtype(dtype).unwrap();
+        let there = host.to_device(GPU).unwrap();
+        assert_eq!(there.device(), GPU);
+        assert_eq!((there.dtype(), there.shape()), (dtype, vec![2, 3]));
+        let back = there.to_device(Device::Cpu).unwrap();
+        assert_eq!(back.device(), Device::Cpu);
+        // Printing reads the device tensor back too; the text differs by the suffix.
+        assert_eq!(format!("{back}"), format!("{host}"), "{dtype}");
+        assert!(format!("{there}").contains("device='cuda:0'"), "{there}");
+    }
+    // A view moves as its logical elements; the same device is the tensor itself.
+    let t = base.t().unwrap().to_device(GPU).unwrap();
+    assert_eq!(
+        t.to_vec::<f64>().unwrap(),
+        vec![-2.5, 3.75, 0.0, 100.0, 1.0, -0.5]
+    );
+    assert!(t.to_device(GPU).unwrap().shares_storage(&t));
+    let empty = Tensor::zeros(&[0, 4], DType::F32).to_device(GPU).unwrap();
+    assert_eq!(
+        format!("{empty}"),
+        "tensor([], device='cuda:0', size=(0, 4))"
+    );
+}
+
+/// One graph of every kind of step, on the device and on the CPU: fused
+/// elementwise, broadcasts, reductions (row and whole), softmax, an extern step
+/// (matmul), views, cat, where, indexing with a host-found index, creation like
+/// another tensor, and an in-place write through a view.
+#[test]
+fn computations_on_the_device_match_the_cpu() {
+    if !have_device() {
+        return;
+    }
+    let run = |device: Device| -> Vec<Vec<f32>> {
+        let x = Tensor::from_vec((0..24).map(|i| (i as f32 - 11.0) * 0.25).collect(), &[4, 6])
+            .unwrap()
+            .to_device(device)
+            .unwrap();
+        let w = Tensor::from_vec((0..6).map(|i| i as f32 * 0.5).collect(), &[6, 1])
+            .unwrap()
+            .to_device(device)
+            .unwrap();
+        let y = x.mul(&x).unwrap().add(1).unwrap().sqrt().unwrap();
+        let rows = y.sum(&[1], false).unwrap();
+        let total = y.mean(&[], false).unwrap();
+        let soft = x.softmax(1).unwrap();
+        let mm = x.matmul(&w).unwrap().relu().unwrap();
+        let cat = Tensor::cat(&[&x.t().unwrap(), &y.t().unwrap()], 1).unwrap();
+        let picked = Tensor::where_cond(&x.gt(0).unwrap(), &x, &y.neg().unwrap()).unwrap();
+        let selected = x.masked_select(&x.lt(-1).unwrap()).unwrap();
+        let like = x.full_like(2.5, None).unwrap().add(&x).unwrap();
+        let z = x.mul(1).unwrap();
+        z.narrow(1, 2, 3).unwrap().mul_(-1).unwrap();
+        let all = [
+            &y, &rows, &total, &soft, &mm, &cat, &picked, &selected, &like, &z,
+        ];
+        for t in all {
+            assert_eq!(t.device(), device, "{t:?}");
+        }
+        all.iter().map(|t| f32s(t)).collect()
+    };
+    let cpu = run(Device::Cpu);
+    let gpu = run(GPU);
+    for (i, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
+        assert_eq!(c.len(), g.len(), "result {i}");
+        for (a, b) in c.iter().zip(g) {
+            assert!(
+                (a - b).abs() <= 1e-5 * a.abs().max(1.0),
+                "result {i}: {c:?} on the CPU, {g:?} on the device"
+            );
+        }
+    }
+}
+
+/// PyTorch's rule: tensors of one op share a device, except zero-dim CPU tensors,
+/// which join a CUDA op (moved there); `copy_` crosses devices.
+#[test]
+fn devices_meet_only_as_pytorch_allows() {
+    if !have_device() {
+        return;
+    }
+    let cpu = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let gpu = cpu.to_device(GPU).unwrap();
+    let mismatch = |e: Error, op: &str| {
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{op}: Expected all tensors to be on the same device, but found at least two \
+                 devices, cuda:0 and cpu!"
+            )
+        );
+    };
+    mismatch(gpu.add(&cpu).unwrap_err(), "add");
+    mismatch(cpu.mul(&gpu).unwrap_err(), "mul");
+    mismatch(gpu.matmul(&cpu).unwrap_err(), "matmul");
+    mismatch(Tensor::cat(&[&gpu, &cpu], 0).unwrap_err(), "cat");
+    mismatch(gpu.add_(&cpu).unwrap_err(), "add_");
+    mismatch(
+        Tensor::where_cond(&cpu.gt(1).unwrap(), &gpu, 0).unwrap_err(),
+        "where",
+    );
+    // A one-element tensor that is not zero-dim does not move.
+    let one = Tensor::from_vec(vec![10.0f32], &[1]).unwrap();
+    mismatch(gpu.add(&one).unwrap_err(), "add");
+    // Zero-dim CPU tensors join, on either side, computed or not.
+    let s = Tensor::scalar(10.0f32);
+    let lazy_s = cpu.sum(&[], false).unwrap();
+    assert_eq!(f32s(&gpu.add(&s).unwrap()), vec![11.0, 12.0, 13.0]);
+    assert_eq!(f32s(&s.sub(&gpu).unwrap()), vec![9.0, 8.0, 7.0]);
+    let scaled = gpu.mul(&lazy_s).unwrap();
+    assert_eq!(scaled.device(), GPU);
+    assert_eq!(f32s(&scaled), vec![6.0, 12.0, 18.0]);
+    assert_eq!(lazy_s.device(), Device::Cpu);
+    assert_eq!(f32s(&lazy_s), vec![6.0]);
+    let g2 = gpu.mul(1).unwrap();
+    g2.add_(&s).unwrap();
+    assert_eq!(f32s(&g2), vec![11.0, 12.0, 13.0]);
+    // A zero-dim CPU destination cannot take a CUDA result in place.
+    let dest = Tensor::scalar(1.0f32);
+    assert_eq!(
+        dest.clamp_min_(&gpu.sum(&[], false).unwrap())
+            .unwrap_err()
+            .to_string(),
+        "in-place op: Expected all tensors to be on the same device, but found at least two \
+         devices, cpu and cuda:0!"
+    );
+    // copy_ moves the values either way.
+    let c = Tensor::zeros(&[3], DType::F32);
+    c.copy_(&gpu.mul(2).unwrap()).unwrap();
+    assert_eq!((c.device(), f32s(&c)), (Device::Cpu, vec![2.0, 4.0, 6.0]));
+    let g = Tensor::zeros(&[3], DType::F64).to_device(GPU).unwrap();
+    g.copy_(&cpu).unwrap();
+    assert_eq!(g.device(), GPU);
+    assert_eq!(g.to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0]);
+    // Indexing ops take their index on the same device.
+    let idx = Tensor::from_vec(vec![2i64, 0], &[2]).unwrap();
+    mismatch(gpu.index_select(0, &idx).unwrap_err(), "index_select");
+    let gidx = idx.to_device(GPU).unwrap();
+    assert_eq!(f32s(&gpu.index_select(0, &gidx).unwrap()), vec![3.0, 1.0]);
+    // No such device.
+    let e = cpu.to_device(Device::Cuda(99)).unwrap_err().to_string();
+    assert!(e.contains("invalid device ordinal"), "{e}");
+}
+
+/// Kernel statuses read back from the device are the op's errors, with the CPU's
+/// messages.
+#[test]
+fn device_kernel_errors_are_the_ops_errors() {
+    if !have_device() {
+        return;
+    }
+    let a = Tensor::from_vec(vec![4i32, 5, 6], &[3]).unwrap();
+    let b = Tensor::from_vec(vec![2i32, 0, 3], &[3]).unwrap();
+    let on = |t: &Tensor| t.to_device(GPU).unwrap();
+    let cpu_err = a.floor_divide(&b).unwrap().realize().unwrap_err();
+    let gpu_err = on(&a).floor_divide(&on(&b)).unwrap().realize().unwrap_err();
+    assert_eq!(gpu_err.to_string(), cpu_err.to_string());
+    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    let bad = Tensor::from_vec(vec![5i64], &[1]).unwrap();
+    let cpu_err = x.gather(0, &bad).unwrap().to_vec::<f32>().unwrap_err();
+    let gpu_err = on(&x)
+        .gather(0, &on(&bad))
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap_err();
+    assert_eq!(gpu_err.to_string(), cpu_err.to_string());
+    assert_eq!(
+        gpu_err.to_string(),
+        "index 5 is out of bounds for dimension 0 with size 2"
+    );
+    // The failed realize leaves the device usable.
+    assert_eq!(f32s(&on(&x).add(1).unwrap()), vec![2.0, 3.0]);
+}
+
+/// Random programs (every op family, all dtypes) built on `cuda:0` print what the
+/// same programs print on the CPU in exact math (the reference interpreter's values).
+fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
+    if !have_device() {
+        return Ok(());
+    }
+    lazyfuse::set_verify(true);
+    // Exact math: the JIT's values are the interpreter's, bit for bit, and so are the
+    // generated CUDA C's where it shares the host's libm (the emulation).
+    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
+    let reference = build(sources, steps);
+    let on_device = build_on(sources, steps, GPU);
+    prop_assert_eq!(reference.len(), on_device.len());
+    for (i, (r, d)) in reference.iter().zip(&on_device).enumerate() {
+        prop_assert_eq!(d.device(), GPU);
+        let seen = match d.realize() {
+            Ok(d) => observe(&d.to_device(Device::Cpu).unwrap()),
+            Err(_) => observe(d),
+        };
+        prop_assert_eq!(observe(r), seen, "tensor {} differs on the device", i);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(24)))]
+
+    #[test]
+    fn device_programs_agree_with_the_cpu(
+        sources in proptest::collection::vec(source(), 1..4),
+        steps in proptest::collection::vec(step(), 1..16),
+    ) {
+        compare(&sources, &steps)?;
+    }
+}
