@@ -84,7 +84,22 @@ pub fn two_thread_sum(x: &[f32]) -> f32 {
 }
 
 fn tensor(data: Vec<f32>, shape: &[usize]) -> Tensor {
-    Tensor::from_vec(data, shape).unwrap()
+    on_device(Tensor::from_vec(data, shape).unwrap())
+}
+
+/// Where the workloads' input tensors live (see [`set_device`]).
+static DEVICE: std::sync::Mutex<lazyfuse::Device> = std::sync::Mutex::new(lazyfuse::Device::Cpu);
+
+/// Puts the inputs of the workloads built from now on on `device` (realized there
+/// before timing): the graphs then run there.
+pub fn set_device(device: lazyfuse::Device) {
+    *DEVICE.lock().unwrap_or_else(|p| p.into_inner()) = device;
+}
+
+/// `t` on the workloads' device.
+fn on_device(t: Tensor) -> Tensor {
+    let device = *DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+    t.to_device(device).unwrap()
 }
 
 /// Sizes: full (PERF.md's) or `quick` (a smoke test: each side divided by ~4–16).
@@ -373,8 +388,8 @@ pub fn w8(n: usize) -> Workload {
         .map(|i| i.wrapping_mul(7919) % 100_000)
         .collect();
     let halves: Vec<f16> = inputs(n, 0.4).into_iter().map(f16::from_f32).collect();
-    let ta = Tensor::from_vec(ints.clone(), &[n]).unwrap();
-    let th = Tensor::from_vec(halves.clone(), &[n]).unwrap();
+    let ta = on_device(Tensor::from_vec(ints.clone(), &[n]).unwrap());
+    let th = on_device(Tensor::from_vec(halves.clone(), &[n]).unwrap());
     let bits: Vec<u16> = halves.iter().map(|h| h.to_bits()).collect();
     let mut out = vec![0.0f32; n];
     Workload {

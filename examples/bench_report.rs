@@ -6,16 +6,24 @@
 //! realize of W1, both on graphs this process has never seen.
 //!
 //! ```text
-//! cargo run --release --example bench_report [-- --quick] [-- W1,W3b]
+//! cargo run --release --example bench_report [-- --quick] [-- W1,W3b] [-- --device cuda]
 //! ```
 //! `--quick` shrinks sizes and run counts (a smoke test); other arguments are
 //! comma-separated workload groups. The machine is shared: trust ratios (lazyfuse
 //! and its baseline alternate within each sample) over absolute times.
+//!
+//! `--device cuda`: the workloads of the issue's GPU targets (W1–W5, W7, W8) with
+//! their inputs on `cuda:0`, each beside the device's copy bandwidth: the baseline
+//! copies half the workload's compulsory bytes device to device (so it moves the
+//! same traffic), and the ratio is the fraction of copy bandwidth reached. A realize
+//! on the device returns after its kernels finished (it reads their status blocks),
+//! so the times are the device's. Needs a GPU (the host emulation has no bandwidth
+//! to measure).
 
 #[path = "../benches/workloads.rs"]
 mod workloads;
 
-use lazyfuse::{CpuBackend, Tensor};
+use lazyfuse::{CpuBackend, Device, Tensor};
 use std::time::Instant;
 use workloads::{build, groups, Sizes, Unit, NUMPY_SGEMM_GFLOPS};
 
@@ -64,7 +72,34 @@ fn main() {
         .cloned()
         .collect::<Vec<_>>()
         .join(",");
+    let gpu = match args.iter().position(|a| a == "--device") {
+        None => false,
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some("cuda") | Some("cuda:0") => true,
+            Some("cpu") => false,
+            other => {
+                eprintln!("bench_report: --device takes cpu or cuda, not {other:?}");
+                std::process::exit(2);
+            }
+        },
+    };
+    let filter = filter
+        .split(',')
+        .filter(|f| !["cuda", "cuda:0", "cpu"].contains(f))
+        .collect::<Vec<_>>()
+        .join(",");
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    if gpu {
+        if lazyfuse::cuda_emulation() {
+            eprintln!("bench_report: --device cuda measures a GPU, not the host emulation");
+            std::process::exit(2);
+        }
+        if let Err(e) = Tensor::scalar(0.0).to_device(Device::Cuda(0)) {
+            eprintln!("bench_report: --device cuda needs a GPU: {e}");
+            std::process::exit(2);
+        }
+        workloads::set_device(Device::Cuda(0));
+    }
     let sizes = Sizes::new(quick);
     let samples = if quick { 3 } else { 7 };
     println!(
@@ -77,7 +112,20 @@ fn main() {
         "id", "workload", "median", "rate", "baseline", "ratio"
     );
     for g in groups(&filter) {
+        if gpu && ["W6", "W9"].contains(&g) {
+            // Matmul on the device is an extern step through the host until cuBLAS
+            // is wired in; W9 is the CPU's latency target.
+            println!("{g:<11} (not measured on the device)");
+            continue;
+        }
         for mut w in build(g, &sizes) {
+            if gpu {
+                if let Unit::Bytes(b) = w.unit {
+                    w.baseline = Some(device_copy((b / 2.0) as usize));
+                    w.target = "≥ 0.85 of device copy (softmax ≥ 0.7)";
+                    w.min_ratio = Some(if w.id == "W4" { 0.7 } else { 0.85 });
+                }
+            }
             // W9 is a latency: batches of calls per sample.
             let batch = if w.unit == Unit::Latency { 200 } else { 1 };
             (w.run)();
@@ -123,7 +171,7 @@ fn main() {
             );
         }
     }
-    if filter.is_empty() {
+    if filter.is_empty() && !gpu {
         compile_times(&sizes, samples);
     }
     println!(
@@ -134,6 +182,20 @@ fn main() {
 }
 
 /// Compile cost: the first realize of never-seen graphs minus a cached realize of
+/// The device's copy bandwidth as a baseline: one device-to-device copy of `bytes`
+/// (reads and writes `2 * bytes`), waited for.
+fn device_copy(bytes: usize) -> Box<dyn FnMut()> {
+    let dev = lazyfuse_runtime::cuda::mirror::device(0).expect("the GPU checked above");
+    let src = dev
+        .alloc_zeroed(bytes)
+        .expect("device memory for the copy baseline");
+    Box::new(move || {
+        let copy = dev.duplicate(&src).expect("a device copy");
+        dev.synchronize().expect("the copy finished");
+        std::hint::black_box(copy);
+    })
+}
+
 /// the same graph, on [16] (W1 plus `j` extra `+ a`, a new kernel for each `j`: one
 /// kernel compiled per first realize, plus its schedule); and the first realize of a
 /// never-seen 16M W1-shaped graph (compile, schedule and the run, with its fresh

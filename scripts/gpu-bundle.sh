@@ -21,7 +21,7 @@ cp target/release/examples/conformance target/release/examples/bench_report "$ou
 for t in cuda_nvrtc cuda_device; do
   cp "$(test_binary lazyfuse-runtime "$t")" "$out/$t"
 done
-for t in cuda_backend cuda_compile_check; do
+for t in cuda_backend cuda_compile_check cuda_tensors; do
   cp "$(test_binary lazyfuse "$t")" "$out/$t"
 done
 strip "$out"/* 2>/dev/null || true
@@ -38,13 +38,20 @@ export LAZYFUSE_CUDA_INCLUDE=${LAZYFUSE_CUDA_INCLUDE:-/usr/local/cuda/include}
 export LAZYFUSE_REQUIRE_GPU=1 LAZYFUSE_REQUIRE_NVRTC=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 status=0
-for t in cuda_nvrtc cuda_device cuda_backend cuda_compile_check; do
+for t in cuda_nvrtc cuda_device cuda_backend cuda_compile_check cuda_tensors; do
   echo "== $t"
   "$here/$t" --test-threads=1 2>&1 | tail -n 15 || status=1
 done
-echo "== conformance on cuda:0"
+echo "== conformance on tensors of cuda:0"
 "$here/conformance" tests/data/conformance --device cuda | tail -n 3 || status=1
 "$here/conformance" tests/data/conformance_supplement --device cuda | tail -n 1 || status=1
+echo "== conformance with CPU tensors, each kernel run on cuda:0"
+"$here/conformance" tests/data/conformance --backend cuda | tail -n 1 || status=1
+echo "== a second process compiles nothing (the disk cache): NVRTC lines of a rerun"
+LAZYFUSE_DEBUG=1 "$here/conformance" tests/data/conformance_supplement --device cuda 2>&1 |
+  grep "^nvrtc:" | sed -E 's/^nvrtc: (compiled|.*from disk cache).*/\1/' | sort | uniq -c
+echo "== bench_report on cuda:0"
+"$here/bench_report" --device cuda | tail -n 12 || status=1
 exit $status
 RUN
 chmod +x "$out/run.sh"

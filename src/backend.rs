@@ -169,15 +169,18 @@ static NOFUSE: LazyLock<bool> =
     LazyLock::new(|| std::env::var_os("LAZYFUSE_NOFUSE").is_some_and(|v| v != "0"));
 
 /// The schedule of `graph` for `targets` with the current fusion setting and math
-/// mode; in-place writes may store into the buffers of the inputs `donate`.
+/// mode; in-place writes may store into the buffers of the inputs `donate`. On a GPU
+/// (`on_gpu`), matmul is a generated kernel rather than an extern step on the host.
 pub(crate) fn schedule_of(
     graph: &Graph,
     targets: &[NodeId],
     donate: &[InputId],
+    on_gpu: bool,
 ) -> Result<Schedule> {
     let opts = ScheduleOptions {
         fuse: !*NOFUSE,
         math: math_mode()?,
+        matmul_kernels: on_gpu,
     };
     schedule_donating(graph, targets, &opts, donate)
         .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
@@ -225,7 +228,7 @@ pub(crate) fn execute(
             let donate: Vec<InputId> = donated.keys().copied().collect();
             let (sched, compiled, compile_stats, inputs, back, scheduled) = if dump {
                 // A fresh schedule, so that the dump names this graph's nodes.
-                let sched = Arc::new(schedule_of(graph, targets, &donate)?);
+                let sched = Arc::new(schedule_of(graph, targets, &donate, false)?);
                 dump_schedule(graph, targets, &sched, false);
                 let (compiled, stats) =
                     lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
@@ -238,7 +241,7 @@ pub(crate) fn execute(
                     true,
                 )
             } else {
-                let c = cached_schedule(graph, targets, buffers, &donate, compiler)?;
+                let c = cached_schedule(graph, targets, buffers, &donate, compiler, false)?;
                 (
                     c.schedule,
                     c.compiled,
@@ -312,14 +315,18 @@ pub(crate) fn execute_on_device(
     };
     let t0 = Instant::now();
     let (sched, compiled, stats, inputs, scheduled) = if dump {
-        let sched = Arc::new(schedule_of(graph, targets, &[])?);
+        let sched = Arc::new(schedule_of(graph, targets, &[], true)?);
         dump_schedule(graph, targets, &sched, true);
         let (compiled, stats) = resident::compile(&sched, math_mode()?, ordinal)?;
         (sched, Arc::new(compiled), stats, arrays.clone(), true)
     } else {
-        let c = cached_schedule(graph, targets, arrays, &[], compiler)?;
+        let c = cached_schedule(graph, targets, arrays, &[], compiler, true)?;
         (c.schedule, c.compiled, c.stats, c.inputs, c.scheduled)
     };
+    // Under the emulation this is what proves the device's kernels compile for a GPU.
+    if scheduled && crate::cuda_check::cuda_compile_check() {
+        crate::cuda_check::check(&sched, math_mode()?)?;
+    }
     let schedule_time = t0.elapsed();
     let (outs, stats) = resident::run(&sched, &compiled, ordinal, &inputs, stats)?;
     report(&stats, &sched, schedule_time, scheduled, false);
@@ -498,6 +505,7 @@ fn cached_schedule<B: Clone>(
     buffers: &HashMap<InputId, B>,
     donate: &[InputId],
     compiler: KernelCompiler,
+    on_gpu: bool,
 ) -> Result<Cached<B>> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
@@ -531,7 +539,7 @@ fn cached_schedule<B: Clone>(
         .map(|(k, _)| k)
         .collect();
     let key = format!(
-        "fuse={} math={} {compiler:?} donate={donated_at:?}\n{}",
+        "fuse={} math={} {compiler:?} gpu={on_gpu} donate={donated_at:?}\n{}",
         !*NOFUSE,
         math_mode()?,
         graph.dump(targets)
@@ -555,7 +563,7 @@ fn cached_schedule<B: Clone>(
         });
     }
     drop(cache);
-    let mut sched = schedule_of(graph, targets, donate)?;
+    let mut sched = schedule_of(graph, targets, donate, on_gpu)?;
     for b in &mut sched.buffers {
         if let BufKind::Input(id) | BufKind::Donated(id) = b.kind {
             let k = order.iter().position(|o| *o == id).ok_or_else(|| {

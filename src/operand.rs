@@ -32,15 +32,15 @@ impl<'a> Operand<'a> {
         }
     }
 
-    /// The operand an op reads after `Tensor::align_devices`: the moved copy of a
-    /// tensor, else the operand itself.
-    pub(crate) fn or_moved<'b>(self, moved: &'b Option<Tensor>) -> Operand<'b>
+    /// The operand an op reads at position `i` after `Tensor::align_devices`: the
+    /// moved copy of a tensor, else the operand itself.
+    pub(crate) fn or_moved<'b>(self, moved: &'b [Option<Tensor>], i: usize) -> Operand<'b>
     where
         'a: 'b,
     {
-        match moved {
-            Some(t) => Operand::Tensor(t),
-            None => self,
+        match moved.get(i) {
+            Some(Some(t)) => Operand::Tensor(t),
+            _ => self,
         }
     }
 

@@ -339,8 +339,9 @@ impl Tensor {
     /// Checks that `tensors` may meet in op `op` (PyTorch's rule: all on one device,
     /// except zero-dim CPU tensors, which join an op on a CUDA device) and returns,
     /// by position, the copy to read in place of a tensor that had to move (`None`:
-    /// read the tensor itself). Call it before taking the store's lock: a move
-    /// realizes its tensor.
+    /// read the tensor itself; empty when nothing moved, the usual case, which
+    /// allocates nothing). Call it before taking the store's lock: a move realizes
+    /// its tensor.
     pub(crate) fn align_devices(
         op: &str,
         tensors: &[Option<&Tensor>],
@@ -366,6 +367,9 @@ impl Tensor {
         device: Device,
         tensors: &[Option<&Tensor>],
     ) -> Result<Vec<Option<Tensor>>> {
+        if tensors.iter().flatten().all(|t| t.device() == device) {
+            return Ok(Vec::new());
+        }
         tensors
             .iter()
             .map(|t| match t {
@@ -381,6 +385,11 @@ impl Tensor {
             .collect()
     }
 
+    /// Whether every tensor given is on the CPU (nothing to check or move).
+    pub(crate) fn all_on_cpu(tensors: &[Option<&Tensor>]) -> bool {
+        tensors.iter().flatten().all(|t| t.device() == Device::Cpu)
+    }
+
     /// Checks that `tensors` are all on one device, with no exception (the indexing
     /// ops: PyTorch moves no CPU index to the GPU either).
     pub(crate) fn same_device(op: &str, tensors: &[&Tensor]) -> Result<()> {
@@ -393,10 +402,10 @@ impl Tensor {
         }
     }
 
-    /// The tensor an op reads after [`Tensor::align_devices`]: the moved copy, else
-    /// this tensor.
-    pub(crate) fn or_moved<'a>(&'a self, moved: &'a Option<Tensor>) -> &'a Tensor {
-        moved.as_ref().unwrap_or(self)
+    /// The tensor an op reads at position `i` after [`Tensor::align_devices`]: the
+    /// moved copy, else this tensor.
+    pub(crate) fn or_moved<'a>(&'a self, moved: &'a [Option<Tensor>], i: usize) -> &'a Tensor {
+        moved.get(i).and_then(Option::as_ref).unwrap_or(self)
     }
 
     /// Number of dims.
@@ -611,9 +620,10 @@ impl Tensor {
     /// assert!(y.schedule_text().unwrap().contains("step 0: loop"));
     /// ```
     pub fn schedule_text(&self) -> Result<String> {
+        let on_gpu = self.device() != Device::Cpu;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?.text())
+            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.text())
         })
     }
 
@@ -625,9 +635,10 @@ impl Tensor {
     /// assert!(y.clif_text().unwrap().contains("function"));
     /// ```
     pub fn clif_text(&self) -> Result<String> {
+        let on_gpu = self.device() != Device::Cpu;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?;
+            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
             let mut out = String::new();
             for step in &sched.steps {
                 if let lazyfuse_ir::kernel::Step::Loop(k) = step {
@@ -649,9 +660,10 @@ impl Tensor {
     /// assert!(y.cuda_text().unwrap().contains("__global__"));
     /// ```
     pub fn cuda_text(&self) -> Result<String> {
+        let on_gpu = self.device() != Device::Cpu;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?;
+            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
             let math = crate::math_mode()?;
             let mut out = String::new();
             for step in &sched.steps {
@@ -679,9 +691,10 @@ impl Tensor {
     /// assert_eq!(w1.kernel_count().unwrap(), 1);
     /// ```
     pub fn kernel_count(&self) -> Result<usize> {
+        let on_gpu = self.device() != Device::Cpu;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[])?.kernel_count())
+            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.kernel_count())
         })
     }
 }

@@ -292,3 +292,81 @@ proptest! {
         compare(&sources, &steps)?;
     }
 }
+
+/// On a device, matmul is a generated kernel (no extern step crossing to the host):
+/// integers wrap as on the CPU, floats agree within rounding, for batches, vectors,
+/// transposed and computed operands, an empty and a length-1 contracted dim, and an
+/// epilogue.
+#[test]
+fn matmul_is_a_device_kernel() {
+    if !have_device() {
+        return;
+    }
+    let vals = |n: usize, seed: i64| -> Vec<f64> {
+        (0..n as i64)
+            .map(|i| ((i * 7 + seed) % 11 - 5) as f64 * 0.75)
+            .collect()
+    };
+    let cases: [(&[usize], &[usize]); 7] = [
+        (&[3, 4], &[4, 5]),
+        (&[2, 3, 4], &[2, 4, 2]),
+        (&[4], &[4, 3]),
+        (&[3, 4], &[4]),
+        (&[2, 1], &[1, 3]),
+        (&[2, 0], &[0, 3]),
+        (&[2, 1, 3, 4], &[5, 4, 2]),
+    ];
+    for dtype in [
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::I16,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ] {
+        for (sa, sb) in cases {
+            let na: usize = sa.iter().product();
+            let nb: usize = sb.iter().product();
+            let a = Tensor::from_vec(vals(na, 1), sa)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let b = Tensor::from_vec(vals(nb, 3), sb)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let build = |a: &Tensor, b: &Tensor| -> Tensor {
+                // A computed left operand, the product, an epilogue.
+                let a = a.add(a).unwrap();
+                a.matmul(b).unwrap().mul(3).unwrap()
+            };
+            let want = build(&a, &b).to_dtype(DType::F64).unwrap();
+            let got = build(&a.to_device(GPU).unwrap(), &b.to_device(GPU).unwrap());
+            let text = got.schedule_text().unwrap();
+            assert!(!text.contains("extern"), "{dtype} {sa:?}@{sb:?}:\n{text}");
+            assert_eq!(got.device(), GPU);
+            let got = got.to_dtype(DType::F64).unwrap();
+            let (w, g) = (want.to_vec::<f64>().unwrap(), got.to_vec::<f64>().unwrap());
+            let tol = match dtype {
+                DType::F16 | DType::BF16 => 1e-2,
+                DType::F32 => 1e-5,
+                _ => 0.0,
+            };
+            assert_eq!(w.len(), g.len());
+            for (x, y) in w.iter().zip(&g) {
+                assert!(
+                    (x - y).abs() <= tol * x.abs().max(1.0),
+                    "{dtype} {sa:?}@{sb:?}: {w:?} on the CPU, {g:?} on the device"
+                );
+            }
+        }
+    }
+    // A transposed operand is read through its strides.
+    let x = Tensor::from_vec(vals(12, 2), &[4, 3]).unwrap();
+    let want = x.t().unwrap().matmul(&x).unwrap();
+    let gx = x.to_device(GPU).unwrap();
+    let got = gx.t().unwrap().matmul(&gx).unwrap();
+    assert_eq!(got.to_vec::<f64>().unwrap(), want.to_vec::<f64>().unwrap());
+}

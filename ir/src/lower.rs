@@ -12,8 +12,9 @@
 //!   logcumsumexp): one kernel of one phase over the scanned axis, an
 //!   [`Expr::Scan`] of the inlined prologue stored at every point of the row.
 //!
-//! Also the kernels of the ops with their own shape: softmax, cat (one kernel per
-//! input, each writing its slice) and write_view (a copy of the base, then the values
+//! Also the kernels of the ops with their own shape: softmax, matmul (when the
+//! schedule asks for matmul kernels: a reduction over the contracted dim), cat (one
+//! kernel per input, each writing its slice) and write_view (a copy of the base, then the values
 //! stored through the layout).
 
 use crate::dtype::DType;
@@ -642,6 +643,44 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             let r = lift(&mut b, r, k + 2)?;
             let p = b.param(out_buf, ctx, true);
             b.store(p, flat(&shape, &xc), r);
+            b.note_node(ctx, n);
+            Ok(vec![b])
+        }
+        Op::Matmul => {
+            // [B, M, K] @ [B, K, N]: one point per output element, the contracted dim
+            // reduced; the interpreter's numerics (integers wrap in their dtype,
+            // floats accumulate in its accumulation type and round once). Fast math
+            // accumulates float32/float16/bfloat16 in float32, as GPU BLAS does.
+            let (x, y) = (ins[0], ins[1]);
+            let (xs, ys) = (&g.node(x).shape, &g.node(y).shape);
+            let (batch, m, k, cols) = (xs[0], xs[1], xs[2], ys[2]);
+            let (mut b, c) = row_kernel(&[batch, m, cols, k], 3, n);
+            let a = match (ctx.math, node.dtype) {
+                (MathMode::Fast, DType::F32 | DType::F16 | DType::BF16) => DType::F32,
+                (_, d) if d.is_floating_point() => acc(d),
+                (_, d) => d,
+            };
+            let level = b.level(ctx, x).max(b.level(ctx, y));
+            let xv = b.gen(
+                ctx,
+                x,
+                &[c[0].clone(), c[1].clone(), c[3].clone()],
+                Some(level),
+            )?;
+            let xv = b.cast(xv, a, Some(level))?;
+            let yv = b.gen(
+                ctx,
+                y,
+                &[c[0].clone(), c[3].clone(), c[2].clone()],
+                Some(level),
+            )?;
+            let yv = b.cast(yv, a, Some(level))?;
+            let product = bin(&mut b, BinaryOp::Mul, xv, yv, a, Some(level))?;
+            let sum = red(&mut b, Accum::Sum, product, level)?;
+            let r = b.cast(sum, node.dtype, None)?;
+            let p = b.param(out_buf, ctx, true);
+            let oc = [c[0].clone(), c[1].clone(), c[2].clone()];
+            b.store(p, flat(&node.shape, &oc), r);
             b.note_node(ctx, n);
             Ok(vec![b])
         }

@@ -72,6 +72,10 @@ pub struct ScheduleOptions {
     pub fuse: bool,
     /// whether kernels may reorder float math (see [`MathMode`])
     pub math: MathMode,
+    /// matmul of integer and float dtypes as a generated loop kernel (a reduction
+    /// over the contracted dim, one output element per point) rather than an extern
+    /// step: for a device, where an extern step would cross to the host
+    pub matmul_kernels: bool,
 }
 
 impl Default for ScheduleOptions {
@@ -79,6 +83,7 @@ impl Default for ScheduleOptions {
         ScheduleOptions {
             fuse: true,
             math: MathMode::Fast,
+            matmul_kernels: false,
         }
     }
 }
@@ -285,7 +290,7 @@ impl<'g> Planner<'g> {
         let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
         for &n in &order {
             let node = graph.node(n);
-            if let Some(why) = extern_reason(graph, n) {
+            if let Some(why) = extern_reason(graph, n, opts) {
                 for mut i in graph.inputs(n) {
                     // A reshape that is the identity of its producer's buffer (matmul's
                     // operands) is that buffer: the extern reads the producer's.
@@ -328,6 +333,23 @@ impl<'g> Planner<'g> {
             let why = match &node.op {
                 Op::Input(_) => None,
                 Op::Softmax { .. } => Some("softmax kernel (rows of its own shape)".to_string()),
+                Op::Matmul => {
+                    // Its operands are read once per output element they meet: a
+                    // computed operand is stored first (through views, which stay
+                    // index arithmetic), never recomputed in the product's loop.
+                    for i in graph.inputs(n) {
+                        let mut src = i;
+                        while let Op::View(_) = graph.node(src).op {
+                            src = graph.inputs(src)[0];
+                        }
+                        if !matches!(graph.node(src).op, Op::Input(_)) {
+                            materialized
+                                .entry(src)
+                                .or_insert_with(|| format!("read by matmul kernel {n}"));
+                        }
+                    }
+                    Some("matmul kernel (a reduction over the contracted dim)".to_string())
+                }
                 Op::Cumsum { .. } | Op::Scan { .. } => {
                     Some("scan kernel (rows of its own shape; no epilogue fusion)".to_string())
                 }
@@ -571,6 +593,7 @@ impl<'g> Planner<'g> {
                 Op::Cat { .. }
                 | Op::WriteView(_)
                 | Op::Softmax { .. }
+                | Op::Matmul
                 | Op::Cumsum { .. }
                 | Op::Scan { .. } => {
                     if let Some((b, _)) = open.take() {
@@ -627,7 +650,7 @@ impl<'g> Planner<'g> {
 }
 
 /// Why a node runs as an extern step, or `None` for loop-kernel nodes.
-fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
+fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> Option<String> {
     let node = graph.node(n);
     let ins: Vec<&Node> = graph.inputs(n).iter().map(|&i| graph.node(i)).collect();
     let input_dt = ins.first().map(|i| i.dtype);
@@ -670,6 +693,7 @@ fn extern_reason(graph: &Graph, n: NodeId) -> Option<String> {
     }
     let empty_extreme = |reduced: usize| reduced == 0 && node.numel() > 0;
     Some(match &node.op {
+        Op::Matmul if opts.matmul_kernels && node.dtype != DType::Bool => return None,
         Op::Matmul => "matmul is its own kernel kind".into(),
         Op::Cumsum { .. } | Op::Scan { .. } => {
             let (acc, axis) = crate::lower::scan_accum(&node.op)?;

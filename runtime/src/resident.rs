@@ -218,7 +218,8 @@ impl DeviceArray {
         } else {
             let dev = device(ordinal)?;
             let bytes = len * dtype.size_in_bytes();
-            Memory::Gpu(if overwritten {
+            // No memset of zero bytes: an empty array is only ever a pointer.
+            Memory::Gpu(if overwritten || bytes == 0 {
                 dev.alloc(bytes)?
             } else {
                 dev.alloc_zeroed(bytes)?
@@ -362,6 +363,8 @@ pub fn run(
                 (format!("extern {}", e.op.name()), bytes)
             }
         };
+        // On a GPU a step's time is its launch (kernels run asynchronously; the run's
+        // total waits for them).
         stats.steps.push(StepTiming {
             name,
             time: t0.elapsed(),

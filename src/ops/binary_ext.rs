@@ -547,9 +547,9 @@ impl Tensor {
         dtype: DType,
     ) -> Result<Tensor> {
         let moved = Tensor::align_devices("clamp", &[Some(self), min, max])?;
-        let this = self.or_moved(&moved[0]);
-        let min = min.map(|t| t.or_moved(&moved[1]));
-        let max = max.map(|t| t.or_moved(&moved[2]));
+        let this = self.or_moved(&moved, 0);
+        let min = min.map(|t| t.or_moved(&moved, 1));
+        let max = max.map(|t| t.or_moved(&moved, 2));
         let shape = this.clamp_shape(min, max)?;
         with_store(|s| {
             let mut node = this.node_as(s, dtype, &shape)?;
@@ -712,8 +712,8 @@ impl Tensor {
     pub fn lerp<'a>(&self, end: &Tensor, weight: impl Into<Operand<'a>>) -> Result<Tensor> {
         let weight = weight.into();
         let moved = Tensor::align_devices("lerp", &[Some(self), Some(end), weight.tensor()])?;
-        let (this, end) = (self.or_moved(&moved[0]), end.or_moved(&moved[1]));
-        let weight = weight.or_moved(&moved[2]);
+        let (this, end) = (self.or_moved(&moved, 0), end.or_moved(&moved, 1));
+        let weight = weight.or_moved(&moved, 2);
         let (sig, shape) = lerp_check(this, end, &weight)?;
         lerp_value(this, end, &weight, sig, &shape)
     }
@@ -729,7 +729,7 @@ impl Tensor {
     pub fn lerp_<'a>(&self, end: &Tensor, weight: impl Into<Operand<'a>>) -> Result<()> {
         let weight = weight.into();
         let moved = Tensor::align_to("lerp_", self.device(), &[Some(end), weight.tensor()])?;
-        let (end, weight) = (end.or_moved(&moved[0]), weight.or_moved(&moved[1]));
+        let (end, weight) = (end.or_moved(&moved, 0), weight.or_moved(&moved, 1));
         let (sig, shape) = lerp_check(self, end, &weight)?;
         inplace_shape(&self.shape(), &shape)?;
         self.check_destination(Some(end))?;
@@ -743,8 +743,8 @@ impl Tensor {
     fn addc(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool) -> Result<Tensor> {
         let name = if div { "addcdiv" } else { "addcmul" };
         let moved = Tensor::align_devices(name, &[Some(self), Some(t1), Some(t2)])?;
-        let this = self.or_moved(&moved[0]);
-        let (t1, t2) = (t1.or_moved(&moved[1]), t2.or_moved(&moved[2]));
+        let this = self.or_moved(&moved, 0);
+        let (t1, t2) = (t1.or_moved(&moved, 1), t2.or_moved(&moved, 2));
         this.addc_aligned(t1, t2, value, div)
     }
 
@@ -758,7 +758,7 @@ impl Tensor {
     fn addc_(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool) -> Result<()> {
         let name = if div { "addcdiv_" } else { "addcmul_" };
         let moved = Tensor::align_to(name, self.device(), &[Some(t1), Some(t2)])?;
-        let (t1, t2) = (t1.or_moved(&moved[0]), t2.or_moved(&moved[1]));
+        let (t1, t2) = (t1.or_moved(&moved, 0), t2.or_moved(&moved, 1));
         let shape = broadcast_all(&[&self.shape(), &t1.shape(), &t2.shape()])?;
         inplace_shape(&self.shape(), &shape)?;
         let sig = typing::addc_inplace(div, otype(self), otype(t1), otype(t2), default_dtype())?;
@@ -842,7 +842,7 @@ impl Tensor {
     pub fn masked_fill<'a>(&self, mask: &Tensor, value: impl Into<Operand<'a>>) -> Result<Tensor> {
         // The value is read on the host (`masked_fill_value`): any device will do.
         let moved = Tensor::align_devices("masked_fill", &[Some(self), Some(mask)])?;
-        let (this, mask) = (self.or_moved(&moved[0]), mask.or_moved(&moved[1]));
+        let (this, mask) = (self.or_moved(&moved, 0), mask.or_moved(&moved, 1));
         let v = masked_fill_value(this, mask, &value.into())?;
         let shape = broadcast_all(&[&this.shape(), &mask.shape()])?;
         with_store(|s| {
@@ -864,7 +864,7 @@ impl Tensor {
         let shape = self.shape();
         inplace_shape(&shape, &mask.shape())?;
         let moved = Tensor::align_to("masked_fill_", self.device(), &[Some(mask)])?;
-        let mask = mask.or_moved(&moved[0]);
+        let mask = mask.or_moved(&moved, 0);
         let v = masked_fill_value(self, mask, &value.into())?;
         self.check_destination(Some(mask))?;
         with_store(|s| {

@@ -158,8 +158,14 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
             IrError::invalid(op_name(op), "expected at least one operand to be a tensor").into(),
         );
     }
-    let moved = Tensor::align_devices(&op_name(op), &[a.tensor(), b.tensor()])?;
-    let (a, b) = (a.or_moved(&moved[0]), b.or_moved(&moved[1]));
+    let operands = [a.tensor(), b.tensor()];
+    // The op's name is made only when a device is checked: this path is per op.
+    let moved = if Tensor::all_on_cpu(&operands) {
+        Vec::new()
+    } else {
+        Tensor::align_devices(&op_name(op), &operands)?
+    };
+    let (a, b) = (a.or_moved(&moved, 0), b.or_moved(&moved, 1));
     let shape = broadcast_shapes(&a.shape(), &b.shape())?;
     if let Some(shortcut) = pow_shortcut(op, &a, &b) {
         let dtype = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
@@ -664,8 +670,8 @@ impl Tensor {
             .into());
         }
         let moved = Tensor::align_devices("where", &[Some(cond), a.tensor(), b.tensor()])?;
-        let cond = cond.or_moved(&moved[0]);
-        let (a, b) = (a.or_moved(&moved[1]), b.or_moved(&moved[2]));
+        let cond = cond.or_moved(&moved, 0);
+        let (a, b) = (a.or_moved(&moved, 1), b.or_moved(&moved, 2));
         let dtype = typing::where_(a.operand_type(), b.operand_type(), default_dtype())?;
         let shape = broadcast_all(&[&cond.shape(), &a.shape(), &b.shape()])?;
         with_store(|s| {

@@ -67,12 +67,16 @@ impl Tensor {
     }
 
     pub(crate) fn inplace_binary(&self, op: BinaryOp, other: Operand) -> Result<()> {
-        let moved = Tensor::align_to(
-            &format!("{}_", Op::Binary(op).name()),
-            self.device(),
-            &[other.tensor()],
-        )?;
-        let other = other.or_moved(&moved[0]);
+        let moved = if Tensor::all_on_cpu(&[Some(self), other.tensor()]) {
+            Vec::new()
+        } else {
+            Tensor::align_to(
+                &format!("{}_", Op::Binary(op).name()),
+                self.device(),
+                &[other.tensor()],
+            )?
+        };
+        let other = other.or_moved(&moved, 0);
         let me = Operand::Tensor(self);
         let shape = self.shape();
         inplace_shape(&shape, &other.shape())?;
