@@ -170,7 +170,8 @@ static NOFUSE: LazyLock<bool> =
 
 /// The schedule of `graph` for `targets` with the current fusion setting and math
 /// mode; in-place writes may store into the buffers of the inputs `donate`. On a GPU
-/// (`on_gpu`), matmul is a generated kernel rather than an extern step on the host.
+/// (`on_gpu`), matmul is a generated kernel rather than an extern step on the host,
+/// and long reductions with few outputs are split (`passes::split_reductions`).
 pub(crate) fn schedule_of(
     graph: &Graph,
     targets: &[NodeId],
@@ -181,6 +182,15 @@ pub(crate) fn schedule_of(
         fuse: !*NOFUSE,
         math: math_mode()?,
         matmul_kernels: on_gpu,
+    };
+    let split;
+    let (graph, targets) = if on_gpu {
+        // Few outputs over a long extent would leave most of a GPU idle: split them.
+        let (g, t, _) = lazyfuse_ir::passes::split_reductions(graph, targets, opts.math);
+        split = (g, t);
+        (&split.0, &split.1[..])
+    } else {
+        (graph, targets)
     };
     schedule_donating(graph, targets, &opts, donate)
         .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))

@@ -370,3 +370,77 @@ fn matmul_is_a_device_kernel() {
     let got = gx.t().unwrap().matmul(&gx).unwrap();
     assert_eq!(got.to_vec::<f64>().unwrap(), want.to_vec::<f64>().unwrap());
 }
+
+/// A reduction with few outputs over a long extent runs in two kernels on a device
+/// (partials, then their reduction): integer sums, max and any exactly, float sums
+/// within rounding; keepdim and the reduced dim's position are kept.
+#[test]
+fn long_reductions_split_on_the_device() {
+    if !have_device() {
+        return;
+    }
+    let n = 1 << 16;
+    let ints = Tensor::from_vec(
+        (0..n as i64).map(|i| (i * 7919) % 1001 - 500).collect(),
+        &[n],
+    )
+    .unwrap();
+    let floats = Tensor::from_vec((0..n).map(|i| (i as f32 * 0.37).sin()).collect(), &[n]).unwrap();
+    let g_ints = ints.to_device(GPU).unwrap();
+    let g_floats = floats.to_device(GPU).unwrap();
+    let whole = g_ints.sum(&[], false).unwrap();
+    let text = whole.schedule_text().unwrap();
+    // 256 partials of 256 elements, then their sum: two kernels.
+    assert!(text.contains("int64[256] temp"), "{text}");
+    assert_eq!(
+        whole.to_vec::<i64>().unwrap(),
+        ints.sum(&[], false).unwrap().to_vec::<i64>().unwrap()
+    );
+    assert_eq!(
+        g_ints.amax(&[0], true).unwrap().to_vec::<i64>().unwrap(),
+        ints.amax(&[0], true).unwrap().to_vec::<i64>().unwrap()
+    );
+    assert_eq!(
+        g_ints
+            .gt(499)
+            .unwrap()
+            .any(&[], false)
+            .unwrap()
+            .to_vec::<bool>()
+            .unwrap(),
+        vec![true]
+    );
+    let (want, got) = (
+        floats.sum(&[], false).unwrap().to_vec::<f32>().unwrap()[0],
+        g_floats.sum(&[], false).unwrap().to_vec::<f32>().unwrap()[0],
+    );
+    assert!(
+        (want - got).abs() <= 1e-3,
+        "{want} on the CPU, {got} on the device"
+    );
+    // Column sums of a wide matrix, and a middle dim with keepdim.
+    let m = floats.view(&[4096, 16]).unwrap();
+    let gm = g_floats.view(&[4096, 16]).unwrap();
+    let (want, got) = (
+        f32s(&m.sum(&[0], false).unwrap()),
+        f32s(&gm.sum(&[0], false).unwrap()),
+    );
+    for (w, g) in want.iter().zip(&got) {
+        assert!(
+            (w - g).abs() <= 1e-3,
+            "{want:?} on the CPU, {got:?} on the device"
+        );
+    }
+    let t3 = g_ints.view(&[2, 8192, 4]).unwrap();
+    let s3 = t3.sum(&[1], true).unwrap();
+    assert_eq!(s3.shape(), vec![2, 1, 4]);
+    assert_eq!(
+        s3.to_vec::<i64>().unwrap(),
+        ints.view(&[2, 8192, 4])
+            .unwrap()
+            .sum(&[1], true)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap()
+    );
+}
