@@ -178,10 +178,13 @@ pub(crate) fn schedule_of(
     donate: &[InputId],
     on_gpu: bool,
 ) -> Result<Schedule> {
+    let math = math_mode()?;
     let opts = ScheduleOptions {
         fuse: !*NOFUSE,
-        math: math_mode()?,
+        math,
         matmul_kernels: on_gpu,
+        // cuBLAS reorders the sum: fast math only, and a real GPU only.
+        library_float_matmul: on_gpu && math == MathMode::Fast && cublas_usable(),
     };
     let split;
     let (graph, targets) = if on_gpu {
@@ -303,6 +306,26 @@ pub(crate) fn execute(
                 order,
             });
             Ok((outs, ran))
+        }
+    }
+}
+
+/// Whether float matmul on a GPU goes to cuBLAS: a GPU (not the emulation) and the
+/// library present. Says why not once under `LAZYFUSE_DEBUG`.
+fn cublas_usable() -> bool {
+    if resident::emulated() {
+        return false;
+    }
+    match lazyfuse_runtime::cuda::blas::cublas_version() {
+        Ok(_) => true,
+        Err(why) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            if *DEBUG >= 1 {
+                SAID.call_once(|| {
+                    eprintln!("cublas: {why}; float matmul on the GPU is a generated kernel")
+                });
+            }
+            false
         }
     }
 }

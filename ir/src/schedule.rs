@@ -76,6 +76,9 @@ pub struct ScheduleOptions {
     /// over the contracted dim, one output element per point) rather than an extern
     /// step: for a device, where an extern step would cross to the host
     pub matmul_kernels: bool,
+    /// with `matmul_kernels`: float matmul (float32/64, float16, bfloat16) stays an
+    /// extern step all the same, for a library on the device (cuBLAS) to run
+    pub library_float_matmul: bool,
 }
 
 impl Default for ScheduleOptions {
@@ -84,6 +87,7 @@ impl Default for ScheduleOptions {
             fuse: true,
             math: MathMode::Fast,
             matmul_kernels: false,
+            library_float_matmul: false,
         }
     }
 }
@@ -693,6 +697,15 @@ fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> Option<Str
     }
     let empty_extreme = |reduced: usize| reduced == 0 && node.numel() > 0;
     Some(match &node.op {
+        Op::Matmul
+            if opts.library_float_matmul
+                && matches!(
+                    node.dtype,
+                    DType::F32 | DType::F64 | DType::F16 | DType::BF16
+                ) =>
+        {
+            "float matmul through the device's BLAS".into()
+        }
         Op::Matmul if opts.matmul_kernels && node.dtype != DType::Bool => return None,
         Op::Matmul => "matmul is its own kernel kind".into(),
         Op::Cumsum { .. } | Op::Scan { .. } => {
@@ -1876,6 +1889,38 @@ mod tests {
     }
 
     use super::*;
+
+    /// How each option set schedules a float and an integer matmul: extern (the
+    /// host's by default, the device BLAS's with `library_float_matmul`) or a kernel.
+    #[test]
+    fn matmul_is_extern_or_a_kernel_as_the_options_say() {
+        use crate::op::InputId;
+        for (dtype, kernels, library, want) in [
+            (DType::F32, false, false, "extern"),
+            (DType::I32, false, false, "extern"),
+            (DType::F32, true, false, "kernel"),
+            (DType::I64, true, false, "kernel"),
+            (DType::F32, true, true, "device's BLAS"),
+            (DType::BF16, true, true, "device's BLAS"),
+            (DType::I32, true, true, "kernel"),
+        ] {
+            let mut g = Graph::new();
+            let a = g.add(Op::Input(InputId(0)), dtype, vec![1, 2, 3], &[]);
+            let b = g.add(Op::Input(InputId(1)), dtype, vec![1, 3, 4], &[]);
+            let m = g.add(Op::Matmul, dtype, vec![1, 2, 4], &[a, b]);
+            let opts = ScheduleOptions {
+                matmul_kernels: kernels,
+                library_float_matmul: library,
+                ..Default::default()
+            };
+            let text = schedule(&g, &[m], &opts).unwrap().text();
+            let is_extern = text.contains("extern matmul");
+            match want {
+                "kernel" => assert!(!is_extern, "{dtype}:\n{text}"),
+                reason => assert!(is_extern && text.contains(reason), "{dtype}:\n{text}"),
+            }
+        }
+    }
 
     fn aff(off: i64, c: &[i64]) -> Aff {
         Aff { off, c: c.to_vec() }

@@ -36,8 +36,10 @@ use crate::exec::{
     compile_using, extern_on_host, fully_overwrites, status_error, step_buffers, Code, CodeOwner,
     CompiledSchedule, KernelCompiler, RunStats, StepTiming,
 };
-use lazyfuse_ir::kernel::{BufId, BufKind, LoopKernel, MathMode, Schedule, Step, STATUS_SLOTS};
-use lazyfuse_ir::{DType, InputId};
+use lazyfuse_ir::kernel::{
+    BufId, BufKind, ExternStep, LoopKernel, MathMode, Schedule, Step, STATUS_SLOTS,
+};
+use lazyfuse_ir::{DType, InputId, Op};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -338,6 +340,10 @@ pub fn run(
                 )?;
                 (k.name.clone(), bytes)
             }
+            Step::Extern(e) if on_device_blas(e, &slots) => {
+                let bytes = device_matmul(schedule, e, ordinal, &mut slots)?;
+                (format!("cublas {}", e.op.name()), bytes)
+            }
             Step::Extern(e) => {
                 // The extern step reads values the kernels before it wrote: their
                 // errors come first.
@@ -394,6 +400,62 @@ pub fn run(
         .collect::<Result<Vec<_>>>()?;
     stats.run = run_start.elapsed();
     Ok((outs, stats))
+}
+
+/// Whether extern step `e` is a float matmul that cuBLAS runs on the device: its
+/// inputs in GPU memory, cuBLAS present.
+fn on_device_blas(e: &ExternStep, slots: &[Option<Arc<DeviceArray>>]) -> bool {
+    matches!(e.op, Op::Matmul)
+        && crate::cuda::blas::handles(e.dtype)
+        && crate::cuda::blas::cublas_version().is_ok()
+        && e.inputs.iter().all(|b| {
+            matches!(
+                slots[b.0 as usize].as_deref(),
+                Some(DeviceArray {
+                    mem: Memory::Gpu(_),
+                    ..
+                })
+            )
+        })
+}
+
+/// Runs matmul step `e` through cuBLAS into a new array; returns its bytes.
+fn device_matmul(
+    schedule: &Schedule,
+    e: &ExternStep,
+    ordinal: usize,
+    slots: &mut [Option<Arc<DeviceArray>>],
+) -> Result<u64> {
+    let (Some(a), Some(b)) = (
+        slots[e.inputs[0].0 as usize].clone(),
+        slots[e.inputs[1].0 as usize].clone(),
+    ) else {
+        return Err(Error::Malformed(
+            "matmul reads a buffer before it was written".into(),
+        ));
+    };
+    let three = |i: usize| {
+        <[usize; 3]>::try_from(e.input_shapes[i].as_slice())
+            .map_err(|_| Error::Malformed("matmul of a non-3-D operand".into()))
+    };
+    let ([batch, m, k], [_, _, n]) = (three(0)?, three(1)?);
+    let decl = &schedule.buffers[e.output.0 as usize];
+    let mut out = DeviceArray::alloc(ordinal, decl.dtype, decl.len, true)?;
+    let (Memory::Gpu(ab), Memory::Gpu(bb), Memory::Gpu(ob)) = (&a.mem, &b.mem, &mut out.mem) else {
+        return Err(Error::Malformed("cuBLAS matmul of host memory".into()));
+    };
+    device(ordinal)?.matmul(
+        e.dtype,
+        ab,
+        bb,
+        ob,
+        crate::cuda::blas::MatmulDims { batch, m, k, n },
+    )?;
+    let bytes = (a.len * a.dtype.size_in_bytes()
+        + b.len * b.dtype.size_in_bytes()
+        + out.len * out.dtype.size_in_bytes()) as u64;
+    slots[e.output.0 as usize] = Some(Arc::new(out));
+    Ok(bytes)
 }
 
 /// Reads the status blocks of the kernels launched so far, in launch order: the first

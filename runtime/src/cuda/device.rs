@@ -118,6 +118,8 @@ pub struct CudaDevice {
     compute_capability: (i32, i32),
     name: String,
     pool: Pool,
+    /// the cuBLAS handle, made on first use (or why there is none)
+    blas: OnceLock<std::result::Result<super::blas::Blas, Error>>,
 }
 
 impl CudaDevice {
@@ -152,7 +154,64 @@ impl CudaDevice {
             stream,
             ctx,
             pool: Arc::new(Mutex::new(SizeClassPool::new(DEFAULT_MAX_CACHED_BYTES))),
+            blas: OnceLock::new(),
         })
+    }
+
+    /// The device's cuBLAS handle, made on first use.
+    pub(crate) fn blas(&self) -> Result<&super::blas::Blas> {
+        self.blas
+            .get_or_init(|| super::blas::Blas::new(self.stream.clone()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Sets every byte of `buf` to zero (queued on the stream).
+    ///
+    /// # Errors
+    /// When `buf` belongs to another device, or the driver's error.
+    pub fn fill_zero(&self, buf: &mut DeviceBuffer) -> Result<()> {
+        self.check_owner(buf)?;
+        let len = buf.len;
+        if len == 0 {
+            return Ok(());
+        }
+        self.stream
+            .memset_zeros(&mut buf.slice_mut().slice_mut(..len))
+            .map_err(|e| cuda_err("cuMemsetD8", e))
+    }
+
+    /// Typed views of three buffers of this device: `b` and `a` read (`nb` and `na`
+    /// elements of `T`), `out` written (`nc` elements).
+    ///
+    /// # Safety
+    /// The bytes the views cover must be valid values of `T` for whoever reads them
+    /// (every byte pattern is, for the float types cuBLAS takes).
+    pub(crate) unsafe fn slice_views<'x, T>(
+        &self,
+        b: &'x DeviceBuffer,
+        nb: usize,
+        a: &'x DeviceBuffer,
+        na: usize,
+        out: &'x mut DeviceBuffer,
+        nc: usize,
+    ) -> Result<(
+        cudarc::driver::CudaView<'x, T>,
+        cudarc::driver::CudaView<'x, T>,
+        cudarc::driver::CudaViewMut<'x, T>,
+    )> {
+        for buf in [a, b, &*out] {
+            self.check_owner(buf)?;
+        }
+        let short = || Error::Cuda("a typed view past the end of a device buffer".into());
+        // SAFETY: `transmute` checks the length against the block's bytes (None past
+        // it); the caller vouches for the values.
+        let bv = unsafe { b.slice_ref().transmute::<T>(nb) }.ok_or_else(short)?;
+        // SAFETY: as above.
+        let av = unsafe { a.slice_ref().transmute::<T>(na) }.ok_or_else(short)?;
+        // SAFETY: as above; `out` is borrowed mutably, so no other view aliases it.
+        let cv = unsafe { out.slice_mut().transmute_mut::<T>(nc) }.ok_or_else(short)?;
+        Ok((bv, av, cv))
     }
 
     /// The device's ordinal, N of `cuda:N`.

@@ -20,6 +20,7 @@
 //!   hit.
 
 mod allocator;
+pub mod blas;
 pub mod device;
 mod disk_cache;
 pub mod mirror;
