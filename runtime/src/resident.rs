@@ -388,6 +388,12 @@ pub fn run(
             }
         }
     }
+    if pending.is_empty() && !emulation && !schedule.steps.is_empty() {
+        // No status to read (the last steps were library calls): wait all the same,
+        // so that a realize returns with its values computed and a fault of its
+        // work is its error.
+        device(ordinal)?.synchronize()?;
+    }
     check_statuses(schedule, ordinal, &mut pending)?;
     stats.kernels = schedule.steps.len();
     let outs = schedule
