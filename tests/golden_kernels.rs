@@ -11,8 +11,12 @@ mod golden;
 /// Checks the golden text of `t` and asserts its kernel count is within `kernels`.
 fn case(name: &str, t: &Tensor, kernels: std::ops::RangeInclusive<usize>) {
     lazyfuse::set_verify(true);
+    let device = match t.device() {
+        lazyfuse::Device::Cpu => String::new(),
+        d => format!("== device: {d} ==\n"),
+    };
     let text = format!(
-        "== graph as built ==\n{}== graph after passes ==\n{}== schedule ==\n{}== Cranelift IR ==\n{}== CUDA C ==\n{}",
+        "{device}== graph as built ==\n{}== graph after passes ==\n{}== schedule ==\n{}== Cranelift IR ==\n{}== CUDA C ==\n{}",
         t.graph_text(),
         t.optimized_graph_text(),
         t.schedule_text().unwrap(),
@@ -174,4 +178,24 @@ fn long_row_reductions_share_a_block_in_cuda() {
     let cols = ramp(&[128, 2048]).sum(&[0], false).unwrap();
     let text = cols.cuda_text().unwrap();
     assert!(!text.contains("lf_block_reduce"), "{text}");
+}
+
+/// A realize on a GPU schedules differently: an integer matmul is a generated kernel
+/// (a reduction over the contracted dim; its epilogue is a kernel of its own, as
+/// after softmax) instead of an extern step, and a long whole-tensor sum is split into partials and their sum. Only text
+/// is made here, so the host emulation of `cuda:0` serves where no GPU is (it needs no
+/// compiler to hold the inputs).
+#[test]
+fn device_schedules_matmul_kernels_and_split_sums() {
+    use lazyfuse::Device;
+    if Tensor::scalar(0).to_device(Device::Cuda(0)).is_err() {
+        lazyfuse::set_cuda_emulation(true);
+    }
+    let gpu = |t: Tensor| t.to_device(Device::Cuda(0)).unwrap();
+    let a = gpu(Tensor::from_vec((0..12).collect::<Vec<i32>>(), &[3, 4]).unwrap());
+    let b = gpu(Tensor::from_vec((0..8).collect::<Vec<i32>>(), &[4, 2]).unwrap());
+    let y = a.matmul(&b).unwrap().mul(3).unwrap();
+    case("device_matmul", &y, 2..=2);
+    let x = gpu(Tensor::from_vec((0..8192).collect::<Vec<i64>>(), &[8192]).unwrap());
+    case("device_split_sum", &x.sum(&[], false).unwrap(), 2..=2);
 }
