@@ -337,6 +337,7 @@ fn cublas_usable() -> bool {
 pub(crate) fn execute_on_device(
     graph: &Graph,
     arrays: &HashMap<InputId, Arc<DeviceArray>>,
+    donated: &mut HashMap<InputId, Arc<DeviceArray>>,
     targets: &[NodeId],
     ordinal: usize,
     dump: bool,
@@ -347,21 +348,46 @@ pub(crate) fn execute_on_device(
         KernelCompiler::Cuda(ordinal)
     };
     let t0 = Instant::now();
-    let (sched, compiled, stats, inputs, scheduled) = if dump {
-        let sched = Arc::new(schedule_of(graph, targets, &[], true)?);
+    let donate: Vec<InputId> = donated.keys().copied().collect();
+    let (sched, compiled, stats, inputs, order, scheduled) = if dump {
+        let sched = Arc::new(schedule_of(graph, targets, &donate, true)?);
         dump_schedule(graph, targets, &sched, true);
         let (compiled, stats) = resident::compile(&sched, math_mode()?, ordinal)?;
-        (sched, Arc::new(compiled), stats, arrays.clone(), true)
+        (sched, Arc::new(compiled), stats, arrays.clone(), None, true)
     } else {
-        let c = cached_schedule(graph, targets, arrays, &[], compiler, true)?;
-        (c.schedule, c.compiled, c.stats, c.inputs, c.scheduled)
+        let c = cached_schedule(graph, targets, arrays, &donate, compiler, true)?;
+        (
+            c.schedule,
+            c.compiled,
+            c.stats,
+            c.inputs,
+            Some(c.order),
+            c.scheduled,
+        )
     };
     // Under the emulation this is what proves the device's kernels compile for a GPU.
     if scheduled && crate::cuda_check::cuda_compile_check() {
         crate::cuda_check::check(&sched, math_mode()?)?;
     }
     let schedule_time = t0.elapsed();
-    let (outs, stats) = resident::run(&sched, &compiled, ordinal, &inputs, stats)?;
+    // The cached schedule numbers inputs by first appearance: so do the donated
+    // arrays, and the ones it leaves (or hands back) return under their own ids.
+    let ran = match &order {
+        None => resident::run(&sched, &compiled, ordinal, &inputs, donated, stats),
+        Some(order) => {
+            let mut renumbered: HashMap<InputId, Arc<DeviceArray>> = order
+                .iter()
+                .enumerate()
+                .filter_map(|(k, id)| donated.remove(id).map(|a| (InputId(k as u64), a)))
+                .collect();
+            let ran = resident::run(&sched, &compiled, ordinal, &inputs, &mut renumbered, stats);
+            for (k, a) in renumbered {
+                donated.insert(order[k.0 as usize], a);
+            }
+            ran
+        }
+    };
+    let (outs, stats) = ran?;
     report(&stats, &sched, schedule_time, scheduled, false);
     Ok(outs)
 }

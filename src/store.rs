@@ -344,6 +344,7 @@ impl Store {
                                 arrays: HashMap::new(),
                                 inputs,
                                 donated: HashMap::new(),
+                                donated_arrays: HashMap::new(),
                                 donated_ids: Vec::new(),
                                 dump,
                                 cached: Cached::Hit(hit),
@@ -390,9 +391,24 @@ impl Store {
         }
         if let Device::Cuda(ordinal) = device {
             // Every buffer the graph reads lives on this device (the ops moved
-            // zero-dim CPU tensors here); nothing is donated yet on a device.
+            // zero-dim CPU tensors here). In-place writes take the arrays nobody else
+            // needs, as on the CPU.
+            let mut donated_arrays = HashMap::new();
+            for id in self.donations(&order) {
+                if !read.contains(&id) {
+                    continue;
+                }
+                if let Some(mut a) = self.device_arrays.remove(&id) {
+                    if a.ordinal() == ordinal && Arc::get_mut(&mut a).is_some() {
+                        self.in_flight.insert(id);
+                        donated_arrays.insert(id, a);
+                    } else {
+                        self.device_arrays.insert(id, a);
+                    }
+                }
+            }
             let mut arrays = HashMap::new();
-            for id in &read {
+            for id in read.iter().filter(|id| !donated_arrays.contains_key(*id)) {
                 match self.device_arrays.get(id) {
                     Some(a) if a.ordinal() == ordinal => {
                         arrays.insert(*id, a.clone());
@@ -426,7 +442,8 @@ impl Store {
                 arrays,
                 inputs: HashMap::new(),
                 donated: HashMap::new(),
-                donated_ids: Vec::new(),
+                donated_ids: donated_arrays.keys().copied().collect(),
+                donated_arrays,
                 dump,
                 cached: Cached::Off,
             }));
@@ -470,6 +487,7 @@ impl Store {
             inputs,
             donated_ids: donated.keys().copied().collect(),
             donated,
+            donated_arrays: HashMap::new(),
             dump,
             cached: match probe {
                 Some(p) => Cached::Miss(p),
@@ -567,6 +585,9 @@ impl Store {
         for (id, buf) in plan.donated.drain() {
             self.buffers.insert(id, buf);
         }
+        for (id, a) in plan.donated_arrays.drain() {
+            self.device_arrays.insert(id, a);
+        }
         for id in plan.donated_ids.drain(..) {
             self.in_flight.remove(&id);
         }
@@ -614,6 +635,8 @@ struct Plan {
     inputs: HashMap<InputId, Arc<Buffer>>,
     /// buffers given up to in-place writes (the executor takes the ones it writes)
     donated: HashMap<InputId, Arc<Buffer>>,
+    /// device arrays given up to in-place writes (a realize on a CUDA device)
+    donated_arrays: HashMap<InputId, Arc<DeviceArray>>,
     /// every input donated, in flight until the plan is installed or abandoned
     donated_ids: Vec<InputId>,
     dump: bool,
@@ -671,6 +694,7 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
             (_, Device::Cuda(ordinal)) => crate::backend::execute_on_device(
                 &plan.graph,
                 &plan.arrays,
+                &mut plan.donated_arrays,
                 &plan.targets,
                 ordinal,
                 plan.dump,

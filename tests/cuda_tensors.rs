@@ -449,3 +449,50 @@ fn long_reductions_split_on_the_device() {
             .unwrap()
     );
 }
+
+/// In-place writes on a device store into the storage's own array when nothing else
+/// needs its old version (no copy kernel), and copy it when something does.
+#[test]
+fn in_place_writes_on_the_device_reuse_the_array() {
+    if !have_device() {
+        return;
+    }
+    let x = Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[3, 4])
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
+    x.select(0, 1).unwrap().add_(100.0).unwrap();
+    x.realize().unwrap();
+    let stats = lazyfuse::last_realize_stats();
+    assert_eq!((stats.in_place, stats.kernels), (1, 1), "{stats:?}");
+    let want: Vec<f32> = (0..12)
+        .map(|i| {
+            if (4..8).contains(&i) {
+                i as f32 + 100.0
+            } else {
+                i as f32
+            }
+        })
+        .collect();
+    assert_eq!(f32s(&x), want);
+    // A clone of the old values keeps the old version alive: the write copies.
+    let y = Tensor::from_vec(vec![1.0f32, 2.0], &[2])
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
+    let old = y.mul(1).unwrap();
+    y.add_(1.0).unwrap();
+    assert_eq!(f32s(&y), vec![2.0, 3.0]);
+    assert_eq!(f32s(&old), vec![1.0, 2.0]);
+    // A failed in-place realize leaves the tensor's values readable.
+    let z = Tensor::from_vec(vec![6i32, 8], &[2])
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
+    let zero = Tensor::from_vec(vec![0i32, 2], &[2])
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
+    z.floor_divide_(&zero).unwrap();
+    assert!(z.realize().is_err());
+}

@@ -272,10 +272,13 @@ struct PendingStatus {
 
 /// Runs `schedule` on `cuda:ordinal` with the kernels of `compiled` (from [`compile`]
 /// for this schedule and device). `inputs` holds the arrays its `BufKind::Input`
-/// buffers name (a `BufKind::Donated` buffer is read from there too and copied before
-/// it is written: device realizes write no storage in place yet); the result holds
-/// one array per target. A kernel's status (integer division by zero, an index out of
-/// range) is the op's error, as on the CPU.
+/// buffers name; `donated` holds arrays the caller gave up, as
+/// [`crate::exec::run_donating`]'s buffers: a `BufKind::Donated` array taken from
+/// there is written in place when this run holds it alone (else, or when it is only
+/// in `inputs`, it is copied on the device before the first write); on an error the
+/// ones no step wrote go back into the map. The result holds one array per target. A
+/// kernel's status (integer division by zero, an index out of range) is the op's
+/// error, as on the CPU.
 ///
 /// # Errors
 /// A missing input, an input on another device, a device error, or a kernel's status.
@@ -284,6 +287,7 @@ pub fn run(
     compiled: &CompiledSchedule,
     ordinal: usize,
     inputs: &HashMap<InputId, Arc<DeviceArray>>,
+    donated: &mut HashMap<InputId, Arc<DeviceArray>>,
     mut stats: RunStats,
 ) -> Result<(Vec<Arc<DeviceArray>>, RunStats)> {
     if compiled.steps() != schedule.steps.len() {
@@ -301,101 +305,65 @@ pub fn run(
             last_use[b.0 as usize] = i;
         }
     }
+    // Every input checked before a donated array is taken (an error gives it back).
+    for decl in &schedule.buffers {
+        if let BufKind::Input(id) | BufKind::Donated(id) = decl.kind {
+            let a = inputs
+                .get(&id)
+                .or_else(|| donated.get(&id))
+                .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?;
+            if a.ordinal != ordinal || a.is_emulated() != emulation {
+                return Err(Error::Cuda(format!(
+                    "an input on {a:?} was given to a run on cuda:{ordinal}{}",
+                    if emulation { " (emulated)" } else { "" }
+                )));
+            }
+        }
+    }
     let mut slots: Vec<Option<Arc<DeviceArray>>> = Vec::with_capacity(schedule.buffers.len());
+    // The donated arrays taken, by slot: one still in its slot at the end was
+    // written in place.
+    let mut taken: Vec<(usize, *const DeviceArray)> = Vec::new();
     for decl in &schedule.buffers {
         slots.push(match decl.kind {
             BufKind::Input(id) | BufKind::Donated(id) => {
-                let a = inputs
-                    .get(&id)
-                    .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?;
-                if a.ordinal != ordinal || a.is_emulated() != emulation {
-                    return Err(Error::Cuda(format!(
-                        "an input on {a:?} was given to a run on cuda:{ordinal}{}",
-                        if emulation { " (emulated)" } else { "" }
-                    )));
+                let own = match decl.kind {
+                    BufKind::Donated(_) => donated.remove(&id),
+                    _ => None,
+                };
+                if let Some(a) = &own {
+                    taken.push((slots.len(), Arc::as_ptr(a)));
                 }
-                Some(a.clone())
+                own.or_else(|| inputs.get(&id).or_else(|| donated.get(&id)).cloned())
             }
             BufKind::Output(_) | BufKind::Temp if decl.len == 0 => {
-                Some(Arc::new(DeviceArray::alloc(ordinal, decl.dtype, 0, false)?))
+                match DeviceArray::alloc(ordinal, decl.dtype, 0, false) {
+                    Ok(a) => Some(Arc::new(a)),
+                    Err(e) => {
+                        give_back_unwritten(schedule, None, &mut slots, donated);
+                        return Err(e);
+                    }
+                }
             }
             BufKind::Output(_) | BufKind::Temp => None,
         });
     }
-    let mut pending: Vec<PendingStatus> = Vec::new();
-    for (i, step) in schedule.steps.iter().enumerate() {
-        let t0 = Instant::now();
-        let (name, bytes) = match step {
-            Step::Loop(k) => {
-                let (code, owner) = compiled.entry(i).ok_or_else(|| {
-                    Error::Malformed(format!("kernel {} was not compiled", k.name))
-                })?;
-                let bytes = run_loop(schedule, k, *code, owner, ordinal, &mut slots).map(
-                    |(bytes, status)| {
-                        if let Some(block) = status {
-                            pending.push(PendingStatus { step: i, block });
-                        }
-                        bytes
-                    },
-                )?;
-                (k.name.clone(), bytes)
-            }
-            Step::Extern(e) if on_device_blas(e, &slots) => {
-                let bytes = device_matmul(schedule, e, ordinal, &mut slots)?;
-                (format!("cublas {}", e.op.name()), bytes)
-            }
-            Step::Extern(e) => {
-                // The extern step reads values the kernels before it wrote: their
-                // errors come first.
-                check_statuses(schedule, ordinal, &mut pending)?;
-                let host = e
-                    .inputs
-                    .iter()
-                    .map(|b| match &slots[b.0 as usize] {
-                        Some(a) => a.to_host().map(Arc::new),
-                        None => Err(Error::Malformed(format!(
-                            "extern {} reads {b} before it was written",
-                            e.op.name()
-                        ))),
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let mut bytes: u64 = host
-                    .iter()
-                    .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
-                    .sum();
-                let out = extern_on_host(schedule, e, compiled.math(), host)?;
-                bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
-                slots[e.output.0 as usize] = Some(Arc::new(DeviceArray::upload(ordinal, &out)?));
-                (format!("extern {}", e.op.name()), bytes)
-            }
-        };
-        // On a GPU a step's time is its launch (kernels run asynchronously; the run's
-        // total waits for them).
-        stats.steps.push(StepTiming {
-            name,
-            time: t0.elapsed(),
-            bytes,
-        });
-        for b in step_buffers(step) {
-            let idx = b.0 as usize;
-            if last_use[idx] == i
-                && schedule.buffers[idx].kind == BufKind::Temp
-                && !schedule.outputs.contains(&b)
-            {
-                // Dropping returns the block to the device's allocator; the stream's
-                // order keeps its next user behind this step's kernels.
-                slots[idx] = None;
-            }
-        }
+    let steps = Steps {
+        schedule,
+        compiled,
+        ordinal,
+        emulation,
+        last_use: &last_use,
+    };
+    if let Err((failed, e)) = steps.run_all(&mut slots, &mut stats) {
+        give_back_unwritten(schedule, Some(failed), &mut slots, donated);
+        return Err(e);
     }
-    if pending.is_empty() && !emulation && !schedule.steps.is_empty() {
-        // No status to read (the last steps were library calls): wait all the same,
-        // so that a realize returns with its values computed and a fault of its
-        // work is its error.
-        device(ordinal)?.synchronize()?;
-    }
-    check_statuses(schedule, ordinal, &mut pending)?;
     stats.kernels = schedule.steps.len();
+    stats.in_place = taken
+        .iter()
+        .filter(|(idx, at)| slots[*idx].as_ref().is_some_and(|a| Arc::as_ptr(a) == *at))
+        .count();
     let outs = schedule
         .outputs
         .iter()
@@ -406,6 +374,147 @@ pub fn run(
         .collect::<Result<Vec<_>>>()?;
     stats.run = run_start.elapsed();
     Ok((outs, stats))
+}
+
+/// What the steps of one run share.
+struct Steps<'a> {
+    schedule: &'a Schedule,
+    compiled: &'a CompiledSchedule,
+    ordinal: usize,
+    emulation: bool,
+    last_use: &'a [usize],
+}
+
+impl Steps<'_> {
+    /// Runs every step, then waits for the device and reads the status blocks. An
+    /// error comes with the last step that had been issued when it surfaced.
+    fn run_all(
+        &self,
+        slots: &mut [Option<Arc<DeviceArray>>],
+        stats: &mut RunStats,
+    ) -> std::result::Result<(), (usize, Error)> {
+        let mut issued = 0;
+        self.issue(slots, stats, &mut issued)
+            .map_err(|e| (issued, e))
+    }
+
+    fn issue(
+        &self,
+        slots: &mut [Option<Arc<DeviceArray>>],
+        stats: &mut RunStats,
+        issued: &mut usize,
+    ) -> Result<()> {
+        let Steps {
+            schedule,
+            compiled,
+            ordinal,
+            emulation,
+            last_use,
+        } = *self;
+        let mut pending: Vec<PendingStatus> = Vec::new();
+        for (i, step) in schedule.steps.iter().enumerate() {
+            *issued = i;
+            let t0 = Instant::now();
+            let (name, bytes) = match step {
+                Step::Loop(k) => {
+                    let (code, owner) = compiled.entry(i).ok_or_else(|| {
+                        Error::Malformed(format!("kernel {} was not compiled", k.name))
+                    })?;
+                    let bytes = run_loop(schedule, k, *code, owner, ordinal, slots).map(
+                        |(bytes, status)| {
+                            if let Some(block) = status {
+                                pending.push(PendingStatus { step: i, block });
+                            }
+                            bytes
+                        },
+                    )?;
+                    (k.name.clone(), bytes)
+                }
+                Step::Extern(e) if on_device_blas(e, slots) => {
+                    let bytes = device_matmul(schedule, e, ordinal, slots)?;
+                    (format!("cublas {}", e.op.name()), bytes)
+                }
+                Step::Extern(e) => {
+                    // The extern step reads values the kernels before it wrote: their
+                    // errors come first.
+                    check_statuses(schedule, ordinal, &mut pending)?;
+                    let host = e
+                        .inputs
+                        .iter()
+                        .map(|b| match &slots[b.0 as usize] {
+                            Some(a) => a.to_host().map(Arc::new),
+                            None => Err(Error::Malformed(format!(
+                                "extern {} reads {b} before it was written",
+                                e.op.name()
+                            ))),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let mut bytes: u64 = host
+                        .iter()
+                        .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
+                        .sum();
+                    let out = extern_on_host(schedule, e, compiled.math(), host)?;
+                    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
+                    slots[e.output.0 as usize] =
+                        Some(Arc::new(DeviceArray::upload(ordinal, &out)?));
+                    (format!("extern {}", e.op.name()), bytes)
+                }
+            };
+            // On a GPU a step's time is its launch (kernels run asynchronously; the run's
+            // total waits for them).
+            stats.steps.push(StepTiming {
+                name,
+                time: t0.elapsed(),
+                bytes,
+            });
+            for b in step_buffers(step) {
+                let idx = b.0 as usize;
+                if last_use[idx] == i
+                    && schedule.buffers[idx].kind == BufKind::Temp
+                    && !schedule.outputs.contains(&b)
+                {
+                    // Dropping returns the block to the device's allocator; the stream's
+                    // order keeps its next user behind this step's kernels.
+                    slots[idx] = None;
+                }
+            }
+        }
+        if pending.is_empty() && !emulation && !schedule.steps.is_empty() {
+            // No status to read (the last steps were library calls): wait all the same,
+            // so that a realize returns with its values computed and a fault of its
+            // work is its error.
+            device(ordinal)?.synchronize()?;
+        }
+        check_statuses(schedule, ordinal, &mut pending)?;
+        Ok(())
+    }
+}
+
+/// After a failed run: hands back to `donated` the taken arrays that no step up to
+/// `failed` (`None`: none ran) writes (their contents are the old version, untouched);
+/// a written one is dropped, its old contents gone.
+fn give_back_unwritten(
+    schedule: &Schedule,
+    failed: Option<usize>,
+    slots: &mut [Option<Arc<DeviceArray>>],
+    donated: &mut HashMap<InputId, Arc<DeviceArray>>,
+) {
+    let ran = failed.map_or(0, |f| f + 1);
+    for (idx, decl) in schedule.buffers.iter().enumerate() {
+        let BufKind::Donated(id) = decl.kind else {
+            continue;
+        };
+        let b = BufId(idx as u32);
+        let written = schedule.steps[..ran.min(schedule.steps.len())]
+            .iter()
+            .any(|s| match s {
+                Step::Loop(k) => k.params.iter().any(|p| p.buf == b && p.writes),
+                Step::Extern(e) => e.output == b,
+            });
+        if let (false, Some(a)) = (written, slots.get_mut(idx).and_then(Option::take)) {
+            donated.entry(id).or_insert(a);
+        }
+    }
 }
 
 /// Whether extern step `e` is a float matmul that cuBLAS runs on the device: its
