@@ -17,7 +17,7 @@
 //!
 //! Realizes with in-place writes (a `write_view` in the graph: donations depend on
 //! the store's state, not only the structure), IR dumps and the interpreter backend
-//! never use the cache.
+//! never use the cache. Realizes on a CUDA device use it too, under their own flags.
 
 use crate::error::Result;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
@@ -76,6 +76,10 @@ pub(crate) struct Flags {
     pub(crate) passes: bool,
     pub(crate) fuse: bool,
     pub(crate) math: MathMode,
+    /// where the realize runs (a device's schedule and kernels differ)
+    pub(crate) device: crate::Device,
+    /// whether that device is the host emulation of `cuda:0`
+    pub(crate) emulated: bool,
 }
 
 /// One node of a stored key.
@@ -381,12 +385,14 @@ pub(crate) fn enabled() -> bool {
     *ON
 }
 
-/// The settings of a realize now.
-pub(crate) fn current_flags() -> Result<Flags> {
+/// The settings of a realize on `device` now.
+pub(crate) fn current_flags(device: crate::Device) -> Result<Flags> {
     Ok(Flags {
         passes: crate::store::passes_enabled(),
         fuse: crate::backend::fuse_enabled(),
         math: crate::backend::math_mode()?,
+        device,
+        emulated: device != crate::Device::Cpu && lazyfuse_runtime::resident::emulated(),
     })
 }
 
@@ -451,6 +457,8 @@ mod tests {
             passes: false,
             fuse: false,
             math: MathMode::Exact,
+            device: crate::Device::Cpu,
+            emulated: false,
         };
         let fast = Flags {
             math: MathMode::Fast,
@@ -466,5 +474,10 @@ mod tests {
         assert!(!same(s(2.5), (Scalar::Float(2.5), DType::F64), f, f));
         assert!(!same(s(2.5), (Scalar::Int(2), DType::F32), f, f));
         assert!(!same(s(2.5), s(2.5), f, fast));
+        let gpu = Flags {
+            device: crate::Device::Cuda(0),
+            ..f
+        };
+        assert!(!same(s(2.5), s(2.5), f, gpu), "a device's entry is its own");
     }
 }

@@ -310,29 +310,43 @@ impl Store {
         // (donations depend on the store's state) and dumps take the full path.
         let mut probe = None;
         if !dump
-            && device == Device::Cpu
             && crate::realize_cache::enabled()
-            && matches!(crate::backend::cpu_backend(), Ok(crate::CpuBackend::Jit))
+            && (device != Device::Cpu
+                || matches!(crate::backend::cpu_backend(), Ok(crate::CpuBackend::Jit)))
             && !order
                 .iter()
                 .any(|&n| matches!(self.graph.node(n).op, Op::WriteView(_)))
         {
-            if let Ok(flags) = crate::realize_cache::current_flags() {
+            if let Ok(flags) = crate::realize_cache::current_flags(device) {
                 match crate::realize_cache::lookup(&self.graph, &order, &targets, flags) {
                     Ok(hit) => {
                         if hit.used.iter().any(|id| self.in_flight.contains(id)) {
                             return Planned::Busy;
                         }
-                        let inputs: Option<HashMap<InputId, Arc<Buffer>>> = hit
-                            .used
-                            .iter()
-                            .enumerate()
-                            .map(|(k, id)| {
-                                self.buffers.get(id).map(|b| (InputId(k as u64), b.clone()))
-                            })
-                            .collect();
+                        let renumber = |k: usize| InputId(k as u64);
+                        let (inputs, arrays) = if device == Device::Cpu {
+                            let inputs: Option<HashMap<InputId, Arc<Buffer>>> = hit
+                                .used
+                                .iter()
+                                .enumerate()
+                                .map(|(k, id)| {
+                                    self.buffers.get(id).map(|b| (renumber(k), b.clone()))
+                                })
+                                .collect();
+                            (inputs, Some(HashMap::new()))
+                        } else {
+                            let arrays: Option<HashMap<InputId, Arc<DeviceArray>>> = hit
+                                .used
+                                .iter()
+                                .enumerate()
+                                .map(|(k, id)| {
+                                    self.device_arrays.get(id).map(|a| (renumber(k), a.clone()))
+                                })
+                                .collect();
+                            (Some(HashMap::new()), arrays)
+                        };
                         // A missing buffer is the full path's error to report.
-                        if let Some(inputs) = inputs {
+                        if let (Some(inputs), Some(arrays)) = (inputs, arrays) {
                             for &t in &targets {
                                 self.graph.pin(t);
                             }
@@ -341,7 +355,7 @@ impl Store {
                                 targets: Vec::new(),
                                 store_targets: targets,
                                 device,
-                                arrays: HashMap::new(),
+                                arrays,
                                 inputs,
                                 donated: HashMap::new(),
                                 donated_arrays: HashMap::new(),
@@ -445,7 +459,7 @@ impl Store {
                 donated_ids: donated_arrays.keys().copied().collect(),
                 donated_arrays,
                 dump,
-                cached: Cached::Off,
+                cached: probe.map_or(Cached::Off, Cached::Miss),
             }));
         }
         if let Some(a) = read.iter().find_map(|id| self.device_arrays.get(id)) {
@@ -687,10 +701,17 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
     let host = |outs: Vec<Arc<Buffer>>| outs.into_iter().map(Realized::Host).collect::<Vec<_>>();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         match (&plan.cached, plan.device) {
-            (Cached::Hit(hit), _) => {
+            (Cached::Hit(hit), Device::Cpu) => {
                 crate::backend::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs)
                     .map(|outs| (host(outs), None))
             }
+            (Cached::Hit(hit), Device::Cuda(ordinal)) => crate::backend::execute_hit_on_device(
+                &hit.schedule,
+                &hit.compiled,
+                &plan.arrays,
+                ordinal,
+            )
+            .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None)),
             (_, Device::Cuda(ordinal)) => crate::backend::execute_on_device(
                 &plan.graph,
                 &plan.arrays,
@@ -699,7 +720,7 @@ pub(crate) fn realize(storage: &Storage) -> Result<()> {
                 ordinal,
                 plan.dump,
             )
-            .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None)),
+            .map(|(outs, ran)| (outs.into_iter().map(Realized::Device).collect(), ran)),
             (Cached::Off | Cached::Miss(_), Device::Cpu) => crate::backend::execute(
                 &plan.graph,
                 &plan.inputs,

@@ -461,6 +461,15 @@ fn in_place_writes_on_the_device_reuse_the_array() {
         .unwrap()
         .to_device(GPU)
         .unwrap();
+    // Rebuilding and realizing the same computation on the device takes its recorded
+    // schedule (the realize cache), as on the CPU.
+    let build = || x.mul(3.0).unwrap().sin().unwrap().add(&x).unwrap();
+    let first = f32s(&build());
+    build().realize().unwrap();
+    let again = build();
+    again.realize().unwrap();
+    assert!(lazyfuse::last_realize_stats().reused);
+    assert_eq!(f32s(&again), first);
     x.select(0, 1).unwrap().add_(100.0).unwrap();
     x.realize().unwrap();
     let stats = lazyfuse::last_realize_stats();
