@@ -505,3 +505,34 @@ fn in_place_writes_on_the_device_reuse_the_array() {
     z.floor_divide_(&zero).unwrap();
     assert!(z.realize().is_err());
 }
+
+/// Results an op makes without reading its input (constants) stay on the input's
+/// device: the indices of a zero-dim cummax, `x ** 0`, a pad that keeps nothing, an
+/// empty complex reduction, `full_like`. (A random program found the first.)
+#[test]
+fn constant_results_stay_on_the_device() {
+    if !have_device() {
+        return;
+    }
+    let s = Tensor::scalar(2.5f32).to_device(GPU).unwrap();
+    let (v, i) = s.cummax(-1).unwrap();
+    assert_eq!((v.device(), i.device()), (GPU, GPU));
+    assert_eq!(i.to_vec::<i64>().unwrap(), vec![0]);
+    let x = Tensor::from_vec(vec![3.0f32, -1.0], &[2])
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
+    let ones = x.pow(0).unwrap();
+    assert_eq!((ones.device(), f32s(&ones)), (GPU, vec![1.0, 1.0]));
+    let padded = x.pad(&[-2, 1], 7.0).unwrap();
+    assert_eq!((padded.device(), f32s(&padded)), (GPU, vec![7.0]));
+    let empty = Tensor::zeros(&[0, 2], DType::C64).to_device(GPU).unwrap();
+    assert_eq!(
+        empty
+            .amax(&[0], false)
+            .unwrap_or_else(|_| empty.clone())
+            .device(),
+        GPU
+    );
+    assert_eq!(x.full_like(4, None).unwrap().device(), GPU);
+}

@@ -120,7 +120,14 @@ pub(crate) fn pow_shortcut_node(
     shape: &[usize],
 ) -> Result<NodeId> {
     match shortcut {
-        PowShortcut::Ones => Ok(store.add(Op::Full(Scalar::Int(1)), dtype, shape.to_vec(), &[])),
+        PowShortcut::Ones => {
+            // A constant result stays on the base's device.
+            let ones = store.add(Op::Full(Scalar::Int(1)), dtype, shape.to_vec(), &[]);
+            if let Some(t) = base.tensor() {
+                store.set_device(ones, t.device());
+            }
+            Ok(ones)
+        }
         PowShortcut::Base => operand_node(store, base, dtype, shape),
     }
 }

@@ -877,6 +877,7 @@ impl Tensor {
         }
         with_store(|s| {
             let full = s.add(Op::Full(value), self.dtype(), out.clone(), &[]);
+            s.set_device(full, self.device());
             if numel(&kept.shape) == 0 {
                 return Ok(Tensor::from_node(s, full));
             }

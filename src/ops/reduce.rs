@@ -80,6 +80,7 @@ impl Tensor {
             // does not fire either: the result is empty, of the input dtype.
             return with_store(|s| {
                 let node = s.add(Op::Full(Scalar::Int(0)), self.dtype(), out_shape, &[]);
+                s.set_device(node, self.device());
                 Ok(Tensor::from_node(s, node))
             });
         }

@@ -119,6 +119,7 @@ impl Tensor {
             let shape = self.shape();
             let idx = with_store(|s| {
                 let node = s.add(Op::Full(Scalar::Int(0)), DType::I64, shape, &[]);
+                s.set_device(node, self.device());
                 Tensor::from_node(s, node)
             });
             return Ok((empty, idx));
