@@ -536,3 +536,32 @@ fn constant_results_stay_on_the_device() {
     );
     assert_eq!(x.full_like(4, None).unwrap().device(), GPU);
 }
+
+/// Threads build and realize device tensors at once: each gets its own values.
+#[test]
+fn threads_realize_device_tensors_at_once() {
+    if !have_device() {
+        return;
+    }
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let x = Tensor::from_vec((0..64).map(|i| (i + t) as f32).collect(), &[8, 8])
+                    .unwrap()
+                    .to_device(GPU)
+                    .unwrap();
+                let mut acc = x.clone();
+                for _ in 0..5 {
+                    acc = acc.add(&x).unwrap().mul(0.5).unwrap().realize().unwrap();
+                }
+                (t, acc.sum(&[], false).unwrap().to_vec::<f32>().unwrap()[0])
+            })
+        })
+        .collect();
+    for h in handles {
+        let (t, got) = h.join().unwrap();
+        // acc stays x (the mean of x and x), so the sum is sum(x).
+        let want: f32 = (0..64).map(|i| (i + t) as f32).sum();
+        assert_eq!(got, want, "thread {t}");
+    }
+}

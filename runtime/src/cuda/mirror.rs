@@ -1,14 +1,16 @@
-//! Loop kernels run on `cuda:0` for host-resident buffers: the CPU executor's
-//! schedule runner with the kernel calls replaced by GPU launches
-//! ([`crate::exec::KernelCompiler::Cuda`], the facade's `CpuBackend::Cuda`).
+//! The process's GPU handles ([`device`]) and batches of generated kernels loaded on
+//! a GPU ([`DeviceKernels`]), which both GPU executors launch: the device-resident
+//! one of CUDA tensors ([`crate::resident`]), and the mirrored one here, which runs
+//! loop kernels on `cuda:0` for host-resident buffers (the CPU executor's schedule
+//! runner with the kernel calls replaced by GPU launches,
+//! [`crate::exec::KernelCompiler::Cuda`], the facade's `CpuBackend::Cuda`).
 //!
-//! Each launch copies the kernel's params to the device, runs the generated CUDA C
-//! (`lazyfuse_codegen::cuda`, compiled by NVRTC for the device's architecture and
-//! loaded once per batch), and copies the written params and the status block back.
-//! Everything else (buffers, extern steps, in-place writes, status errors) is the CPU
-//! executor's. The copies make it slow: it exists to check the GPU code path on whole
-//! workloads (the conformance corpus, the differential tests) until tensors live on
-//! the device.
+//! A mirrored launch copies the kernel's params to the device, runs the generated
+//! CUDA C (`lazyfuse_codegen::cuda`, compiled by NVRTC for the device's architecture
+//! and loaded once per batch), and copies the written params and the status block
+//! back. Everything else (buffers, extern steps, in-place writes, status errors) is
+//! the CPU executor's. The copies make it slow: it is a second check of the GPU
+//! code on whole workloads, with the CPU executor's buffers and steps around it.
 
 use super::{CudaDevice, DeviceBuffer, KernelArg, LaunchDims, Module};
 use crate::error::{Error, Result};
