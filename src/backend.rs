@@ -268,36 +268,15 @@ pub(crate) fn execute(
                 crate::cuda_check::check(&sched, math_mode()?)?;
             }
             let schedule_time = t0.elapsed();
-            // The cached schedule numbers inputs by first appearance: so do the
-            // donated buffers, and the ones it leaves (or hands back) return under
-            // their own ids.
-            let ran = match &back {
-                None => lazyfuse_runtime::exec::run_compiled(
+            let ran = with_renumbered(back.as_deref(), donated, |donated| {
+                lazyfuse_runtime::exec::run_compiled(
                     &sched,
                     &compiled,
                     &inputs,
                     donated,
                     compile_stats,
-                ),
-                Some(order) => {
-                    let mut renumbered: HashMap<InputId, Arc<Buffer>> = order
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(k, id)| donated.remove(id).map(|b| (InputId(k as u64), b)))
-                        .collect();
-                    let ran = lazyfuse_runtime::exec::run_compiled(
-                        &sched,
-                        &compiled,
-                        &inputs,
-                        &mut renumbered,
-                        compile_stats,
-                    );
-                    for (k, b) in renumbered {
-                        donated.insert(order[k.0 as usize], b);
-                    }
-                    ran
-                }
-            };
+                )
+            });
             let (outs, stats) = ran?;
             report(&stats, &sched, schedule_time, scheduled, false);
             let ran = back.map(|order| Ran {
@@ -370,23 +349,9 @@ pub(crate) fn execute_on_device(
         crate::cuda_check::check(&sched, math_mode()?)?;
     }
     let schedule_time = t0.elapsed();
-    // The cached schedule numbers inputs by first appearance: so do the donated
-    // arrays, and the ones it leaves (or hands back) return under their own ids.
-    let ran = match &order {
-        None => resident::run(&sched, &compiled, ordinal, &inputs, donated, stats),
-        Some(order) => {
-            let mut renumbered: HashMap<InputId, Arc<DeviceArray>> = order
-                .iter()
-                .enumerate()
-                .filter_map(|(k, id)| donated.remove(id).map(|a| (InputId(k as u64), a)))
-                .collect();
-            let ran = resident::run(&sched, &compiled, ordinal, &inputs, &mut renumbered, stats);
-            for (k, a) in renumbered {
-                donated.insert(order[k.0 as usize], a);
-            }
-            ran
-        }
-    };
+    let ran = with_renumbered(order.as_deref(), donated, |donated| {
+        resident::run(&sched, &compiled, ordinal, &inputs, donated, stats)
+    });
     let (outs, stats) = ran?;
     report(&stats, &sched, schedule_time, scheduled, false);
     // What the realize cache records (a donating realize never reaches it).
@@ -420,6 +385,29 @@ pub(crate) fn execute_hit_on_device(
     )?;
     report(&stats, schedule, std::time::Duration::ZERO, false, true);
     Ok(outs)
+}
+
+/// Runs `run` on the donated buffers numbered the way a cached schedule names its
+/// inputs (by first appearance: `order`, `None` for a fresh schedule that uses the
+/// graph's own ids); the ones it leaves (or hands back) return under their own ids.
+fn with_renumbered<B, R>(
+    order: Option<&[InputId]>,
+    donated: &mut HashMap<InputId, B>,
+    run: impl FnOnce(&mut HashMap<InputId, B>) -> R,
+) -> R {
+    let Some(order) = order else {
+        return run(donated);
+    };
+    let mut renumbered: HashMap<InputId, B> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(k, id)| donated.remove(id).map(|b| (InputId(k as u64), b)))
+        .collect();
+    let ran = run(&mut renumbered);
+    for (k, b) in renumbered {
+        donated.insert(order[k.0 as usize], b);
+    }
+    ran
 }
 
 /// Runs a schedule the realize cache had (see `crate::realize_cache`): `inputs` are

@@ -469,16 +469,10 @@ pub fn run_compiled(
             time: t0.elapsed(),
             bytes,
         });
-        for b in step_buffers(step) {
-            let idx = b.0 as usize;
-            if last_use[idx] == i
-                && schedule.buffers[idx].kind == BufKind::Temp
-                && !schedule.outputs.contains(&b)
-            {
-                // A dead temporary's memory serves the next allocation of its size.
-                if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
-                    crate::buffer_cache::recycle(buf);
-                }
+        for idx in dead_temps(schedule, &last_use, i, step) {
+            // A dead temporary's memory serves the next allocation of its size.
+            if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
+                crate::buffer_cache::recycle(buf);
             }
         }
     }
@@ -522,6 +516,25 @@ fn give_back_unwritten(
             donated.insert(id, buf);
         }
     }
+}
+
+/// The temporaries (by slot) that step `i` reads or writes last: dead after it.
+pub(crate) fn dead_temps(
+    schedule: &Schedule,
+    last_use: &[usize],
+    i: usize,
+    step: &Step,
+) -> Vec<usize> {
+    step_buffers(step)
+        .into_iter()
+        .filter(|b| {
+            let idx = b.0 as usize;
+            last_use[idx] == i
+                && schedule.buffers[idx].kind == BufKind::Temp
+                && !schedule.outputs.contains(b)
+        })
+        .map(|b| b.0 as usize)
+        .collect()
 }
 
 pub(crate) fn step_buffers(step: &Step) -> Vec<BufId> {

@@ -33,8 +33,8 @@ use crate::cuda::mirror::{device, DeviceKernels};
 use crate::cuda::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::exec::{
-    compile_using, extern_on_host, fully_overwrites, status_error, step_buffers, Code, CodeOwner,
-    CompiledSchedule, KernelCompiler, RunStats, StepTiming,
+    compile_using, dead_temps, extern_on_host, fully_overwrites, status_error, step_buffers, Code,
+    CodeOwner, CompiledSchedule, KernelCompiler, RunStats, StepTiming,
 };
 use lazyfuse_ir::kernel::{
     BufId, BufKind, ExternStep, LoopKernel, MathMode, Schedule, Step, STATUS_SLOTS,
@@ -467,16 +467,10 @@ impl Steps<'_> {
                 time: t0.elapsed(),
                 bytes,
             });
-            for b in step_buffers(step) {
-                let idx = b.0 as usize;
-                if last_use[idx] == i
-                    && schedule.buffers[idx].kind == BufKind::Temp
-                    && !schedule.outputs.contains(&b)
-                {
-                    // Dropping returns the block to the device's allocator; the stream's
-                    // order keeps its next user behind this step's kernels.
-                    slots[idx] = None;
-                }
+            for idx in dead_temps(schedule, last_use, i, step) {
+                // Dropping returns the block to the device's allocator; the stream's
+                // order keeps its next user behind this step's kernels.
+                slots[idx] = None;
             }
         }
         if pending.is_empty() && !emulation && !schedule.steps.is_empty() {
