@@ -161,11 +161,10 @@ pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
         "W3b" => w3b(s.side * 2),
         "W4" => vec![w4(s.side)],
         "W5" => vec![w5(s.side)],
-        "W6" => vec![
-            w6(s.mm[0], 1, "W6_1024", "≥ 0.8 of numpy sgemm"),
-            w6(s.mm[1], 1, "W6_2048", "(none)"),
-            w6(128, 64, "W6_batched", "(none)"),
-        ],
+        "W6" => w6_cases(s)
+            .into_iter()
+            .map(|(id, n, batch, target)| w6(n, batch, id, target))
+            .collect(),
         "W7" => vec![w7(s.t_side)],
         "W8" => vec![w8(s.n)],
         "W9" => vec![w9()],
@@ -331,6 +330,15 @@ pub fn w5(side: usize) -> Workload {
 /// PERF.md's numpy sgemm figure on this machine (2 threads), GFLOP/s: W6's
 /// reference (there is no Rust BLAS in this process to measure).
 pub const NUMPY_SGEMM_GFLOPS: f64 = 250.0;
+
+/// W6's products: id, side `n`, batch and target.
+pub fn w6_cases(s: &Sizes) -> [(&'static str, usize, usize, &'static str); 3] {
+    [
+        ("W6_1024", s.mm[0], 1, "≥ 0.8 of numpy sgemm"),
+        ("W6_2048", s.mm[1], 1, "(none)"),
+        ("W6_batched", 128, 64, "(none)"),
+    ]
+}
 
 /// W6 `[batch, n, n] @ [batch, n, n]` (no batch dim when `batch == 1`).
 pub fn w6(n: usize, batch: usize, id: &'static str, target: &'static str) -> Workload {

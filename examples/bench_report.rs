@@ -126,9 +126,9 @@ fn main() {
                         w.target = "≥ 0.85 of device copy (softmax ≥ 0.7)";
                         w.min_ratio = Some(if w.id == "W4" { 0.7 } else { 0.85 });
                     }
-                    Unit::Flops(f) => {
+                    Unit::Flops(_) => {
                         // W6: beside cuBLAS called directly on the same sizes.
-                        w.baseline = direct_cublas(f, w.id, &sizes);
+                        w.baseline = direct_cublas(w.id, &sizes);
                         w.target = "≥ 0.8 of cuBLAS called directly";
                         w.min_ratio = w.baseline.is_some().then_some(0.8);
                     }
@@ -191,20 +191,15 @@ fn main() {
 }
 
 /// Compile cost: the first realize of never-seen graphs minus a cached realize of
-/// cuBLAS called directly for W6's product of `flops` (`2 b n³`), the device
-/// baseline of matmul: `None` (after saying why) where cuBLAS is missing, and matmul
-/// runs as a generated kernel.
-fn direct_cublas(flops: f64, id: &str, sizes: &Sizes) -> Option<Box<dyn FnMut()>> {
+/// cuBLAS called directly for W6's product `id`, the device baseline of matmul:
+/// `None` (after saying why) where cuBLAS is missing, and matmul runs as a generated
+/// kernel.
+fn direct_cublas(id: &str, sizes: &Sizes) -> Option<Box<dyn FnMut()>> {
     if let Err(why) = lazyfuse_runtime::cuda::blas::cublas_version() {
         println!("{id:<11} no cuBLAS ({why}): a generated kernel, no baseline");
         return None;
     }
-    let (n, batch) = match id {
-        "W6_1024" => (sizes.mm[0], 1),
-        "W6_2048" => (sizes.mm[1], 1),
-        _ => (128, 64),
-    };
-    debug_assert_eq!(flops, 2.0 * (batch * n * n * n) as f64);
+    let (_, n, batch, _) = workloads::w6_cases(sizes).into_iter().find(|c| c.0 == id)?;
     let dev = lazyfuse_runtime::cuda::mirror::device(0).expect("the GPU checked above");
     let bytes = batch * n * n * 4;
     let a = dev.alloc_zeroed(bytes).expect("device memory");

@@ -238,35 +238,14 @@ pub(crate) fn execute(
         backend @ (CpuBackend::Jit | CpuBackend::CudaHost | CpuBackend::Cuda) => {
             let compiler = backend.compiler().unwrap_or_default();
             let t0 = Instant::now();
-            let donate: Vec<InputId> = donated.keys().copied().collect();
-            let (sched, compiled, compile_stats, inputs, back, scheduled) = if dump {
-                // A fresh schedule, so that the dump names this graph's nodes.
-                let sched = Arc::new(schedule_of(graph, targets, &donate, false)?);
-                dump_schedule(graph, targets, &sched, false);
-                let (compiled, stats) =
-                    lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
-                (
-                    sched,
-                    Arc::new(compiled),
-                    stats,
-                    buffers.clone(),
-                    None,
-                    true,
-                )
-            } else {
-                let c = cached_schedule(graph, targets, buffers, &donate, compiler, false)?;
-                (
-                    c.schedule,
-                    c.compiled,
-                    c.stats,
-                    c.inputs,
-                    Some(c.order),
-                    c.scheduled,
-                )
-            };
-            if scheduled && crate::cuda_check::cuda_compile_check() {
-                crate::cuda_check::check(&sched, math_mode()?)?;
-            }
+            let Cached {
+                schedule: sched,
+                compiled,
+                stats: compile_stats,
+                inputs,
+                order: back,
+                scheduled,
+            } = prepare(graph, targets, buffers, donated, compiler, false, dump)?;
             let schedule_time = t0.elapsed();
             let ran = with_renumbered(back.as_deref(), donated, |donated| {
                 lazyfuse_runtime::exec::run_compiled(
@@ -321,33 +300,16 @@ pub(crate) fn execute_on_device(
     ordinal: usize,
     dump: bool,
 ) -> Result<(Vec<Arc<DeviceArray>>, Option<Ran>)> {
-    let compiler = if resident::emulated() {
-        KernelCompiler::CudaHost
-    } else {
-        KernelCompiler::Cuda(ordinal)
-    };
     let t0 = Instant::now();
-    let donate: Vec<InputId> = donated.keys().copied().collect();
-    let (sched, compiled, stats, inputs, order, scheduled) = if dump {
-        let sched = Arc::new(schedule_of(graph, targets, &donate, true)?);
-        dump_schedule(graph, targets, &sched, true);
-        let (compiled, stats) = resident::compile(&sched, math_mode()?, ordinal)?;
-        (sched, Arc::new(compiled), stats, arrays.clone(), None, true)
-    } else {
-        let c = cached_schedule(graph, targets, arrays, &donate, compiler, true)?;
-        (
-            c.schedule,
-            c.compiled,
-            c.stats,
-            c.inputs,
-            Some(c.order),
-            c.scheduled,
-        )
-    };
-    // Under the emulation this is what proves the device's kernels compile for a GPU.
-    if scheduled && crate::cuda_check::cuda_compile_check() {
-        crate::cuda_check::check(&sched, math_mode()?)?;
-    }
+    let compiler = resident::kernel_compiler(ordinal);
+    let Cached {
+        schedule: sched,
+        compiled,
+        stats,
+        inputs,
+        order,
+        scheduled,
+    } = prepare(graph, targets, arrays, donated, compiler, true, dump)?;
     let schedule_time = t0.elapsed();
     let ran = with_renumbered(order.as_deref(), donated, |donated| {
         resident::run(&sched, &compiled, ordinal, &inputs, donated, stats)
@@ -567,10 +529,48 @@ struct Cached<B> {
     stats: RunStats,
     /// the input buffers, numbered as the schedule names them
     inputs: HashMap<InputId, B>,
-    /// the graph's inputs in the schedule's numbering order
-    order: Vec<InputId>,
+    /// the graph's inputs in the schedule's numbering order (`None`: a fresh
+    /// schedule, which names the graph's inputs by their own ids)
+    order: Option<Vec<InputId>>,
     /// whether the graph was scheduled now (a schedule cache miss)
     scheduled: bool,
+}
+
+/// What an executor runs for `graph`: with `dump`, a fresh schedule (so that the dump
+/// names this graph's nodes) printed and compiled; otherwise the schedule cache's
+/// ([`cached_schedule`]). A schedule made now is also compiled by NVRTC when the CUDA
+/// compile check is on (under the emulation, this is what proves a device's kernels
+/// compile for a GPU). `donated` names the inputs in-place writes may take.
+fn prepare<B: Clone>(
+    graph: &Graph,
+    targets: &[NodeId],
+    buffers: &HashMap<InputId, B>,
+    donated: &HashMap<InputId, B>,
+    compiler: KernelCompiler,
+    on_gpu: bool,
+    dump: bool,
+) -> Result<Cached<B>> {
+    let donate: Vec<InputId> = donated.keys().copied().collect();
+    let prepared = if dump {
+        let sched = Arc::new(schedule_of(graph, targets, &donate, on_gpu)?);
+        dump_schedule(graph, targets, &sched, on_gpu);
+        let (compiled, stats) =
+            lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
+        Cached {
+            schedule: sched,
+            compiled: Arc::new(compiled),
+            stats,
+            inputs: buffers.clone(),
+            order: None,
+            scheduled: true,
+        }
+    } else {
+        cached_schedule(graph, targets, buffers, &donate, compiler, on_gpu)?
+    };
+    if prepared.scheduled && crate::cuda_check::cuda_compile_check() {
+        crate::cuda_check::check(&prepared.schedule, math_mode()?)?;
+    }
+    Ok(prepared)
 }
 
 /// The schedule of `graph` and its compiled kernels from the cache (scheduling and
@@ -635,7 +635,7 @@ fn cached_schedule<B: Clone>(
             compiled: compiled.clone(),
             stats,
             inputs: renumbered,
-            order,
+            order: Some(order),
             scheduled: false,
         });
     }
@@ -673,7 +673,7 @@ fn cached_schedule<B: Clone>(
         compiled,
         stats,
         inputs: renumbered,
-        order,
+        order: Some(order),
         scheduled: true,
     })
 }

@@ -323,27 +323,13 @@ impl Store {
                         if hit.used.iter().any(|id| self.in_flight.contains(id)) {
                             return Planned::Busy;
                         }
-                        let renumber = |k: usize| InputId(k as u64);
                         let (inputs, arrays) = if device == Device::Cpu {
-                            let inputs: Option<HashMap<InputId, Arc<Buffer>>> = hit
-                                .used
-                                .iter()
-                                .enumerate()
-                                .map(|(k, id)| {
-                                    self.buffers.get(id).map(|b| (renumber(k), b.clone()))
-                                })
-                                .collect();
-                            (inputs, Some(HashMap::new()))
+                            (renumbered(&self.buffers, &hit.used), Some(HashMap::new()))
                         } else {
-                            let arrays: Option<HashMap<InputId, Arc<DeviceArray>>> = hit
-                                .used
-                                .iter()
-                                .enumerate()
-                                .map(|(k, id)| {
-                                    self.device_arrays.get(id).map(|a| (renumber(k), a.clone()))
-                                })
-                                .collect();
-                            (Some(HashMap::new()), arrays)
+                            (
+                                Some(HashMap::new()),
+                                renumbered(&self.device_arrays, &hit.used),
+                            )
                         };
                         // A missing buffer is the full path's error to report.
                         if let (Some(inputs), Some(arrays)) = (inputs, arrays) {
@@ -403,92 +389,30 @@ impl Store {
         if read.iter().any(|id| self.in_flight.contains(id)) {
             return Planned::Busy;
         }
-        if let Device::Cuda(ordinal) = device {
-            // Every buffer the graph reads lives on this device (the ops moved
-            // zero-dim CPU tensors here). In-place writes take the arrays nobody else
-            // needs, as on the CPU.
-            let mut donated_arrays = HashMap::new();
-            for id in self.donations(&order) {
-                if !read.contains(&id) {
-                    continue;
-                }
-                if let Some(mut a) = self.device_arrays.remove(&id) {
-                    if a.ordinal() == ordinal && Arc::get_mut(&mut a).is_some() {
-                        self.in_flight.insert(id);
-                        donated_arrays.insert(id, a);
-                    } else {
-                        self.device_arrays.insert(id, a);
-                    }
-                }
-            }
-            let mut arrays = HashMap::new();
-            for id in read.iter().filter(|id| !donated_arrays.contains_key(*id)) {
-                match self.device_arrays.get(id) {
-                    Some(a) if a.ordinal() == ordinal => {
-                        arrays.insert(*id, a.clone());
-                    }
-                    Some(a) => {
-                        return Planned::Failed(Error::device_mismatch(
-                            "realize",
-                            device,
-                            Device::Cuda(a.ordinal()),
-                        ))
-                    }
-                    None if self.buffers.contains_key(id) => {
-                        return Planned::Failed(Error::device_mismatch(
-                            "realize",
-                            device,
-                            Device::Cpu,
-                        ))
-                    }
-                    // The executor reports a missing buffer.
-                    None => {}
-                }
-            }
-            for &t in &targets {
-                self.graph.pin(t);
-            }
-            return Planned::Run(Box::new(Plan {
-                graph,
-                targets: copy_targets,
-                store_targets: targets,
-                device,
-                arrays,
-                inputs: HashMap::new(),
-                donated: HashMap::new(),
-                donated_ids: donated_arrays.keys().copied().collect(),
-                donated_arrays,
-                dump,
-                cached: probe.map_or(Cached::Off, Cached::Miss),
-            }));
+        // Every buffer the graph reads lives on its device (the ops moved zero-dim CPU
+        // tensors there); a buffer of another device is the ops' mismatch error.
+        if let Err(e) = self.check_devices(&read, device) {
+            return Planned::Failed(e);
         }
-        if let Some(a) = read.iter().find_map(|id| self.device_arrays.get(id)) {
-            return Planned::Failed(Error::device_mismatch(
-                "realize",
-                Device::Cpu,
-                Device::Cuda(a.ordinal()),
-            ));
-        }
-        let mut donated = HashMap::new();
-        for id in self.donations(&order) {
-            if !read.contains(&id) {
-                continue;
-            }
-            if let Some(mut buf) = self.buffers.remove(&id) {
-                // Only a buffer the store owns alone may be written: a reader
-                // elsewhere (a plan in flight, a caller's `Arc`) keeps it shared.
-                if Arc::get_mut(&mut buf).is_some() {
-                    self.in_flight.insert(id);
-                    donated.insert(id, buf);
-                } else {
-                    self.buffers.insert(id, buf);
-                }
-            }
-        }
-        let inputs = read
-            .iter()
-            .filter_map(|id| self.buffers.get(id).map(|b| (*id, b.clone())))
+        // In-place writes take the buffers nobody else needs (the donations).
+        let donations: Vec<InputId> = self
+            .donations(&order)
+            .into_iter()
+            .filter(|id| read.contains(id))
             .collect();
+        let (donated, inputs, donated_arrays, arrays) = match device {
+            Device::Cpu => {
+                let donated = take_donations(&mut self.buffers, &mut self.in_flight, &donations);
+                let inputs = shared(&self.buffers, &read);
+                (donated, inputs, HashMap::new(), HashMap::new())
+            }
+            Device::Cuda(_) => {
+                let donated =
+                    take_donations(&mut self.device_arrays, &mut self.in_flight, &donations);
+                let arrays = shared(&self.device_arrays, &read);
+                (HashMap::new(), HashMap::new(), donated, arrays)
+            }
+        };
         for &t in &targets {
             self.graph.pin(t);
         }
@@ -497,17 +421,38 @@ impl Store {
             targets: copy_targets,
             store_targets: targets,
             device,
-            arrays: HashMap::new(),
+            arrays,
             inputs,
-            donated_ids: donated.keys().copied().collect(),
+            donated_ids: donated
+                .keys()
+                .chain(donated_arrays.keys())
+                .copied()
+                .collect(),
             donated,
-            donated_arrays: HashMap::new(),
+            donated_arrays,
             dump,
             cached: match probe {
                 Some(p) => Cached::Miss(p),
                 None => Cached::Off,
             },
         }))
+    }
+
+    /// Checks that every buffer in `read` lives on `device` (a device array of its
+    /// ordinal, or a host buffer for the CPU); a missing one is the executor's to
+    /// report.
+    fn check_devices(&self, read: &[InputId], device: Device) -> Result<()> {
+        for id in read {
+            let found = match (self.buffers.contains_key(id), self.device_arrays.get(id)) {
+                (true, _) => Device::Cpu,
+                (false, Some(a)) => Device::Cuda(a.ordinal()),
+                (false, None) => continue,
+            };
+            if found != device {
+                return Err(Error::device_mismatch("realize", device, found));
+            }
+        }
+        Ok(())
     }
 
     /// The old versions this realize (the nodes `order`) may overwrite in place: the
@@ -634,6 +579,47 @@ pub(crate) enum Realized {
     Host(Arc<Buffer>),
     /// on a GPU
     Device(Arc<DeviceArray>),
+}
+
+/// Takes out of `map` the buffers of `ids` that the store holds alone (a reader
+/// elsewhere, a plan in flight or a caller's `Arc`, keeps one shared and in the map),
+/// marking them in flight: an in-place write may store into them.
+fn take_donations<B>(
+    map: &mut HashMap<InputId, Arc<B>>,
+    in_flight: &mut HashSet<InputId>,
+    ids: &[InputId],
+) -> HashMap<InputId, Arc<B>> {
+    let mut taken = HashMap::new();
+    for &id in ids {
+        if let Some(mut b) = map.remove(&id) {
+            if Arc::get_mut(&mut b).is_some() {
+                in_flight.insert(id);
+                taken.insert(id, b);
+            } else {
+                map.insert(id, b);
+            }
+        }
+    }
+    taken
+}
+
+/// The buffers of `ids` that `map` holds, shared with the plan.
+fn shared<B>(map: &HashMap<InputId, Arc<B>>, ids: &[InputId]) -> HashMap<InputId, Arc<B>> {
+    ids.iter()
+        .filter_map(|id| map.get(id).map(|b| (*id, b.clone())))
+        .collect()
+}
+
+/// The buffers of `used` numbered as a cached schedule names them (`used[k]` is its
+/// input `k`); `None` when one is missing.
+fn renumbered<B>(
+    map: &HashMap<InputId, Arc<B>>,
+    used: &[InputId],
+) -> Option<HashMap<InputId, Arc<B>>> {
+    used.iter()
+        .enumerate()
+        .map(|(k, id)| map.get(id).map(|b| (InputId(k as u64), b.clone())))
+        .collect()
 }
 
 /// A realize prepared under the store's lock and run outside it.

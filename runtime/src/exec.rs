@@ -501,21 +501,34 @@ fn give_back_unwritten(
     slots: &mut [Slot],
     donated: &mut HashMap<InputId, Arc<Buffer>>,
 ) {
-    for (idx, decl) in schedule.buffers.iter().enumerate() {
-        let BufKind::Donated(id) = decl.kind else {
-            continue;
-        };
-        let b = BufId(idx as u32);
-        let written = schedule.steps[..=failed].iter().any(|s| match s {
-            Step::Loop(k) => k.params.iter().any(|p| p.buf == b && p.writes),
-            Step::Extern(e) => e.output == b,
-        });
-        if let (false, Slot::Ready(buf)) =
-            (written, std::mem::replace(&mut slots[idx], Slot::Empty))
-        {
+    for (idx, id) in unwritten_donations(schedule, failed + 1) {
+        if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
             donated.insert(id, buf);
         }
     }
+}
+
+/// The donated buffers (slot and input id) that none of the first `steps_run` steps
+/// of `schedule` writes: after a failed run, their contents are still the old
+/// version, theirs to hand back.
+pub(crate) fn unwritten_donations(schedule: &Schedule, steps_run: usize) -> Vec<(usize, InputId)> {
+    let ran = &schedule.steps[..steps_run.min(schedule.steps.len())];
+    schedule
+        .buffers
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, decl)| match decl.kind {
+            BufKind::Donated(id) => Some((idx, id)),
+            _ => None,
+        })
+        .filter(|&(idx, _)| {
+            let b = BufId(idx as u32);
+            !ran.iter().any(|s| match s {
+                Step::Loop(k) => k.params.iter().any(|p| p.buf == b && p.writes),
+                Step::Extern(e) => e.output == b,
+            })
+        })
+        .collect()
 }
 
 /// The temporaries (by slot) that step `i` reads or writes last: dead after it.

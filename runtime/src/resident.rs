@@ -33,12 +33,10 @@ use crate::cuda::mirror::{device, DeviceKernels};
 use crate::cuda::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::exec::{
-    compile_using, dead_temps, extern_on_host, fully_overwrites, status_error, step_buffers, Code,
-    CodeOwner, CompiledSchedule, KernelCompiler, RunStats, StepTiming,
+    dead_temps, extern_on_host, fully_overwrites, status_error, step_buffers, unwritten_donations,
+    Code, CodeOwner, CompiledSchedule, KernelCompiler, RunStats, StepTiming,
 };
-use lazyfuse_ir::kernel::{
-    BufId, BufKind, ExternStep, LoopKernel, MathMode, Schedule, Step, STATUS_SLOTS,
-};
+use lazyfuse_ir::kernel::{BufId, BufKind, ExternStep, LoopKernel, Schedule, Step, STATUS_SLOTS};
 use lazyfuse_ir::{DType, InputId, Op};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -65,7 +63,18 @@ pub fn emulated() -> bool {
     match EMULATION.load(Ordering::Relaxed) {
         1 => true,
         2 => false,
-        _ => std::env::var_os("LAZYFUSE_CUDA_EMULATION").is_some_and(|v| v != "0"),
+        _ => {
+            // Read once: this is asked on every device realize. A racing
+            // `set_emulation` wins (the exchange only replaces "not set").
+            let on = std::env::var_os("LAZYFUSE_CUDA_EMULATION").is_some_and(|v| v != "0");
+            let _ = EMULATION.compare_exchange(
+                0,
+                if on { 1 } else { 2 },
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            EMULATION.load(Ordering::Relaxed) == 1
+        }
     }
 }
 
@@ -79,7 +88,7 @@ pub fn check_device(ordinal: usize) -> Result<()> {
     let count = if emulated() {
         1
     } else {
-        crate::cuda::device::device_count()?
+        crate::cuda::mirror::device_count()?
     };
     if ordinal >= count {
         return Err(Error::Cuda(format!(
@@ -245,23 +254,21 @@ impl DeviceArray {
     }
 }
 
-/// Compiles `schedule`'s loop kernels for `cuda:ordinal` (NVRTC, or the host build of
-/// the same CUDA C under the emulation), through the executor's kernel cache.
+/// What compiles the kernels of `cuda:ordinal`: NVRTC for the GPU, or under the
+/// emulation the host build of the same CUDA C. Pass it to
+/// [`crate::exec::compile_using`] for a schedule that [`run`] runs there.
 ///
-/// # Errors
-/// As [`check_device`], or a compile error with the source and the compiler's log.
-pub fn compile(
-    schedule: &Schedule,
-    math: MathMode,
-    ordinal: usize,
-) -> Result<(CompiledSchedule, RunStats)> {
-    check_device(ordinal)?;
-    let compiler = if emulated() {
+/// ```
+/// use lazyfuse_runtime::{exec::KernelCompiler, resident};
+/// resident::set_emulation(false);
+/// assert_eq!(resident::kernel_compiler(1), KernelCompiler::Cuda(1));
+/// ```
+pub fn kernel_compiler(ordinal: usize) -> KernelCompiler {
+    if emulated() {
         KernelCompiler::CudaHost
     } else {
         KernelCompiler::Cuda(ordinal)
-    };
-    compile_using(schedule, math, compiler)
+    }
 }
 
 /// A status block of a launched kernel, read after the last launch.
@@ -270,8 +277,8 @@ struct PendingStatus {
     block: DeviceBuffer,
 }
 
-/// Runs `schedule` on `cuda:ordinal` with the kernels of `compiled` (from [`compile`]
-/// for this schedule and device). `inputs` holds the arrays its `BufKind::Input`
+/// Runs `schedule` on `cuda:ordinal` with the kernels of `compiled` (compiled for this
+/// schedule by [`kernel_compiler`]`(ordinal)`). `inputs` holds the arrays its `BufKind::Input`
 /// buffers name; `donated` holds arrays the caller gave up, as
 /// [`crate::exec::run_donating`]'s buffers: a `BufKind::Donated` array taken from
 /// there is written in place when this run holds it alone (else, or when it is only
@@ -493,19 +500,8 @@ fn give_back_unwritten(
     slots: &mut [Option<Arc<DeviceArray>>],
     donated: &mut HashMap<InputId, Arc<DeviceArray>>,
 ) {
-    let ran = failed.map_or(0, |f| f + 1);
-    for (idx, decl) in schedule.buffers.iter().enumerate() {
-        let BufKind::Donated(id) = decl.kind else {
-            continue;
-        };
-        let b = BufId(idx as u32);
-        let written = schedule.steps[..ran.min(schedule.steps.len())]
-            .iter()
-            .any(|s| match s {
-                Step::Loop(k) => k.params.iter().any(|p| p.buf == b && p.writes),
-                Step::Extern(e) => e.output == b,
-            });
-        if let (false, Some(a)) = (written, slots.get_mut(idx).and_then(Option::take)) {
+    for (idx, id) in unwritten_donations(schedule, failed.map_or(0, |f| f + 1)) {
+        if let Some(a) = slots.get_mut(idx).and_then(Option::take) {
             donated.entry(id).or_insert(a);
         }
     }

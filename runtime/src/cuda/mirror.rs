@@ -25,9 +25,7 @@ use std::sync::OnceLock;
 /// "CUDA driver not found: …" without a driver, "no CUDA device cuda:N (found M)"
 /// for an ordinal the machine lacks, or the driver's error opening it.
 pub fn device(ordinal: usize) -> Result<&'static CudaDevice> {
-    static DEVICES: OnceLock<Vec<OnceLock<Result<CudaDevice>>>> = OnceLock::new();
-    let count = super::device::device_count()?;
-    let table = DEVICES.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
+    let table = devices()?;
     let slot = table.get(ordinal).ok_or_else(|| {
         Error::Cuda(format!(
             "no CUDA device cuda:{ordinal} (found {})",
@@ -37,6 +35,27 @@ pub fn device(ordinal: usize) -> Result<&'static CudaDevice> {
     slot.get_or_init(|| CudaDevice::new(ordinal))
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// One slot per GPU of the machine, counted once per process: [`device`] is asked on
+/// every allocation, launch and copy, and must not ask the driver each time.
+fn devices() -> Result<&'static [OnceLock<Result<CudaDevice>>]> {
+    static DEVICES: OnceLock<Result<Vec<OnceLock<Result<CudaDevice>>>>> = OnceLock::new();
+    DEVICES
+        .get_or_init(|| {
+            let count = super::device::device_count()?;
+            Ok((0..count).map(|_| OnceLock::new()).collect())
+        })
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// The number of GPUs of the machine, counted once per process.
+///
+/// # Errors
+/// "CUDA driver not found: …" without a driver, or the driver's error.
+pub fn device_count() -> Result<usize> {
+    devices().map(<[_]>::len)
 }
 
 /// A batch of kernels compiled and loaded on one device.
