@@ -417,6 +417,11 @@ impl Lower<'_, '_> {
                                     .collect(),
                             );
                         }
+                        // In Fast math a float32 sum adds the block's rows in
+                        // float32 lanes first and widens that partial once: one
+                        // conversion per ROWS rows instead of per row (the
+                        // accumulator across blocks stays float64).
+                        let mut partials: Vec<Option<Value>> = vec![None; vaccs.len()];
                         for j in 0..rows {
                             let r = s.b.ins().iadd_imm_s(r0, j);
                             s.b.def_var(s.idx[rd], r);
@@ -430,8 +435,24 @@ impl Lower<'_, '_> {
                                 let xdt = s.dtype(x);
                                 let mut xs = s.vparts(x, &vv);
                                 if va.ty == F64X2 && xdt == DType::F32 {
+                                    if s.math == MathMode::Fast && va.op == Accum::Sum {
+                                        let x = xs[0];
+                                        partials[a] = Some(match partials[a] {
+                                            Some(acc) => s.b.ins().fadd(acc, x),
+                                            None => x,
+                                        });
+                                        continue;
+                                    }
                                     xs = s.vcast(xs, DType::F32, DType::F64);
                                 }
+                                for (p, xv) in xs.into_iter().enumerate() {
+                                    accs[a][p] = s.vcombine(va.op, accs[a][p], xv, va.ty);
+                                }
+                            }
+                        }
+                        for (a, va) in vaccs.iter().enumerate() {
+                            if let Some(partial) = partials[a] {
+                                let xs = s.vcast(vec![partial], DType::F32, DType::F64);
                                 for (p, xv) in xs.into_iter().enumerate() {
                                     accs[a][p] = s.vcombine(va.op, accs[a][p], xv, va.ty);
                                 }
@@ -485,7 +506,11 @@ impl Lower<'_, '_> {
     }
 
     /// `for i in 0..count { f(i) }` as a Cranelift loop.
-    fn counted_loop(&mut self, count: i64, f: &mut dyn FnMut(&mut Self, Value) -> R<()>) -> R<()> {
+    pub(super) fn counted_loop(
+        &mut self,
+        count: i64,
+        f: &mut dyn FnMut(&mut Self, Value) -> R<()>,
+    ) -> R<()> {
         let var = self.b.declare_var(I64);
         let z = self.iconst(I64, 0);
         self.b.def_var(var, z);
