@@ -89,3 +89,58 @@ fn a_large_transpose_is_tiled() {
     // [384, 512] split into 16-tiles: [24, 32, 16, 16].
     assert!(text.contains("dims [24, 32, 16, 16] parallel 4"), "{text}");
 }
+
+/// The register-transpose path (`codegen/src/cpu/vtranspose.rs`) moves 4- and
+/// 8-byte elements as bits in 4×4 and 2×2 blocks; other widths, flipped sources
+/// and in-place copies take the scalar path. [264, 328] splits into two thread
+/// ranges that end mid-tile (86592 points, 64-point tiles), so both paths meet.
+#[test]
+fn register_transposes_cover_widths_ranges_and_flips() {
+    use lazyfuse::DType;
+    for shape in [[264usize, 328], [512, 384], [8, 8]] {
+        let n = shape[0] * shape[1];
+        let x: Vec<f64> = (0..n).map(|i| (i % 251) as f64).collect();
+        let want = permuted(&x, &shape, &[1, 0]);
+        let src = Tensor::from_vec(x.clone(), &shape).unwrap();
+        for dtype in [
+            DType::F32,
+            DType::I32,
+            DType::U32,
+            DType::F64,
+            DType::I64,
+            DType::F16,
+            DType::U8,
+            DType::Bool,
+        ] {
+            let t = src.to_dtype(dtype).unwrap();
+            let got = t.t().unwrap().contiguous().unwrap();
+            let got = got.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            let want: Vec<f64> = if dtype == DType::Bool {
+                want.iter().map(|&v| f64::from(v != 0.0)).collect()
+            } else {
+                want.clone()
+            };
+            assert_eq!(got, want, "{shape:?} {dtype:?}");
+        }
+        // A flipped source: stride -1 along the load's dim, so no vector loads.
+        let flipped = src.flip(&[1]).unwrap().t().unwrap().contiguous().unwrap();
+        let fx: Vec<f64> = (0..n)
+            .map(|i| x[(i / shape[1]) * shape[1] + shape[1] - 1 - i % shape[1]])
+            .collect();
+        assert_eq!(
+            flipped.to_vec::<f64>().unwrap(),
+            permuted(&fx, &shape, &[1, 0]),
+            "{shape:?} flipped"
+        );
+    }
+    // Into an existing tensor (the write goes to its own buffer).
+    let side = 256;
+    let x: Vec<f32> = (0..side * side).map(|i| i as f32).collect();
+    let src = Tensor::from_vec(x.clone(), &[side, side]).unwrap();
+    let dst = Tensor::from_vec(vec![0f32; side * side], &[side, side]).unwrap();
+    dst.copy_(&src.t().unwrap()).unwrap();
+    let want: Vec<f32> = (0..side * side)
+        .map(|i| x[(i % side) * side + i / side])
+        .collect();
+    assert_eq!(dst.to_vec::<f32>().unwrap(), want, "copy_");
+}

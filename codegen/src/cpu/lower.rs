@@ -31,6 +31,8 @@ use std::collections::HashMap;
 
 #[path = "vreduce.rs"]
 mod vreduce;
+#[path = "vtranspose.rs"]
+mod vtranspose;
 
 type R<T> = Result<T, CodegenError>;
 
@@ -296,7 +298,9 @@ impl Lower<'_, '_> {
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
             self.b.ins().brif(more, bodyb, &[], exit, &[]);
             self.b.switch_to_block(bodyb);
-            if np == 0 {
+            if let Some(lanes) = vtranspose::transpose_block(self.k, &self.needed) {
+                self.transpose_step(p, end, lanes, head)?;
+            } else if np == 0 {
                 // The one point of a kernel without parallel dims.
                 self.point()?;
                 let pv = self.b.use_var(p);

@@ -1,0 +1,191 @@
+//! Register transposes for transposed copies (`x.t().contiguous()`, W7).
+//!
+//! The scheduler cuts such a copy into tiles (`ir::schedule::tile_transposes`):
+//! its last two dims are one tile, along which the store is contiguous in the last
+//! dim and the load in the one before. A tile runs here as blocks of `L × L`
+//! elements (`L` = 4 for 4-byte dtypes, 2 for 8-byte ones): `L` vector loads
+//! along the load's contiguous dim, a transpose in registers by byte shuffles
+//! (the `unpcklps`/`unpckhps`, `punpcklqdq`/`punpckhqdq` pattern), `L` vector
+//! stores along the store's. A scalar copy reads one strided element per store;
+//! this reads a whole vector per load, and so does each store.
+//!
+//! The values move as bits, so every dtype of the size qualifies. Every element
+//! a block touches is a point of the tile (both dims are multiples of `L`), so the
+//! verifier's bounds proof over the kernel's whole space covers these accesses.
+//! Points of a thread's range outside whole tiles (a range starting or ending
+//! mid-tile) take the ordinary scalar point.
+
+use super::{Lower, R};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I64, I8, I8X16};
+use cranelift_codegen::ir::{Block, ConstantData, InstBuilder, Value};
+use cranelift_frontend::Variable;
+use lazyfuse_ir::kernel::{Expr, LoopKernel};
+
+/// Most points a tile may hold for the register path: a thread's range holds many
+/// whole tiles, so the scalar points at its ends stay few.
+const MAX_TILE_POINTS: usize = 4096;
+
+/// The block side `L` with which `k` runs as register transposes (see the module
+/// doc), or `None`: every parallel dim, one store whose value is one static load
+/// of another param and of the same dtype (4 or 8 bytes), the load contiguous
+/// (stride 1) along the second-to-last dim and strided along the last, the store
+/// contiguous along the last and strided along the one before, both dims
+/// multiples of `L`, and the tile at most [`MAX_TILE_POINTS`] points.
+pub(super) fn transpose_block(k: &LoopKernel, needed: &[bool]) -> Option<i64> {
+    let nd = k.dims.len();
+    if nd < 2 || k.n_parallel != nd || k.stores.len() != 1 {
+        return None;
+    }
+    let store = &k.stores[0];
+    let value = store.value.0 as usize;
+    if (0..k.exprs.len()).any(|i| needed[i] != (i == value)) {
+        return None;
+    }
+    let Expr::Load {
+        param,
+        index,
+        dynamic: None,
+    } = &k.exprs[value].expr
+    else {
+        return None;
+    };
+    let dtype = k.params[store.param].dtype;
+    if *param == store.param || k.params[*param].dtype != dtype || k.exprs[value].dtype != dtype {
+        return None;
+    }
+    let lanes = match dtype.size_in_bytes() {
+        4 => 4,
+        8 => 2,
+        _ => return None,
+    };
+    let (rows, cols) = (k.dims[nd - 2], k.dims[nd - 1]);
+    let transposed = index.strides[nd - 2] == 1
+        && index.strides[nd - 1] != 0
+        && store.index.strides[nd - 1] == 1
+        && store.index.strides[nd - 2] != 0;
+    let fits = rows % lanes == 0 && cols % lanes == 0 && rows * cols <= MAX_TILE_POINTS;
+    (transposed && fits).then_some(lanes as i64)
+}
+
+/// Byte masks of `shuffle` (operands `a`, `b`: bytes 0–15 of `a`, 16–31 of `b`).
+fn mask(bytes: impl Iterator<Item = u8>) -> ConstantData {
+    ConstantData::from(bytes.collect::<Vec<u8>>())
+}
+
+impl Lower<'_, '_> {
+    /// The body of one step of a [`transpose_block`] kernel at parallel position
+    /// `p` (its multi-index in the loop variables): a whole tile when `p` is a
+    /// tile's first point and the tile lies in the range (`p` up to `end`), else
+    /// one scalar point; then advances `p` and the odometer and jumps to `head`.
+    pub(super) fn transpose_step(
+        &mut self,
+        p: Variable,
+        end: Value,
+        lanes: i64,
+        head: Block,
+    ) -> R<()> {
+        let nd = self.k.dims.len();
+        let tile = (self.k.dims[nd - 2] * self.k.dims[nd - 1]) as i64;
+        let pv = self.b.use_var(p);
+        let i = self.b.use_var(self.idx[nd - 2]);
+        let j = self.b.use_var(self.idx[nd - 1]);
+        let ij = self.b.ins().bor(i, j);
+        let at_start = self.b.ins().icmp_imm_s(IntCC::Equal, ij, 0);
+        let pe = self.b.ins().iadd_imm_s(pv, tile);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, pe, end);
+        let whole = self.b.ins().band(at_start, fits);
+        let tileb = self.b.create_block();
+        let pointb = self.b.create_block();
+        self.b.ins().brif(whole, tileb, &[], pointb, &[]);
+
+        self.b.switch_to_block(tileb);
+        self.transpose_tile(lanes)?;
+        let z = self.iconst(I64, 0);
+        self.b.def_var(self.idx[nd - 2], z);
+        self.b.def_var(self.idx[nd - 1], z);
+        let one = self.iconst(I8, 1);
+        self.carry(0..nd - 2, one);
+        let pv = self.b.use_var(p);
+        let pn = self.b.ins().iadd_imm_s(pv, tile);
+        self.b.def_var(p, pn);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(pointb);
+        self.point()?;
+        self.odometer(0..nd);
+        let pv = self.b.use_var(p);
+        let pn = self.b.ins().iadd_imm_s(pv, 1);
+        self.b.def_var(p, pn);
+        self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// The tile at the current outer indices, in `lanes × lanes` blocks.
+    fn transpose_tile(&mut self, lanes: i64) -> R<()> {
+        let nd = self.k.dims.len();
+        let (rows, cols) = (self.k.dims[nd - 2] as i64, self.k.dims[nd - 1] as i64);
+        let store = self.k.stores[0].clone();
+        let Expr::Load { param, index, .. } = self.k.exprs[store.value.0 as usize].expr.clone()
+        else {
+            unreachable!("transpose_block admits one load")
+        };
+        let size = self.k.params[param].dtype.size_in_bytes() as i64;
+        // bytes between the block's loads (one per column) and its stores (one per row)
+        let load_step = index.strides[nd - 1] * size;
+        let store_step = store.index.strides[nd - 2] * size;
+        self.counted_loop(rows / lanes, &mut |s, ib| {
+            let i0 = s.b.ins().imul_imm_s(ib, lanes);
+            s.b.def_var(s.idx[nd - 2], i0);
+            s.counted_loop(cols / lanes, &mut |s, jb| {
+                let j0 = s.b.ins().imul_imm_s(jb, lanes);
+                s.b.def_var(s.idx[nd - 1], j0);
+                let from = s.address(param, &index.offset, &index.strides, None)?;
+                let to = s.address(store.param, &store.index.offset, &store.index.strides, None)?;
+                let loaded: Vec<Value> = (0..lanes)
+                    .map(|c| {
+                        let at = s.b.ins().iadd_imm_s(from, c * load_step);
+                        s.b.ins().load(I8X16, super::flags(), at, 0)
+                    })
+                    .collect();
+                let rows_out = s.transpose_registers(&loaded);
+                for (r, v) in rows_out.into_iter().enumerate() {
+                    let at = s.b.ins().iadd_imm_s(to, r as i64 * store_step);
+                    s.b.ins().store(super::flags(), v, at, 0);
+                }
+                Ok(())
+            })
+        })
+    }
+
+    /// The transpose of the `L × L` block whose columns are `cols` (`L` vectors of
+    /// `L` lanes): its rows.
+    fn transpose_registers(&mut self, cols: &[Value]) -> Vec<Value> {
+        let shuffle = |s: &mut Self, a: Value, b: Value, m: ConstantData| {
+            let m = s.b.func.dfg.immediates.push(m);
+            s.b.ins().shuffle(a, b, m)
+        };
+        // 8-byte halves: low halves of a and b, high halves of a and b
+        let low64 = || mask((0..8).chain(16..24));
+        let high64 = || mask((8..16).chain(24..32));
+        if cols.len() == 2 {
+            return vec![
+                shuffle(self, cols[0], cols[1], low64()),
+                shuffle(self, cols[0], cols[1], high64()),
+            ];
+        }
+        // 4-byte lanes interleaved: [a0 b0 a1 b1] and [a2 b2 a3 b3]
+        let low32 = || mask((0..4).chain(16..20).chain(4..8).chain(20..24));
+        let high32 = || mask((8..12).chain(24..28).chain(12..16).chain(28..32));
+        let ab_lo = shuffle(self, cols[0], cols[1], low32());
+        let cd_lo = shuffle(self, cols[2], cols[3], low32());
+        let ab_hi = shuffle(self, cols[0], cols[1], high32());
+        let cd_hi = shuffle(self, cols[2], cols[3], high32());
+        vec![
+            shuffle(self, ab_lo, cd_lo, low64()),
+            shuffle(self, ab_lo, cd_lo, high64()),
+            shuffle(self, ab_hi, cd_hi, low64()),
+            shuffle(self, ab_hi, cd_hi, high64()),
+        ]
+    }
+}
