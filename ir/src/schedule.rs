@@ -233,8 +233,16 @@ struct Planner<'g> {
     unshared: hashbrown::HashSet<NodeId>,
 }
 
-/// Unary ops cheap enough to recompute in every reader.
-fn cheap_unary(op: UnaryOp) -> bool {
+/// Unary ops cheap enough to recompute in every reader (the scheduler's cost
+/// rule; code generators use it to tell which recomputation is worth avoiding).
+///
+/// ```
+/// use lazyfuse_ir::schedule::cheap_unary;
+/// use lazyfuse_ir::UnaryOp;
+/// assert!(cheap_unary(UnaryOp::Neg));
+/// assert!(!cheap_unary(UnaryOp::Exp));
+/// ```
+pub fn cheap_unary(op: UnaryOp) -> bool {
     use UnaryOp::*;
     matches!(
         op,
@@ -260,8 +268,15 @@ fn cheap_unary(op: UnaryOp) -> bool {
     )
 }
 
-/// Binary ops cheap enough to recompute in every reader.
-fn cheap_binary(op: BinaryOp) -> bool {
+/// Binary ops cheap enough to recompute in every reader (see [`cheap_unary`]).
+///
+/// ```
+/// use lazyfuse_ir::schedule::cheap_binary;
+/// use lazyfuse_ir::BinaryOp;
+/// assert!(cheap_binary(BinaryOp::Add));
+/// assert!(!cheap_binary(BinaryOp::Pow));
+/// ```
+pub fn cheap_binary(op: BinaryOp) -> bool {
     use BinaryOp::*;
     !matches!(
         op,

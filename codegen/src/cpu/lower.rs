@@ -17,7 +17,7 @@ use super::CodegenError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, Type, Value,
+    AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, StackSlot, Type, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -176,6 +176,10 @@ struct Lower<'a, 'b> {
     /// transcendentals from `vmath`, also for scalars; the reduction phases of
     /// `vreduce` run with several vector accumulators)
     math: MathMode,
+    /// values a vector phase keeps for a later one (`vreduce::phase_reuses`)
+    reuses: Vec<(usize, usize)>,
+    /// the stack slot of each kept value's row
+    row_slots: HashMap<usize, StackSlot>,
 }
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
@@ -217,8 +221,10 @@ pub(super) fn lower(
         vals: vec![None; k.exprs.len()],
         accs: HashMap::new(),
         scans: HashMap::new(),
+        reuses: vreduce::phase_reuses(k, &needed, math),
         needed,
         math,
+        row_slots: HashMap::new(),
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();

@@ -24,6 +24,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::schedule::{cheap_binary, cheap_unary};
 use lazyfuse_ir::{BinaryOp, DType};
 
 /// Positions per vector step: one `f32x4`, or two `f64x2`.
@@ -200,6 +201,132 @@ pub(super) fn chunk_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
     })
 }
 
+/// Most bytes of rows a kernel keeps for later phases (one stack slot per kept
+/// expression, [`phase_reuses`]); softmax over rows of 16384 float32 fits.
+const ROW_SLOT_BYTES: i64 = 64 << 10;
+
+/// Values a vectorized phase computes that a later vectorized phase would compute
+/// again, as pairs `(earlier, later)` of expressions: `later` (of the later phase)
+/// applies the same ops to the same loads and outer values as `earlier`, and
+/// includes an op that [`cheap_unary`]/[`cheap_binary`] call expensive. Softmax's
+/// `exp(x - max)` is the case: its sum phase keeps the row of exps in a stack
+/// slot and the store phase reads it back instead of computing exp again. Values
+/// of the positions the vector loops do are the same either way (the same code
+/// computes them); the scalar tail still computes its own. Only the largest
+/// such value is kept (not its operands), and only while the rows fit
+/// [`ROW_SLOT_BYTES`]. Fast math only, as the phases' vector loops.
+pub(super) fn phase_reuses(k: &LoopKernel, needed: &[bool], math: MathMode) -> Vec<(usize, usize)> {
+    let nd = k.dims.len();
+    if math != MathMode::Fast || k.phases() < 2 || nd != k.n_parallel + 1 {
+        return Vec::new();
+    }
+    let n = k.dims[nd - 1] as i64;
+    if n < GROUP * UNROLL {
+        return Vec::new();
+    }
+    let vectorizes: Vec<bool> = (0..k.phases())
+        .map(|ph| phase_vectorizes(k, ph, needed, math))
+        .collect();
+    let phase_of = |i: usize| match k.exprs[i].stage {
+        Stage::Inner(ph) if needed[i] && vectorizes[ph as usize] => Some(ph),
+        _ => None,
+    };
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for later in 0..k.exprs.len() {
+        let Some(ph) = phase_of(later) else { continue };
+        if !expensive(k, later, ph) {
+            continue;
+        }
+        let earlier =
+            (0..later).find(|&e| phase_of(e).is_some_and(|p| p < ph) && same_value(k, e, later));
+        if let Some(earlier) = earlier {
+            pairs.push((earlier, later));
+        }
+    }
+    // Keep only the largest: a value that only reused values read is never
+    // needed in its phase.
+    let laters: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    let still_needed = needed_with_leaves(k, &laters);
+    pairs.retain(|&(_, later)| still_needed[later]);
+    let mut bytes = 0;
+    pairs.retain(|&(earlier, _)| {
+        bytes += n * k.exprs[earlier].dtype.size_in_bytes() as i64;
+        bytes <= ROW_SLOT_BYTES
+    });
+    pairs
+}
+
+/// Whether expression `i` (of phase `ph`'s inner stage) includes an expensive op.
+fn expensive(k: &LoopKernel, i: usize, ph: u32) -> bool {
+    let e = &k.exprs[i];
+    if e.stage != Stage::Inner(ph) {
+        return false;
+    }
+    let own = match e.expr {
+        Expr::Unary { op, .. } => !cheap_unary(op),
+        Expr::Binary { op, .. } => !cheap_binary(op),
+        _ => false,
+    };
+    own || LoopKernel::operands(&e.expr)
+        .iter()
+        .any(|o| expensive(k, o.0 as usize, ph))
+}
+
+/// Whether expressions `a` and `b` compute the same value at every position: the
+/// same expression, or inner ones applying the same op to operands of the same
+/// values (loads of the same param at the same index, equal constants).
+fn same_value(k: &LoopKernel, a: usize, b: usize) -> bool {
+    if a == b {
+        return true;
+    }
+    let (x, y) = (&k.exprs[a], &k.exprs[b]);
+    if x.dtype != y.dtype
+        || !matches!(x.stage, Stage::Inner(_))
+        || !matches!(y.stage, Stage::Inner(_))
+    {
+        return false;
+    }
+    let same = |p: &ExprId, q: &ExprId| same_value(k, p.0 as usize, q.0 as usize);
+    match (&x.expr, &y.expr) {
+        (
+            Expr::Load {
+                param: p,
+                index: i,
+                dynamic: None,
+            },
+            Expr::Load {
+                param: q,
+                index: j,
+                dynamic: None,
+            },
+        ) => p == q && i == j,
+        (Expr::Const(c), Expr::Const(d)) => c == d,
+        (Expr::Cast { x: p }, Expr::Cast { x: q }) => same(p, q),
+        (Expr::Unary { op: f, x: p }, Expr::Unary { op: g, x: q }) => f == g && same(p, q),
+        (Expr::Binary { op: f, a: p, b: r }, Expr::Binary { op: g, a: q, b: s }) => {
+            f == g && same(p, q) && same(r, s)
+        }
+        _ => false,
+    }
+}
+
+/// [`LoopKernel::needed_exprs`] with `leaves` taken as given: what only they
+/// read is not needed.
+fn needed_with_leaves(k: &LoopKernel, leaves: &[usize]) -> Vec<bool> {
+    let mut needed = vec![false; k.exprs.len()];
+    for s in &k.stores {
+        needed[s.value.0 as usize] = true;
+    }
+    for i in (0..k.exprs.len()).rev() {
+        if needed[i] && !leaves.contains(&i) {
+            for o in LoopKernel::operands(&k.exprs[i].expr) {
+                needed[o.0 as usize] = true;
+            }
+        }
+    }
+    needed
+}
+
 /// A vector accumulator of one reduction: its parts, per unrolled copy.
 struct VAcc {
     /// the `Reduce` expression
@@ -234,6 +361,36 @@ impl Lower<'_, '_> {
         // joins the scalar float64 accumulator for the tail.
         let vaccs = self.init_vaccs(ph, true)?;
         let rd = nd - 1;
+        // Rows kept for a later phase (`keep`: the expressions this phase
+        // computes and writes to their row slot) and read back from an earlier
+        // one (`reuse`: the expressions this phase loads instead of computing).
+        let stage = Stage::Inner(ph);
+        let keep: Vec<usize> = self
+            .reuses
+            .iter()
+            .map(|r| r.0)
+            .filter(|&e| self.k.exprs[e].stage == stage)
+            .collect();
+        let reuse: Vec<(usize, usize)> = self
+            .reuses
+            .iter()
+            .copied()
+            .filter(|r| self.k.exprs[r.1].stage == stage)
+            .collect();
+        for &e in &keep {
+            if !self.row_slots.contains_key(&e) {
+                let bytes = n * self.k.exprs[e].dtype.size_in_bytes() as i64;
+                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes as u32, 4);
+                let slot = self.b.create_sized_stack_slot(data);
+                self.row_slots.insert(e, slot);
+            }
+        }
+        let full_needed = self.needed.clone();
+        if !reuse.is_empty() {
+            // What only a reused value needs is not computed in the vector loop.
+            let leaves: Vec<usize> = reuse.iter().map(|r| r.1).collect();
+            self.needed = needed_with_leaves(self.k, &leaves);
+        }
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
         let head = self.b.create_block();
@@ -249,11 +406,21 @@ impl Lower<'_, '_> {
         // iteration's first position, shared by the unrolled copies (which add a
         // constant offset).
         let mut addrs: Vec<Option<Value>> = vec![None; self.k.exprs.len() + self.k.stores.len()];
+        let pv = self.b.use_var(self.idx[rd]);
         for u in 0..UNROLL {
             let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
-            self.veval(Stage::Inner(ph), u, rd, &mut vv, &mut addrs)?;
+            for &(earlier, later) in &reuse {
+                let parts = self.row_slot_parts(earlier, pv, u, None);
+                vv[later] = Some(parts);
+            }
+            self.veval(stage, u, rd, &mut vv, &mut addrs)?;
+            for &e in &keep {
+                let parts = vv[e].clone().expect("a kept value is computed");
+                self.row_slot_parts(e, pv, u, Some(parts));
+            }
             self.vaccumulate(&vaccs, u, &vv);
         }
+        self.needed = full_needed;
         let pv = self.b.use_var(self.idx[rd]);
         let pn = self.b.ins().iadd_imm_s(pv, step);
         self.b.def_var(self.idx[rd], pn);
@@ -263,6 +430,36 @@ impl Lower<'_, '_> {
             self.finish_vacc(va)?;
         }
         Ok(m)
+    }
+
+    /// Copy `u`'s parts of the kept row of expression `e` at row position `pos`:
+    /// stores `parts` there when given (and returns them), else loads them.
+    fn row_slot_parts(
+        &mut self,
+        e: usize,
+        pos: Value,
+        u: i64,
+        parts: Option<Vec<Value>>,
+    ) -> Vec<Value> {
+        let dt = self.k.exprs[e].dtype;
+        let (vt, n) = parts_of(dt);
+        let size = dt.size_in_bytes() as i64;
+        let slot = self.row_slots[&e];
+        let base = self.b.ins().stack_addr(I64, slot, 0);
+        let at = self.b.ins().imul_imm_s(pos, size);
+        let at = self.b.ins().iadd(base, at);
+        let off = |p: usize| ((u * GROUP + p as i64 * 2) * size) as i32;
+        match parts {
+            Some(parts) => {
+                for (p, &v) in parts.iter().enumerate() {
+                    self.b.ins().store(super::flags(), v, at, off(p));
+                }
+                parts
+            }
+            None => (0..n)
+                .map(|p| self.b.ins().load(vt, super::flags(), at, off(p)))
+                .collect(),
+        }
     }
 
     /// [`UNROLL`]·[`GROUP`] consecutive points of the last parallel dim (see
@@ -592,7 +789,9 @@ impl Lower<'_, '_> {
         addrs: &mut [Option<Value>],
     ) -> R<()> {
         for i in 0..self.k.exprs.len() {
-            if !self.needed[i] || self.k.exprs[i].stage != stage {
+            // (values already in `vv` came from elsewhere: a reused row, see
+            // `phase_reuses`)
+            if !self.needed[i] || self.k.exprs[i].stage != stage || vv[i].is_some() {
                 continue;
             }
             let e = self.k.exprs[i].clone();
