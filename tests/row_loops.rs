@@ -21,9 +21,13 @@ fn same(what: &str, f: &dyn Fn() -> Tensor) {
     let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_math_mode(MathMode::Exact);
     lazyfuse::set_cpu_backend(CpuBackend::Interp);
-    let want = f().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    // Realized in their own dtype first: a cast to float64 fused into the kernel
+    // would keep it off the single-dtype vector tier.
+    let want = f().realize().unwrap();
+    let want = want.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
-    let got = f().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let got = f().realize().unwrap();
+    let got = got.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
     lazyfuse::set_math_mode(MathMode::Fast);
     assert_eq!(want.len(), got.len(), "{what}");
     for (i, (w, g)) in want.iter().zip(&got).enumerate() {
@@ -102,5 +106,65 @@ fn four_dims_and_short_rows() {
         same(&format!("4-d flip {shape:?}"), &|| {
             x.flip(&[0, 3]).unwrap().maximum(&x).unwrap()
         });
+    }
+}
+
+/// Values that only the outer dims move (a layernorm's `1 / sqrt(var + eps)`,
+/// a column factor) are computed once per row and splat into the vector loop
+/// (`row_invariant` in the codegen). Exact math: the interpreter's bits, in
+/// float32 and float64, also from ranges that start mid-row. Fast math: the
+/// same bits as realizing the per-row value first (its own kernel computes it
+/// with the same code), so hoisting changes no value.
+#[test]
+fn row_invariant_values_are_hoisted_without_changing_values() {
+    for &(a, b, c) in &[(3usize, 7usize, 4099usize), (4, 2, 5), (1, 3, 70001)] {
+        let n = a * b * c;
+        for dt in [DType::F32, DType::F64] {
+            let x = Tensor::from_vec(data(n, 0.1), &[a, b, c])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let col = Tensor::from_vec(data(a * b, 0.3), &[a, b, 1])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let row = Tensor::from_vec(data(c, 0.2), &[c])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let per_row = |col: &Tensor| {
+                let v = col.abs().unwrap().add(1e-5).unwrap().sqrt().unwrap();
+                v.add(&col.exp().unwrap()).unwrap()
+            };
+            // realized in its own dtype: a cast to float64 fused into the kernel
+            // (by the comparison's `to_dtype`) would leave the single-dtype
+            // vector path that hoists
+            let layer = |s: &Tensor| {
+                let y = x.sub(&col).unwrap().div(s).unwrap().mul(&row).unwrap();
+                y.realize().unwrap()
+            };
+            // (exact math vectorizes sqrt and div, not exp)
+            same(&format!("hoisted [{a},{b},{c}] {dt}"), &|| {
+                layer(&col.abs().unwrap().add(1e-5).unwrap().sqrt().unwrap())
+            });
+
+            let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+            lazyfuse::set_math_mode(MathMode::Fast);
+            lazyfuse::set_cpu_backend(CpuBackend::Jit);
+            let fused = layer(&per_row(&col));
+            let s = per_row(&col);
+            s.realize().unwrap();
+            let apart = layer(&s);
+            let (fused, apart) = (
+                fused.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
+                apart.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
+            );
+            for (i, (f, p)) in fused.iter().zip(&apart).enumerate() {
+                assert!(
+                    f.to_bits() == p.to_bits() || (f.is_nan() && p.is_nan()),
+                    "fast [{a},{b},{c}] {dt} element {i}: fused {f}, realized apart {p}"
+                );
+            }
+        }
     }
 }

@@ -180,6 +180,12 @@ struct Lower<'a, 'b> {
     reuses: Vec<(usize, usize)>,
     /// the stack slot of each kept value's row
     row_slots: HashMap<usize, StackSlot>,
+    /// expressions of an elementwise kernel that only the outer dims move
+    /// (`row_invariant`): computed once per row, splat in the vector loop
+    hoisted: Vec<bool>,
+    /// their scalar values in the current row (set while its vector tiers are
+    /// emitted)
+    row_vals: Vec<Option<Value>>,
 }
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
@@ -208,6 +214,7 @@ pub(super) fn lower(
         b.def_var(v, zero);
     }
     let needed = k.needed_exprs();
+    let needed_for_hoist = needed.clone();
     let mut l = Lower {
         module,
         k,
@@ -225,6 +232,8 @@ pub(super) fn lower(
         needed,
         math,
         row_slots: HashMap::new(),
+        hoisted: row_invariant(k, &needed_for_hoist),
+        row_vals: vec![None; k.exprs.len()],
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();
@@ -340,7 +349,11 @@ impl Lower<'_, '_> {
         let room_range = self.b.ins().isub(end, pv);
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
-        for (lanes, tier) in self.tiers() {
+        let tiers = self.tiers();
+        if tiers.iter().any(|(_, t)| matches!(t, Tier::Single(_))) {
+            self.hoist_row_values()?;
+        }
+        for (lanes, tier) in tiers {
             let vhead = self.b.create_block();
             let vb = self.b.create_block();
             let next = self.b.create_block();
@@ -358,6 +371,9 @@ impl Lower<'_, '_> {
             self.b.ins().jump(vhead, &[]);
             self.b.switch_to_block(next);
         }
+        // The scalar points below compute every value themselves.
+        self.row_vals.iter_mut().for_each(|v| *v = None);
+        self.vals.iter_mut().for_each(|v| *v = None);
         let shead = self.b.create_block();
         let sb = self.b.create_block();
         let done = self.b.create_block();
@@ -382,6 +398,21 @@ impl Lower<'_, '_> {
         self.b.def_var(last, nl);
         self.carry(0..np - 1, wrap);
         self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// Computes the row's [`row_invariant`] values once (scalar code, in the
+    /// row's first block, which dominates its vector loops) into `row_vals`.
+    /// The scalar code's values are the vector lanes' (a kernel vectorizes only
+    /// with ops whose vector form gives the scalar result).
+    fn hoist_row_values(&mut self) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            if self.hoisted[i] {
+                let v = self.expr(i)?;
+                self.vals[i] = Some(v);
+                self.row_vals[i] = Some(v);
+            }
+        }
         Ok(())
     }
 
@@ -434,6 +465,10 @@ impl Lower<'_, '_> {
         let mut vv: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
         for i in 0..self.k.exprs.len() {
             if !self.needed[i] {
+                continue;
+            }
+            if let Some(x) = self.row_vals[i] {
+                vv[i] = Some(self.b.ins().splat(vt, x));
                 continue;
             }
             let e = self.k.exprs[i].expr.clone();
@@ -2022,6 +2057,37 @@ fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
 
 /// The lane count of [`mixed_vector`] kernels (as a type whose lane count the
 /// vector loop reads).
+/// The needed expressions of an elementwise float kernel whose value does not
+/// depend on the last dim (loads that broadcast along it, constants, the other
+/// dims' indices, and ops of those): a layernorm's `sqrt(var + eps)` per row,
+/// W2's column factor. Empty (all false) for other kernels.
+fn row_invariant(k: &LoopKernel, needed: &[bool]) -> Vec<bool> {
+    let nd = k.dims.len();
+    let mut hoist = vec![false; k.exprs.len()];
+    let float = k
+        .exprs
+        .iter()
+        .all(|e| matches!(e.dtype, DType::F32 | DType::F64));
+    if nd == 0 || k.n_parallel != nd || !float {
+        return hoist;
+    }
+    let last = nd - 1;
+    let mut invariant = vec![false; k.exprs.len()];
+    for (i, e) in k.exprs.iter().enumerate() {
+        let of = |id: &ExprId| invariant[id.0 as usize];
+        invariant[i] = match &e.expr {
+            Expr::Load { index, dynamic, .. } => dynamic.is_none() && index.strides[last] == 0,
+            Expr::Const(_) => true,
+            Expr::LoopIndex { dim } => *dim != last,
+            Expr::Unary { x, .. } | Expr::UnaryParam { x, .. } | Expr::Cast { x } => of(x),
+            Expr::Binary { a, b, .. } => of(a) && of(b),
+            _ => false,
+        };
+        hoist[i] = needed[i] && invariant[i];
+    }
+    hoist
+}
+
 const MIXED_LANES: Type = cranelift_codegen::ir::types::F32X4;
 
 /// The 4-lane register vector of `dt` in [`mixed_vector`] kernels.
