@@ -8,6 +8,10 @@
 //! does the last `n % (GROUP·UNROLL)` positions. Reordering a float sum is what
 //! Fast mode allows; Exact mode never comes here.
 //!
+//! A value that a later phase would compute again (softmax's `exp(x - max)`:
+//! summed in one phase, scaled and stored in the next) is kept from the earlier
+//! phase's vector loop in a stack slot per row and read back ([`phase_reuses`]).
+//!
 //! Values are held as *parts*: a float32 value of [`GROUP`] positions is one
 //! `f32x4`, a float64 value two `f64x2` (low positions first), so that the
 //! float32 → float64 casts of the row kernels (softmax, layernorm compute in
