@@ -224,28 +224,33 @@ fn columns_and_non_contiguous_inputs() {
 #[test]
 fn chunked_column_reductions() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
-    let w = 1024 + 37;
-    for &n in &[0usize, 1, 17, 100] {
+    // widths: past the wide chunk; past the narrow one only; 2048 columns, whose
+    // 100 rows split into thread ranges of about 341 columns (narrow chunks, then
+    // blocks of 16, then single columns)
+    for (w, n) in [1024usize + 37, 256 + 37, 2048]
+        .into_iter()
+        .flat_map(|w| [0usize, 1, 17, 100].map(|n| (w, n)))
+    {
         let v = data(
             w * n,
             5 + n as u64,
-            &[(w + 1030, f64::NAN), (3, f64::INFINITY)],
+            &[(w + w - 31, f64::NAN), (3, f64::INFINITY)],
         );
         for dt in FLOATS {
             let (r, s) = (rtol(dt), n as f64);
             let t = || tensor(&v, &[n, w], dt);
-            check(&format!("chunk sums n={n} {dt}"), r, s, &|| {
+            check(&format!("chunk sums [{n},{w}] {dt}"), r, s, &|| {
                 t().sum(&[0], false).unwrap()
             });
-            check(&format!("chunk mean n={n} {dt}"), r, 1.0, &|| {
+            check(&format!("chunk mean [{n},{w}] {dt}"), r, 1.0, &|| {
                 t().mean(&[0], true).unwrap()
             });
-            check(&format!("chunk fused n={n} {dt}"), r, s, &|| {
+            check(&format!("chunk fused [{n},{w}] {dt}"), r, s, &|| {
                 let x = t();
                 x.mul(&x).unwrap().sum(&[0], false).unwrap()
             });
             if n > 0 {
-                check(&format!("chunk amax n={n} {dt}"), 0.0, 0.0, &|| {
+                check(&format!("chunk amax [{n},{w}] {dt}"), 0.0, 0.0, &|| {
                     t().amax(&[0], false).unwrap()
                 });
             }

@@ -150,8 +150,8 @@ enum Tier {
     Single(Type),
     /// 4 lanes of several dtypes
     Mixed,
-    /// a wide chunk of column-reduction points, rows outermost
-    ColumnChunk,
+    /// a chunk of column-reduction points (its width), rows outermost
+    ColumnChunk(i64),
     /// a block of column-reduction points in vector lanes
     Columns,
 }
@@ -252,7 +252,7 @@ impl Lower<'_, '_> {
     fn tiers(&self) -> Vec<(i64, Tier)> {
         // Elementwise kernels: `vt` vectors of one dtype, or several dtypes that
         // all fit 4 lanes (`vector_point_mixed` reads its lane types per
-        // expression); column reductions: chunks of `vreduce::CHUNK` points where
+        // expression); column reductions: chunks of `vreduce::CHUNKS` points where
         // they fit, then blocks of `vreduce::COLUMNS`; tried in this order, each
         // falling through to the next.
         let mut tiers: Vec<(i64, Tier)> = Vec::new();
@@ -262,7 +262,10 @@ impl Lower<'_, '_> {
             tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
         } else if vreduce::columns_vectorize(self.k, &self.needed, self.math) {
             if vreduce::chunk_vectorize(self.k, &self.needed) {
-                tiers.push((vreduce::CHUNK, Tier::ColumnChunk));
+                let columns = self.k.dims[self.k.n_parallel - 1] as i64;
+                for width in vreduce::CHUNKS.into_iter().filter(|&w| w <= columns) {
+                    tiers.push((width, Tier::ColumnChunk(width)));
+                }
             }
             tiers.push((vreduce::COLUMNS, Tier::Columns));
         }
@@ -274,7 +277,7 @@ impl Lower<'_, '_> {
         match tier {
             Tier::Single(vt) => self.vector_point(vt),
             Tier::Mixed => self.vector_point_mixed(),
-            Tier::ColumnChunk => self.vector_column_chunk(),
+            Tier::ColumnChunk(width) => self.vector_column_chunk(width),
             Tier::Columns => self.vector_columns(),
         }
     }

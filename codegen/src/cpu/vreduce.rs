@@ -37,10 +37,12 @@ const GROUP: i64 = 4;
 const UNROLL: i64 = 4;
 /// Points of the last parallel dim a column reduction does at once.
 pub(super) const COLUMNS: i64 = GROUP * UNROLL;
-/// Points of the last parallel dim a chunked column reduction does at once: its
-/// accumulators live in a stack slot, and each input row is read as one run of
-/// `CHUNK` values (a walk down 16 columns touches a new page per row).
-pub(super) const CHUNK: i64 = 1024;
+/// Points of the last parallel dim a chunked column reduction does at once,
+/// widest first: its accumulators live in a stack slot, and each input row is
+/// read as one run of that many values (a walk down 16 columns touches a new page
+/// per row). The narrower chunk serves thread ranges narrower than the wide one
+/// (a [2048, 2048] column sum splits into 8 ranges of 256 columns).
+pub(super) const CHUNKS: [i64; 2] = [1024, 256];
 
 /// The vector parts of a value of `dt`: their type and count.
 fn parts_of(dt: DType) -> (Type, usize) {
@@ -187,12 +189,12 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
     })
 }
 
-/// Whether `k` (which [`columns_vectorize`] admits) runs in chunks of [`CHUNK`]
+/// Whether `k` (which [`columns_vectorize`] admits) runs in chunks of [`CHUNKS`]
 /// points: one phase, whose expressions use only the phase's own values and
 /// constants (nothing of the outer stage is held across the row loop).
 pub(super) fn chunk_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
     let np = k.n_parallel;
-    if k.phases() != 1 || (k.dims[np - 1] as i64) < CHUNK {
+    if k.phases() != 1 || (k.dims[np - 1] as i64) < CHUNKS[CHUNKS.len() - 1] {
         return false;
     }
     k.exprs.iter().enumerate().all(|(i, e)| {
@@ -530,11 +532,11 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// A chunk of [`CHUNK`] points of the last parallel dim (see
+    /// A chunk of `width` (one of [`CHUNKS`]) points of the last parallel dim (see
     /// [`chunk_vectorize`]): rows outer, blocks of [`COLUMNS`] inner, the vector
     /// accumulators in a stack slot; each lane still reduces one point in the
     /// scalar order.
-    pub(super) fn vector_column_chunk(&mut self) -> R<()> {
+    pub(super) fn vector_column_chunk(&mut self, width: i64) -> R<()> {
         let np = self.k.n_parallel;
         let nd = self.k.dims.len();
         let (vdim, rd) = (np - 1, nd - 1);
@@ -557,7 +559,7 @@ impl Lower<'_, '_> {
             offs.push(gbytes);
             gbytes += UNROLL * va.vars[0].len() as i64 * 16;
         }
-        let groups = CHUNK / COLUMNS;
+        let groups = width / COLUMNS;
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             (groups * gbytes) as u32,
