@@ -605,12 +605,18 @@ impl LoopKernel {
     /// Which expressions a store needs, directly or through its operands (the others
     /// are dead: code generators skip them).
     pub fn needed_exprs(&self) -> Vec<bool> {
+        self.needed_exprs_given(&[])
+    }
+
+    /// [`LoopKernel::needed_exprs`] with the values of `given` supplied from
+    /// elsewhere: what only they read is not needed.
+    pub fn needed_exprs_given(&self, given: &[usize]) -> Vec<bool> {
         let mut needed = vec![false; self.exprs.len()];
         for s in &self.stores {
             needed[s.value.0 as usize] = true;
         }
         for i in (0..self.exprs.len()).rev() {
-            if needed[i] {
+            if needed[i] && !given.contains(&i) {
                 for o in Self::operands(&self.exprs[i].expr) {
                     needed[o.0 as usize] = true;
                 }

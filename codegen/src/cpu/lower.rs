@@ -181,11 +181,9 @@ struct Lower<'a, 'b> {
     /// the stack slot of each kept value's row
     row_slots: HashMap<usize, StackSlot>,
     /// expressions of an elementwise kernel that only the outer dims move
-    /// (`row_invariant`): computed once per row, splat in the vector loop
+    /// (`row_invariant`): computed once per row into `vals`, splat in the vector
+    /// loop
     hoisted: Vec<bool>,
-    /// their scalar values in the current row (set while its vector tiers are
-    /// emitted)
-    row_vals: Vec<Option<Value>>,
 }
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
@@ -214,7 +212,6 @@ pub(super) fn lower(
         b.def_var(v, zero);
     }
     let needed = k.needed_exprs();
-    let needed_for_hoist = needed.clone();
     let mut l = Lower {
         module,
         k,
@@ -229,11 +226,10 @@ pub(super) fn lower(
         accs: HashMap::new(),
         scans: HashMap::new(),
         reuses: vreduce::phase_reuses(k, &needed, math),
+        hoisted: row_invariant(k, &needed),
         needed,
         math,
         row_slots: HashMap::new(),
-        hoisted: row_invariant(k, &needed_for_hoist),
-        row_vals: vec![None; k.exprs.len()],
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();
@@ -375,7 +371,6 @@ impl Lower<'_, '_> {
             self.b.switch_to_block(next);
         }
         // The scalar points below compute every value themselves.
-        self.row_vals.iter_mut().for_each(|v| *v = None);
         self.vals.iter_mut().for_each(|v| *v = None);
         let shead = self.b.create_block();
         let sb = self.b.create_block();
@@ -405,7 +400,7 @@ impl Lower<'_, '_> {
     }
 
     /// Computes the row's [`row_invariant`] values once (scalar code, in the
-    /// row's first block, which dominates its vector loops) into `row_vals`.
+    /// row's first block, which dominates its vector loops) into `vals`.
     /// The scalar code's values are the vector lanes' (a kernel vectorizes only
     /// with ops whose vector form gives the scalar result).
     fn hoist_row_values(&mut self) -> R<()> {
@@ -413,7 +408,6 @@ impl Lower<'_, '_> {
             if self.hoisted[i] {
                 let v = self.expr(i)?;
                 self.vals[i] = Some(v);
-                self.row_vals[i] = Some(v);
             }
         }
         Ok(())
@@ -470,7 +464,8 @@ impl Lower<'_, '_> {
             if !self.needed[i] {
                 continue;
             }
-            if let Some(x) = self.row_vals[i] {
+            if self.hoisted[i] {
+                let x = self.val(ExprId(i as u32));
                 vv[i] = Some(self.b.ins().splat(vt, x));
                 continue;
             }

@@ -252,7 +252,7 @@ pub(super) fn phase_reuses(k: &LoopKernel, needed: &[bool], math: MathMode) -> V
     // Keep only the largest: a value that only reused values read is never
     // needed in its phase.
     let laters: Vec<usize> = pairs.iter().map(|p| p.1).collect();
-    let still_needed = needed_with_leaves(k, &laters);
+    let still_needed = k.needed_exprs_given(&laters);
     pairs.retain(|&(_, later)| still_needed[later]);
     let mut bytes = 0;
     pairs.retain(|&(earlier, _)| {
@@ -314,23 +314,6 @@ fn same_value(k: &LoopKernel, a: usize, b: usize) -> bool {
         }
         _ => false,
     }
-}
-
-/// [`LoopKernel::needed_exprs`] with `leaves` taken as given: what only they
-/// read is not needed.
-fn needed_with_leaves(k: &LoopKernel, leaves: &[usize]) -> Vec<bool> {
-    let mut needed = vec![false; k.exprs.len()];
-    for s in &k.stores {
-        needed[s.value.0 as usize] = true;
-    }
-    for i in (0..k.exprs.len()).rev() {
-        if needed[i] && !leaves.contains(&i) {
-            for o in LoopKernel::operands(&k.exprs[i].expr) {
-                needed[o.0 as usize] = true;
-            }
-        }
-    }
-    needed
 }
 
 /// A vector accumulator of one reduction: its parts, per unrolled copy.
@@ -395,7 +378,7 @@ impl Lower<'_, '_> {
         if !reuse.is_empty() {
             // What only a reused value needs is not computed in the vector loop.
             let leaves: Vec<usize> = reuse.iter().map(|r| r.1).collect();
-            self.needed = needed_with_leaves(self.k, &leaves);
+            self.needed = self.k.needed_exprs_given(&leaves);
         }
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
