@@ -693,6 +693,12 @@ fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule, on_gpu: bo
                 Ok(clif) => eprintln!("== lazyfuse: Cranelift IR of {} ==\n{clif}", k.name),
                 Err(e) => eprintln!("== lazyfuse: Cranelift IR of {}: {e} ==", k.name),
             }
+            if std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "asm") {
+                match math_mode().and_then(|m| Ok(lazyfuse_runtime::exec::asm_text(k, m)?)) {
+                    Ok(asm) => eprintln!("== lazyfuse: machine code of {} ==\n{asm}", k.name),
+                    Err(e) => eprintln!("== lazyfuse: machine code of {}: {e} ==", k.name),
+                }
+            }
         }
     }
     if on_gpu || std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "cuda") {

@@ -635,6 +635,31 @@ impl Tensor {
     /// assert!(y.clif_text().unwrap().contains("function"));
     /// ```
     pub fn clif_text(&self) -> Result<String> {
+        self.loop_kernel_texts(lazyfuse_runtime::exec::clif_text)
+    }
+
+    /// The machine code that Cranelift makes of every loop kernel of
+    /// [`Tensor::schedule_text`]'s schedule (after register allocation, as
+    /// `LAZYFUSE_DUMP_IR=asm` prints it): to see what the CPU runs per element.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let y = Tensor::ones(&[4], DType::F32).neg().unwrap();
+    /// assert!(y.asm_text().unwrap().contains("ret"));
+    /// ```
+    pub fn asm_text(&self) -> Result<String> {
+        self.loop_kernel_texts(lazyfuse_runtime::exec::asm_text)
+    }
+
+    /// `text` of each loop kernel of this tensor's schedule with the current math
+    /// mode, each after a line naming the kernel.
+    fn loop_kernel_texts(
+        &self,
+        text: fn(
+            &lazyfuse_ir::kernel::LoopKernel,
+            lazyfuse_ir::kernel::MathMode,
+        ) -> lazyfuse_runtime::Result<String>,
+    ) -> Result<String> {
         let on_gpu = self.device() != Device::Cpu;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
@@ -643,7 +668,7 @@ impl Tensor {
             for step in &sched.steps {
                 if let lazyfuse_ir::kernel::Step::Loop(k) = step {
                     out.push_str(&format!("; {}\n", k.name));
-                    out.push_str(&lazyfuse_runtime::exec::clif_text(k, crate::math_mode()?)?);
+                    out.push_str(&text(k, crate::math_mode()?)?);
                 }
             }
             Ok(out)

@@ -168,3 +168,56 @@ fn row_invariant_values_are_hoisted_without_changing_values() {
         }
     }
 }
+
+/// The ops that compute hoisted row values run once per row, in the row's first
+/// block: a layernorm's `sqrt(var + eps)` is not in the vector loop. Without the
+/// stack-slot anchor (`row_loop_values`), Cranelift's optimizer placed them at
+/// their uses, inside the loop.
+#[test]
+fn hoisted_row_values_leave_the_vector_loop() {
+    let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    let (rows, cols) = (8usize, 1027usize);
+    let x = Tensor::from_vec(data(rows * cols, 0.1), &[rows, cols]).unwrap();
+    let var = Tensor::from_vec(data(rows, 0.4), &[rows, 1])
+        .unwrap()
+        .abs()
+        .unwrap()
+        .realize()
+        .unwrap();
+    let mean = Tensor::from_vec(data(rows, 0.5), &[rows, 1]).unwrap();
+    let weight = Tensor::from_vec(data(cols, 0.6), &[cols]).unwrap();
+    let bias = Tensor::from_vec(data(cols, 0.7), &[cols]).unwrap();
+    let y = x
+        .sub(&mean)
+        .unwrap()
+        .div(&var.add(1e-5).unwrap().sqrt().unwrap())
+        .unwrap()
+        .mul(&weight)
+        .unwrap()
+        .add(&bias)
+        .unwrap();
+    for math in [MathMode::Fast, MathMode::Exact] {
+        lazyfuse::set_math_mode(math);
+        let asm = y.asm_text();
+        lazyfuse::set_math_mode(MathMode::Fast);
+        let asm = asm.unwrap();
+        // The vector loop: the machine-code blocks that store a whole vector
+        // (`movups %xmm…, (…)`).
+        let blocks: Vec<&str> = asm.split("\nblock").collect();
+        let vector_loops: Vec<&&str> = blocks
+            .iter()
+            .filter(|b| {
+                b.lines()
+                    .any(|l| l.contains("movups %xmm") && l.contains(", ("))
+            })
+            .collect();
+        assert!(!vector_loops.is_empty(), "{math:?}: no vector loop:\n{asm}");
+        for b in vector_loops {
+            assert!(
+                !b.contains("sqrt"),
+                "{math:?}: sqrt in the vector loop:\n{b}"
+            );
+        }
+        assert!(asm.contains("sqrt"), "{math:?}: no sqrt at all:\n{asm}");
+    }
+}

@@ -879,6 +879,12 @@ pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String> {
         .map_err(|e| Error::Unsupported(format!("compiling kernel {}: {e}", kernel.name)))
 }
 
+/// The machine code of a loop kernel compiled with `math`, for `LAZYFUSE_DUMP_IR=asm`.
+pub fn asm_text(kernel: &LoopKernel, math: MathMode) -> Result<String> {
+    lazyfuse_codegen::cpu::asm_text(kernel, math)
+        .map_err(|e| Error::Unsupported(format!("compiling kernel {}: {e}", kernel.name)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

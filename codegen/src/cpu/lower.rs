@@ -17,7 +17,8 @@ use super::CodegenError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, StackSlot, Type, Value,
+    AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, StackSlot,
+    StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -184,6 +185,11 @@ struct Lower<'a, 'b> {
     /// (`row_invariant`): computed once per row into `vals`, splat in the vector
     /// loop
     hoisted: Vec<bool>,
+    /// the splat vectors of the hoisted values that non-hoisted vector code reads,
+    /// computed in the row's first block (see [`Lower::row_loop_values`])
+    row_vectors: Vec<Option<Value>>,
+    /// the stack slot that anchors them there
+    anchor: Option<StackSlot>,
 }
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
@@ -227,6 +233,8 @@ pub(super) fn lower(
         scans: HashMap::new(),
         reuses: vreduce::phase_reuses(k, &needed, math),
         hoisted: row_invariant(k, &needed),
+        row_vectors: vec![None; k.exprs.len()],
+        anchor: None,
         needed,
         math,
         row_slots: HashMap::new(),
@@ -349,8 +357,11 @@ impl Lower<'_, '_> {
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
         let tiers = self.tiers();
-        if tiers.iter().any(|(_, t)| matches!(t, Tier::Single(_))) {
-            self.hoist_row_values()?;
+        for (_, tier) in &tiers {
+            if let Tier::Single(vt) = *tier {
+                self.hoist_row_values()?;
+                self.row_loop_values(vt);
+            }
         }
         for (lanes, tier) in tiers {
             let vhead = self.b.create_block();
@@ -413,6 +424,46 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
+    /// Splats the hoisted values that the vector loop's other code reads (not
+    /// constants, which stay memory operands) to `vt` here, in the row's first
+    /// block, for the loop to use, and anchors each here with a store to a stack
+    /// slot (once per row, never read). Cranelift's optimizer places a pure op
+    /// where its value is first used (in dominator order) and reuses it below:
+    /// with its only uses in the loop it would compute it per vector, since it
+    /// moves no op of a rematerialized constant out of a loop (nor, as measured,
+    /// a splat of a load), and a block param carrying the value is a constant
+    /// phi that it removes. So a layernorm's `sqrt(var + eps)` ran per vector;
+    /// the store is the first use, so the row block computes it.
+    fn row_loop_values(&mut self, vt: Type) {
+        let mut read = vec![false; self.k.exprs.len()];
+        for (i, e) in self.k.exprs.iter().enumerate() {
+            if self.needed[i] && !self.hoisted[i] {
+                for o in LoopKernel::operands(&e.expr) {
+                    read[o.0 as usize] = true;
+                }
+            }
+        }
+        for st in &self.k.stores {
+            read[st.value.0 as usize] = true;
+        }
+        for (i, &read) in read.iter().enumerate() {
+            if self.hoisted[i] && read && !matches!(self.k.exprs[i].expr, Expr::Const(_)) {
+                let x = self.val(ExprId(i as u32));
+                let v = self.b.ins().splat(vt, x);
+                let slot = match self.anchor {
+                    Some(slot) => slot,
+                    None => {
+                        let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4);
+                        self.b.create_sized_stack_slot(data)
+                    }
+                };
+                self.anchor = Some(slot);
+                self.b.ins().stack_store(I64, v, slot, 0);
+                self.row_vectors[i] = Some(v);
+            }
+        }
+    }
+
     /// Adds `carry` (a bool) to the last of `dims` and carries into the others.
     fn carry(&mut self, dims: std::ops::Range<usize>, carry: Value) {
         let mut carry = carry;
@@ -465,8 +516,13 @@ impl Lower<'_, '_> {
                 continue;
             }
             if self.hoisted[i] {
-                let x = self.val(ExprId(i as u32));
-                vv[i] = Some(self.b.ins().splat(vt, x));
+                vv[i] = Some(match self.row_vectors[i] {
+                    Some(v) => v,
+                    None => {
+                        let x = self.val(ExprId(i as u32));
+                        self.b.ins().splat(vt, x)
+                    }
+                });
                 continue;
             }
             let e = self.k.exprs[i].expr.clone();

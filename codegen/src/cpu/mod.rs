@@ -302,6 +302,25 @@ pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenE
     text
 }
 
+/// The machine code Cranelift makes of `kernel` (its VCode after register
+/// allocation, as text), for `LAZYFUSE_DUMP_IR=asm`: what the CPU actually runs, to
+/// see what a lowering costs (constants reloaded in a loop, a pattern not matched).
+pub fn asm_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenError> {
+    let isa = host_isa()?;
+    let mut module = jit_module(isa.clone(), &SymbolTable::default());
+    let mut ctx = module.make_context();
+    let text = translate(&mut module, &mut ctx, kernel, 0, math).and_then(|_| {
+        ctx.set_disasm(true);
+        let code = ctx
+            .compile(&*isa, &mut Default::default())
+            .map_err(|e| CodegenError::Backend(format!("kernel {}: {e:?}", kernel.name)))?;
+        Ok(code.vcode.clone().unwrap_or_default())
+    });
+    // SAFETY: nothing was defined in this module.
+    unsafe { module.free_memory() };
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
