@@ -115,8 +115,8 @@ pub fn cpu_backend() -> Result<CpuBackend> {
 static MATH: AtomicU8 = AtomicU8::new(0);
 
 /// Selects how JIT kernels compute float math from now on: [`MathMode::Fast`] (the
-/// default: inline vector approximations and reordered reductions, within the
-/// conformance tolerances) or [`MathMode::Exact`] (bit for bit the reference
+/// default: inline vector approximations, reordered reductions and `a*b + c` as one
+/// fused multiply-add, within the conformance tolerances) or [`MathMode::Exact`] (bit for bit the reference
 /// interpreter's values). `LAZYFUSE_MATH` (`fast` or `exact`) sets the initial
 /// choice.
 ///

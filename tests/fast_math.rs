@@ -166,3 +166,66 @@ fn exact_mode_matches_the_interpreter_bit_for_bit() {
     }
     assert!(bad.is_empty(), "{}", bad[..bad.len().min(30)].join("\n"));
 }
+
+/// Fast math contracts a product into the add or subtract that takes it
+/// (`a*b + c`, `c - a*b` → one `fma`, one rounding) on hosts with FMA, in the
+/// vector body and the scalar tail alike, so every element is `mul_add`'s; exact
+/// math rounds the product first, as the interpreter does.
+#[test]
+fn products_contract_into_fma_in_fast_math_only() {
+    let _g = GLOBAL.lock().unwrap_or_else(|p| p.into_inner());
+    #[cfg(target_arch = "x86_64")]
+    let fma =
+        std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx");
+    #[cfg(target_arch = "aarch64")]
+    let fma = true;
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let fma = false;
+    for n in [1usize, 3, 4, 7, 1001] {
+        let v = |seed: f64| -> Vec<f64> {
+            (0..n)
+                .map(|i| ((i as f64) * 0.731 + seed).sin() * 3.7)
+                .collect()
+        };
+        let (a, b, c) = (v(0.1), v(0.2), v(0.3));
+        for dtype in [DType::F32, DType::F64] {
+            let t = |x: &[f64]| {
+                Tensor::from_vec(x.to_vec(), &[n])
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap()
+                    .realize()
+                    .unwrap()
+            };
+            let (ta, tb, tc) = (t(&a), t(&b), t(&c));
+            // the inputs as the dtype holds them
+            let back = |x: &Tensor| x.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            let (a, b, c) = (back(&ta), back(&tb), back(&tc));
+            for math in [MathMode::Fast, MathMode::Exact] {
+                lazyfuse::set_math_mode(math);
+                let sum = (&(&ta * &tb) + &tc).realize().unwrap();
+                let diff = (&tc - &(&ta * &tb)).realize().unwrap();
+                lazyfuse::set_math_mode(MathMode::Fast);
+                let (sum, diff) = (back(&sum), back(&diff));
+                let fused = fma && math == MathMode::Fast;
+                for i in 0..n {
+                    let (want_sum, want_diff) = if dtype == DType::F32 {
+                        let (x, y, z) = (a[i] as f32, b[i] as f32, c[i] as f32);
+                        if fused {
+                            (x.mul_add(y, z) as f64, (-x).mul_add(y, z) as f64)
+                        } else {
+                            ((x * y + z) as f64, (z - x * y) as f64)
+                        }
+                    } else if fused {
+                        (a[i].mul_add(b[i], c[i]), (-a[i]).mul_add(b[i], c[i]))
+                    } else {
+                        (a[i] * b[i] + c[i], c[i] - a[i] * b[i])
+                    };
+                    let at = format!("{dtype} n={n} {math:?} element {i}");
+                    assert_eq!(sum[i].to_bits(), want_sum.to_bits(), "a*b + c, {at}");
+                    assert_eq!(diff[i].to_bits(), want_diff.to_bits(), "c - a*b, {at}");
+                }
+            }
+        }
+    }
+}

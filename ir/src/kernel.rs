@@ -1101,8 +1101,8 @@ impl Schedule {
 /// How generated code may compute floating-point math.
 ///
 /// `Fast` (the default) lets a backend use inline vector approximations of the
-/// transcendentals and reorder reductions (several accumulators, split across
-/// threads): results stay within the conformance tolerances but are not
+/// transcendentals, reorder reductions (several accumulators, split across
+/// threads) and contract a product into the add that takes it (one `fma`): results stay within the conformance tolerances but are not
 /// bit-identical to the reference interpreter. `Exact` gives the interpreter's
 /// values bit for bit (libm calls, sequential reductions), for differential
 /// testing and for users who need reproducibility across backends.

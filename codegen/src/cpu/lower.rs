@@ -744,6 +744,9 @@ impl Lower<'_, '_> {
     fn vbinary(&mut self, op: BinaryOp, x: Value, y: Value, vt: Type) -> Value {
         use BinaryOp::*;
         let float = vt.lane_type().is_float();
+        if let Some(v) = self.contract(op, x, y) {
+            return v;
+        }
         match op {
             Add if float => self.b.ins().fadd(x, y),
             Sub if float => self.b.ins().fsub(x, y),
@@ -781,6 +784,47 @@ impl Lower<'_, '_> {
             BitwiseOr => self.b.ins().bor(x, y),
             BitwiseXor => self.b.ins().bxor(x, y),
             _ => unreachable!("vector_type admits only the ops above"),
+        }
+    }
+
+    /// Fast math's contraction of a float product into the add or subtract
+    /// that takes it, `a*b + c` → `fma(a, b, c)` (one rounding instead of
+    /// two, as C compilers' `-ffp-contract=fast`; a W1 chain has two): the
+    /// `fma` of `x + y` or `x - y` where `x` or `y` is an `fmul`'s result, for
+    /// float32/float64 values (float16/bfloat16 products are rounded before
+    /// they are added, so they are never an `fmul`'s result here). `None` in
+    /// exact math, on hosts without FMA (where `fma` would be a libm call), and
+    /// for other ops; the scalar and vector code contract alike.
+    fn contract(&mut self, op: BinaryOp, x: Value, y: Value) -> Option<Value> {
+        use cranelift_codegen::ir::{Opcode, ValueDef};
+        if self.math != MathMode::Fast
+            || !matches!(op, BinaryOp::Add | BinaryOp::Sub)
+            || !super::vmath::isa_has_fma(self.module)
+        {
+            return None;
+        }
+        let dfg = &self.b.func.dfg;
+        let product = |v: Value| match dfg.value_def(v) {
+            ValueDef::Result(inst, 0) if dfg.insts[inst].opcode() == Opcode::Fmul => {
+                let args = dfg.inst_args(inst);
+                Some((args[0], args[1]))
+            }
+            _ => None,
+        };
+        match (product(x), product(y), op) {
+            // a*b ± y
+            (Some((a, b)), _, BinaryOp::Add) => Some(self.b.ins().fma(a, b, y)),
+            (Some((a, b)), _, _) => {
+                let ny = self.b.ins().fneg(y);
+                Some(self.b.ins().fma(a, b, ny))
+            }
+            // x + a*b, x - a*b = x + (-a)*b
+            (None, Some((a, b)), BinaryOp::Add) => Some(self.b.ins().fma(a, b, x)),
+            (None, Some((a, b)), _) => {
+                let na = self.b.ins().fneg(a);
+                Some(self.b.ins().fma(na, b, x))
+            }
+            (None, None, _) => None,
         }
     }
 
@@ -1498,6 +1542,11 @@ impl Lower<'_, '_> {
             }
             Rep::F32 | Rep::F64 => {
                 let fty = reg(r);
+                if matches!(dt, DType::F32 | DType::F64) {
+                    if let Some(v) = self.contract(op, x, y) {
+                        return Ok(v);
+                    }
+                }
                 let out = match op {
                     Add => self.b.ins().fadd(x, y),
                     Sub => self.b.ins().fsub(x, y),

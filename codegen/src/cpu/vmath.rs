@@ -283,7 +283,9 @@ impl VMath<'_, '_> {
         let l = self.c(lo);
         let h = self.c(hi);
         let x = self.sel(FloatCC::LessThan, x, l, l, x);
-        self.sel(FloatCC::GreaterThan, x, h, h, x)
+        // (h < x ? h : x rather than x > h ? h : x: the same lanes, NaN included,
+        // in the operand order that Cranelift lowers to one `minps`)
+        self.sel(FloatCC::LessThan, h, x, h, x)
     }
 
     /// Horner: `c[0] + x (c[1] + x (c[2] + …))`.
