@@ -423,3 +423,38 @@ fn exact_reductions_are_bit_identical() {
         }
     }
 }
+
+/// Fast math sums a product with one `fma` per step (`acc + a*b`: a dot, a
+/// layernorm's variance) where the host has FMA; values stay within the
+/// tolerance of the interpreter's.
+#[test]
+fn sums_of_products_take_fma_in_fast_math() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    let (rows, cols) = (5usize, 1029usize);
+    let a = data(rows * cols, 7, &[]);
+    let b = data(rows * cols, 8, &[]);
+    for dt in [DType::F32, DType::F64] {
+        let f = || {
+            let x = tensor(&a, &[rows, cols], dt).realize().unwrap();
+            let y = tensor(&b, &[rows, cols], dt).realize().unwrap();
+            x.mul(&y).unwrap().sum(&[1], false).unwrap()
+        };
+        check(&format!("sum(a*b) {dt}"), rtol(dt) * 4.0, 1.0, &|| {
+            f().realize().unwrap()
+        });
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("fma") {
+            let x = tensor(&a, &[rows, cols], dt).realize().unwrap();
+            let y = tensor(&b, &[rows, cols], dt).realize().unwrap();
+            let clif = x
+                .mul(&y)
+                .unwrap()
+                .sum(&[1], false)
+                .unwrap()
+                .clif_text()
+                .unwrap();
+            assert!(clif.contains(" fma "), "{dt}: no fma in\n{clif}");
+        }
+    }
+    lazyfuse::set_math_mode(MathMode::Fast);
+}

@@ -794,8 +794,9 @@ impl Lower<'_, '_> {
     /// float32/float64 values (float16/bfloat16 products are rounded before
     /// they are added, so they are never an `fmul`'s result here). `None` in
     /// exact math, on hosts without FMA (where `fma` would be a libm call), and
-    /// for other ops; the scalar and vector code contract alike.
-    fn contract(&mut self, op: BinaryOp, x: Value, y: Value) -> Option<Value> {
+    /// for other ops; the scalar and vector code contract alike, and so do the
+    /// vector sums of `vreduce` (`acc + a*b`, a layernorm's variance, a dot).
+    pub(super) fn contract(&mut self, op: BinaryOp, x: Value, y: Value) -> Option<Value> {
         use cranelift_codegen::ir::{Opcode, ValueDef};
         if self.math != MathMode::Fast
             || !matches!(op, BinaryOp::Add | BinaryOp::Sub)

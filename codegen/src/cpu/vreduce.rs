@@ -931,10 +931,13 @@ impl Lower<'_, '_> {
     }
 
     /// One accumulation step on vectors (max/min propagate NaN as the scalar
-    /// code does).
+    /// code does; a sum of products takes one `fma` per step, see `contract`).
     fn vcombine(&mut self, op: Accum, acc: Value, x: Value, vt: Type) -> Value {
         match op {
-            Accum::Sum => self.b.ins().fadd(acc, x),
+            Accum::Sum => match self.contract(BinaryOp::Add, acc, x) {
+                Some(v) => v,
+                None => self.b.ins().fadd(acc, x),
+            },
             Accum::Max => self.vbinary(BinaryOp::Maximum, acc, x, vt),
             _ => self.vbinary(BinaryOp::Minimum, acc, x, vt),
         }
