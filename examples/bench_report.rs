@@ -256,24 +256,19 @@ fn compile_times(sizes: &Sizes, samples: usize) {
         }
         y
     };
+    // One sample: the first realize of kernel `j` of `g` minus a cached one.
+    let compile_time = |g: &dyn Fn(&Tensor, usize) -> Tensor, j: usize| {
+        let y = g(&a, j);
+        let t = Instant::now();
+        y.realize().unwrap();
+        let first = t.elapsed().as_secs_f64();
+        first - time(&mut || drop(g(&a, j).realize().unwrap()), 5, 20)
+    };
     let mut w1_kernel = Vec::new();
     let mut long_kernel = Vec::new();
     for j in 0..samples.max(9) {
-        for (g, out, base) in [
-            (
-                &w1_like as &dyn Fn(&Tensor, usize) -> Tensor,
-                &mut w1_kernel,
-                0,
-            ),
-            (&long, &mut long_kernel, 100),
-        ] {
-            let y = g(&a, base + j);
-            let t = Instant::now();
-            y.realize().unwrap();
-            let first = t.elapsed().as_secs_f64();
-            let cached = time(&mut || drop(g(&a, base + j).realize().unwrap()), 5, 20);
-            out.push(first - cached);
-        }
+        w1_kernel.push(compile_time(&w1_like, j));
+        long_kernel.push(compile_time(&long, 100 + j));
     }
     for (id, what, times, target) in [
         (

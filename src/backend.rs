@@ -116,8 +116,8 @@ static MATH: AtomicU8 = AtomicU8::new(0);
 
 /// Selects how JIT kernels compute float math from now on: [`MathMode::Fast`] (the
 /// default: inline vector approximations, reordered reductions and `a*b + c` as one
-/// fused multiply-add, within the conformance tolerances) or [`MathMode::Exact`] (bit for bit the reference
-/// interpreter's values). `LAZYFUSE_MATH` (`fast` or `exact`) sets the initial
+/// fused multiply-add, within the conformance tolerances) or [`MathMode::Exact`]
+/// (bit for bit the reference interpreter's values). `LAZYFUSE_MATH` (`fast` or `exact`) sets the initial
 /// choice.
 ///
 /// ```
@@ -678,6 +678,11 @@ fn cached_schedule<B: Clone>(
     })
 }
 
+/// A text form of a loop kernel compiled with a math mode (`lazyfuse_runtime::exec`'s
+/// `clif_text` and `asm_text`).
+pub(crate) type KernelText =
+    fn(&lazyfuse_ir::kernel::LoopKernel, MathMode) -> lazyfuse_runtime::Result<String>;
+
 /// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and
 /// its Cranelift IR (for a CPU realize; `on_gpu`: its CUDA C); with
 /// `LAZYFUSE_DUMP_IR=dot`, also writes the DOT picture.
@@ -687,16 +692,19 @@ fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule, on_gpu: bo
         sched.kernel_count(),
         sched.text()
     );
+    // The Cranelift IR, and with `LAZYFUSE_DUMP_IR=asm` the machine code too.
+    let asm = std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "asm");
+    let stages: [(&str, KernelText); 2] = [
+        ("Cranelift IR", lazyfuse_runtime::exec::clif_text),
+        ("machine code", lazyfuse_runtime::exec::asm_text),
+    ];
+    let stages = &stages[..if asm { 2 } else { 1 }];
     for step in sched.steps.iter().filter(|_| !on_gpu) {
         if let Step::Loop(k) = step {
-            match math_mode().and_then(|m| Ok(lazyfuse_runtime::exec::clif_text(k, m)?)) {
-                Ok(clif) => eprintln!("== lazyfuse: Cranelift IR of {} ==\n{clif}", k.name),
-                Err(e) => eprintln!("== lazyfuse: Cranelift IR of {}: {e} ==", k.name),
-            }
-            if std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "asm") {
-                match math_mode().and_then(|m| Ok(lazyfuse_runtime::exec::asm_text(k, m)?)) {
-                    Ok(asm) => eprintln!("== lazyfuse: machine code of {} ==\n{asm}", k.name),
-                    Err(e) => eprintln!("== lazyfuse: machine code of {}: {e} ==", k.name),
+            for (what, text) in stages {
+                match math_mode().and_then(|m| Ok(text(k, m)?)) {
+                    Ok(t) => eprintln!("== lazyfuse: {what} of {} ==\n{t}", k.name),
+                    Err(e) => eprintln!("== lazyfuse: {what} of {}: {e} ==", k.name),
                 }
             }
         }

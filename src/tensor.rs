@@ -672,13 +672,7 @@ impl Tensor {
 
     /// `text` of each loop kernel of this tensor's schedule with the current math
     /// mode, each after a line naming the kernel.
-    fn loop_kernel_texts(
-        &self,
-        text: fn(
-            &lazyfuse_ir::kernel::LoopKernel,
-            lazyfuse_ir::kernel::MathMode,
-        ) -> lazyfuse_runtime::Result<String>,
-    ) -> Result<String> {
+    fn loop_kernel_texts(&self, text: crate::backend::KernelText) -> Result<String> {
         let on_gpu = self.device() != Device::Cpu;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);

@@ -29,11 +29,16 @@ fn same(what: &str, f: &dyn Fn() -> Tensor) {
     let got = f().realize().unwrap();
     let got = got.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
     lazyfuse::set_math_mode(MathMode::Fast);
+    same_bits(what, ("interpreter", &want), ("JIT", &got));
+}
+
+/// Asserts two labelled value lists equal bit for bit (any NaN matching any NaN).
+fn same_bits(what: &str, (wl, want): (&str, &[f64]), (gl, got): (&str, &[f64])) {
     assert_eq!(want.len(), got.len(), "{what}");
-    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
         assert!(
             w.to_bits() == g.to_bits() || (w.is_nan() && g.is_nan()),
-            "{what}: element {i}: interpreter {w}, JIT {g}"
+            "{what}: element {i}: {wl} {w}, {gl} {g}"
         );
     }
 }
@@ -159,12 +164,11 @@ fn row_invariant_values_are_hoisted_without_changing_values() {
                 fused.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
                 apart.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
             );
-            for (i, (f, p)) in fused.iter().zip(&apart).enumerate() {
-                assert!(
-                    f.to_bits() == p.to_bits() || (f.is_nan() && p.is_nan()),
-                    "fast [{a},{b},{c}] {dt} element {i}: fused {f}, realized apart {p}"
-                );
-            }
+            same_bits(
+                &format!("fast [{a},{b},{c}] {dt}"),
+                ("fused", &fused),
+                ("realized apart", &apart),
+            );
         }
     }
 }

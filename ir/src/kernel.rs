@@ -1102,8 +1102,9 @@ impl Schedule {
 ///
 /// `Fast` (the default) lets a backend use inline vector approximations of the
 /// transcendentals, reorder reductions (several accumulators, split across
-/// threads) and contract a product into the add that takes it (one `fma`): results stay within the conformance tolerances but are not
-/// bit-identical to the reference interpreter. `Exact` gives the interpreter's
+/// threads) and contract a product into the add that takes it (one `fma`):
+/// results stay within the conformance tolerances but are not bit-identical to
+/// the reference interpreter. `Exact` gives the interpreter's
 /// values bit for bit (libm calls, sequential reductions), for differential
 /// testing and for users who need reproducibility across backends.
 ///

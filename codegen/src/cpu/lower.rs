@@ -357,11 +357,13 @@ impl Lower<'_, '_> {
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
         let tiers = self.tiers();
-        for (_, tier) in &tiers {
-            if let Tier::Single(vt) = *tier {
-                self.hoist_row_values()?;
-                self.row_loop_values(vt);
-            }
+        // (a kernel has at most one single-dtype tier)
+        if let Some(vt) = tiers.iter().find_map(|&(_, t)| match t {
+            Tier::Single(vt) => Some(vt),
+            _ => None,
+        }) {
+            self.hoist_row_values()?;
+            self.row_loop_values(vt);
         }
         for (lanes, tier) in tiers {
             let vhead = self.b.create_block();
@@ -2159,8 +2161,6 @@ fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
     }
 }
 
-/// The lane count of [`mixed_vector`] kernels (as a type whose lane count the
-/// vector loop reads).
 /// The needed expressions of an elementwise float kernel whose value does not
 /// depend on the last dim (loads that broadcast along it, constants, the other
 /// dims' indices, and ops of those): a layernorm's `sqrt(var + eps)` per row,
@@ -2192,6 +2192,8 @@ fn row_invariant(k: &LoopKernel, needed: &[bool]) -> Vec<bool> {
     hoist
 }
 
+/// The lane count of [`mixed_vector`] kernels (as a type whose lane count the
+/// vector loop reads).
 const MIXED_LANES: Type = cranelift_codegen::ir::types::F32X4;
 
 /// The 4-lane register vector of `dt` in [`mixed_vector`] kernels.

@@ -286,20 +286,14 @@ impl Drop for CpuModule {
 /// text), for `LAZYFUSE_DUMP_IR`, compiled with `math`. The runtime functions it
 /// calls are listed first.
 pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenError> {
-    let mut module = jit_module(host_isa()?, &SymbolTable::default());
-    let mut ctx = module.make_context();
-    let names = translate(&mut module, &mut ctx, kernel, 0, math);
-    let text = names.map(|names| {
+    translated(kernel, math, |ctx, names| {
         let mut out = String::new();
         for (i, n) in names.iter().enumerate() {
             out.push_str(&format!("; import {i}: {n}\n"));
         }
         out.push_str(&ctx.func.display().to_string());
-        out
-    });
-    // SAFETY: nothing was defined in this module.
-    unsafe { module.free_memory() };
-    text
+        Ok(out)
+    })
 }
 
 /// The machine code Cranelift makes of `kernel` (its VCode after register
@@ -307,18 +301,29 @@ pub fn clif_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenE
 /// see what a lowering costs (constants reloaded in a loop, a pattern not matched).
 pub fn asm_text(kernel: &LoopKernel, math: MathMode) -> Result<String, CodegenError> {
     let isa = host_isa()?;
-    let mut module = jit_module(isa.clone(), &SymbolTable::default());
-    let mut ctx = module.make_context();
-    let text = translate(&mut module, &mut ctx, kernel, 0, math).and_then(|_| {
+    translated(kernel, math, |ctx, _| {
         ctx.set_disasm(true);
         let code = ctx
             .compile(&*isa, &mut Default::default())
             .map_err(|e| CodegenError::Backend(format!("kernel {}: {e:?}", kernel.name)))?;
         Ok(code.vcode.clone().unwrap_or_default())
-    });
+    })
+}
+
+/// `text` of `kernel` translated alone (into a throwaway module, for the dumps),
+/// given its context and the runtime functions it calls.
+fn translated(
+    kernel: &LoopKernel,
+    math: MathMode,
+    text: impl FnOnce(&mut Context, &[String]) -> Result<String, CodegenError>,
+) -> Result<String, CodegenError> {
+    let mut module = jit_module(host_isa()?, &SymbolTable::default());
+    let mut ctx = module.make_context();
+    let out =
+        translate(&mut module, &mut ctx, kernel, 0, math).and_then(|names| text(&mut ctx, &names));
     // SAFETY: nothing was defined in this module.
     unsafe { module.free_memory() };
-    text
+    out
 }
 
 #[cfg(test)]
