@@ -225,3 +225,116 @@ fn hoisted_row_values_leave_the_vector_loop() {
         assert!(asm.contains("sqrt"), "{math:?}: no sqrt at all:\n{asm}");
     }
 }
+
+/// The interleaved vector tier (`Tier::Interleaved` in the codegen: four vectors per
+/// step, computed expression by expression, for elementwise kernels with two or
+/// more expensive ops) on rows that end in every remainder of its 16 float32 or 8
+/// float64 points, with broadcasts and mid-row thread ranges. Exact math (which
+/// vectorizes sqrt): the interpreter's bits.
+#[test]
+fn interleaved_blocks_match_the_interpreter_in_exact_math() {
+    let mut shapes: Vec<(usize, usize, usize)> = (1..=40).map(|c| (1, 1, c)).collect();
+    shapes.extend([(3, 7, 37), (2, 3, 13), (1, 1, 70001), (3, 5, 4099)]);
+    for (a, b, c) in shapes {
+        let n = a * b * c;
+        for dt in [DType::F32, DType::F64] {
+            let x = Tensor::from_vec(data(n, 0.1), &[a, b, c])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+                .realize()
+                .unwrap();
+            let row = Tensor::from_vec(data(c, 0.2), &[c])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+                .realize()
+                .unwrap();
+            same(&format!("two sqrts [{a},{b},{c}] {dt}"), &|| {
+                let s = x.abs().unwrap().sqrt().unwrap().add(&row).unwrap();
+                s.abs().unwrap().sqrt().unwrap().mul(&x).unwrap()
+            });
+        }
+    }
+}
+
+/// A chain of transcendentals (W9's kind) in fast math: one kernel on the
+/// interleaved tier gives the same bits as realizing each op apart (each its own
+/// kernel on the one-vector tier, with the same inline vector math per lane and
+/// the same scalar code in the tails). The chain has no product for fast math to
+/// contract into an `fma` across ops.
+#[test]
+fn interleaved_chains_keep_each_ops_bits_in_fast_math() {
+    let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    let mut shapes: Vec<(usize, usize, usize)> = (1..=40).map(|c| (1, 1, c)).collect();
+    shapes.extend([(3, 7, 37), (1, 1, 70001), (3, 5, 4099)]);
+    for (a, b, c) in shapes {
+        let n = a * b * c;
+        for dt in [DType::F32, DType::F64] {
+            let x = Tensor::from_vec(data(n, 0.1), &[a, b, c])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+                .realize()
+                .unwrap();
+            let steps: [fn(&Tensor, &Tensor) -> Tensor; 5] = [
+                |v, _| v.abs().unwrap().sqrt().unwrap(),
+                |v, _| v.exp().unwrap(),
+                |v, x| v.add(&x.abs().unwrap()).unwrap().log().unwrap(),
+                |v, _| v.tanh().unwrap(),
+                |v, x| v.sigmoid().unwrap().add(x).unwrap(),
+            ];
+            let fused = steps.iter().fold(x.clone(), |v, step| step(&v, &x));
+            assert_eq!(fused.kernel_count().unwrap(), 1, "the chain is one kernel");
+            let fused = fused.realize().unwrap();
+            let apart = steps
+                .iter()
+                .fold(x.clone(), |v, step| step(&v, &x).realize().unwrap());
+            let (fused, apart) = (
+                fused.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
+                apart.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
+            );
+            same_bits(
+                &format!("chain [{a},{b},{c}] {dt}"),
+                ("fused", &fused),
+                ("apart", &apart),
+            );
+        }
+    }
+}
+
+/// The interleaved tier's machine code runs the four vectors' chains side by
+/// side: in the block that stores four vectors, all four `sqrt`s come before
+/// the first instruction of an `exp` (its `vpslld` that builds 2^n). Without
+/// the anchors (`Lower::anchor` in `vector_points`), Cranelift placed each
+/// vector's whole chain before the next one's.
+#[test]
+fn interleaved_chains_run_side_by_side() {
+    let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    let x = Tensor::from_vec(data(1000, 0.1), &[1000]).unwrap();
+    let y = x.abs().unwrap().sqrt().unwrap().exp().unwrap();
+    let asm = y.asm_text().unwrap();
+    let vector_stores = |b: &str| {
+        b.lines()
+            .filter(|l| l.contains("movups %xmm") && l.contains("(%r") && !l.contains("rsp"))
+            .count()
+    };
+    let blocks: Vec<&str> = asm.split("\nblock").collect();
+    let interleaved: Vec<&&str> = blocks.iter().filter(|b| vector_stores(b) == 4).collect();
+    assert_eq!(interleaved.len(), 1, "no block stores four vectors:\n{asm}");
+    let lines: Vec<&str> = interleaved[0].lines().collect();
+    let sqrts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("sqrtps"))
+        .collect();
+    let first_exp = lines.iter().position(|l| l.contains("pslld"));
+    assert_eq!(sqrts.len(), 4, "{}", interleaved[0]);
+    assert!(
+        first_exp.is_some_and(|e| sqrts[3] < e),
+        "the chains run one after another:\n{}",
+        interleaved[0]
+    );
+}

@@ -27,6 +27,7 @@ use lazyfuse_ir::kernel::{
     Accum, Const, Expr, ExprId, LoopKernel, MathMode, ScanAccum, Stage, Status, StoreOp,
 };
 use lazyfuse_ir::op::Op;
+use lazyfuse_ir::schedule::{cheap_binary, cheap_unary};
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 use std::collections::HashMap;
 
@@ -149,6 +150,9 @@ struct ScanState {
 enum Tier {
     /// one vector of a single dtype per expression
     Single(Type),
+    /// [`INTERLEAVED`] vectors of a single dtype per expression, computed
+    /// expression by expression (`vector_points`)
+    Interleaved(Type),
     /// 4 lanes of several dtypes
     Mixed,
     /// a chunk of column-reduction points (its width), rows outermost
@@ -188,8 +192,6 @@ struct Lower<'a, 'b> {
     /// the splat vectors of the hoisted values that non-hoisted vector code reads,
     /// computed in the row's first block (see [`Lower::row_loop_values`])
     row_vectors: Vec<Option<Value>>,
-    /// the stack slot that anchors them there
-    anchor: Option<StackSlot>,
 }
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
@@ -234,7 +236,6 @@ pub(super) fn lower(
         reuses: vreduce::phase_reuses(k, &needed, math),
         hoisted: row_invariant(k, &needed),
         row_vectors: vec![None; k.exprs.len()],
-        anchor: None,
         needed,
         math,
         row_slots: HashMap::new(),
@@ -261,6 +262,10 @@ impl Lower<'_, '_> {
         // falling through to the next.
         let mut tiers: Vec<(i64, Tier)> = Vec::new();
         if let Some(vt) = vector_type(self.k, self.math) {
+            if interleaves(self.k, &self.needed, &self.hoisted) {
+                let lanes = i64::from(vt.lane_count()) * INTERLEAVED as i64;
+                tiers.push((lanes, Tier::Interleaved(vt)));
+            }
             tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
         } else if mixed_vector(self.k, self.math) {
             tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
@@ -279,7 +284,8 @@ impl Lower<'_, '_> {
     /// One block of `lanes` consecutive points of the last parallel dim.
     fn tier_point(&mut self, tier: Tier) -> R<()> {
         match tier {
-            Tier::Single(vt) => self.vector_point(vt),
+            Tier::Single(vt) => self.vector_points(vt, 1),
+            Tier::Interleaved(vt) => self.vector_points(vt, INTERLEAVED),
             Tier::Mixed => self.vector_point_mixed(),
             Tier::ColumnChunk(width) => self.vector_column_chunk(width),
             Tier::Columns => self.vector_columns(),
@@ -452,18 +458,21 @@ impl Lower<'_, '_> {
             if self.hoisted[i] && read && !matches!(self.k.exprs[i].expr, Expr::Const(_)) {
                 let x = self.val(ExprId(i as u32));
                 let v = self.b.ins().splat(vt, x);
-                let slot = match self.anchor {
-                    Some(slot) => slot,
-                    None => {
-                        let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4);
-                        self.b.create_sized_stack_slot(data)
-                    }
-                };
-                self.anchor = Some(slot);
-                self.b.ins().stack_store(I64, v, slot, 0);
+                self.anchor(v);
                 self.row_vectors[i] = Some(v);
             }
         }
+    }
+
+    /// Makes vector `v` the operand of a store to a stack slot of its own (never
+    /// read) here, so that Cranelift's optimizer, which places a pure op at its
+    /// first use, computes it here (see `row_loop_values` and `vector_points`).
+    /// One slot per anchor: of several stores to one slot, the optimizer kept
+    /// only some (measured), and the others' values moved to their later uses.
+    fn anchor(&mut self, v: Value) {
+        let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4);
+        let slot = self.b.create_sized_stack_slot(data);
+        self.b.ins().stack_store(I64, v, slot, 0);
     }
 
     /// Adds `carry` (a bool) to the last of `dims` and carries into the others.
@@ -507,50 +516,74 @@ impl Lower<'_, '_> {
         }
     }
 
-    /// `lanes` consecutive points of the last parallel dim at once (only for
-    /// kernels [`vector_type`] accepts: one dtype, no reductions, contiguous or
-    /// broadcast accesses along that dim, no param both read and written).
-    fn vector_point(&mut self, vt: Type) -> R<()> {
+    /// `copies` blocks of `lanes` consecutive points of the last parallel dim at
+    /// once (only for kernels [`vector_type`] accepts: one dtype, no reductions,
+    /// contiguous or broadcast accesses along that dim, no param both read and
+    /// written).
+    ///
+    /// Several copies (the [`Tier::Interleaved`] tier) compute each expression for
+    /// every block before the next expression, and anchor each expensive op's
+    /// vectors where they are computed ([`Lower::anchor`]). Cranelift's optimizer
+    /// places a pure op at its first use, and the stores use the blocks in order:
+    /// without the anchors it would place one block's whole chain of
+    /// transcendentals before the next block's, and the out-of-order core, whose
+    /// scheduler one chain of dependent ops fills, would still run one chain at a
+    /// time. Interleaved, it overlaps `copies` chains.
+    fn vector_points(&mut self, vt: Type, copies: usize) -> R<()> {
         let np = self.k.n_parallel;
-        let mut vv: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
+        let lanes = i64::from(vt.lane_count());
+        let mut vv: Vec<Vec<Option<Value>>> = vec![vec![None; self.k.exprs.len()]; copies];
         for i in 0..self.k.exprs.len() {
             if !self.needed[i] {
                 continue;
             }
             if self.hoisted[i] {
-                vv[i] = Some(match self.row_vectors[i] {
+                let v = match self.row_vectors[i] {
                     Some(v) => v,
                     None => {
                         let x = self.val(ExprId(i as u32));
                         self.b.ins().splat(vt, x)
                     }
-                });
+                };
+                vv.iter_mut().for_each(|block| block[i] = Some(v));
                 continue;
             }
             let e = self.k.exprs[i].expr.clone();
-            let get = |id: ExprId| vv[id.0 as usize].expect("operands come first");
-            let v = match e {
-                Expr::Load { param, index, .. } => {
-                    let addr = self.address(param, &index.offset, &index.strides, None)?;
-                    if index.strides[np - 1] == 0 {
-                        let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
-                        self.b.ins().splat(vt, x)
-                    } else {
-                        self.b.ins().load(vt, flags(), addr, 0)
+            let anchored = copies > 1 && expensive_op(&e);
+            for (c, block) in vv.iter_mut().enumerate() {
+                let get = |id: ExprId| block[id.0 as usize].expect("operands come first");
+                let v = match &e {
+                    Expr::Load { param, index, .. } => {
+                        if index.strides[np - 1] == 0 {
+                            let addr = self.address(*param, &index.offset, &index.strides, None)?;
+                            let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
+                            self.b.ins().splat(vt, x)
+                        } else {
+                            let shift = c as i64 * lanes;
+                            let addr =
+                                self.shifted_address(*param, &index.offset, &index.strides, shift)?;
+                            self.b.ins().load(vt, flags(), addr, 0)
+                        }
                     }
+                    Expr::Const(c) => {
+                        let x = self.constant(*c, self.k.exprs[i].dtype)?;
+                        self.b.ins().splat(vt, x)
+                    }
+                    Expr::Unary { op, x } => self.vunary(*op, get(*x), vt),
+                    Expr::UnaryParam { op, x } => self.vparam(*op, get(*x), vt),
+                    Expr::Binary { op, a, b } => self.vbinary(*op, get(*a), get(*b), vt),
+                    _ => return Err(CodegenError::Backend("not a vector expression".into())),
+                };
+                if anchored {
+                    self.anchor(v);
                 }
-                Expr::Const(c) => {
-                    let x = self.constant(c, self.k.exprs[i].dtype)?;
-                    self.b.ins().splat(vt, x)
-                }
-                Expr::Unary { op, x } => self.vunary(op, get(x), vt),
-                Expr::UnaryParam { op, x } => self.vparam(op, get(x), vt),
-                Expr::Binary { op, a, b } => self.vbinary(op, get(a), get(b), vt),
-                _ => return Err(CodegenError::Backend("not a vector expression".into())),
-            };
-            vv[i] = Some(v);
+                block[i] = Some(v);
+            }
         }
-        self.vector_stores(&vv)
+        for (c, block) in vv.iter().enumerate() {
+            self.vector_stores(block, c as i64 * lanes)?;
+        }
+        Ok(())
     }
 
     /// Four consecutive points of a kernel [`mixed_vector`] accepts: each expression
@@ -636,14 +669,15 @@ impl Lower<'_, '_> {
             };
             vv[i] = Some(v);
         }
-        self.vector_stores(&vv)
+        self.vector_stores(&vv, 0)
     }
 
-    /// Stores the vector values `vv` of one block of points (both vector tiers).
-    fn vector_stores(&mut self, vv: &[Option<Value>]) -> R<()> {
+    /// Stores the vector values `vv` of one block of points (every vector tier),
+    /// the block `shift` points along the last dim from the current point.
+    fn vector_stores(&mut self, vv: &[Option<Value>], shift: i64) -> R<()> {
         for s in &self.k.stores {
             let v = vv[s.value.0 as usize].expect("stored values are computed");
-            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+            let addr = self.shifted_address(s.param, &s.index.offset, &s.index.strides, shift)?;
             self.b.ins().store(flags(), v, addr, 0);
         }
         Ok(())
@@ -961,6 +995,19 @@ impl Lower<'_, '_> {
         let size = self.k.params[param].dtype.size_in_bytes() as i64;
         let off = self.b.ins().imul_imm_s(ix, size);
         Ok(self.b.ins().iadd(self.bases[param], off))
+    }
+
+    /// [`Lower::address`] of the point `shift` points along the last dim.
+    fn shifted_address(
+        &mut self,
+        param: usize,
+        offset: &i64,
+        strides: &[i64],
+        shift: i64,
+    ) -> R<Value> {
+        let last = strides[self.k.n_parallel - 1];
+        let extra = (shift != 0).then(|| self.iconst(I64, shift * last));
+        self.address(param, offset, strides, extra)
     }
 
     /// Calls runtime function `name` (declared on first use).
@@ -2159,6 +2206,45 @@ fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
     } else {
         None
     }
+}
+
+/// Vector blocks per step of the [`Tier::Interleaved`] tier.
+const INTERLEAVED: usize = 4;
+
+/// Whether expression `e` applies an op that the scheduler's cost rule calls
+/// expensive (a transcendental, `sqrt`, `pow`, …; `div` is cheap there).
+fn expensive_op(e: &Expr) -> bool {
+    match e {
+        Expr::Unary { op, .. } => !cheap_unary(*op),
+        // the ones that take exp or log (NaN replacement, rounding, leaky_relu
+        // and hardtanh are a few selects)
+        Expr::UnaryParam { op, .. } => matches!(
+            op,
+            UnaryParamOp::Logit { .. }
+                | UnaryParamOp::Gelu { .. }
+                | UnaryParamOp::Softplus { .. }
+                | UnaryParamOp::Elu { .. }
+        ),
+        Expr::Binary { op, .. } => !cheap_binary(*op),
+        _ => false,
+    }
+}
+
+/// Whether a [`vector_type`] kernel takes the [`Tier::Interleaved`] tier: its
+/// vector loop (the needed expressions not hoisted out of the row) applies at
+/// least two expensive ops. Measured in cache on 16384 float32 (one thread,
+/// fast math): W9's chain of sqrt, log, exp and tanh 8.1 -> 5.2 ns per element,
+/// `exp` alone 1.12 -> 0.98 and W1 (one tanh) 1.53 -> 1.44; the interleaved loop
+/// doubles a kernel's compile time (W1: 0.38 -> 0.84 ms), which a single
+/// transcendental does not repay.
+fn interleaves(k: &LoopKernel, needed: &[bool], hoisted: &[bool]) -> bool {
+    let expensive = k
+        .exprs
+        .iter()
+        .enumerate()
+        .filter(|&(i, e)| needed[i] && !hoisted[i] && expensive_op(&e.expr))
+        .count();
+    expensive >= 2
 }
 
 /// The needed expressions of an elementwise float kernel whose value does not
