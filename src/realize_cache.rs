@@ -240,7 +240,7 @@ pub(crate) fn lookup(
         }
         node.dtype.hash(&mut h);
         node.shape.hash(&mut h);
-        for i in graph.inputs(n) {
+        for &i in graph.inputs(n) {
             pos.get(&i).hash(&mut h);
         }
         u8::MAX.hash(&mut h);

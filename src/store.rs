@@ -464,7 +464,7 @@ impl Store {
     fn donations(&self, order: &[NodeId]) -> Vec<InputId> {
         let mut users: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
         for &n in order {
-            for i in self.graph.inputs(n) {
+            for &i in self.graph.inputs(n) {
                 users.entry(i).or_default().push(n);
             }
         }

@@ -50,7 +50,7 @@ pub fn schedule_dot(graph: &Graph, targets: &[NodeId], schedule: &Schedule) -> S
         }
     }
     for n in &order {
-        for i in graph.inputs(*n) {
+        for &i in graph.inputs(*n) {
             let _ = writeln!(out, "  n{} -> n{};", names[&i], names[n]);
         }
     }

@@ -129,9 +129,10 @@ impl Graph {
         self.graph.contains_node(id.0)
     }
 
-    /// Inputs of a node in slot order.
-    pub fn inputs(&self, id: NodeId) -> Vec<NodeId> {
-        self.graph[id.0].inputs.clone()
+    /// Inputs of a node in slot order (borrowed: the realize path reads them for
+    /// every node of a graph, and a copy each time was a heap allocation).
+    pub fn inputs(&self, id: NodeId) -> &[NodeId] {
+        &self.graph[id.0].inputs
     }
 
     /// Number of consumers of a node (input slots of live nodes that read it), in
@@ -236,7 +237,7 @@ impl Graph {
                 }
                 state.insert(n, false);
                 stack.push((n, true));
-                for input in self.inputs(n).into_iter().rev() {
+                for &input in self.inputs(n).iter().rev() {
                     if !state.contains_key(&input) {
                         stack.push((input, false));
                     }

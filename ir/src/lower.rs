@@ -687,7 +687,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
         Op::Cat { axis } => {
             let mut kernels = Vec::new();
             let mut start = 0usize;
-            for &i in &ins {
+            for &i in ins {
                 let inode = g.node(i);
                 let shape = inode.shape.clone();
                 let size = shape[*axis];

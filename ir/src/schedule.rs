@@ -299,7 +299,7 @@ impl<'g> Planner<'g> {
         let mut consumers: HashMap<NodeId, usize> = HashMap::new();
         let mut readers: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
         for &n in &order {
-            for i in graph.inputs(n) {
+            for &i in graph.inputs(n) {
                 *consumers.entry(i).or_default() += 1;
                 readers.entry(i).or_default().push(n);
             }
@@ -310,7 +310,8 @@ impl<'g> Planner<'g> {
         for &n in &order {
             let node = graph.node(n);
             if let Some(why) = extern_reason(graph, n, opts) {
-                for mut i in graph.inputs(n) {
+                for &i in graph.inputs(n) {
+                    let mut i = i;
                     // A reshape that is the identity of its producer's buffer (matmul's
                     // operands) is that buffer: the extern reads the producer's.
                     if let Op::View(l) = &graph.node(i).op {
@@ -356,7 +357,7 @@ impl<'g> Planner<'g> {
                     // Its operands are read once per output element they meet: a
                     // computed operand is stored first (through views, which stay
                     // index arithmetic), never recomputed in the product's loop.
-                    for i in graph.inputs(n) {
+                    for &i in graph.inputs(n) {
                         let mut src = i;
                         while let Op::View(_) = graph.node(src).op {
                             src = graph.inputs(src)[0];

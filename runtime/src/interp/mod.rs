@@ -86,10 +86,10 @@ pub fn execute_with_stats(
         return Err(Error::Malformed(format!("target {t} is not in the graph")));
     }
     let order = graph.topo_order(targets);
-    let node_inputs: Vec<Vec<NodeId>> = order.iter().map(|&n| graph.inputs(n)).collect();
+    let node_inputs: Vec<&[NodeId]> = order.iter().map(|&n| graph.inputs(n)).collect();
     // Remaining uses of each node inside this order (one per input slot).
     let mut uses: Map<NodeId, usize> = Map::new();
-    for ins in &node_inputs {
+    for &ins in &node_inputs {
         for &i in ins {
             *uses.entry(i).or_default() += 1;
         }
@@ -134,7 +134,7 @@ pub fn execute_with_stats(
         drop(args);
         memo.insert(id, out);
         stats.peak_live_buffers = stats.peak_live_buffers.max(memo.len());
-        for i in ins {
+        for i in *ins {
             if let Some(n) = uses.get_mut(i) {
                 *n -= 1;
                 if *n == 0 && !keep.contains(i) {
