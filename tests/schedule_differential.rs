@@ -1,10 +1,15 @@
 //! The scheduler (`lazyfuse_ir::schedule`) against the interpreter: graphs built
 //! through the facade (random programs of `tests/support/random_program.rs`, and
-//! hand-written ones) are optimized, scheduled with fusion on and off, verified, and
-//! run by the kernel-IR reference evaluator (`lazyfuse_runtime::kernel_eval`); every
-//! value must equal the interpreter's (bit for bit for integers and bools, within
-//! the conformance tolerances for floats), and an error must be the same error.
-//! Also the kernel counts the issue promises (softmax, layernorm, W1, …).
+//! hand-written ones) are optimized, scheduled with fusion on and off in both math
+//! modes, verified, and run by the kernel-IR reference evaluator
+//! (`lazyfuse_runtime::kernel_eval`); an error must be the interpreter's error, and
+//! every value of an exact-math schedule must equal the interpreter's (bit for bit
+//! for integers and bools, within the conformance tolerances for floats). A
+//! fast-math schedule's values may differ by reordered float math, which ops
+//! downstream amplify without bound, so they are checked elsewhere (the
+//! conformance corpus in fast math, `fast_math.rs`, `fast_reductions.rs`). Also
+//! the kernel counts the issue promises (softmax, layernorm, W1, …), of the
+//! default (fast, fused) schedule.
 
 #[path = "support/random_program.rs"]
 mod random_program;
@@ -12,6 +17,7 @@ mod random_program;
 #[path = "support/cases.rs"]
 mod cases;
 use lazyfuse::{DType, Tensor};
+use lazyfuse_ir::kernel::MathMode;
 use lazyfuse_ir::schedule::{schedule, ScheduleOptions};
 use lazyfuse_runtime::{interp, kernel_eval, Buffer};
 use proptest::prelude::*;
@@ -86,19 +92,30 @@ fn check(tensors: &[&Tensor]) -> Result<usize, String> {
     let (graph, targets, inputs) = Tensor::debug_optimized_graph(tensors);
     let want = interp::execute(&graph, &inputs, &targets);
     let mut count = 0;
-    for fuse in [true, false] {
+    for (fuse, math) in [
+        (true, MathMode::Fast),
+        (false, MathMode::Fast),
+        (true, MathMode::Exact),
+        (false, MathMode::Exact),
+    ] {
         let s = schedule(
             &graph,
             &targets,
             &ScheduleOptions {
                 fuse,
+                math,
                 ..Default::default()
             },
         )
-        .map_err(|e| format!("schedule (fuse {fuse}): {e}\n{}", graph.dump(&targets)))?;
+        .map_err(|e| {
+            format!(
+                "schedule (fuse {fuse}, {math:?}): {e}\n{}",
+                graph.dump(&targets)
+            )
+        })?;
         s.verify()
-            .map_err(|e| format!("verify (fuse {fuse}): {e}\n{}", s.text()))?;
-        if fuse {
+            .map_err(|e| format!("verify (fuse {fuse}, {math:?}): {e}\n{}", s.text()))?;
+        if fuse && math == MathMode::Fast {
             count = s.kernel_count();
             if std::env::var_os("SCHEDULE_TEST_DUMP").is_some() {
                 eprintln!(
@@ -110,8 +127,20 @@ fn check(tensors: &[&Tensor]) -> Result<usize, String> {
             }
         }
         let got = kernel_eval::run_schedule(&s, &graph, &inputs);
-        let context = || format!("fuse {fuse}\n{}\n{}", graph.dump(&targets), s.text());
+        let context = || {
+            format!(
+                "fuse {fuse}, {math:?}\n{}\n{}",
+                graph.dump(&targets),
+                s.text()
+            )
+        };
         match (&want, &got) {
+            // Fast schedules reorder float math (a float32 softmax in float32 with
+            // a reciprocal multiply): an ulp that `pow(x, 42)` or a `remainder`
+            // downstream amplifies past any tolerance (found at 30000 cases), so
+            // only exact schedules' values are compared here; fast values are the
+            // conformance corpus's, `fast_math`'s and `fast_reductions`' to check.
+            (Ok(_), Ok(_)) if math == MathMode::Fast => {}
             (Ok(w), Ok(g)) => {
                 for (i, (x, y)) in g.iter().zip(w).enumerate() {
                     close(x, y, loosest(&graph, targets[i]))
