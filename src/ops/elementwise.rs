@@ -58,11 +58,10 @@ pub(crate) fn operand_node(
 ) -> Result<NodeId> {
     match operand {
         Operand::Tensor(t) => t.node_as(store, dtype, shape),
-        Operand::Scalar(s) => {
-            let full = store.add(Op::Full(*s), dtype, Vec::new(), &[]);
-            let layout = lazyfuse_ir::Layout::contiguous(&[]).expand(&to_isize(shape))?;
-            Ok(store.view_node(full, &layout))
-        }
+        // One constant node of the broadcast shape (what the graph passes would
+        // fold a 0-d constant and its expanding view into): a scalar operand costs
+        // one node to build, and nothing to fold, in every rebuilt graph.
+        Operand::Scalar(s) => Ok(store.add(Op::Full(*s), dtype, shape.to_vec(), &[])),
     }
 }
 
