@@ -16,6 +16,26 @@ fn data(n: usize, seed: f32) -> Vec<f32> {
         .collect()
 }
 
+/// `values` as a realized tensor of `shape` in `dtype`.
+fn realized_as(values: Vec<f32>, shape: &[usize], dtype: DType) -> Tensor {
+    let t = Tensor::from_vec(values, shape).unwrap();
+    t.to_dtype(dtype).unwrap().realize().unwrap()
+}
+
+/// A tensor's values, as float64.
+fn f64s(t: &Tensor) -> Vec<f64> {
+    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
+}
+
+/// Rows of every length 1..=40 (every remainder of the interleaved tier's 16
+/// float32 or 8 float64 points) and `more` shapes.
+fn row_shapes(more: &[(usize, usize, usize)]) -> Vec<(usize, usize, usize)> {
+    (1..=40)
+        .map(|c| (1, 1, c))
+        .chain(more.iter().copied())
+        .collect()
+}
+
 /// `f` realized on the interpreter and on the JIT (exact math): equal bits.
 fn same(what: &str, f: &dyn Fn() -> Tensor) {
     let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
@@ -24,10 +44,10 @@ fn same(what: &str, f: &dyn Fn() -> Tensor) {
     // Realized in their own dtype first: a cast to float64 fused into the kernel
     // would keep it off the single-dtype vector tier.
     let want = f().realize().unwrap();
-    let want = want.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let want = f64s(&want);
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
     let got = f().realize().unwrap();
-    let got = got.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let got = f64s(&got);
     lazyfuse::set_math_mode(MathMode::Fast);
     same_bits(what, ("interpreter", &want), ("JIT", &got));
 }
@@ -160,10 +180,7 @@ fn row_invariant_values_are_hoisted_without_changing_values() {
             let s = per_row(&col);
             s.realize().unwrap();
             let apart = layer(&s);
-            let (fused, apart) = (
-                fused.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
-                apart.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
-            );
+            let (fused, apart) = (f64s(&fused), f64s(&apart));
             same_bits(
                 &format!("fast [{a},{b},{c}] {dt}"),
                 ("fused", &fused),
@@ -233,23 +250,11 @@ fn hoisted_row_values_leave_the_vector_loop() {
 /// vectorizes sqrt): the interpreter's bits.
 #[test]
 fn interleaved_blocks_match_the_interpreter_in_exact_math() {
-    let mut shapes: Vec<(usize, usize, usize)> = (1..=40).map(|c| (1, 1, c)).collect();
-    shapes.extend([(3, 7, 37), (2, 3, 13), (1, 1, 70001), (3, 5, 4099)]);
-    for (a, b, c) in shapes {
+    for (a, b, c) in row_shapes(&[(3, 7, 37), (2, 3, 13), (1, 1, 70001), (3, 5, 4099)]) {
         let n = a * b * c;
         for dt in [DType::F32, DType::F64] {
-            let x = Tensor::from_vec(data(n, 0.1), &[a, b, c])
-                .unwrap()
-                .to_dtype(dt)
-                .unwrap()
-                .realize()
-                .unwrap();
-            let row = Tensor::from_vec(data(c, 0.2), &[c])
-                .unwrap()
-                .to_dtype(dt)
-                .unwrap()
-                .realize()
-                .unwrap();
+            let x = realized_as(data(n, 0.1), &[a, b, c], dt);
+            let row = realized_as(data(c, 0.2), &[c], dt);
             same(&format!("two sqrts [{a},{b},{c}] {dt}"), &|| {
                 let s = x.abs().unwrap().sqrt().unwrap().add(&row).unwrap();
                 s.abs().unwrap().sqrt().unwrap().mul(&x).unwrap()
@@ -268,17 +273,10 @@ fn interleaved_chains_keep_each_ops_bits_in_fast_math() {
     let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_math_mode(MathMode::Fast);
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
-    let mut shapes: Vec<(usize, usize, usize)> = (1..=40).map(|c| (1, 1, c)).collect();
-    shapes.extend([(3, 7, 37), (1, 1, 70001), (3, 5, 4099)]);
-    for (a, b, c) in shapes {
+    for (a, b, c) in row_shapes(&[(3, 7, 37), (1, 1, 70001), (3, 5, 4099)]) {
         let n = a * b * c;
         for dt in [DType::F32, DType::F64] {
-            let x = Tensor::from_vec(data(n, 0.1), &[a, b, c])
-                .unwrap()
-                .to_dtype(dt)
-                .unwrap()
-                .realize()
-                .unwrap();
+            let x = realized_as(data(n, 0.1), &[a, b, c], dt);
             let steps: [fn(&Tensor, &Tensor) -> Tensor; 5] = [
                 |v, _| v.abs().unwrap().sqrt().unwrap(),
                 |v, _| v.exp().unwrap(),
@@ -292,10 +290,7 @@ fn interleaved_chains_keep_each_ops_bits_in_fast_math() {
             let apart = steps
                 .iter()
                 .fold(x.clone(), |v, step| step(&v, &x).realize().unwrap());
-            let (fused, apart) = (
-                fused.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
-                apart.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
-            );
+            let (fused, apart) = (f64s(&fused), f64s(&apart));
             same_bits(
                 &format!("chain [{a},{b},{c}] {dt}"),
                 ("fused", &fused),
