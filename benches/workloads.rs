@@ -186,7 +186,23 @@ pub fn w1(n: usize) -> Workload {
         what: format!("((a*b+c).relu()*0.5+a).tanh() [{n}]"),
         unit: Unit::Bytes(16.0 * n as f64),
         run: Box::new(move || {
-            black_box(w1_graph(&ta, &tb, &tc).realize().unwrap());
+            // written as users write it: one statement, realized at its end
+            black_box(
+                ta.mul(&tb)
+                    .unwrap()
+                    .add(&tc)
+                    .unwrap()
+                    .relu()
+                    .unwrap()
+                    .mul(0.5)
+                    .unwrap()
+                    .add(&ta)
+                    .unwrap()
+                    .tanh()
+                    .unwrap()
+                    .realize()
+                    .unwrap(),
+            );
         }),
         baseline: Some(Box::new(move || {
             two_threads(&mut out, |s, o| {
@@ -233,20 +249,12 @@ pub fn w2(side: usize) -> Workload {
         what: format!("(x[{side},{side}]+row)*col"),
         unit: Unit::Bytes(8.0 * (side * side) as f64),
         run: Box::new(move || {
-            black_box(w2_graph(&x, &row, &col).realize().unwrap());
+            black_box(x.add(&row).unwrap().mul(&col).unwrap().realize().unwrap());
         }),
         baseline: Some(copy_floor(side * side)),
         target: "≥ 0.8 of floor",
         min_ratio: Some(0.8),
     }
-}
-
-/// W2's graph (unrealized). Built in a function so that no handle of `x + row`
-/// is alive at the realize: a live tensor's value is stored by the realize that
-/// computes it (so a later use does not compute it again), which would add a
-/// second output stream that PERF.md's W2 (1 read + 1 write) does not have.
-pub fn w2_graph(x: &Tensor, row: &Tensor, col: &Tensor) -> Tensor {
-    x.add(row).unwrap().mul(col).unwrap()
 }
 
 /// W3 sum of `n` f32; floor: a two-thread 16-lane sum.
@@ -320,23 +328,16 @@ pub fn w5(side: usize) -> Workload {
         what: format!("layernorm rows [{side},{side}]"),
         unit: Unit::Bytes(8.0 * (side * side) as f64),
         run: Box::new(move || {
-            black_box(w5_graph(&x, &w, &b).realize().unwrap());
+            let mean = x.mean(&[1], true).unwrap();
+            let var = x.var(&[1], 0, true).unwrap();
+            let std = var.add(1e-5).unwrap().sqrt().unwrap();
+            let y = x.sub(&mean).unwrap().div(&std).unwrap();
+            black_box(y.mul(&w).unwrap().add(&b).unwrap().realize().unwrap());
         }),
         baseline: Some(copy_floor(side * side)),
         target: "≥ 0.5 of floor",
         min_ratio: Some(0.5),
     }
-}
-
-/// W5's graph (unrealized): `(x - mean) / sqrt(var + 1e-5) * w + b` over rows.
-/// Built in a function for the reason [`w2_graph`] gives: only the result's
-/// handle is alive at the realize.
-pub fn w5_graph(x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
-    let mean = x.mean(&[1], true).unwrap();
-    let var = x.var(&[1], 0, true).unwrap();
-    let std = var.add(1e-5).unwrap().sqrt().unwrap();
-    let y = x.sub(&mean).unwrap().div(&std).unwrap();
-    y.mul(w).unwrap().add(b).unwrap()
 }
 
 /// PERF.md's numpy sgemm figure on this machine (2 threads), GFLOP/s: W6's
@@ -417,7 +418,7 @@ pub fn w8(n: usize) -> Workload {
         what: format!("int32[{n}]*0.5 + float16[{n}]"),
         unit: Unit::Bytes(10.0 * n as f64),
         run: Box::new(move || {
-            black_box(w8_graph(&ta, &th).realize().unwrap());
+            black_box(ta.mul(0.5).unwrap().add(&th).unwrap().realize().unwrap());
         }),
         baseline: Some(Box::new(move || {
             two_threads(&mut out, |s, o| {
@@ -432,28 +433,11 @@ pub fn w8(n: usize) -> Workload {
     }
 }
 
-/// W8's graph (unrealized), built in a function so that no handle of `ints * 0.5`
-/// is alive at the realize (see [`w2_graph`]): written as one statement ending in
-/// `.realize()`, the temporary product would be stored as a second output, 4 more
-/// bytes per element than PERF.md's W8 moves.
-pub fn w8_graph(ints: &Tensor, halves: &Tensor) -> Tensor {
-    ints.mul(0.5).unwrap().add(halves).unwrap()
-}
-
 /// The plain-Rust W9 chain on one value.
 pub fn w9_scalar(v: f32) -> f32 {
     let v = (v * 1.5 + 0.25).abs().sqrt() - 0.5;
     let v = (v * v + 1.0).ln().max(0.1);
     (v / 3.0).exp().tanh()
-}
-
-/// W9's 10-op chain on `x` (unrealized).
-pub fn w9_graph(x: &Tensor, floor: &Tensor) -> Tensor {
-    let v = x.mul(1.5).unwrap().add(0.25).unwrap().abs().unwrap();
-    let v = v.sqrt().unwrap().sub(0.5).unwrap();
-    let v = v.mul(&v).unwrap().add(1.0).unwrap().log().unwrap();
-    let v = v.maximum(floor).unwrap();
-    v.div(3.0).unwrap().exp().unwrap().tanh().unwrap()
 }
 
 /// W9: the chain on [1000], built and realized per run; baseline: plain Rust.
@@ -466,7 +450,22 @@ pub fn w9() -> Workload {
         what: "10-op chain [1000], built+realized".into(),
         unit: Unit::Latency,
         run: Box::new(move || {
-            black_box(w9_graph(&tx, &floor).realize().unwrap());
+            // the intermediates' handles are alive at the realize: only the
+            // result is stored
+            let v = tx.mul(1.5).unwrap().add(0.25).unwrap().abs().unwrap();
+            let v = v.sqrt().unwrap().sub(0.5).unwrap();
+            let v = v.mul(&v).unwrap().add(1.0).unwrap().log().unwrap();
+            let v = v.maximum(&floor).unwrap();
+            black_box(
+                v.div(3.0)
+                    .unwrap()
+                    .exp()
+                    .unwrap()
+                    .tanh()
+                    .unwrap()
+                    .realize()
+                    .unwrap(),
+            );
         }),
         baseline: Some(Box::new(move || {
             black_box(x.iter().map(|&v| w9_scalar(v)).collect::<Vec<f32>>());

@@ -417,6 +417,12 @@ fn report(
             scheduled,
             in_place: stats.in_place,
             reused,
+            outputs: sched.outputs.len(),
+            temporaries: sched
+                .buffers
+                .iter()
+                .filter(|b| matches!(b.kind, BufKind::Temp))
+                .count(),
         })
     });
     if debug >= 1 {
@@ -471,11 +477,18 @@ pub struct RealizeStats {
     /// recorded schedule without the graph passes, the schedule cache or kernel
     /// lookups (rebuilding and realizing the same computation takes this path)
     pub reused: bool,
+    /// values the realize stored for the caller: its targets (one for
+    /// [`crate::Tensor::realize`] and every read, one per distinct unrealized tensor
+    /// for [`crate::realize_all`])
+    pub outputs: usize,
+    /// values stored for the realize's own kernels and dropped after it (what fusion
+    /// decided to materialize: see `LAZYFUSE_DEBUG=3`)
+    pub temporaries: usize,
 }
 
 thread_local! {
     static LAST: std::cell::Cell<RealizeStats> = const {
-        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false, in_place: 0, reused: false })
+        std::cell::Cell::new(RealizeStats { kernels: 0, compiled: 0, kernel_cache_hits: 0, scheduled: false, in_place: 0, reused: false, outputs: 0, temporaries: 0 })
     };
 }
 

@@ -14,8 +14,8 @@
 //! ```
 //!
 //! The crates behind this facade, in processing order: `lazyfuse-ir` (dtypes,
-//! promotion, views, the graph), `lazyfuse-codegen` (native code, to come) and
-//! `lazyfuse-runtime` (buffers and the reference interpreter).
+//! promotion, views, the graph), `lazyfuse-codegen` (Cranelift and CUDA C code generation) and
+//! `lazyfuse-runtime` (buffers, executors and the reference interpreter).
 #![deny(missing_docs)]
 
 mod backend;
@@ -25,6 +25,7 @@ mod display;
 mod error;
 mod operand;
 mod ops;
+mod realize_all;
 mod realize_cache;
 mod store;
 mod tensor;
@@ -46,6 +47,7 @@ pub use operand::Operand;
 pub use ops::activation::GeluApproximate;
 pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
+pub use realize_all::realize_all;
 pub use store::{live_graph_nodes, set_dump_ir, set_passes, set_verify};
 pub use tensor::Tensor;
 

@@ -264,12 +264,16 @@ impl Store {
         self.device_arrays.remove(&id);
     }
 
-    /// What realizing `storage` takes ([`Planned::Done`] when its node is an input
-    /// already): the graph copy to run (after the passes), its targets, the buffers
-    /// it reads, and the store's target nodes, pinned until [`Store::install`] or
-    /// [`Store::abandon`] so that no other thread's edit removes them meanwhile.
-    /// Every other node of the graph that a live tensor still names is a target too,
-    /// so that nothing computed now is computed again by a later realize.
+    /// What realizing `storages` takes ([`Planned::Done`] when each one's node is an
+    /// input already): the graph copy to run (after the passes), its targets, the
+    /// buffers it reads, and the store's target nodes, pinned until [`Store::install`]
+    /// or [`Store::abandon`] so that no other thread's edit removes them meanwhile.
+    ///
+    /// The targets are the storages' current nodes and nothing else: an unrealized
+    /// node that a live tensor still names is not stored as a side effect (it is
+    /// computed when it is read, from the inputs its node keeps alive). Inside the
+    /// realize, fusion alone decides what is materialized. Every storage is on
+    /// `device` (the caller groups them).
     ///
     /// # In-place writes (donation)
     /// The plan takes out of the store the buffer of every old version that an
@@ -279,32 +283,26 @@ impl Store {
     /// is *in flight*: another plan reading it gets [`Planned::Busy`] and retries.
     /// The scheduler may still refuse a donation (`schedule_donating`); then the
     /// buffer comes back untouched.
-    fn plan(&mut self, storage: &Storage) -> Planned {
-        let node = storage.node();
-        if matches!(self.graph.node(node).op, Op::Input(_)) {
+    fn plan(&mut self, storages: &[&Storage], device: Device) -> Planned {
+        let mut targets: Vec<NodeId> = Vec::with_capacity(storages.len());
+        let mut seen = HashSet::with_capacity(storages.len());
+        for storage in storages {
+            let node = storage.node();
+            if !matches!(self.graph.node(node).op, Op::Input(_)) && seen.insert(node) {
+                targets.push(node);
+            }
+        }
+        if targets.is_empty() {
             return Planned::Done;
         }
-        let device = storage.device;
         let dump = dump_ir_enabled();
         if dump {
             eprintln!(
                 "== lazyfuse: graph as built ==\n{}",
-                self.graph.dump(&[node])
+                self.graph.dump(&targets)
             );
         }
-        let order = self.graph.topo_order(&[node]);
-        let targets: Vec<NodeId> = order
-            .iter()
-            .copied()
-            .filter(|&n| {
-                n == node
-                    || (self.graph.is_pinned(n)
-                        && !matches!(self.graph.node(n).op, Op::Input(_))
-                        // A node of another device is computed here as part of this
-                        // graph, and realized there by its own storage's realize.
-                        && self.device_of(n) == device)
-            })
-            .collect();
+        let order = self.graph.topo_order(&targets);
         // The realize cache: a structure realized before runs its recorded schedule
         // without the passes' copies (see `crate::realize_cache`). In-place writes
         // (donations depend on the store's state) and dumps take the full path.
@@ -396,7 +394,7 @@ impl Store {
         }
         // In-place writes take the buffers nobody else needs (the donations).
         let donations: Vec<InputId> = self
-            .donations(&order)
+            .donations(&order, &targets)
             .into_iter()
             .filter(|id| read.contains(id))
             .collect();
@@ -455,13 +453,16 @@ impl Store {
         Ok(())
     }
 
-    /// The old versions this realize (the nodes `order`) may overwrite in place: the
-    /// input nodes that are the base of a `write_view` of `order`, that no storage
-    /// pins, and that nothing outside `order` reads, directly or through unpinned
-    /// nodes (a pinned node becomes an input of its own when the realize installs
-    /// it, so what it read is not needed after). After the realize, nothing reaches
-    /// such a node: the graph collects it.
-    fn donations(&self, order: &[NodeId]) -> Vec<InputId> {
+    /// The old versions this realize (the nodes `order`, computing `targets`) may
+    /// overwrite in place: the input nodes that are the base of a `write_view` of
+    /// `order`, that no storage pins, and that nothing outside `order` reads,
+    /// directly or through other nodes, except through a target (a target becomes
+    /// an input of its own when the realize installs it, so what it read is not
+    /// needed after). A pinned node on the way that is not a target still needs the
+    /// old version after the realize (a live tensor computed from it, read later):
+    /// no donation then. After the realize, nothing reaches a donated node: the
+    /// graph collects it.
+    fn donations(&self, order: &[NodeId], targets: &[NodeId]) -> Vec<InputId> {
         let mut users: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
         for &n in order {
             for &i in self.graph.inputs(n) {
@@ -469,6 +470,7 @@ impl Store {
             }
         }
         let mut out = Vec::new();
+        let target_set: HashSet<NodeId> = targets.iter().copied().collect();
         for &w in order {
             if !matches!(self.graph.node(w).op, Op::WriteView(_)) {
                 continue;
@@ -488,11 +490,13 @@ impl Store {
                     continue;
                 }
                 let here = users.get(&m).map_or(&[][..], |u| &u[..]);
-                if here.len() != self.graph.consumer_count(m) {
+                if here.len() != self.graph.consumer_count(m)
+                    || (m != base && self.graph.is_pinned(m) && !target_set.contains(&m))
+                {
                     closed = false;
                     break;
                 }
-                stack.extend(here.iter().filter(|&&c| !self.graph.is_pinned(c)));
+                stack.extend(here.iter().filter(|c| !target_set.contains(c)));
             }
             if closed {
                 out.push(id);
@@ -671,8 +675,33 @@ enum Planned {
 /// pins) and to install the results, not while kernels run: two threads realize at
 /// once.
 pub(crate) fn realize(storage: &Storage) -> Result<()> {
+    realize_on(&[storage], storage.device)
+}
+
+/// Realizes several storages in one pass per device: one schedule computes the
+/// work they share once and stores each of them.
+pub(crate) fn realize_all(storages: &[&Storage]) -> Result<()> {
+    let mut devices: Vec<Device> = Vec::new();
+    for s in storages {
+        if !devices.contains(&s.device) {
+            devices.push(s.device);
+        }
+    }
+    for device in devices {
+        let group: Vec<&Storage> = storages
+            .iter()
+            .copied()
+            .filter(|s| s.device == device)
+            .collect();
+        realize_on(&group, device)?;
+    }
+    Ok(())
+}
+
+/// Realizes `storages`, every one on `device`, in one plan.
+fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
     let mut plan = loop {
-        match with_store(|s| s.plan(storage)) {
+        match with_store(|s| s.plan(storages, device)) {
             Planned::Done => return Ok(()),
             Planned::Failed(e) => return Err(e),
             Planned::Run(plan) => break plan,

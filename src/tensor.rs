@@ -509,31 +509,21 @@ impl Tensor {
 
     /// Computes the storage's contents (once) and returns this tensor.
     ///
-    /// The same realize also stores every unrealized tensor that a live handle
-    /// still names and that this computation passes through, so that a later use
-    /// of it computes nothing again. That includes the temporaries of a method
-    /// chain ending in `.realize()` in the same statement (Rust drops them at the
-    /// statement's end): `x.mul(2)?.add(1)?.realize()` writes `x * 2` too. Where
-    /// only the result is wanted, build the expression in its own statement or
-    /// function first, as in the second example.
-    ///
-    /// ```
-    /// use lazyfuse::{DType, Tensor};
-    /// let t = Tensor::ones(&[3], DType::F32).add(1).unwrap();
-    /// assert!(!t.is_realized());
-    /// let t = t.realize().unwrap();
-    /// assert!(t.is_realized());
-    /// ```
+    /// A realize computes and stores its target and nothing else: the temporaries
+    /// of a method chain are fused into the kernels that compute the result, and an
+    /// unrealized tensor that a live handle still names is not stored as a side
+    /// effect (reading it later computes it then, from the inputs its node keeps
+    /// alive). Several tensors wanted together are realized in one pass with
+    /// [`crate::realize_all`]. A value realized once is never computed again.
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
     /// let x = Tensor::ones(&[3], DType::F32);
-    /// // `x * 2` is a temporary alive until the statement ends: stored as well
-    /// let y = x.mul(2).unwrap().add(1).unwrap().realize().unwrap();
-    /// // built first, its temporaries dropped: only the result is stored
-    /// let z = x.mul(2).unwrap().add(1).unwrap();
-    /// let z = z.realize().unwrap();
-    /// assert_eq!(y.to_vec::<f32>().unwrap(), z.to_vec::<f32>().unwrap());
+    /// let h = x.mul(2).unwrap();
+    /// let y = h.add(1).unwrap().tanh().unwrap().realize().unwrap();
+    /// assert!(y.is_realized());
+    /// assert!(!h.is_realized()); // fused into y's kernel, not stored
+    /// assert_eq!(h.to_vec::<f32>().unwrap(), vec![2.0; 3]); // computed now
     /// ```
     pub fn realize(&self) -> Result<Tensor> {
         crate::store::realize(&self.0.storage)?;
