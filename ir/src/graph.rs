@@ -187,6 +187,7 @@ impl Graph {
         let producers = std::mem::take(&mut node.inputs);
         node.op = Op::Input(input);
         self.work += 1;
+        crate::work::add(1);
         for p in &producers {
             self.graph[p.0].consumers -= 1;
         }
@@ -199,6 +200,7 @@ impl Graph {
         let mut freed = Vec::new();
         while let Some(n) = stack.pop() {
             self.work += 1;
+            crate::work::add(1);
             if !self.graph.contains_node(n.0) {
                 continue;
             }
@@ -227,6 +229,7 @@ impl Graph {
         for &t in targets {
             let mut stack = vec![(t, false)];
             while let Some((n, expanded)) = stack.pop() {
+                crate::work::add(1);
                 if expanded {
                     state.insert(n, true);
                     order.push(n);
@@ -262,8 +265,14 @@ impl Graph {
         let names: HashMap<NodeId, usize> =
             order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
         let mut buffers: HashMap<InputId, usize> = HashMap::new();
+        // the target numbers of each node, looked up once per node
+        let mut marks_of: HashMap<NodeId, Vec<usize>> = HashMap::new();
+        for (i, t) in targets.iter().enumerate() {
+            marks_of.entry(*t).or_default().push(i);
+        }
         let mut out = String::new();
         for n in &order {
+            crate::work::add(1);
             let node = self.node(*n);
             let args: Vec<String> = self
                 .inputs(*n)
@@ -292,11 +301,11 @@ impl Graph {
                 node.dtype,
                 fmt_shape(&node.shape)
             ));
-            let marks: Vec<String> = targets
+            let marks: Vec<String> = marks_of
+                .get(n)
+                .map_or(&[][..], |m| &m[..])
                 .iter()
-                .enumerate()
-                .filter(|(_, t)| *t == n)
-                .map(|(i, _)| format!("t{i}"))
+                .map(|i| format!("t{i}"))
                 .collect();
             if !marks.is_empty() {
                 out.push_str(&format!("  -> {}", marks.join(", ")));

@@ -3,7 +3,9 @@
 //! In processing order: element types ([`dtype`], [`scalar`]), shapes and
 //! broadcasting ([`shape`], [`broadcast`]), type promotion ([`promote`]), layouts and
 //! the view ops ([`layout`], [`view`]), the per-op typing rules ([`typing`]), and the
-//! lazy graph itself ([`op`], [`graph`]). Nothing here touches memory or devices.
+//! lazy graph itself ([`op`], [`graph`]), its passes ([`passes`]), the scheduler and the
+//! kernel IR ([`schedule`], [`kernel`]), and the compiler's work counter ([`work`]).
+//! Nothing here touches memory or devices.
 #![deny(missing_docs)]
 
 pub mod broadcast;
@@ -24,6 +26,7 @@ pub mod schedule;
 pub mod shape;
 pub mod typing;
 pub mod view;
+pub mod work;
 
 pub use dtype::{Category, DType};
 pub use error::{Error, Result};

@@ -16,8 +16,10 @@
 //! - the cost rule: a reduction, or a transcendental (`exp`, `tanh`, `pow`, …), read
 //!   by two or more consumers is stored once rather than recomputed per reader;
 //!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed;
-//! - bounds: a kernel inlines producers at most 160 deep and grows to at
-//!   most 4096 expressions (deep chains become several kernels).
+//! - bounds: a kernel inlines producers at most 160 deep, grows to at
+//!   most 4096 expressions and stores at most 64 values (deep chains and many
+//!   targets become several kernels); a `cat` of more than 64 inputs is an extern
+//!   copy of its stored inputs rather than a kernel per input.
 //!
 //! Everything else is inlined into the kernels that read it: elementwise chains,
 //! casts, `where`, views (as affine rewrites of the load index: a view is never
@@ -56,6 +58,25 @@ const MAX_EXPRS: usize = 4096;
 
 /// How deep a kernel inlines producers into one another (see [`Builder::gen`]).
 const MAX_DEPTH: usize = 160;
+
+/// How deep the planner lets values inline before it stores one (half the builder's
+/// bound, [`MAX_DEPTH`], which lowered composites approach faster than one level a
+/// node).
+const PLANNED_DEPTH: usize = MAX_DEPTH / 2;
+
+/// The most nodes a value read by two or more consumers inlines before it is stored
+/// (the cost rule by size, see [`Planner::new`]).
+const MAX_SHARED_CONE: usize = 64;
+
+/// The most roots (stored values) one loop kernel takes; the next root of the same
+/// iteration space starts a new kernel, so that a kernel's size, its compile time
+/// and the scheduler's work per join stay bounded however many targets share a
+/// space.
+const MAX_ROOTS: usize = 64;
+
+/// The most inputs a `cat` lowers to loop kernels (one per input); a larger one is
+/// an extern step (see [`extern_reason`]).
+const MAX_CAT_KERNELS: usize = 64;
 
 /// What the scheduler may do.
 ///
@@ -296,6 +317,7 @@ fn arith_dtype(d: DType) -> bool {
 impl<'g> Planner<'g> {
     fn new(graph: &'g Graph, targets: &[NodeId], opts: &ScheduleOptions) -> Result<Self, String> {
         let order = graph.topo_order(targets);
+        crate::work::add(order.len() as u64);
         let mut consumers: HashMap<NodeId, usize> = HashMap::new();
         let mut readers: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
         for &n in &order {
@@ -307,6 +329,10 @@ impl<'g> Planner<'g> {
         let mut externs = HashMap::new();
         let mut materialized: HashMap<NodeId, String> = HashMap::new();
         let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
+        // how many nodes each value inlines (0 for stored values): the cost rule's size
+        let mut cone: HashMap<NodeId, usize> = HashMap::new();
+        // how deep each value inlines producers (0 for stored values)
+        let mut depth: HashMap<NodeId, usize> = HashMap::new();
         for &n in &order {
             let node = graph.node(n);
             if let Some(why) = extern_reason(graph, n, opts) {
@@ -394,6 +420,64 @@ impl<'g> Planner<'g> {
             if let Some(w) = why {
                 materialized.entry(n).or_insert(w);
             }
+            // The cost rule by size: a value that readers inline is recomputed by
+            // each of them, with everything inlined into it; past a bound, two or
+            // more readers store it instead. Without it a chain whose every step is
+            // read twice (an iterative update, `t = t - t.mean(1) + 1`) makes
+            // kernels whose size grows with the square of the depth.
+            let inlined = !matches!(node.op, Op::Input(_)) && !materialized.contains_key(&n);
+            let size = if inlined {
+                // (a producer stored by a decision taken after its own turn counts 0)
+                graph
+                    .inputs(n)
+                    .iter()
+                    .fold(1usize, |acc, i| match materialized.contains_key(i) {
+                        true => acc,
+                        false => acc.saturating_add(cone.get(i).copied().unwrap_or(0)),
+                    })
+            } else {
+                0
+            };
+            let distinct = || {
+                readers
+                    .get(&n)
+                    .map_or(0, |r| r.iter().collect::<hashbrown::HashSet<_>>().len())
+            };
+            let deep = if inlined {
+                1 + graph
+                    .inputs(n)
+                    .iter()
+                    .filter(|i| !materialized.contains_key(*i))
+                    .map(|i| depth.get(i).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            } else {
+                0
+            };
+            if inlined && deep > PLANNED_DEPTH && opts.fuse {
+                // Found here, not by the builder's bound: each bound the builder
+                // meets costs a restart of the whole schedule.
+                materialized.insert(
+                    n,
+                    format!("inlining deeper than {PLANNED_DEPTH} producers (recursion bound)"),
+                );
+                cone.insert(n, 0);
+                depth.insert(n, 0);
+                continue;
+            }
+            depth.insert(n, deep);
+            if inlined && size > MAX_SHARED_CONE && opts.fuse && distinct() >= 2 {
+                let distinct = distinct();
+                materialized.insert(
+                    n,
+                    format!(
+                        "{size} inlined ops read by {distinct} consumers (cost rule: recomputing them per reader grows with depth)"
+                    ),
+                );
+                cone.insert(n, 0);
+            } else {
+                cone.insert(n, size);
+            }
         }
         for (i, &t) in targets.iter().enumerate() {
             if !matches!(graph.node(t).op, Op::Input(_)) {
@@ -469,6 +553,8 @@ impl<'g> Planner<'g> {
     /// Builds the schedule with the current materialized set.
     fn attempt(&self) -> Result<Schedule, Fail> {
         let g = self.graph;
+        // each of the loops below walks the order once
+        crate::work::add(3 * self.order.len() as u64);
         let mut buffers: Vec<BufDecl> = Vec::new();
         let mut buf_of: HashMap<NodeId, BufId> = HashMap::new();
         let mut input_bufs: HashMap<InputId, BufId> = HashMap::new();
@@ -482,6 +568,14 @@ impl<'g> Planner<'g> {
         // (see `schedule_donating`). The store kernel's reads of the buffer are
         // checked in `lower::special_kernels` (`Fail::Unshare` on a hazard).
         let mut into: HashMap<NodeId, NodeId> = HashMap::new();
+        // How many input nodes name each input buffer (a donated base must be its
+        // buffer's only node).
+        let mut input_nodes: HashMap<InputId, usize> = HashMap::new();
+        for &m in &self.order {
+            if let Op::Input(id) = g.node(m).op {
+                *input_nodes.entry(id).or_default() += 1;
+            }
+        }
         for &n in &self.order {
             let node = g.node(n);
             if !matches!(node.op, Op::WriteView(_)) || self.unshared.contains(&n) {
@@ -490,15 +584,7 @@ impl<'g> Planner<'g> {
             let base = g.inputs(n)[0];
             let bnode = g.node(base);
             let base_ok = match bnode.op {
-                Op::Input(id) => {
-                    self.donate.contains(&id)
-                        && self
-                            .order
-                            .iter()
-                            .filter(|&&m| matches!(g.node(m).op, Op::Input(j) if j == id))
-                            .count()
-                            == 1
-                }
+                Op::Input(id) => self.donate.contains(&id) && input_nodes.get(&id) == Some(&1),
                 _ => self.materialized.contains_key(&base),
             };
             if base_ok
@@ -513,12 +599,16 @@ impl<'g> Planner<'g> {
                 into.insert(base, n);
             }
         }
-        let resolve = |mut n: NodeId| {
-            while let Some(&w) = into.get(&n) {
-                n = w;
+        // The write_view each node is computed into, at the end of its chain of
+        // in-place writes (later nodes first: a chain of writes resolves in one pass).
+        let mut rep_of: HashMap<NodeId, NodeId> = HashMap::with_capacity(into.len());
+        for &n in self.order.iter().rev() {
+            if let Some(&w) = into.get(&n) {
+                let r = rep_of.get(&w).copied().unwrap_or(w);
+                rep_of.insert(n, r);
             }
-            n
-        };
+        }
+        let resolve = |n: NodeId| rep_of.get(&n).copied().unwrap_or(n);
         for &n in &self.order {
             let node = g.node(n);
             if let Some(p) = self.views_of.get(&n) {
@@ -626,21 +716,24 @@ impl<'g> Planner<'g> {
                 }
                 _ => {}
             }
-            // Try to join the open kernel (same iteration space, no conflicting reads).
+            // Try to join the open kernel (same iteration space, no conflicting reads,
+            // room for another output). The join edits the builder in place; where
+            // it fails, the builder is rebuilt from its roots (once per kernel, so a
+            // kernel of many roots costs its size, not a copy per root).
             if self.fuse {
                 if let Some((b, roots)) = open.as_mut() {
-                    if b.parallel == canonical(&node.shape) {
-                        let mut trial = b.clone();
-                        trial.roots.push(n);
+                    if b.parallel == canonical(&node.shape) && roots.len() < MAX_ROOTS {
+                        b.roots.push(n);
                         // Any failure here only means "not in this kernel": the root
                         // is tried again on its own below.
-                        match trial.add_root(&ctx, n) {
+                        match b.add_root(&ctx, n) {
                             Ok(()) => {
-                                *b = trial;
                                 roots.push(n);
                                 continue;
                             }
-                            Err(Fail::Merge | Fail::Materialize(..)) => {}
+                            Err(Fail::Merge | Fail::Materialize(..)) => {
+                                *b = Builder::replay(&ctx, roots)?;
+                            }
                             Err(e) => return Err(e),
                         }
                     }
@@ -649,12 +742,7 @@ impl<'g> Planner<'g> {
             if let Some((b, _)) = open.take() {
                 steps.push(Step::Loop(b.finish(steps.len())));
             }
-            let mut b = Builder::new(canonical(&node.shape), vec![n]);
-            b.add_root(&ctx, n).map_err(|e| match e {
-                Fail::Merge => Fail::Error(format!("scheduler: {n} conflicts with itself")),
-                e => e,
-            })?;
-            open = Some((b, vec![n]));
+            open = Some((Builder::replay(&ctx, &[n])?, vec![n]));
         }
         if let Some((b, _)) = open.take() {
             steps.push(Step::Loop(b.finish(steps.len())));
@@ -860,6 +948,13 @@ fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> Option<Str
         Op::Cat { axis } if ins.iter().any(|i| *axis >= i.shape.len()) => {
             "cat axis out of range".into()
         }
+        // A loop-kernel cat is one kernel per input slice, each of its own structure
+        // (the slice's offset is a constant of its stores): past a few dozen inputs,
+        // compiling them costs far more than one copy routine over stored inputs.
+        Op::Cat { .. } if ins.len() > MAX_CAT_KERNELS => format!(
+            "cat of {} inputs (one copy routine instead of a kernel per input)",
+            ins.len()
+        ),
         _ => return None,
     })
 }
@@ -980,6 +1075,8 @@ pub(crate) struct Builder {
     /// the affine index of each Load expr (patched to full width at the end)
     load_index: HashMap<u32, Aff>,
     nodes: Vec<NodeId>,
+    /// the members of `nodes`
+    noted: hashbrown::HashSet<NodeId>,
     names: Vec<String>,
     /// current inlining depth of [`Builder::gen`]
     depth: usize,
@@ -999,6 +1096,7 @@ impl Builder {
             levels: HashMap::new(),
             load_index: HashMap::new(),
             nodes: vec![],
+            noted: hashbrown::HashSet::new(),
             names: vec![],
             depth: 0,
         }
@@ -1037,6 +1135,27 @@ impl Builder {
     }
 
     /// Computes root `n` and stores it into its buffer.
+    /// A kernel built from `roots`, joined in order (what the scheduler built when
+    /// each of them joined): the kernel of the first one, then each further one
+    /// added to it.
+    fn replay(ctx: &Ctx, roots: &[NodeId]) -> Result<Builder, Fail> {
+        let first = roots[0];
+        let mut b = Builder::new(canonical(&ctx.graph.node(first).shape), vec![first]);
+        for (i, &n) in roots.iter().enumerate() {
+            if i > 0 {
+                b.roots.push(n);
+            }
+            b.add_root(ctx, n).map_err(|e| match e {
+                Fail::Merge if i == 0 => {
+                    Fail::Error(format!("scheduler: {n} conflicts with itself"))
+                }
+                Fail::Merge => Fail::Error(format!("scheduler: replaying root {n} failed")),
+                e => e,
+            })?;
+        }
+        Ok(b)
+    }
+
     fn add_root(&mut self, ctx: &Ctx, n: NodeId) -> Result<(), Fail> {
         let node = ctx.graph.node(n);
         let coords = Self::identity_coords(&node.shape, 0);
@@ -1054,11 +1173,13 @@ impl Builder {
     }
 
     pub(crate) fn note_node(&mut self, ctx: &Ctx, n: NodeId) {
-        if !self.nodes.contains(&n) {
+        if self.noted.insert(n) {
             self.nodes.push(n);
-            let name = ctx.graph.node(n).op.name();
-            if self.names.len() < 4 && !self.names.contains(&name) {
-                self.names.push(name);
+            if self.names.len() < 4 {
+                let name = ctx.graph.node(n).op.name();
+                if !self.names.contains(&name) {
+                    self.names.push(name);
+                }
             }
         }
     }
@@ -1162,6 +1283,7 @@ impl Builder {
     }
 
     fn push(&mut self, expr: Expr, dtype: DType, stage: Stage) -> ExprId {
+        crate::work::add(1);
         let key = format!("{expr:?}|{dtype}|{stage}");
         if let Some(&e) = self.interned.get(&key) {
             return e;
@@ -1222,6 +1344,7 @@ impl Builder {
     /// The load expression of param `p` at `idx` (+ `dynamic`) at `stage`, interned;
     /// its affine index is resolved when the kernel is finished (`load_index`).
     fn push_load(&mut self, p: usize, idx: Aff, dynamic: Option<DynIndex>, stage: Stage) -> ExprId {
+        crate::work::add(1);
         let dtype = self.params[p].dtype;
         let key = format!("load {p} {idx:?} {dynamic:?}|{stage}");
         if let Some(&e) = self.interned.get(&key) {
@@ -1390,6 +1513,7 @@ impl Builder {
         coords: &[Aff],
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
+        crate::work::add(1);
         let inner = coords.iter().any(|c| self.is_inner(c));
         let key_phase = if inner { phase } else { None };
         let key = (n, coords.to_vec(), key_phase);

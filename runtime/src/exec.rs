@@ -204,6 +204,7 @@ fn compile_all(
     let mut missing: Vec<(usize, &LoopKernel)> = Vec::new();
     let mut seen_missing: FastMap<&str, ()> = FastMap::new();
     for (i, (step, key)) in schedule.steps.iter().zip(&keys).enumerate() {
+        lazyfuse_ir::work::add(1);
         if let (Step::Loop(k), Some(key)) = (step, key) {
             if let Some(c) = cache.kernels.get_mut(key) {
                 c.last_use = now;
@@ -219,6 +220,13 @@ fn compile_all(
     }
     if !missing.is_empty() {
         let batch: Vec<&LoopKernel> = missing.iter().map(|(_, k)| *k).collect();
+        // code generation is linear in each kernel's expressions and stores
+        lazyfuse_ir::work::add(
+            batch
+                .iter()
+                .map(|k| (k.exprs.len() + k.stores.len()) as u64)
+                .sum(),
+        );
         let (module, entries): (CodeOwner, Vec<Code>) = match compiler {
             KernelCompiler::Cranelift => {
                 let m = CpuModule::compile_with(&batch, &crate::jit_symbols::lookup, math)
@@ -250,8 +258,9 @@ fn compile_all(
             );
         }
         stats.compiled += missing.len();
-        evict(&mut cache);
     }
+    // The entries are taken before eviction: the kernels of the schedule being run
+    // are never the ones evicted.
     let entries = keys
         .iter()
         .map(|k| {
@@ -259,17 +268,34 @@ fn compile_all(
                 .and_then(|k| cache.kernels.get(k).map(|c| (c.entry, c._module.clone())))
         })
         .collect();
+    evict(&mut cache, now);
     stats.compile += start.elapsed();
     Ok(entries)
 }
 
-fn evict(cache: &mut KernelCache) {
+/// Drops the least recently used half of the cache once it holds more than
+/// [`KERNEL_CACHE_CAPACITY`] kernels. The kernels used at `now` (the schedule just
+/// compiled, which shares one timestamp) stay, however many they are; every older
+/// kernel goes when they alone fill the cache.
+fn evict(cache: &mut KernelCache, now: u64) {
     if cache.kernels.len() <= KERNEL_CACHE_CAPACITY {
         return;
     }
-    let mut uses: Vec<u64> = cache.kernels.values().map(|c| c.last_use).collect();
+    let mut uses: Vec<u64> = cache
+        .kernels
+        .values()
+        .map(|c| c.last_use)
+        .filter(|&u| u < now)
+        .collect();
     uses.sort_unstable();
-    let cutoff = uses[uses.len() / 2];
+    let current = cache.kernels.len() - uses.len();
+    // Keep at most half the capacity (less what the current schedule holds) of the
+    // older kernels, the most recently used ones.
+    let keep = (KERNEL_CACHE_CAPACITY / 2).saturating_sub(current);
+    let cutoff = match uses.len().checked_sub(keep + 1) {
+        Some(i) => uses[i],
+        None => return,
+    };
     cache.kernels.retain(|_, c| c.last_use > cutoff);
 }
 
