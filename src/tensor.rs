@@ -52,6 +52,25 @@ impl Tensor {
         }))
     }
 
+    /// PyTorch's "Storage size calculation overflowed with sizes=[…]" for a tensor
+    /// whose storage cannot exist (made by a constructor without a `Result`, such
+    /// as `zeros(&[1 << 62, 4])`): the ops that would otherwise fail on a derived
+    /// size ("numel: integer multiplication overflow", a suggestion to reshape)
+    /// report the real cause. Cheap for every other tensor (no lock).
+    pub(crate) fn check_size(&self) -> Result<()> {
+        let bytes = self
+            .0
+            .storage
+            .numel
+            .checked_mul(self.0.dtype.size_in_bytes());
+        if bytes.is_some_and(|b| b <= isize::MAX as usize) {
+            return Ok(());
+        }
+        let shape = with_store(|s| s.graph.node(self.0.storage.node()).shape.clone());
+        lazyfuse_ir::shape::checked_numel(&shape, self.0.dtype)?;
+        Ok(())
+    }
+
     /// The node that reads this tensor's elements (in logical order) from the
     /// storage's current version.
     pub(crate) fn node(&self, store: &mut Store) -> NodeId {

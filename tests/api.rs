@@ -212,6 +212,25 @@ fn overflowing_shapes_are_refused() {
         "{err}"
     );
     assert!(Tensor::from_vec(Vec::<f32>::new(), &[1 << 62, 4]).is_err());
+    // A constructor without a `Result` defers the error: every op on the tensor,
+    // and every read, reports the real cause with the sizes asked for.
+    let huge = Tensor::zeros(&[1 << 62, 4], DType::F32);
+    let want = "Storage size calculation overflowed with sizes=[4611686018427387904, 4]";
+    let msg = |r: lazyfuse::Result<Tensor>| r.unwrap_err().to_string();
+    assert_eq!(msg(huge.add(1)), want);
+    assert_eq!(msg(Tensor::ones(&[4], DType::F32).add(&huge)), want);
+    assert_eq!(msg(huge.sum(&[], false)), want);
+    assert_eq!(msg(huge.exp()), want);
+    assert_eq!(msg(huge.view(&[-1])), want);
+    assert_eq!(msg(huge.reshape(&[-1])), want);
+    assert_eq!(msg(huge.realize()), want);
+    assert_eq!(huge.to_vec::<f32>().unwrap_err().to_string(), want);
+    // an overflow of a size derived from valid tensors stays PyTorch's numel error
+    let wide = Tensor::ones(&[1], DType::F32);
+    assert_eq!(
+        msg(wide.expand(&[1 << 62, 1 << 40])),
+        "numel: integer multiplication overflow"
+    );
 }
 
 /// `to_device`: the CPU is the tensor itself; a CUDA device holds a copy where a GPU

@@ -172,6 +172,9 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
         Tensor::align_devices(&op_name(op), &operands)?
     };
     let (a, b) = (a.or_moved(&moved, 0), b.or_moved(&moved, 1));
+    for t in operands.iter().flatten() {
+        t.check_size()?;
+    }
     let shape = broadcast_shapes(&a.shape(), &b.shape())?;
     if let Some(shortcut) = pow_shortcut(op, &a, &b) {
         let dtype = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
@@ -199,6 +202,7 @@ fn op_name(op: BinaryOp) -> String {
 }
 
 pub(crate) fn unary_op(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    t.check_size()?;
     let sig = typing::unary(op, t.dtype(), default_dtype())?;
     let shape = t.shape();
     with_store(|s| {

@@ -58,6 +58,7 @@ impl Tensor {
         dims: &[isize],
         keepdim: bool,
     ) -> Result<Tensor> {
+        self.check_size()?;
         if matches!(op, ReduceOp::Amax | ReduceOp::Amin) && dims.is_empty() && self.numel() == 0 {
             // PyTorch checks this before the dtype (an empty complex tensor gets it too).
             return Err(IrError::invalid(name, empty_full_reduction(name)).into());

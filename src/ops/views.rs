@@ -33,6 +33,7 @@ impl Tensor {
     /// assert!(t.t().unwrap().view(&[6]).is_err());
     /// ```
     pub fn view(&self, shape: &[isize]) -> Result<Tensor> {
+        self.check_size()?;
         Ok(self.with_layout(self.0.layout.view(shape)?))
     }
 
@@ -46,6 +47,7 @@ impl Tensor {
     /// assert!(t.reshape(&[6]).unwrap().shares_storage(&t));
     /// ```
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
+        self.check_size()?;
         match self.0.layout.reshape(shape)? {
             Some(layout) => Ok(self.with_layout(layout)),
             None => {
