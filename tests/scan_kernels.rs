@@ -327,3 +327,31 @@ fn complex_scans_stay_extern() {
     assert!(!has_scan(&s), "{}", s.text());
     assert!(s.text().contains("extern cumsum"), "{}", s.text());
 }
+
+/// A scan over an empty dim of a non-empty tensor stores nothing; its fused
+/// prologue (here a `take` through empty indices, broadcast over the rows) must not
+/// run once per row and read the empty buffers (random_graphs found the kernel
+/// verifier refusing such a load).
+#[test]
+fn a_scan_over_an_empty_dim_runs_no_kernel() {
+    lazyfuse::set_verify(true);
+    let x = Tensor::from_vec(vec![1.5f64, -2.0], &[2, 1]).unwrap();
+    let small = x.to_dtype(DType::I8).unwrap();
+    let none = Tensor::from_vec(Vec::<i64>::new(), &[0]).unwrap();
+    let taken = small.take(&none).unwrap().unsqueeze(0).unwrap();
+    let rows = taken.expand(&[2, 0]).unwrap();
+    let twice = small.add(&small).unwrap().narrow(1, 0, 0).unwrap();
+    let y = rows
+        .add(&twice)
+        .unwrap()
+        .to_dtype(DType::I64)
+        .unwrap()
+        .cumsum(1)
+        .unwrap();
+    assert_eq!(y.shape(), vec![2, 0]);
+    assert_eq!(y.to_vec::<i64>().unwrap(), Vec::<i64>::new());
+    for dim in [0, 1] {
+        let e = Tensor::zeros(&[3, 0], DType::F32).exp().unwrap();
+        assert!(e.cumsum(dim).unwrap().to_vec::<f32>().unwrap().is_empty());
+    }
+}

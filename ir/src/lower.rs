@@ -756,6 +756,11 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             Ok(kernels)
         }
         op => match scan_accum(op) {
+            // An empty scan stores nothing. Its kernel would still run its outer
+            // phase once per row when only the scanned dim is empty, loading the
+            // prologue's row values from empty buffers; the executor starts the
+            // empty output ready, as for a cat of empty tensors.
+            Some(_) if node.numel() == 0 => Ok(vec![]),
             Some((acc, axis)) => Ok(vec![scan_kernel(ctx, n, acc, axis)?]),
             None => Err(Fail::Error(format!("{} has no special kernel", op.name()))),
         },
