@@ -512,8 +512,9 @@ impl Store {
         // Donated buffers the schedule did not write go back first (the targets'
         // replacement below may collect their nodes, which frees them).
         self.take_back(&mut plan);
-        // Producers first: replacing a node releases its producers, which are
-        // never targets installed later in this loop.
+        // In any order: replacing a node releases its producers, but a target
+        // installed later in this loop is pinned (by its storage and by the plan)
+        // and stays.
         for (&target, buffer) in plan.store_targets.iter().zip(outputs) {
             if matches!(self.graph.node(target).op, Op::Input(_)) {
                 continue;

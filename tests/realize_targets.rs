@@ -148,7 +148,7 @@ fn the_cached_one_liner_compiles_nothing_on_its_second_run() {
     let first = run();
     let second = run();
     let s = lazyfuse::last_realize_stats();
-    assert_eq!((s.compiled, s.outputs), (0, 1), "{s:?}");
+    assert_eq!((s.compiled, s.outputs, s.reused), (0, 1, true), "{s:?}");
     assert_eq!(
         first.to_vec::<f32>().unwrap(),
         second.to_vec::<f32>().unwrap()
@@ -164,4 +164,22 @@ fn realize_all_of_mixed_devices_and_dtypes() {
     lazyfuse::realize_all(&[&f, &i]).unwrap();
     assert_eq!(i.to_vec::<i64>().unwrap(), vec![0, 1, 4, 9, 16, 25]);
     assert_eq!(f.to_vec::<f64>().unwrap()[4], 2.0);
+}
+
+#[test]
+fn realize_all_takes_targets_in_any_order() {
+    lazyfuse::set_verify(true);
+    let x = ramp(300, 1.0);
+    let a = x.exp().unwrap();
+    let b = a.mul(2).unwrap();
+    let c = b.sum(&[0], false).unwrap();
+    // consumers before their producers, and a repeated handle
+    lazyfuse::realize_all(&[&c, &b, &a, &c]).unwrap();
+    assert_eq!(lazyfuse::last_realize_stats().outputs, 3);
+    assert!(a.is_realized() && b.is_realized() && c.is_realized());
+    let av = a.to_vec::<f32>().unwrap();
+    let bv = b.to_vec::<f32>().unwrap();
+    assert!(av.iter().zip(&bv).all(|(a, b)| *b == 2.0 * a));
+    let total: f32 = bv.iter().sum();
+    assert!((c.to_vec::<f32>().unwrap()[0] - total).abs() < 1e-4 * total);
 }
