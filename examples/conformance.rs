@@ -1054,9 +1054,12 @@ fn apply_view_step(t: &Tensor, step: &Value) -> R<Tensor> {
             arg_opt_isize(a, "stop")?,
             arg_usize(a, "step")?,
         )?,
-        "squeeze" => match arg_opt_isize(a, "dim")? {
-            None => t.squeeze()?,
-            Some(d) => t.squeeze_dim(d)?,
+        "squeeze" => match a.get("dim") {
+            Some(dims) if dims.is_array() => t.squeeze_dims(&isize_list(dims, "dim")?)?,
+            _ => match arg_opt_isize(a, "dim")? {
+                None => t.squeeze()?,
+                Some(d) => t.squeeze_dim(d)?,
+            },
         },
         "unsqueeze" => t.unsqueeze(arg_isize(a, "dim")?)?,
         "diagonal" => t.diagonal(
@@ -1074,9 +1077,52 @@ fn apply_view_step(t: &Tensor, step: &Value) -> R<Tensor> {
             arg_usize(a, "size")?,
             arg_usize(a, "step")?,
         )?,
+        "movedim" if field(a, "source")?.is_array() => t.movedims(
+            &isize_list(field(a, "source")?, "source")?,
+            &isize_list(field(a, "destination")?, "destination")?,
+        )?,
         "movedim" => t.movedim(arg_isize(a, "source")?, arg_isize(a, "destination")?)?,
-        "t" | "T" => t.t()?,
+        "t" => t.t()?,
+        "T" => t.T()?,
         "mT" => t.mt()?,
+        "mH" => t.mh()?,
+        "H" => t.h()?,
+        "adjoint" => t.adjoint()?,
+        "swapdims" => t.swapdims(arg_isize(a, "dim0")?, arg_isize(a, "dim1")?)?,
+        "view_as" | "reshape_as" => {
+            let shape = usize_list(field(a, "other_shape")?, "other_shape")?;
+            let other = Tensor::zeros(&shape, DType::F32);
+            if op == "view_as" {
+                t.view_as(&other)?
+            } else {
+                t.reshape_as(&other)?
+            }
+        }
+        "tensor_split" | "hsplit" | "vsplit" | "dsplit" => {
+            let pieces = match (a.get("sections"), op) {
+                (Some(n), "tensor_split") => {
+                    t.tensor_split(as_usize(n, "sections")?, arg_isize(a, "dim")?)?
+                }
+                (Some(n), "hsplit") => t.hsplit(as_usize(n, "sections")?)?,
+                (Some(n), "vsplit") => t.vsplit(as_usize(n, "sections")?)?,
+                (Some(n), _) => t.dsplit(as_usize(n, "sections")?)?,
+                (None, _) => {
+                    let ix = isize_list(field(a, "indices")?, "indices")?;
+                    match op {
+                        "tensor_split" => t.tensor_split_indices(&ix, arg_isize(a, "dim")?)?,
+                        "hsplit" => t.hsplit_indices(&ix)?,
+                        "vsplit" => t.vsplit_indices(&ix)?,
+                        _ => t.dsplit_indices(&ix)?,
+                    }
+                }
+            };
+            piece(pieces, arg_isize(a, "index")?, op)?
+        }
+        "split_with_sizes" => {
+            let sizes = usize_list(field(a, "split_sizes")?, "split_sizes")?;
+            let pieces = t.split_with_sizes(&sizes, arg_isize(a, "dim")?)?;
+            piece(pieces, arg_isize(a, "index")?, "split_with_sizes")?
+        }
         "flatten" => t.flatten(arg_isize(a, "start_dim")?, arg_isize(a, "end_dim")?)?,
         "unflatten" => t.unflatten(
             arg_isize(a, "dim")?,

@@ -257,3 +257,21 @@ fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
         }
     }
 }
+
+/// The conjugate transposes need a conjugate for complex tensors, which lazyfuse
+/// does not have yet: a clear error, never a plain transpose passed off as one.
+#[test]
+fn conjugate_transposes_of_complex_tensors_are_refused() {
+    lazyfuse::set_verify(true);
+    let c = Tensor::zeros(&[2, 3], DType::C64);
+    for r in [c.mh(), c.h(), c.adjoint()] {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("no complex conjugate yet"), "{e}");
+    }
+    assert_eq!(c.mt().unwrap().shape(), vec![3, 2]);
+    // real tensors: the transposes themselves (a 0-D tensor stays as it is)
+    let s = Tensor::scalar(1.5f32);
+    for r in [s.mt(), s.mh(), s.h(), s.adjoint(), s.T()] {
+        assert_eq!(r.unwrap().shape(), Vec::<usize>::new());
+    }
+}

@@ -26,6 +26,8 @@ pub mod schedule;
 pub mod shape;
 pub mod typing;
 pub mod view;
+pub mod view_dims;
+pub mod view_split;
 pub mod work;
 
 pub use dtype::{Category, DType};

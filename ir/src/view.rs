@@ -682,9 +682,9 @@ impl Layout {
         }
     }
 
-    /// `Tensor.mT`: swaps the last two dims (ndim >= 2).
+    /// `Tensor.mT`: swaps the last two dims (ndim >= 2; a 0-D layout stays as it is).
     pub fn mt(&self) -> Result<Layout> {
-        if self.ndim() < 2 {
+        if self.ndim() == 1 {
             return Err(Error::invalid(
                 "mT",
                 format!(
@@ -692,6 +692,9 @@ impl Layout {
                     self.ndim()
                 ),
             ));
+        }
+        if self.ndim() == 0 {
+            return Ok(self.clone());
         }
         self.transpose(-2, -1)
     }
@@ -828,7 +831,7 @@ impl Layout {
             return Err(Error::invalid(
                 "split_with_sizes",
                 format!(
-                    "split_with_sizes expects split_sizes to sum exactly to {dim_size} (input tensor's size at dimension {d}), but got split_sizes={}",
+                    "split_with_sizes expects split_sizes to sum exactly to {dim_size} (input tensor's size at dimension {dim}), but got split_sizes={}",
                     fmt_shape(sizes)
                 ),
             ));
@@ -894,7 +897,7 @@ impl Layout {
 /// `std::vector` error ("cannot create std::vector larger than max_size()" beyond
 /// its 8-byte-element limit, "std::bad_alloc" when the allocator refuses), never a
 /// capacity-overflow panic or an abort.
-fn reserve_views(op: &str, n: usize) -> Result<Vec<Layout>> {
+pub(crate) fn reserve_views(op: &str, n: usize) -> Result<Vec<Layout>> {
     if n > isize::MAX as usize / 8 {
         return Err(Error::invalid(
             op,

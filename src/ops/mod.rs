@@ -10,6 +10,7 @@ pub mod operators;
 pub mod reduce;
 pub mod reduce_ext;
 pub mod scan;
+pub mod splits;
 pub mod views;
 // issue 5
 pub mod activation;

@@ -1,14 +1,17 @@
 //! View ops: each is a stride rewrite of the tensor's `Layout` over the same storage
-//! (the rules live in `lazyfuse_ir::view`); no node is recorded and nothing is copied.
+//! (the rules live in `lazyfuse_ir::view` and `lazyfuse_ir::view_dims`); no node is
+//! recorded and nothing is copied.
 //! `contiguous`, and `reshape`/`flatten` where PyTorch cannot make a view, copy.
 
 use crate::error::Result;
 use crate::store::with_store;
 use crate::tensor::Tensor;
+use lazyfuse_ir::Error as IrError;
 use lazyfuse_ir::Layout;
 
 impl Tensor {
-    fn views(&self, layouts: Vec<Layout>) -> Vec<Tensor> {
+    /// One tensor per layout, each a view of this tensor's storage.
+    pub(crate) fn views(&self, layouts: Vec<Layout>) -> Vec<Tensor> {
         layouts.into_iter().map(|l| self.with_layout(l)).collect()
     }
 
@@ -379,5 +382,143 @@ impl Tensor {
             return Ok(self.clone());
         }
         Ok(self.copy_as(&self.shape()))
+    }
+
+    /// PyTorch's `Tensor.T`: every dim reversed (0-D and 1-D tensors are returned as
+    /// they are). PyTorch deprecates `T` on tensors of other than 2 dims in favour of
+    /// `mT` or `permute`; it still reverses them, and so does this.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32).T().unwrap();
+    /// assert_eq!((t.shape(), t.strides()), (vec![4, 3, 2], vec![1, 4, 12]));
+    /// ```
+    #[allow(non_snake_case)]
+    pub fn T(&self) -> Result<Tensor> {
+        Ok(self.with_layout(self.0.layout.reversed_dims()))
+    }
+
+    /// PyTorch's `Tensor.mH`: the conjugate transpose of the last two dims (for real
+    /// dtypes, [`Tensor::mt`]).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[5, 2, 3], DType::F32);
+    /// assert_eq!(t.mh().unwrap().strides(), vec![6, 1, 3]);
+    /// assert!(Tensor::zeros(&[4], DType::F32).mh().is_err());
+    /// ```
+    pub fn mh(&self) -> Result<Tensor> {
+        self.real_only("mH")?;
+        Ok(self.with_layout(self.0.layout.matrix_transpose("mH")?))
+    }
+
+    /// PyTorch's `Tensor.adjoint()`: the same view as [`Tensor::mh`].
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F64);
+    /// assert_eq!(t.adjoint().unwrap().shape(), vec![3, 2]);
+    /// ```
+    pub fn adjoint(&self) -> Result<Tensor> {
+        self.real_only("adjoint()")?;
+        Ok(self.with_layout(self.0.layout.matrix_transpose("adjoint()")?))
+    }
+
+    /// PyTorch's `Tensor.H`: the conjugate transpose of a matrix (2-D tensor; a 0-D
+    /// tensor is returned as it is).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32).h().unwrap().shape(), vec![3, 2]);
+    /// assert!(Tensor::zeros(&[2, 2, 2], DType::F32).h().is_err());
+    /// ```
+    pub fn h(&self) -> Result<Tensor> {
+        self.real_only("H")?;
+        Ok(self.with_layout(self.0.layout.h()?))
+    }
+
+    /// The conjugate transposes of complex tensors need a conjugate, which lazyfuse
+    /// does not have yet: a clear error instead of a plain transpose.
+    fn real_only(&self, name: &str) -> Result<()> {
+        if self.dtype().is_complex() {
+            return Err(IrError::Unsupported(format!(
+                "tensor.{name} of a {} tensor: lazyfuse has no complex conjugate yet (mT gives the transpose without it)",
+                self.dtype()
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// PyTorch's `swapdims`: [`Tensor::transpose`] by another name.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// assert_eq!(t.swapdims(0, 1).unwrap().strides(), vec![1, 3]);
+    /// ```
+    pub fn swapdims(&self, dim0: isize, dim1: isize) -> Result<Tensor> {
+        self.transpose(dim0, dim1)
+    }
+
+    /// `self.view(other.shape())`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32);
+    /// let v = t.view_as(&Tensor::zeros(&[3, 2], DType::I8)).unwrap();
+    /// assert!(v.shape() == vec![3, 2] && v.shares_storage(&t));
+    /// ```
+    pub fn view_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.view(
+            &other
+                .shape()
+                .iter()
+                .map(|&s| s as isize)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// `self.reshape(other.shape())`: a view where strides allow, else a copy.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32).t().unwrap();
+    /// let r = t.reshape_as(&Tensor::zeros(&[6], DType::F32)).unwrap();
+    /// assert!(r.shape() == vec![6] && !r.shares_storage(&t));
+    /// ```
+    pub fn reshape_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.reshape(
+            &other
+                .shape()
+                .iter()
+                .map(|&s| s as isize)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// PyTorch's `movedim(source, destination)` with lists of dims: each
+    /// `source[i]` moves to `destination[i]`, the other dims keep their order.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32);
+    /// assert_eq!(t.movedims(&[0, 1], &[2, 0]).unwrap().shape(), vec![3, 4, 2]);
+    /// assert!(t.movedims(&[0, 0], &[1, 2]).is_err());
+    /// ```
+    pub fn movedims(&self, source: &[isize], destination: &[isize]) -> Result<Tensor> {
+        Ok(self.with_layout(self.0.layout.movedims(source, destination)?))
+    }
+
+    /// PyTorch's `squeeze(dims)` with a list: drops each listed dim of size 1.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[1, 2, 1, 3], DType::F32);
+    /// assert_eq!(t.squeeze_dims(&[0, 1]).unwrap().shape(), vec![2, 1, 3]);
+    /// assert!(t.squeeze_dims(&[0, -4]).is_err());
+    /// ```
+    pub fn squeeze_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        Ok(self.with_layout(self.0.layout.squeeze_dims(dims)?))
     }
 }
