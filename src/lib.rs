@@ -104,3 +104,23 @@ pub fn result_type(operands: &[Operand]) -> Result<DType> {
     let types: Vec<_> = operands.iter().map(Operand::operand_type).collect();
     Ok(lazyfuse_ir::promote::result_type(&types, default_dtype())?)
 }
+
+/// PyTorch's `torch.promote_types`: the dtype two dtypes promote to (re-exported from
+/// `lazyfuse_ir::promote` beside [`result_type`]).
+///
+/// ```
+/// use lazyfuse::{promote_types, DType};
+/// assert_eq!(promote_types(DType::I32, DType::F16).unwrap(), DType::F16);
+/// assert!(promote_types(DType::U64, DType::I8).is_err()); // PyTorch refuses it
+/// ```
+pub use lazyfuse_ir::promote::promote_types;
+
+/// PyTorch's `torch.can_cast`: whether an in-place op may write `from` values into a
+/// `to` tensor (re-exported from `lazyfuse_ir::promote`).
+///
+/// ```
+/// use lazyfuse::{can_cast, DType};
+/// assert!(can_cast(DType::I64, DType::F32));
+/// assert!(!can_cast(DType::F32, DType::I64));
+/// ```
+pub use lazyfuse_ir::promote::can_cast;

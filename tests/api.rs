@@ -275,3 +275,59 @@ fn conjugate_transposes_of_complex_tensors_are_refused() {
         assert_eq!(r.unwrap().shape(), Vec::<usize>::new());
     }
 }
+
+/// `torch.add(5, 5)` and the other ops PyTorch lets take two numbers: the first is a
+/// zero-dim tensor of its number's dtype, so the pair promotes as two wrapped numbers
+/// (values and dtypes from PyTorch 2.15). Ops without such an overload refuse.
+#[test]
+fn two_numbers_make_a_zero_dim_tensor_where_pytorch_takes_them() {
+    use lazyfuse::{BinaryOp, Scalar};
+    lazyfuse::set_verify(true);
+    let r = Tensor::binary(BinaryOp::Add, 5i64, 5i64).unwrap();
+    assert_eq!(
+        (r.dtype(), r.shape(), r.to_vec::<i64>().unwrap()),
+        (DType::I64, vec![], vec![10])
+    );
+    let r = Tensor::binary(BinaryOp::Add, 5i64, 2.5).unwrap();
+    assert_eq!(
+        (r.dtype(), r.to_vec::<f32>().unwrap()),
+        (DType::F32, vec![7.5])
+    );
+    let r = Tensor::binary(BinaryOp::Add, true, true).unwrap();
+    assert_eq!(
+        (r.dtype(), r.to_vec::<bool>().unwrap()),
+        (DType::Bool, vec![true])
+    );
+    let r = Tensor::binary(BinaryOp::Div, 5i64, 2i64).unwrap();
+    assert_eq!(
+        (r.dtype(), r.to_vec::<f32>().unwrap()),
+        (DType::F32, vec![2.5])
+    );
+    let r = Tensor::binary(BinaryOp::DivFloor, 5i64, 2i64).unwrap();
+    assert_eq!(
+        (r.dtype(), r.to_vec::<i64>().unwrap()),
+        (DType::I64, vec![2])
+    );
+    let r = Tensor::binary(BinaryOp::Mul, 2.5, Scalar::Complex(0.0, 1.0)).unwrap();
+    assert_eq!(r.dtype(), DType::C64);
+    assert!(Tensor::binary(BinaryOp::Sub, true, false)
+        .unwrap_err()
+        .to_string()
+        .starts_with("Subtraction, the `-` operator, with two bool tensors is not supported"));
+    for op in [
+        BinaryOp::Pow,
+        BinaryOp::BitwiseAnd,
+        BinaryOp::Remainder,
+        BinaryOp::Maximum,
+    ] {
+        assert!(Tensor::binary(op, 2i64, 3i64).is_err(), "{op:?}");
+    }
+    // the dtype helpers PyTorch's dtype objects have
+    assert!(DType::F8E5M2.is_signed() && !DType::U8.is_signed());
+    assert_eq!(DType::C128.itemsize(), 16);
+    assert_eq!(
+        lazyfuse::promote_types(DType::U8, DType::I8).unwrap(),
+        DType::I16
+    );
+    assert!(lazyfuse::can_cast(DType::Bool, DType::U8));
+}

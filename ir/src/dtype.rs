@@ -177,6 +177,32 @@ impl DType {
         }
     }
 
+    /// Bytes per element, as `torch.dtype.itemsize` (the same as
+    /// [`DType::size_in_bytes`]).
+    ///
+    /// ```
+    /// use lazyfuse_ir::DType;
+    /// assert_eq!((DType::C32.itemsize(), DType::BF16.itemsize()), (4, 2));
+    /// ```
+    pub fn itemsize(self) -> usize {
+        self.size_in_bytes()
+    }
+
+    /// Whether the dtype holds negative values, as `torch.dtype.is_signed`: every
+    /// dtype but bool, the unsigned integers and `float8_e8m0fnu` (an exponent only).
+    ///
+    /// ```
+    /// use lazyfuse_ir::DType;
+    /// assert!(DType::I8.is_signed() && DType::F16.is_signed() && DType::C64.is_signed());
+    /// assert!(!DType::Bool.is_signed() && !DType::U16.is_signed() && !DType::F8E8M0FNU.is_signed());
+    /// ```
+    pub fn is_signed(self) -> bool {
+        !matches!(
+            self,
+            DType::Bool | DType::U8 | DType::U16 | DType::U32 | DType::U64 | DType::F8E8M0FNU
+        )
+    }
+
     /// The promotion category.
     pub fn category(self) -> Category {
         if self == DType::Bool {

@@ -159,7 +159,16 @@ fn widen_half_complex(op: BinaryOp, compute: DType, operand: Operand) -> (DType,
 /// Records `a op b` with PyTorch's promotion and broadcasting; either operand may be
 /// a host scalar, not both.
 pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> {
-    if let (Operand::Scalar(_), Operand::Scalar(_)) = (&a, &b) {
+    if let (Operand::Scalar(x), Operand::Scalar(_)) = (&a, &b) {
+        // PyTorch's add, sub, mul and div (and floor_divide) take two numbers: the
+        // first becomes a zero-dim tensor of its number's dtype, so two wrapped
+        // numbers promote as PyTorch's (`add(5, 5)` is an int64 zero-dim tensor,
+        // `add(5, 2.5)` float32, `div(5, 2)` float32). Its other ops take none.
+        use BinaryOp::*;
+        if matches!(op, Add | Sub | Mul | Div | DivFloor | DivTrunc) {
+            let first = Tensor::scalar(*x);
+            return binary_op(op, Operand::Tensor(&first), b);
+        }
         return Err(
             IrError::invalid(op_name(op), "expected at least one operand to be a tensor").into(),
         );
