@@ -501,16 +501,28 @@ impl Tensor {
         self.0.storage.id == other.0.storage.id
     }
 
-    /// The layout (shape, strides, offset) over the storage.
+    /// The strided geometry (shape, strides, offset) over the storage.
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
     /// let t = Tensor::zeros(&[2, 3], DType::F32).narrow(1, 1, 2).unwrap();
-    /// let l = t.layout();
+    /// let l = t.strided_layout();
     /// assert_eq!((&l.shape[..], &l.strides[..], l.offset), (&[2, 2][..], &[3, 1][..], 1));
     /// ```
-    pub fn layout(&self) -> &Layout {
+    pub fn strided_layout(&self) -> &Layout {
         &self.0.layout
+    }
+
+    /// PyTorch's `Tensor.layout`: how the elements are laid out in memory. Every
+    /// lazyfuse tensor is strided ([`crate::Layout::Strided`]).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Layout, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2], DType::F32).layout(), Layout::Strided);
+    /// assert_eq!(Layout::Strided.to_string(), "torch.strided");
+    /// ```
+    pub fn layout(&self) -> crate::Layout {
+        crate::Layout::Strided
     }
 
     /// Whether the storage's current contents are computed already.

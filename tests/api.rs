@@ -331,3 +331,22 @@ fn two_numbers_make_a_zero_dim_tensor_where_pytorch_takes_them() {
     );
     assert!(lazyfuse::can_cast(DType::Bool, DType::U8));
 }
+
+/// `Tensor.layout` is PyTorch's `torch.layout` (strided); the geometry is
+/// `strided_layout()`; the sparse layouts parse and print, and are refused.
+#[test]
+fn layouts_are_pytorchs() {
+    use lazyfuse::Layout;
+    let t = Tensor::zeros(&[2, 3], DType::F32).t().unwrap();
+    assert_eq!(t.layout(), Layout::Strided);
+    assert_eq!(t.strided_layout().strides, vec![1, 3]);
+    for l in Layout::ALL {
+        assert_eq!(l.to_string().parse::<Layout>().unwrap(), l);
+        assert_eq!(l.check_supported("zeros").is_ok(), l == Layout::Strided);
+    }
+    assert_eq!(Layout::SparseCsr.to_string(), "torch.sparse_csr");
+    assert!("torch.dense".parse::<Layout>().is_err());
+    let e = t.to_sparse().unwrap_err().to_string();
+    assert!(e.contains("torch.sparse_coo is not supported"), "{e}");
+    assert!(t.to_dense().unwrap().shares_storage(&t));
+}

@@ -47,7 +47,7 @@ fn overlaps(a: &Tensor, b: &Tensor) -> bool {
     if !a.shares_storage(b) || a.numel() == 0 || b.numel() == 0 {
         return false;
     }
-    let (la, lb) = (a.layout(), b.layout());
+    let (la, lb) = (a.strided_layout(), b.strided_layout());
     if !la.is_non_overlapping_and_dense() || !lb.is_non_overlapping_and_dense() {
         return false; // "too hard" for PyTorch too: it lets the op run
     }
@@ -291,7 +291,7 @@ impl Tensor {
         let values = match src {
             Source::Tensor(t) => {
                 // Only the index-shaped corner of the source is read.
-                let mut layout = t.layout().clone();
+                let mut layout = t.strided_layout().clone();
                 let want = nonempty(&index_shape);
                 if layout.shape.is_empty() {
                     layout = layout.view(&[1])?;
@@ -862,7 +862,7 @@ impl Tensor {
         check_fill_value(value, self.dtype())?;
         let out: Vec<usize> = plan.iter().map(PadDim::size).collect();
         checked_numel(&out, self.dtype())?;
-        let mut kept = self.layout().clone();
+        let mut kept = self.strided_layout().clone();
         for (d, p) in plan.iter().enumerate() {
             kept = kept.narrow(d as isize, p.start as isize, p.len)?;
         }

@@ -27,7 +27,7 @@ fn partially_overlaps(dest: &Tensor, src: &Tensor) -> bool {
     if !dest.shares_storage(src) || dest.numel() == 0 || src.numel() == 0 {
         return false;
     }
-    let (a, b) = (dest.layout(), src.layout());
+    let (a, b) = (dest.strided_layout(), src.strided_layout());
     if !a.is_non_overlapping_and_dense() || !b.is_non_overlapping_and_dense() {
         return false; // PyTorch: "too hard" to tell, so it lets the op run.
     }
@@ -144,7 +144,7 @@ impl Tensor {
             return self.copy_(&src.to_device(self.device())?);
         }
         let same_view = self.shares_storage(src)
-            && self.layout() == src.layout()
+            && self.strided_layout() == src.strided_layout()
             && self.dtype() == src.dtype();
         if same_view {
             return Ok(());

@@ -521,4 +521,26 @@ impl Tensor {
     pub fn squeeze_dims(&self, dims: &[isize]) -> Result<Tensor> {
         Ok(self.with_layout(self.0.layout.squeeze_dims(dims)?))
     }
+
+    /// PyTorch's `to_sparse()`: lazyfuse tensors are strided only, so this is a clear
+    /// error rather than a dense tensor passed off as sparse.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert!(Tensor::zeros(&[2, 2], DType::F32).to_sparse().is_err());
+    /// ```
+    pub fn to_sparse(&self) -> Result<Tensor> {
+        Err(crate::Layout::SparseCoo.unsupported("to_sparse"))
+    }
+
+    /// PyTorch's `to_dense()`: a strided tensor is dense already; this tensor.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let t = Tensor::zeros(&[2], DType::F32);
+    /// assert!(t.to_dense().unwrap().shares_storage(&t));
+    /// ```
+    pub fn to_dense(&self) -> Result<Tensor> {
+        Ok(self.clone())
+    }
 }
