@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/data/index_ops.jsonl: expected values and errors of lazyfuse's
 indexing and shaping ops (gather, index_select, take, scatter*, masked_select,
-tril/triu, flip, roll, repeat, tile, pad), computed by PyTorch 2.15 on the CPU.
+tril/triu, flip, roll, repeat, tile, pad, index_add, index_fill), computed by PyTorch 2.15 on the CPU.
 
 Run: /work/torch-venv/bin/python scripts/gen_index_cases.py > tests/data/index_ops.jsonl
 tests/ops_index_data.rs replays every line through the public API; nothing at test
@@ -412,6 +412,92 @@ case("scatter_reduce", {"dim": 0, "reduce": "mean", "include_self": True},
 case("scatter_reduce", {"dim": 0, "reduce": "sum", "include_self": True},
      {"self": (T([1.0], torch.float32), plain), "index": (L([0] * 6), plain), "src": (T([1e-8, 3e-8, 1e8, -1e8, 0.1, 0.7]), plain)},
      lambda self, index, src: self.scatter_reduce(0, index, src, "sum"))
+
+# index_add / index_fill (the seeds' advanced-indexing assignment): values over every
+# value dtype, non-contiguous inputs, duplicates, negative and out-of-range indices,
+# zero-dim tensors, and each of PyTorch's argument checks.
+for dt in VALUE_DTYPES:
+    x = sample(dt, [3, 4])
+    src = sample(dt, [3, 2]).flip(0)
+    alpha = True if dt == torch.bool else 2
+    # (the shell unsigned dtypes: PyTorch's refusal depends on its code path for
+    # the shape; the 1-D cases below record its general answer)
+    if dt != torch.uint16:
+        case("index_add", {"dim": 1, "alpha": alpha},
+             {"self": (x, plain), "index": (L([3, 0]), plain), "src": (src, plain)},
+             lambda self, index, src, a=alpha: self.index_add(1, index, src, alpha=a))
+        case("index_add", {"dim": 0, "alpha": 1},
+             {"self": (x, plain), "index": (L([2, 2, 0]), plain), "src": (sample(dt, [3, 4]), plain)},
+             lambda self, index, src: self.index_add(0, index, src))
+    fill = True if dt == torch.bool else (1.5 if (dt.is_floating_point or dt.is_complex) else -3)
+    case("index_fill", {"dim": 1, "value": fill},
+         {"self": (x, plain), "index": (L([-1, 1, 1]), plain)},
+         lambda self, index, v=fill: self.index_fill(1, index, v))
+    case("index_fill_tensor", {"dim": 0},
+         {"self": (x, plain), "index": (L([0, 2]), plain), "src": (sample(dt, [1]).reshape([]), plain)},
+         lambda self, index, src: self.index_fill(0, index, src))
+case("index_add", {"dim": -1, "alpha": 1},
+     {"self": (torch.arange(12.).reshape(3, 4).t(), nc), "index": (torch.tensor([2, 0], dtype=torch.int32), plain),
+      "src": (torch.ones(4, 2), plain)},
+     lambda self, index, src: self.index_add(-1, index, src))
+case("index_add", {"dim": 0, "alpha": 1.5},
+     {"self": (L([0, 0, 0]), plain), "index": (L([1]), plain), "src": (L([3]), plain)},
+     lambda self, index, src: self.index_add(0, index, src, alpha=1.5))
+case("index_add", {"dim": 0, "alpha": 0.5},
+     {"self": (T([0.0, 1.0, 2.0]), plain), "index": (L(1), plain), "src": (T([3.0]), plain)},
+     lambda self, index, src: self.index_add(0, index, src, alpha=0.5))
+case("index_add", {"dim": 0, "alpha": 1},
+     {"self": (T(1.0), plain), "index": (L([0]), plain), "src": (T(2.0), plain)},
+     lambda self, index, src: self.index_add(0, index, src))
+case("index_add", {"dim": 1, "alpha": 1},
+     {"self": (torch.zeros(3, 4), plain), "index": (torch.zeros(0, dtype=torch.int64), plain), "src": (torch.ones(3, 0), plain)},
+     lambda self, index, src: self.index_add(1, index, src))
+for name, args, t in [
+    ("oob", {"dim": 1}, (L([0, 5]), torch.ones(3, 2))),
+    ("neg", {"dim": 1}, (L([0, -1]), torch.ones(3, 2))),
+    ("float index", {"dim": 1}, (T([0.0, 1.0]), torch.ones(3, 2))),
+    ("2-d index", {"dim": 1}, (L([[0, 1]]), torch.ones(3, 2))),
+    ("count", {"dim": 1}, (L([0, 1]), torch.ones(3, 3))),
+    ("shape", {"dim": 1}, (L([0, 1]), torch.ones(2, 2))),
+    ("dtype", {"dim": 1}, (L([0, 1]), torch.ones(3, 2, dtype=torch.float64))),
+    ("source dim", {"dim": 1}, (L([0]), torch.ones(3))),
+    ("dim", {"dim": 2}, (L([0, 1]), torch.ones(3, 2))),
+]:
+    case("index_add", {**args, "alpha": 1},
+         {"self": (torch.zeros(3, 4), plain), "index": (t[0], plain), "src": (t[1], plain)},
+         lambda self, index, src, d=args["dim"]: self.index_add(d, index, src))
+for name, idx, v in [
+    ("oob", L([0, 5]), 1.0), ("neg oob", L([-5]), 1.0), ("int32", torch.tensor([1], dtype=torch.int32), 1.0),
+    ("2-d", L([[1]]), 1.0), ("complex", L([1]), 1j), ("0-d index", L(2), 4.0), ("empty", torch.zeros(0, dtype=torch.int64), 4.0),
+]:
+    case("index_fill", {"dim": 1, "value": v},
+         {"self": (torch.zeros(3, 4), plain), "index": (idx, plain)},
+         lambda self, index, v=v: self.index_fill(1, index, v))
+case("index_fill", {"dim": 0, "value": 300},
+     {"self": (torch.zeros(3, dtype=torch.int8), plain), "index": (L([1]), plain)},
+     lambda self, index: self.index_fill(0, index, 300))
+case("index_fill", {"dim": 0, "value": 2.7},
+     {"self": (torch.zeros(3, dtype=torch.int64), plain), "index": (L([1]), plain)},
+     lambda self, index: self.index_fill(0, index, 2.7))
+case("index_fill", {"dim": -1, "value": 5.0},
+     {"self": (T(1.0), plain), "index": (L([-1]), plain)},
+     lambda self, index: self.index_fill(-1, index, 5.0))
+case("index_fill", {"dim": 0, "value": -1.5},
+     {"self": (torch.arange(12.).reshape(3, 4).t(), nc), "index": (L([3, 1]), plain)},
+     lambda self, index: self.index_fill(0, index, -1.5))
+case("index_fill_tensor", {"dim": 1},
+     {"self": (torch.zeros(3, 4), plain), "index": (L([1]), plain), "src": (T([1.0]), plain)},
+     lambda self, index, src: self.index_fill(1, index, src))
+case("index_fill_tensor", {"dim": 1},
+     {"self": (torch.zeros(2, 2), plain), "index": (L([1]), plain), "src": (torch.tensor(3.5, dtype=torch.float64), plain)},
+     lambda self, index, src: self.index_fill(1, index, src))
+for dt in [torch.uint16, torch.uint32, torch.uint64]:
+    case("index_add", {"dim": 0, "alpha": 1},
+         {"self": (torch.zeros(2, dtype=dt), plain), "index": (L([0]), plain), "src": (torch.ones(1, dtype=dt), plain)},
+         lambda self, index, src: self.index_add(0, index, src))
+    case("index_fill", {"dim": 0, "value": 1},
+         {"self": (torch.zeros(2, dtype=dt), plain), "index": (L([0]), plain)},
+         lambda self, index: self.index_fill(0, index, 1))
 
 print(json.dumps({"note": "generated by scripts/gen_index_cases.py with PyTorch "
                   + torch.__version__ + " (CPU); do not edit by hand"}))

@@ -1,5 +1,5 @@
 //! Replays `tests/data/index_ops.jsonl` (expected values and errors of the indexing
-//! and shaping ops, generated with PyTorch 2.15 by `scripts/gen_index_cases.py`)
+//! and shaping ops, `index_add` and `index_fill` included, generated with PyTorch 2.15 by `scripts/gen_index_cases.py`)
 //! through the public API. Every case with a value also runs its in-place form where
 //! PyTorch has one, and checks the destination afterwards.
 
@@ -30,9 +30,11 @@ where
 }
 
 fn scalar(v: &Value) -> Scalar {
-    match v.as_i64() {
-        Some(i) => Scalar::Int(i),
-        None => Scalar::Float(num(v)),
+    match (v.as_bool(), v.as_i64(), v.as_array()) {
+        (Some(b), _, _) => Scalar::Bool(b),
+        (_, Some(i), _) => Scalar::Int(i),
+        (_, _, Some(c)) => Scalar::Complex(num(&c[0]), num(&c[1])),
+        _ => Scalar::Float(num(v)),
     }
 }
 
@@ -154,6 +156,9 @@ fn run(case: &Value, in_place: bool) -> Option<Result<Tensor>> {
             }
             "tril" => x.tril_(diagonal()),
             "triu" => x.triu_(diagonal()),
+            "index_add" => x.index_add_(dim(), &index(), &src(), scalar(&args["alpha"])),
+            "index_fill" => x.index_fill_(dim(), &index(), scalar(&args["value"])),
+            "index_fill_tensor" => x.index_fill_tensor_(dim(), &index(), &src()),
             _ => return None,
         };
         return Some(done.map(|()| x));
@@ -176,6 +181,9 @@ fn run(case: &Value, in_place: bool) -> Option<Result<Tensor>> {
         "repeat" => x.repeat(&dims::<usize>(&args["sizes"])),
         "tile" => x.tile(&dims::<usize>(&args["reps"])),
         "pad" => x.pad(&dims::<i64>(&args["pad"]), scalar(&args["value"])),
+        "index_add" => x.index_add(dim(), &index(), &src(), scalar(&args["alpha"])),
+        "index_fill" => x.index_fill(dim(), &index(), scalar(&args["value"])),
+        "index_fill_tensor" => x.index_fill_tensor(dim(), &index(), &src()),
         other => panic!("unknown op {other}"),
     })
 }

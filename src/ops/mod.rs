@@ -3,6 +3,7 @@
 pub mod binary_ext;
 pub mod creation;
 pub mod elementwise;
+pub mod index_assign;
 pub mod indexing;
 pub mod inplace;
 pub mod linalg;
