@@ -77,6 +77,81 @@ impl FromStr for Device {
     }
 }
 
+/// `Device::from(1)` is `cuda:1`, as PyTorch's `torch.device(1)`.
+///
+/// ```
+/// use lazyfuse::Device;
+/// assert_eq!(Device::from(1), Device::Cuda(1));
+/// ```
+impl From<usize> for Device {
+    fn from(ordinal: usize) -> Device {
+        Device::Cuda(ordinal)
+    }
+}
+
+/// A CUDA ordinal given as a signed integer: negative is PyTorch's error.
+///
+/// ```
+/// use lazyfuse::Device;
+/// assert_eq!(Device::try_from(2i64).unwrap(), Device::Cuda(2));
+/// assert_eq!(
+///     Device::try_from(-1i64).unwrap_err().to_string(),
+///     "Device index must not be negative"
+/// );
+/// ```
+impl TryFrom<i64> for Device {
+    type Error = Error;
+
+    fn try_from(ordinal: i64) -> Result<Device, Error> {
+        usize::try_from(ordinal)
+            .map(Device::Cuda)
+            .map_err(|_| Error::InvalidDeviceIndex)
+    }
+}
+
+/// What [`crate::Tensor::to_device`] accepts, as PyTorch's `Tensor.to`: a [`Device`],
+/// a device string (`"cuda:1"`, `"cpu"`), or a CUDA ordinal (`1`).
+pub trait IntoDevice {
+    /// The device meant, or PyTorch's error for a malformed one.
+    fn into_device(self) -> Result<Device, Error>;
+}
+
+impl IntoDevice for Device {
+    fn into_device(self) -> Result<Device, Error> {
+        Ok(self)
+    }
+}
+
+impl IntoDevice for &str {
+    fn into_device(self) -> Result<Device, Error> {
+        self.parse()
+    }
+}
+
+impl IntoDevice for &String {
+    fn into_device(self) -> Result<Device, Error> {
+        self.parse()
+    }
+}
+
+impl IntoDevice for usize {
+    fn into_device(self) -> Result<Device, Error> {
+        Ok(Device::from(self))
+    }
+}
+
+impl IntoDevice for i64 {
+    fn into_device(self) -> Result<Device, Error> {
+        Device::try_from(self)
+    }
+}
+
+impl IntoDevice for i32 {
+    fn into_device(self) -> Result<Device, Error> {
+        Device::try_from(i64::from(self))
+    }
+}
+
 /// Turns the host emulation of `cuda:0` on or off: with it on, CUDA tensors live in
 /// host memory and their kernels (the same generated CUDA C) are compiled by the
 /// system C++ compiler and run on the CPU. A test instrument for machines without a

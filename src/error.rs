@@ -47,6 +47,9 @@ pub enum Error {
     /// An unknown device string.
     #[error("Expected one of cpu, cuda device type at start of device string: {0}")]
     Device(String),
+    /// A negative CUDA ordinal (`Device::try_from(-1)`), PyTorch's message.
+    #[error("Device index must not be negative")]
+    InvalidDeviceIndex,
     /// A device string with a known type but a malformed index (`"cuda:+1"`,
     /// `"cpu:01"`, `"cuda:"`), PyTorch's message.
     #[error("Invalid device string: '{0}'")]

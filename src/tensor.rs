@@ -316,6 +316,19 @@ impl Tensor {
         self.0.storage.device
     }
 
+    /// PyTorch's `Tensor.get_device()`: the CUDA ordinal, or -1 on the CPU.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[2], DType::F32).get_device(), -1);
+    /// ```
+    pub fn get_device(&self) -> i64 {
+        match self.device() {
+            Device::Cpu => -1,
+            Device::Cuda(n) => n as i64,
+        }
+    }
+
     /// This tensor's values on `device` (PyTorch's `Tensor.to(device)`): the tensor
     /// itself when it is there already, else a new contiguous tensor there. A copy
     /// between devices is made now (the values are computed first, on their own
@@ -325,16 +338,23 @@ impl Tensor {
     /// "CUDA driver not found: …" without an NVIDIA driver, an invalid ordinal where
     /// the device does not exist, and what computing the values or the copy reports.
     ///
+    /// The device may be given as PyTorch's `Tensor.to` takes it: a [`Device`], a
+    /// string (`"cuda:1"`), or a CUDA ordinal (`1`); a malformed one is PyTorch's
+    /// error.
+    ///
     /// ```
     /// use lazyfuse::{DType, Device, Tensor};
     /// let x = Tensor::ones(&[2], DType::F32);
     /// assert_eq!(x.to_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
+    /// assert!(x.to_device("cpu").unwrap().shares_storage(&x));
+    /// assert!(x.to_device("cuda:+1").is_err());
     /// match x.to_device(Device::Cuda(0)) {
     ///     Ok(g) => assert_eq!(g.mul(2).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 2.0]),
     ///     Err(e) => println!("no GPU here: {e}"),
     /// }
     /// ```
-    pub fn to_device(&self, device: Device) -> Result<Tensor> {
+    pub fn to_device(&self, device: impl crate::IntoDevice) -> Result<Tensor> {
+        let device = device.into_device()?;
         if device == self.device() {
             return Ok(self.clone());
         }

@@ -242,6 +242,28 @@ fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
     let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
     let y = x.to_device(lazyfuse::Device::Cpu).unwrap();
     assert!(y.shares_storage(&x));
+    // what PyTorch's `Tensor.to` takes: strings and ordinals too
+    assert!(x.to_device("cpu").unwrap().shares_storage(&x));
+    assert!(x
+        .to_device(&"cpu:0".to_string())
+        .unwrap()
+        .shares_storage(&x));
+    assert_eq!(
+        x.to_device("cuda:01").unwrap_err().to_string(),
+        "Invalid device string: 'cuda:01'"
+    );
+    assert_eq!(
+        x.to_device(-1i64).unwrap_err().to_string(),
+        "Device index must not be negative"
+    );
+    assert_eq!(lazyfuse::Device::from(1), lazyfuse::Device::Cuda(1));
+    assert_eq!(x.get_device(), -1);
+    for ordinal in [x.to_device(0usize), x.to_device(0i32), x.to_device("cuda")] {
+        match ordinal {
+            Ok(g) => assert_eq!(g.get_device(), 0),
+            Err(e) => assert!(e.to_string().starts_with("CUDA driver not found"), "{e}"),
+        }
+    }
     assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
     match x.to_device(lazyfuse::Device::Cuda(0)) {
         Ok(g) => {
