@@ -329,9 +329,9 @@ impl<'g> Planner<'g> {
         let mut externs = HashMap::new();
         let mut materialized: HashMap<NodeId, String> = HashMap::new();
         let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
-        // how many nodes each value inlines (0 for stored values): the cost rule's size
+        // how many nodes each inlined value carries (the cost rule's size) and how deep
+        // it inlines producers; stored values have no entry (they count 0)
         let mut cone: HashMap<NodeId, usize> = HashMap::new();
-        // how deep each value inlines producers (0 for stored values)
         let mut depth: HashMap<NodeId, usize> = HashMap::new();
         for &n in &order {
             let node = graph.node(n);
@@ -426,55 +426,46 @@ impl<'g> Planner<'g> {
             // read twice (an iterative update, `t = t - t.mean(1) + 1`) makes
             // kernels whose size grows with the square of the depth.
             let inlined = !matches!(node.op, Op::Input(_)) && !materialized.contains_key(&n);
-            let size = if inlined {
-                // (a producer stored by a decision taken after its own turn counts 0)
-                graph
-                    .inputs(n)
-                    .iter()
-                    .fold(1usize, |acc, i| match materialized.contains_key(i) {
-                        true => acc,
-                        false => acc.saturating_add(cone.get(i).copied().unwrap_or(0)),
-                    })
-            } else {
-                0
-            };
-            let distinct = || {
-                readers
-                    .get(&n)
-                    .map_or(0, |r| r.iter().collect::<hashbrown::HashSet<_>>().len())
-            };
-            let deep = if inlined {
-                1 + graph
-                    .inputs(n)
-                    .iter()
-                    .filter(|i| !materialized.contains_key(*i))
-                    .map(|i| depth.get(i).copied().unwrap_or(0))
-                    .max()
-                    .unwrap_or(0)
-            } else {
-                0
-            };
-            if inlined && deep > PLANNED_DEPTH && opts.fuse {
+            if !inlined || !opts.fuse {
+                continue;
+            }
+            // What the inputs inline (a producer stored by a decision taken after its
+            // own turn counts 0): the nodes, and the depth.
+            let (size, deep) = graph
+                .inputs(n)
+                .iter()
+                .filter(|i| !materialized.contains_key(*i))
+                .fold((1usize, 0usize), |(size, deep), i| {
+                    (
+                        size.saturating_add(cone.get(i).copied().unwrap_or(0)),
+                        deep.max(depth.get(i).copied().unwrap_or(0)),
+                    )
+                });
+            let deep = deep + 1;
+            if deep > PLANNED_DEPTH {
                 // Found here, not by the builder's bound: each bound the builder
                 // meets costs a restart of the whole schedule.
                 materialized.insert(
                     n,
                     format!("inlining deeper than {PLANNED_DEPTH} producers (recursion bound)"),
                 );
-                cone.insert(n, 0);
-                depth.insert(n, 0);
                 continue;
             }
             depth.insert(n, deep);
-            if inlined && size > MAX_SHARED_CONE && opts.fuse && distinct() >= 2 {
-                let distinct = distinct();
+            let distinct = if size > MAX_SHARED_CONE {
+                readers
+                    .get(&n)
+                    .map_or(0, |r| r.iter().collect::<hashbrown::HashSet<_>>().len())
+            } else {
+                0
+            };
+            if distinct >= 2 {
                 materialized.insert(
                     n,
                     format!(
                         "{size} inlined ops read by {distinct} consumers (cost rule: recomputing them per reader grows with depth)"
                     ),
                 );
-                cone.insert(n, 0);
             } else {
                 cone.insert(n, size);
             }
@@ -1055,7 +1046,6 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// One loop kernel under construction.
-#[derive(Clone)]
 pub(crate) struct Builder {
     /// parallel dims (fixed)
     pub(crate) parallel: Vec<usize>,
@@ -1134,7 +1124,6 @@ impl Builder {
             .collect()
     }
 
-    /// Computes root `n` and stores it into its buffer.
     /// A kernel built from `roots`, joined in order (what the scheduler built when
     /// each of them joined): the kernel of the first one, then each further one
     /// added to it.
@@ -1156,6 +1145,7 @@ impl Builder {
         Ok(b)
     }
 
+    /// Computes root `n` and stores it into its buffer.
     fn add_root(&mut self, ctx: &Ctx, n: NodeId) -> Result<(), Fail> {
         let node = ctx.graph.node(n);
         let coords = Self::identity_coords(&node.shape, 0);
