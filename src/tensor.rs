@@ -58,14 +58,11 @@ impl Tensor {
     /// size ("numel: integer multiplication overflow", a suggestion to reshape)
     /// report the real cause. Cheap for every other tensor (no lock).
     pub(crate) fn check_size(&self) -> Result<()> {
-        let bytes = self
-            .0
-            .storage
-            .numel
-            .checked_mul(self.0.dtype.size_in_bytes());
-        if bytes.is_some_and(|b| b <= isize::MAX as usize) {
+        let numel = self.0.storage.numel;
+        if lazyfuse_ir::shape::checked_numel(&[numel], self.0.dtype).is_ok() {
             return Ok(());
         }
+        // the message names the sizes asked for, which the storage's node keeps
         let shape = with_store(|s| s.graph.node(self.0.storage.node()).shape.clone());
         lazyfuse_ir::shape::checked_numel(&shape, self.0.dtype)?;
         Ok(())

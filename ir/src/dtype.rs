@@ -197,10 +197,7 @@ impl DType {
     /// assert!(!DType::Bool.is_signed() && !DType::U16.is_signed() && !DType::F8E8M0FNU.is_signed());
     /// ```
     pub fn is_signed(self) -> bool {
-        !matches!(
-            self,
-            DType::Bool | DType::U8 | DType::U16 | DType::U32 | DType::U64 | DType::F8E8M0FNU
-        )
+        !(self.is_unsigned() || matches!(self, DType::Bool | DType::F8E8M0FNU))
     }
 
     /// The promotion category.

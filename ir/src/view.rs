@@ -684,19 +684,7 @@ impl Layout {
 
     /// `Tensor.mT`: swaps the last two dims (ndim >= 2; a 0-D layout stays as it is).
     pub fn mt(&self) -> Result<Layout> {
-        if self.ndim() == 1 {
-            return Err(Error::invalid(
-                "mT",
-                format!(
-                    "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
-                    self.ndim()
-                ),
-            ));
-        }
-        if self.ndim() == 0 {
-            return Ok(self.clone());
-        }
-        self.transpose(-2, -1)
+        self.matrix_transpose("mT")
     }
 
     /// The shape `Tensor.flatten(start, end)` produces: dims `start..=end` merged into

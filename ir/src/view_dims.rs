@@ -113,9 +113,9 @@ impl Layout {
         })
     }
 
-    /// The conjugate transpose's layout (`mH`, `adjoint()`): the last two dims
-    /// swapped, as `mT`; `name` is the op in PyTorch's message for fewer than 2 dims
-    /// (a 0-D layout stays as it is).
+    /// The matrix transposes' layout (`mT`, and `mH`/`adjoint()` of real tensors):
+    /// the last two dims swapped; `name` is the op in PyTorch's message for a 1-D
+    /// layout (a 0-D layout stays as it is).
     ///
     /// ```
     /// use lazyfuse_ir::Layout;

@@ -6,6 +6,7 @@
 //! bounds for dimension 1 with size 4".
 
 use crate::error::Result;
+use crate::ops::elementwise::to_isize;
 use crate::Tensor;
 use lazyfuse_ir::shape::{fmt_shape, wrap_dim};
 use lazyfuse_ir::{DType, Error as IrError, Scalar};
@@ -37,7 +38,7 @@ impl Tensor {
         let (d, idx, src) = self.index_add_args(dim, index, source, alpha.into())?;
         let flat = self.at_least_1d()?;
         let out = flat.scatter_add(d, &idx, &src)?;
-        out.view(&isizes(&self.shape()))
+        out.view(&to_isize(&self.shape()))
     }
 
     /// [`Tensor::index_add`] in place; the write reaches every view of the storage.
@@ -83,7 +84,7 @@ impl Tensor {
         let value = value.into();
         let (d, idx) = self.index_fill_args(dim, index, Some(value))?;
         let out = self.at_least_1d()?.scatter_value(d, &idx, value)?;
-        out.view(&isizes(&self.shape()))
+        out.view(&to_isize(&self.shape()))
     }
 
     /// [`Tensor::index_fill`] in place.
@@ -116,7 +117,7 @@ impl Tensor {
     pub fn index_fill_tensor(&self, dim: isize, index: &Tensor, value: &Tensor) -> Result<Tensor> {
         let (d, idx, src) = self.index_fill_tensor_args(dim, index, value)?;
         let out = self.at_least_1d()?.scatter(d, &idx, &src)?;
-        out.view(&isizes(&self.shape()))
+        out.view(&to_isize(&self.shape()))
     }
 
     /// [`Tensor::index_fill_tensor`] in place.
@@ -152,13 +153,7 @@ impl Tensor {
         alpha: Scalar,
     ) -> Result<(isize, Tensor, Tensor)> {
         let d = wrap_dim(dim, self.ndim())?;
-        if matches!(self.dtype(), DType::U16 | DType::U32 | DType::U64) {
-            return Err(IrError::NotImplemented {
-                kernel: "index_add_".into(),
-                dtype: self.dtype(),
-            }
-            .into());
-        }
+        refuse_wide_unsigned(self, "index_add_")?;
         if index.ndim() > 1 {
             return Err(invalid(format!(
                 "index_add_(): Index is supposed to be a vector, but got dim: {} with type: {} and size: {}",
@@ -231,13 +226,7 @@ impl Tensor {
         value: Option<Scalar>,
     ) -> Result<(isize, Tensor)> {
         let d = wrap_dim(dim, self.ndim())?;
-        if matches!(self.dtype(), DType::U16 | DType::U32 | DType::U64) {
-            return Err(IrError::NotImplemented {
-                kernel: "index_fill_cpu".into(),
-                dtype: self.dtype(),
-            }
-            .into());
-        }
+        refuse_wide_unsigned(self, "index_fill_cpu")?;
         if index.dtype() != DType::I64 {
             return Err(invalid(
                 "index_fill_(): Expected dtype int64 for index.".to_string(),
@@ -282,7 +271,7 @@ impl Tensor {
             )));
         }
         let (d, idx) = self.index_fill_args(dim, index, None)?;
-        let shape = isizes(&idx.shape());
+        let shape = to_isize(&idx.shape());
         let src = value.to_dtype(self.dtype())?.expand(&shape)?;
         Ok((d, idx, src))
     }
@@ -295,11 +284,19 @@ fn spread(index: &Tensor, dim: usize, shape: &[usize]) -> Result<Tensor> {
     index
         .to_dtype(DType::I64)?
         .reshape(&along)?
-        .expand(&isizes(shape))
+        .expand(&to_isize(shape))
 }
 
-fn isizes(shape: &[usize]) -> Vec<isize> {
-    shape.iter().map(|&s| s as isize).collect()
+/// PyTorch has no kernel of these ops for uint16, uint32 and uint64.
+fn refuse_wide_unsigned(t: &Tensor, kernel: &str) -> Result<()> {
+    if t.dtype().is_wide_unsigned() {
+        return Err(IrError::NotImplemented {
+            kernel: kernel.into(),
+            dtype: t.dtype(),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 fn alpha_is_one(alpha: Scalar) -> bool {

@@ -4,6 +4,7 @@
 //! `contiguous`, and `reshape`/`flatten` where PyTorch cannot make a view, copy.
 
 use crate::error::Result;
+use crate::ops::elementwise::to_isize;
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::Error as IrError;
@@ -470,13 +471,7 @@ impl Tensor {
     /// assert!(v.shape() == vec![3, 2] && v.shares_storage(&t));
     /// ```
     pub fn view_as(&self, other: &Tensor) -> Result<Tensor> {
-        self.view(
-            &other
-                .shape()
-                .iter()
-                .map(|&s| s as isize)
-                .collect::<Vec<_>>(),
-        )
+        self.view(&to_isize(&other.shape()))
     }
 
     /// `self.reshape(other.shape())`: a view where strides allow, else a copy.
@@ -488,13 +483,7 @@ impl Tensor {
     /// assert!(r.shape() == vec![6] && !r.shares_storage(&t));
     /// ```
     pub fn reshape_as(&self, other: &Tensor) -> Result<Tensor> {
-        self.reshape(
-            &other
-                .shape()
-                .iter()
-                .map(|&s| s as isize)
-                .collect::<Vec<_>>(),
-        )
+        self.reshape(&to_isize(&other.shape()))
     }
 
     /// PyTorch's `movedim(source, destination)` with lists of dims: each
