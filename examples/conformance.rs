@@ -28,6 +28,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Once;
 
+#[path = "conformance/memory_format.rs"]
+mod memory_format;
+
 // ---------------------------------------------------------------------------------------
 // Results of a run
 
@@ -1566,6 +1569,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "values" => run_values(case),
         "broadcast" => run_broadcast(case),
         "views" => run_views(case),
+        "memory_format" => memory_format::run_memory_format(case),
         other => harness(format!("no runner for file kind '{other}'")),
     }));
     IN_CASE.with(|c| c.set(false));

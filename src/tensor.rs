@@ -43,6 +43,49 @@ impl Tensor {
         }))
     }
 
+    /// A new tensor owning `node`'s output under `strides`, dense strides that PyTorch
+    /// would give the result (see `memory_format`); `None` means row-major. The
+    /// storage holds the elements in the strides' own dim order: it is a permuted view
+    /// of `node`, which the kernel that computes `node` writes directly.
+    pub(crate) fn from_node_strided(
+        store: &mut Store,
+        node: NodeId,
+        strides: Option<Vec<isize>>,
+    ) -> Tensor {
+        let n = store.graph.node(node);
+        let (dtype, shape) = (n.dtype, n.shape.clone());
+        let Some(strides) =
+            strides.filter(|s| *s != lazyfuse_ir::shape::contiguous_strides(&shape))
+        else {
+            return Tensor::from_node(store, node);
+        };
+        let layout = Layout {
+            shape: shape.clone(),
+            strides,
+            offset: 0,
+        };
+        debug_assert!(layout.is_non_overlapping_and_dense(), "{layout:?}");
+        // Outermost first: the dims of size > 1 by decreasing stride, then the others
+        // (whose strides address nothing).
+        let mut order: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] > 1).collect();
+        order.sort_by_key(|&d| std::cmp::Reverse(layout.strides[d]));
+        order.extend((0..shape.len()).filter(|&d| shape[d] <= 1));
+        let stored = Layout {
+            shape: order.iter().map(|&d| shape[d]).collect(),
+            strides: order
+                .iter()
+                .map(|&d| Layout::contiguous(&shape).strides[d])
+                .collect(),
+            offset: 0,
+        };
+        let permuted = store.view_node(node, &stored);
+        Tensor(Arc::new(TensorImpl {
+            storage: Storage::new(store, permuted),
+            layout,
+            dtype,
+        }))
+    }
+
     /// A view: the same storage under another layout.
     pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
         Tensor(Arc::new(TensorImpl {

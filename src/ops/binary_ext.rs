@@ -18,7 +18,7 @@
 use crate::default_dtype;
 use crate::error::Result;
 use crate::operand::Operand;
-use crate::ops::elementwise::{binary_op, operand_node};
+use crate::ops::elementwise::{binary_op, operand_node, result_strides};
 use crate::store::{with_store, Store};
 use crate::tensor::{check_fill_value, Tensor};
 use lazyfuse_ir::broadcast::{broadcast_all, inplace_shape};
@@ -333,6 +333,11 @@ fn lerp_value(
     shape: &[usize],
 ) -> Result<Tensor> {
     let c = sig.compute;
+    let (st, en) = (Operand::Tensor(start), Operand::Tensor(end));
+    let strides = result_strides(
+        shape,
+        &[(&st, sig.output), (&en, sig.output), (weight, sig.output)],
+    );
     with_store(|s| {
         let a = start.node_as(s, c, shape)?;
         let e = end.node_as(s, c, shape)?;
@@ -361,7 +366,7 @@ fn lerp_value(
             }
         };
         let node = s.cast_node(node, sig.output);
-        Ok(Tensor::from_node(s, node))
+        Ok(Tensor::from_node_strided(s, node, strides))
     })
 }
 
@@ -377,6 +382,8 @@ fn addc_value(
     shape: &[usize],
 ) -> Result<Tensor> {
     let c = sig.compute;
+    let operands = [Operand::Tensor(x), Operand::Tensor(t1), Operand::Tensor(t2)];
+    let strides = result_strides(shape, &operands.each_ref().map(|o| (o, sig.output)));
     with_store(|s| {
         let a = x.node_as(s, c, shape)?;
         let p = t1.node_as(s, c, shape)?;
@@ -387,7 +394,7 @@ fn addc_value(
         let r = bin(s, op, c, shape, vp, q);
         let node = bin(s, BinaryOp::Add, c, shape, a, r);
         let node = s.cast_node(node, sig.output);
-        Ok(Tensor::from_node(s, node))
+        Ok(Tensor::from_node_strided(s, node, strides))
     })
 }
 
@@ -551,6 +558,13 @@ impl Tensor {
         let min = min.map(|t| t.or_moved(&moved, 1));
         let max = max.map(|t| t.or_moved(&moved, 2));
         let shape = this.clamp_shape(min, max)?;
+        let operands: Vec<Operand> = [Some(this), min, max]
+            .into_iter()
+            .flatten()
+            .map(Operand::Tensor)
+            .collect();
+        let typed: Vec<(&Operand, DType)> = operands.iter().map(|o| (o, dtype)).collect();
+        let strides = result_strides(&shape, &typed);
         with_store(|s| {
             let mut node = this.node_as(s, dtype, &shape)?;
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
@@ -559,7 +573,7 @@ impl Tensor {
                     node = bin(s, op, dtype, &shape, node, b);
                 }
             }
-            Ok(Tensor::from_node(s, node))
+            Ok(Tensor::from_node_strided(s, node, strides))
         })
     }
 

@@ -12,6 +12,7 @@
 //! PyTorch's.
 
 use crate::error::Result;
+use crate::memory_format::{self, MemoryFormat};
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::philox::Distribution;
@@ -269,65 +270,66 @@ impl Tensor {
     /// # Ok::<(), lazyfuse::Error>(())
     /// ```
     pub fn full_like(&self, value: impl Into<Scalar>, dtype: Option<DType>) -> Result<Tensor> {
+        self.full_like_in(value, dtype, MemoryFormat::Preserve)
+    }
+
+    /// [`Tensor::zeros_like`] in a memory format (`Preserve` is the default of
+    /// `zeros_like`; the channels-last formats need a tensor of their rank).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, MemoryFormat, Tensor};
+    /// let x = Tensor::ones(&[2, 3, 4, 5], DType::F32);
+    /// let z = x.zeros_like_in(None, MemoryFormat::ChannelsLast)?;
+    /// assert_eq!(z.strides(), vec![60, 1, 15, 3]);
+    /// let flat = Tensor::ones(&[2, 3], DType::F32);
+    /// assert!(flat.zeros_like_in(None, MemoryFormat::ChannelsLast).is_err()); // not 4-D
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn zeros_like_in(&self, dtype: Option<DType>, format: MemoryFormat) -> Result<Tensor> {
+        self.full_like_in(0, dtype, format)
+    }
+
+    /// [`Tensor::ones_like`] in a memory format.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, MemoryFormat, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], DType::F32).t()?;
+    /// assert_eq!(x.ones_like_in(None, MemoryFormat::Contiguous)?.strides(), vec![2, 1]);
+    /// assert_eq!(x.ones_like_in(None, MemoryFormat::Preserve)?.strides(), vec![1, 3]);
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn ones_like_in(&self, dtype: Option<DType>, format: MemoryFormat) -> Result<Tensor> {
+        self.full_like_in(1, dtype, format)
+    }
+
+    /// [`Tensor::full_like`] in a memory format.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, MemoryFormat, Tensor};
+    /// let x = Tensor::zeros(&[1, 2, 2, 3], DType::F32);
+    /// let f = x.full_like_in(7, Some(DType::I64), MemoryFormat::ChannelsLast)?;
+    /// assert_eq!((f.strides(), f.to_vec::<i64>()?), (vec![12, 1, 6, 2], vec![7; 12]));
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn full_like_in(
+        &self,
+        value: impl Into<Scalar>,
+        dtype: Option<DType>,
+        format: MemoryFormat,
+    ) -> Result<Tensor> {
         let dtype = dtype.unwrap_or(self.dtype());
         let value = value.into();
         // `Tensor::full`'s checks, then the constant on this tensor's device.
         crate::tensor::check_fill_value(value, dtype)?;
         checked_numel(&[self.numel()], dtype)?;
+        let layout = &self.0.layout;
+        let strides =
+            memory_format::copy_strides(&layout.shape, &layout.strides, format, "empty_like")?;
         let flat = Tensor::constant_on(&[self.numel()], value, dtype, self.device());
-        let strides = dense_strides_like(&self.0.layout.shape, &self.0.layout.strides);
         Ok(flat.with_layout(Layout {
             shape: self.shape(),
             strides,
             offset: 0,
         }))
     }
-}
-
-/// The strides of PyTorch's `preserve_format` for a new dense tensor shaped like a
-/// view with these strides (`at::infer_dense_strides`): dims ordered by stride
-/// (innermost first; equal strides by size; a stride 0 is ambiguous and keeps the
-/// row-major order), then packed. A dense, non-overlapping input gets its own
-/// strides back (up to the free choice of strides on size-1 dims).
-fn dense_strides_like(shape: &[usize], strides: &[isize]) -> Vec<isize> {
-    let ndim = shape.len();
-    // perm[0] is the innermost dim.
-    let mut perm: Vec<usize> = (0..ndim).rev().collect();
-    let should_swap = |d0: usize, d1: usize| -> i32 {
-        let (s0, s1) = (strides[d0].unsigned_abs(), strides[d1].unsigned_abs());
-        if s0 == 0 || s1 == 0 {
-            0
-        } else if s0 != s1 {
-            if s0 < s1 {
-                -1
-            } else {
-                1
-            }
-        } else if shape[d0] > shape[d1] {
-            1
-        } else {
-            0
-        }
-    };
-    for i in 1..ndim {
-        let mut d1 = i;
-        for d0 in (0..i).rev() {
-            match should_swap(perm[d0], perm[d1]) {
-                c if c > 0 => {
-                    perm.swap(d0, d1);
-                    d1 = d0;
-                }
-                c if c < 0 => break,
-                _ => {}
-            }
-        }
-    }
-    let mut out = vec![0isize; ndim];
-    let mut acc = 1isize;
-    for &d in &perm {
-        out[d] = acc;
-        // The shape's numel fits (checked by `full`), so these products do too.
-        acc = acc.saturating_mul(shape[d].max(1) as isize);
-    }
-    out
 }

@@ -8,6 +8,7 @@
 
 use crate::default_dtype;
 use crate::error::Result;
+use crate::memory_format;
 use crate::operand::Operand;
 use crate::store::with_store;
 use crate::tensor::Tensor;
@@ -78,6 +79,40 @@ fn saturate(bound: Option<Scalar>, dtype: DType) -> Option<Scalar> {
 /// A shape as the `isize` dims that `expand` and `view` take.
 pub(crate) fn to_isize(shape: &[usize]) -> Vec<isize> {
     shape.iter().map(|&s| s as isize).collect()
+}
+
+/// The strides PyTorch gives the result of an elementwise op of `shape` over
+/// `operands` (a host scalar is a 0-dim operand), each with the dtype PyTorch reads it
+/// in: an operand of another dtype is converted first, as PyTorch copies it. `None` is
+/// row-major, the answer whenever every operand is row-major (checked first: it is
+/// the common case).
+pub(crate) fn result_strides(
+    shape: &[usize],
+    operands: &[(&Operand, DType)],
+) -> Option<Vec<isize>> {
+    if operands
+        .iter()
+        .filter_map(|(o, _)| o.tensor())
+        .all(|t| memory_format::is_row_major(&t.0.layout.shape, &t.0.layout.strides))
+    {
+        return None;
+    }
+    let geometry: Vec<memory_format::Operand> = operands
+        .iter()
+        .map(|(o, dtype)| match o.tensor() {
+            Some(t) => memory_format::Operand {
+                shape: &t.0.layout.shape,
+                strides: &t.0.layout.strides,
+                converted: t.dtype() != *dtype,
+            },
+            None => memory_format::Operand {
+                shape: &[],
+                strides: &[],
+                converted: false,
+            },
+        })
+        .collect();
+    memory_format::elementwise_strides(shape, &geometry)
 }
 
 /// What PyTorch computes instead of the `pow` kernel when a host scalar makes the
@@ -198,11 +233,13 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
     check_scalar_value(op, sig.compute, &b)?;
     let (compute, a) = widen_half_complex(op, sig.compute, a);
     let (_, b) = widen_half_complex(op, sig.compute, b);
+    let common = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
+    let strides = result_strides(&shape, &[(&a, common), (&b, common)]);
     with_store(|s| {
         let na = operand_node(s, &a, compute, &shape)?;
         let nb = operand_node(s, &b, compute, &shape)?;
         let node = s.add(Op::Binary(op), sig.output, shape, &[na, nb]);
-        Ok(Tensor::from_node(s, node))
+        Ok(Tensor::from_node_strided(s, node, strides))
     })
 }
 
@@ -214,11 +251,26 @@ pub(crate) fn unary_op(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
     t.check_size()?;
     let sig = typing::unary(op, t.dtype(), default_dtype())?;
     let shape = t.shape();
+    let strides = result_strides(
+        &shape,
+        &[(&Operand::Tensor(t), unary_common(t, sig.output))],
+    );
     with_store(|s| {
         let input = t.node_as(s, sig.compute, &shape)?;
         let node = s.add(Op::Unary(op), sig.output, shape, &[input]);
-        Ok(Tensor::from_node(s, node))
+        Ok(Tensor::from_node_strided(s, node, strides))
     })
+}
+
+/// The dtype PyTorch converts a unary op's input to: the output's when an integer
+/// or bool input gives a float result (`exp` of int), else the input's own.
+pub(crate) fn unary_common(t: &Tensor, output: DType) -> DType {
+    let integral = t.dtype().is_integer() || t.dtype() == DType::Bool;
+    if integral && (output.is_floating_point() || output.is_complex()) {
+        output
+    } else {
+        t.dtype()
+    }
 }
 
 macro_rules! binary_methods {
@@ -693,12 +745,15 @@ impl Tensor {
         let (a, b) = (a.or_moved(&moved, 1), b.or_moved(&moved, 2));
         let dtype = typing::where_(a.operand_type(), b.operand_type(), default_dtype())?;
         let shape = broadcast_all(&[&cond.shape(), &a.shape(), &b.shape()])?;
+        // the values are converted to the result's dtype; the condition stays bool
+        let c = Operand::Tensor(cond);
+        let strides = result_strides(&shape, &[(&c, DType::Bool), (&a, dtype), (&b, dtype)]);
         with_store(|s| {
             let nc = cond.node_as(s, DType::Bool, &shape)?;
             let na = operand_node(s, &a, dtype, &shape)?;
             let nb = operand_node(s, &b, dtype, &shape)?;
             let node = s.add(Op::Where, dtype, shape, &[nc, na, nb]);
-            Ok(Tensor::from_node(s, node))
+            Ok(Tensor::from_node_strided(s, node, strides))
         })
     }
 
@@ -725,6 +780,7 @@ impl Tensor {
         // compares with the bound's value: `uint8.clamp(min=-3)` changes nothing).
         let (min, max) = (saturate(min, dtype), saturate(max, dtype));
         let shape = self.shape();
+        let strides = result_strides(&shape, &[(&Operand::Tensor(self), dtype)]);
         with_store(|s| {
             let mut node = self.node_as(s, dtype, &shape)?;
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
@@ -733,7 +789,7 @@ impl Tensor {
                     node = s.add(Op::Binary(op), dtype, shape.clone(), &[node, b]);
                 }
             }
-            Ok(Tensor::from_node(s, node))
+            Ok(Tensor::from_node_strided(s, node, strides))
         })
     }
 
@@ -766,10 +822,14 @@ impl Tensor {
             ))
             .into());
         }
+        // `preserve_format`, as PyTorch's `to`
+        let layout = &self.0.layout;
+        let strides = (!memory_format::is_row_major(&layout.shape, &layout.strides))
+            .then(|| memory_format::preserved_strides(&layout.shape, &layout.strides));
         with_store(|s| {
             let read = self.node(s);
             let node = s.cast_node(read, dtype);
-            Ok(Tensor::from_node(s, node))
+            Ok(Tensor::from_node_strided(s, node, strides))
         })
     }
 }

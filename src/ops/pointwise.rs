@@ -12,7 +12,8 @@
 
 use crate::default_dtype;
 use crate::error::Result;
-use crate::ops::elementwise::unary_op;
+use crate::operand::Operand;
+use crate::ops::elementwise::{result_strides, unary_common, unary_op};
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::typing::{self, Signature};
@@ -22,10 +23,14 @@ use lazyfuse_ir::{Op, UnaryOp, UnaryParamOp};
 pub(crate) fn param_op(t: &Tensor, op: UnaryParamOp) -> Result<Tensor> {
     let sig = typing::unary_param(op, t.dtype(), default_dtype())?;
     let shape = t.shape();
+    let strides = result_strides(
+        &shape,
+        &[(&Operand::Tensor(t), unary_common(t, sig.output))],
+    );
     with_store(|s| {
         let input = t.node_as(s, sig.compute, &shape)?;
         let node = s.add(Op::UnaryParam(op), sig.output, shape, &[input]);
-        Ok(Tensor::from_node(s, node))
+        Ok(Tensor::from_node_strided(s, node, strides))
     })
 }
 

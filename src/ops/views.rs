@@ -4,6 +4,7 @@
 //! `contiguous`, and `reshape`/`flatten` where PyTorch cannot make a view, copy.
 
 use crate::error::Result;
+use crate::memory_format::{self, MemoryFormat};
 use crate::ops::elementwise::to_isize;
 use crate::store::with_store;
 use crate::tensor::Tensor;
@@ -383,6 +384,80 @@ impl Tensor {
             return Ok(self.clone());
         }
         Ok(self.copy_as(&self.shape()))
+    }
+
+    /// This tensor if it is contiguous in `format`, else a copy that is (PyTorch's
+    /// `contiguous(memory_format=...)`; `Preserve` copies nothing: a contiguous tensor
+    /// is returned, another refused, as PyTorch does).
+    ///
+    /// ```
+    /// use lazyfuse::{DType, MemoryFormat, Tensor};
+    /// let x = Tensor::zeros(&[2, 3, 4, 5], DType::F32);
+    /// let cl = x.contiguous_in(MemoryFormat::ChannelsLast)?;
+    /// assert_eq!(cl.strides(), vec![60, 1, 15, 3]);
+    /// assert!(cl.contiguous_in(MemoryFormat::ChannelsLast)?.shares_storage(&cl));
+    /// assert!(x.contiguous_in(MemoryFormat::ChannelsLast3d).is_err()); // needs 5-D
+    /// assert!(x.contiguous_in(MemoryFormat::Preserve)?.shares_storage(&x));
+    /// assert!(cl.contiguous_in(MemoryFormat::Preserve).is_err()); // would copy
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn contiguous_in(&self, format: MemoryFormat) -> Result<Tensor> {
+        if self.is_contiguous_in(format) {
+            return Ok(self.clone());
+        }
+        if format == MemoryFormat::Preserve {
+            return Err(IrError::invalid(
+                "contiguous",
+                "preserve memory format is unsupported by the contiguous operator",
+            )
+            .into());
+        }
+        let strides = memory_format::format_strides(&self.shape(), format, "contiguous")?;
+        Ok(self.copy_strided(strides))
+    }
+
+    /// PyTorch's `is_contiguous(memory_format=...)`: whether the strides are
+    /// `format`'s (size-1 dims aside). A channels-last format on a tensor of another
+    /// rank answers false; `Preserve` asks row-major contiguity, as in PyTorch.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, MemoryFormat, Tensor};
+    /// let x = Tensor::zeros(&[2, 4, 5, 3], DType::F32).permute(&[0, 3, 1, 2])?;
+    /// assert!(x.is_contiguous_in(MemoryFormat::ChannelsLast));
+    /// assert!(!x.is_contiguous_in(MemoryFormat::Contiguous));
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn is_contiguous_in(&self, format: MemoryFormat) -> bool {
+        let l = &self.0.layout;
+        memory_format::is_contiguous_as(&l.shape, &l.strides, format)
+    }
+
+    /// A copy in `format`: PyTorch's `clone(memory_format=...)`. (`Tensor::clone` is
+    /// Rust's `Clone`, a second handle to the same tensor; this copies, and
+    /// `clone_in(MemoryFormat::Preserve)` is PyTorch's `clone()`: a dense input keeps
+    /// its strides, another keeps its dim order.)
+    ///
+    /// ```
+    /// use lazyfuse::{DType, MemoryFormat, Tensor};
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::F32)?.view(&[2, 3])?.t()?;
+    /// let c = t.clone_in(MemoryFormat::Preserve)?;
+    /// assert!(!c.shares_storage(&t));
+    /// assert_eq!((c.strides(), c.to_vec::<f32>()?), (vec![1, 3], t.to_vec::<f32>()?));
+    /// assert_eq!(t.clone_in(MemoryFormat::Contiguous)?.strides(), vec![2, 1]);
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn clone_in(&self, format: MemoryFormat) -> Result<Tensor> {
+        let l = &self.0.layout;
+        let strides = memory_format::copy_strides(&l.shape, &l.strides, format, "clone")?;
+        Ok(self.copy_strided(strides))
+    }
+
+    /// A copy of this tensor in a new storage laid out with `strides` (dense ones).
+    fn copy_strided(&self, strides: Vec<isize>) -> Tensor {
+        with_store(|s| {
+            let read = self.node(s);
+            Tensor::from_node_strided(s, read, Some(strides))
+        })
     }
 
     /// PyTorch's `Tensor.T`: every dim reversed (0-D and 1-D tensors are returned as
