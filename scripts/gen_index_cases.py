@@ -499,6 +499,101 @@ for dt in [torch.uint16, torch.uint32, torch.uint64]:
          {"self": (torch.zeros(2, dtype=dt), plain), "index": (L([0]), plain)},
          lambda self, index: self.index_fill(0, index, 1))
 
+# index_copy: values over every value dtype, non-contiguous inputs, zero-dim tensors,
+# and each of PyTorch's checks (the index values are checked eagerly, with the op's name)
+for dt in VALUE_DTYPES:
+    x = sample(dt, [3, 4])
+    case("index_copy", {"dim": 1},
+         {"self": (x, plain), "index": (L([3, 0]), plain), "src": (sample(dt, [3, 2]).flip(0), plain)},
+         lambda self, index, src: self.index_copy(1, index, src))
+    case("index_copy", {"dim": 0},
+         {"self": (x, plain), "index": (L([2, 0]), plain), "src": (sample(dt, [2, 4]), plain)},
+         lambda self, index, src: self.index_copy(0, index, src))
+case("index_copy", {"dim": -1},
+     {"self": (torch.arange(12.).reshape(3, 4).t(), nc), "index": (L([2, 0]), plain),
+      "src": (torch.ones(4, 2), plain)},
+     lambda self, index, src: self.index_copy(-1, index, src))
+case("index_copy", {"dim": 0},
+     {"self": (T(1.0), plain), "index": (L([0]), plain), "src": (T(2.0), plain)},
+     lambda self, index, src: self.index_copy(0, index, src))
+case("index_copy", {"dim": 0},
+     {"self": (T([1.0, 2.0]), plain), "index": (L(1), plain), "src": (T(5.0), plain)},
+     lambda self, index, src: self.index_copy(0, index, src))
+case("index_copy", {"dim": 1},
+     {"self": (torch.zeros(3, 4), plain), "index": (torch.zeros(0, dtype=torch.int64), plain), "src": (torch.ones(3, 0), plain)},
+     lambda self, index, src: self.index_copy(1, index, src))
+for name, d, idx, src in [
+    ("oob", 1, L([0, 5]), torch.ones(3, 2)),
+    ("neg", 1, L([0, -1]), torch.ones(3, 2)),
+    ("float index", 1, T([0.0, 1.0]), torch.ones(3, 2)),
+    ("int32 index", 1, torch.tensor([0, 1], dtype=torch.int32), torch.ones(3, 2)),
+    ("2-d index", 1, L([[0, 1]]), torch.ones(3, 2)),
+    ("count", 1, L([0, 1]), torch.ones(3, 3)),
+    ("slices", 1, L([0, 1]), torch.ones(2, 2)),
+    ("slices 3-d", 1, L([0]), torch.ones(2, 1, 3)),
+    ("dtype", 1, L([0, 1]), torch.ones(3, 2, dtype=torch.float64)),
+    ("source dim", 1, L([0]), torch.ones(3)),
+    ("scalar source", 1, L([0, 1]), T(1.0)),
+    ("dim", 2, L([0, 1]), torch.ones(3, 2)),
+]:
+    x = torch.zeros(3, 4) if name != "slices 3-d" else torch.zeros(3, 4, 5)
+    case("index_copy", {"dim": d},
+         {"self": (x, plain), "index": (idx, plain), "src": (src, plain)},
+         lambda self, index, src, d=d: self.index_copy(d, index, src))
+
+
+def put_case(x, indices, values, accumulate, x_view=None):
+    """index_put: `indices` is a list of tensors (a key of its own)."""
+    line = {"op": "index_put", "args": {"accumulate": accumulate}}
+    if x_view == "t":
+        base = x.t().contiguous()
+        line["self"] = enc(base, view="t")
+        actual = base.t()
+    else:
+        line["self"] = enc(x)
+        actual = x
+    line["indices"] = [enc(i) for i in indices]
+    line["values"] = enc(values)
+    try:
+        line["expect"] = enc(actual.index_put(tuple(indices), values, accumulate=accumulate))
+    except Exception as e:  # noqa: BLE001 - the message is the expectation
+        line["error"] = str(e).split("\n")[0]
+    CASES.append(line)
+
+
+for dt in VALUE_DTYPES:
+    x = sample(dt, [3, 4])
+    put_case(x, [L([2, 0])], sample(dt, [4]), False)
+    put_case(x, [L([1, -1]), torch.tensor([0, 3], dtype=torch.int32)], sample(dt, [2]), False)
+    if dt != torch.bool:
+        put_case(x, [L([0, 0, 2])], sample(dt, [3, 4]), True)
+    put_case(x, [sample(torch.bool, [3, 4])], sample(dt, [1]), False)
+for acc in [False, True]:
+    x = torch.arange(24.).reshape(2, 3, 4)
+    put_case(x, [L([[0], [1]]), L([0, 2, 2])], torch.ones(2, 3, 4), acc)
+    put_case(x, [L([1]), L([[2], [0]])], T([1.0, 2.0, 3.0, 4.0]), acc)
+    put_case(x, [torch.tensor([[True, False, True], [False, False, True]])], T([5.0, 6.0, 7.0, 8.0]), acc)
+    put_case(x, [torch.tensor([True, False]), L([2])], T(9.0), acc)
+    put_case(torch.zeros(3, 2), [torch.tensor([1, 0, 1], dtype=torch.uint8)], T(9.0), acc)
+    put_case(torch.arange(12.).reshape(3, 4), [L([3, 0])], T([1.0, 2.0, 3.0]), acc, x_view="t")
+    if acc:
+        put_case(torch.arange(4.), [L([1, 1, 1])], T([1.0, 2.0, 3.0]), acc)
+    put_case(torch.zeros(3, 4), [torch.zeros(0, dtype=torch.int64)], T(1.0), acc)
+    put_case(torch.zeros(3, 4), [torch.zeros(3, 4, dtype=torch.bool)], T(1.0), acc)
+for name, indices, values in [
+    ("oob", [L([5])], T(1.0)),
+    ("oob second dim", [L([0]), L([7])], T(1.0)),
+    ("neg oob", [L([-4])], T(1.0)),
+    ("values shape", [L([0, 1])], torch.ones(3)),
+    ("index broadcast", [L([0, 1]), L([0, 1, 2])], torch.ones(1)),
+    ("float index", [T([0.0])], torch.ones(1)),
+    ("dtype", [L([0])], torch.ones(1, dtype=torch.float64)),
+    ("too many", [L([0]), L([0]), L([0])], torch.ones(1)),
+    ("mask shape", [torch.tensor([True, False])], torch.ones(1)),
+    ("mask too many", [L([0]), torch.ones(4, 2, dtype=torch.bool)], torch.ones(1)),
+]:
+    put_case(torch.zeros(3, 4), indices, values, False)
+
 print(json.dumps({"note": "generated by scripts/gen_index_cases.py with PyTorch "
                   + torch.__version__ + " (CPU); do not edit by hand"}))
 for c in CASES:

@@ -1,5 +1,5 @@
 //! Replays `tests/data/index_ops.jsonl` (expected values and errors of the indexing
-//! and shaping ops, `index_add` and `index_fill` included, generated with PyTorch 2.15 by `scripts/gen_index_cases.py`)
+//! and shaping ops, `index_add`, `index_fill`, `index_copy` and `index_put` included, generated with PyTorch 2.15 by `scripts/gen_index_cases.py`)
 //! through the public API. Every case with a value also runs its in-place form where
 //! PyTorch has one, and checks the destination afterwards.
 
@@ -146,6 +146,16 @@ fn run(case: &Value, in_place: bool) -> Option<Result<Tensor>> {
     let dim = || args["dim"].as_i64().unwrap() as isize;
     let include_self = || args["include_self"].as_bool().unwrap();
     let diagonal = || args["diagonal"].as_i64().unwrap();
+    let accumulate = || args["accumulate"].as_bool().unwrap();
+    let put_args = || {
+        let indices: Vec<Tensor> = case["indices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(tensor)
+            .collect();
+        (indices, tensor(&case["values"]))
+    };
     if in_place {
         let done = match op {
             "scatter" => x.scatter_(dim(), &index(), &src()),
@@ -159,6 +169,12 @@ fn run(case: &Value, in_place: bool) -> Option<Result<Tensor>> {
             "index_add" => x.index_add_(dim(), &index(), &src(), scalar(&args["alpha"])),
             "index_fill" => x.index_fill_(dim(), &index(), scalar(&args["value"])),
             "index_fill_tensor" => x.index_fill_tensor_(dim(), &index(), &src()),
+            "index_copy" => x.index_copy_(dim(), &index(), &src()),
+            "index_put" => {
+                let (indices, values) = put_args();
+                let refs: Vec<&Tensor> = indices.iter().collect();
+                x.index_put_(&refs, &values, accumulate())
+            }
             _ => return None,
         };
         return Some(done.map(|()| x));
@@ -184,6 +200,12 @@ fn run(case: &Value, in_place: bool) -> Option<Result<Tensor>> {
         "index_add" => x.index_add(dim(), &index(), &src(), scalar(&args["alpha"])),
         "index_fill" => x.index_fill(dim(), &index(), scalar(&args["value"])),
         "index_fill_tensor" => x.index_fill_tensor(dim(), &index(), &src()),
+        "index_copy" => x.index_copy(dim(), &index(), &src()),
+        "index_put" => {
+            let (indices, values) = put_args();
+            let refs: Vec<&Tensor> = indices.iter().collect();
+            x.index_put(&refs, &values, accumulate())
+        }
         other => panic!("unknown op {other}"),
     })
 }

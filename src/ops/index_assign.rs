@@ -1,5 +1,6 @@
 //! Assignment along one dim through an index vector, which `tensor-views.rst` lists
-//! beside advanced indexing: `index_add` and `index_fill`, with their in-place forms,
+//! beside advanced indexing: `index_add`, `index_fill`, `index_copy` and `index_put`,
+//! with their in-place forms,
 //! PyTorch's checks and messages. Each is a scatter of the index broadcast over the
 //! other dims (`scatter_add`, `scatter_value`, `scatter`), so the values are checked
 //! against the dim's size when they are read, with PyTorch's "index 5 is out of
@@ -134,6 +135,266 @@ impl Tensor {
         self.at_least_1d()?.scatter_(d, &idx, &src)
     }
 
+    /// PyTorch's `index_copy(dim, index, source)`: a copy of this tensor with
+    /// `source[..., i, ...]` written at `[..., index[i], ...]` along `dim`. `index` is
+    /// an int64 vector (or scalar) whose values are checked now, as PyTorch checks
+    /// them ("index_copy_(): index 5 is out of bounds for dimension 1 with size 4";
+    /// negative values are out of bounds too). Duplicate indices keep one of the
+    /// values written there, as in PyTorch.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], DType::F32);
+    /// let i = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    /// let s = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.index_copy(1, &i, &s)?.to_vec::<f32>()?, vec![2.0, 0.0, 1.0, 4.0, 0.0, 3.0]);
+    /// let bad = Tensor::from_vec(vec![3i64, 0], &[2])?;
+    /// assert_eq!(
+    ///     x.index_copy(1, &bad, &s).unwrap_err().to_string(),
+    ///     "index_copy_(): index 3 is out of bounds for dimension 1 with size 3"
+    /// );
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<Tensor> {
+        let (d, idx, src) = self.index_copy_args(dim, index, source)?;
+        let out = self.at_least_1d()?.scatter(d, &idx, &src)?;
+        out.view(&to_isize(&self.shape()))
+    }
+
+    /// [`Tensor::index_copy`] in place.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::zeros(&[3], DType::I32);
+    /// x.index_copy_(0, &Tensor::from_vec(vec![1i64], &[1])?, &Tensor::from_vec(vec![7i32], &[1])?)?;
+    /// assert_eq!(x.to_vec::<i32>()?, vec![0, 7, 0]);
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn index_copy_(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<()> {
+        let (d, idx, src) = self.index_copy_args(dim, index, source)?;
+        self.at_least_1d()?.scatter_(d, &idx, &src)
+    }
+
+    /// PyTorch's `index_put(indices, values, accumulate)`, the assignment
+    /// `x[i0, i1, ...] = values` (`+=` with `accumulate`): a copy of this tensor with
+    /// `values` (broadcast to the indexing result's shape) written at the positions the
+    /// index tensors name. The index tensors (int64, int32, or bool/uint8 masks, which
+    /// stand for their nonzero positions) index the leading dims, broadcast together,
+    /// and are read now to be checked, as PyTorch checks them; negative values count
+    /// from the end. `values` has this tensor's dtype.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::zeros(&[3, 2], DType::F32);
+    /// let rows = Tensor::from_vec(vec![0i64, 2, 0], &[3])?;
+    /// let v = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    /// let y = x.index_put(&[&rows], &v, true)?; // row 0 twice: accumulates
+    /// assert_eq!(y.to_vec::<f32>()?, vec![2.0, 4.0, 0.0, 0.0, 1.0, 2.0]);
+    /// let mask = Tensor::from_vec(vec![false, true, false], &[3])?;
+    /// assert_eq!(x.index_put(&[&mask], &v, false)?.to_vec::<f32>()?, vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
+    /// let far = Tensor::from_vec(vec![3i64], &[1])?;
+    /// assert_eq!(
+    ///     x.index_put(&[&far], &v, false).unwrap_err().to_string(),
+    ///     "index 3 is out of bounds for dimension 0 with size 3"
+    /// );
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn index_put(
+        &self,
+        indices: &[&Tensor],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<Tensor> {
+        if let Some(mask) = self.index_put_mask(indices, values, accumulate)? {
+            return self.masked_fill(&mask, &values.reshape(&[])?);
+        }
+        let plan = self.index_put_plan(indices, values)?;
+        let work = self.reshape(&to_isize(&plan.work_shape))?;
+        let out = if accumulate {
+            work.scatter_add(0, &plan.index, &plan.values)?
+        } else {
+            work.scatter(0, &plan.index, &plan.values)?
+        };
+        out.view(&to_isize(&self.shape()))
+    }
+
+    /// [`Tensor::index_put`] in place: `x[i0, i1, ...] = values`.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], DType::I64);
+    /// let (r, c) = (Tensor::from_vec(vec![1i64, 0], &[2])?, Tensor::from_vec(vec![-1i32], &[1])?);
+    /// x.index_put_(&[&r, &c], &Tensor::scalar(5i64), false)?;
+    /// assert_eq!(x.to_vec::<i64>()?, vec![0, 0, 5, 0, 0, 5]);
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn index_put_(&self, indices: &[&Tensor], values: &Tensor, accumulate: bool) -> Result<()> {
+        if let Some(mask) = self.index_put_mask(indices, values, accumulate)? {
+            return self.masked_fill_(&mask, &values.reshape(&[])?);
+        }
+        let plan = self.index_put_plan(indices, values)?;
+        // in place through a view where the indexed dims merge, else through a copy
+        if let Ok(work) = self.view(&to_isize(&plan.work_shape)) {
+            return if accumulate {
+                work.scatter_add_(0, &plan.index, &plan.values)
+            } else {
+                work.scatter_(0, &plan.index, &plan.values)
+            };
+        }
+        let out = self.index_put(indices, values, accumulate)?;
+        self.copy_(&out)
+    }
+
+    /// ATen's short cut for `x[mask] = v` with one value and no accumulation: a
+    /// `masked_fill` with the mask (checked against the leading dims, then unsqueezed
+    /// over the others). `None` where the general path applies.
+    fn index_put_mask(
+        &self,
+        indices: &[&Tensor],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<Option<Tensor>> {
+        let [mask] = indices else { return Ok(None) };
+        if accumulate || values.numel() != 1 || !matches!(mask.dtype(), DType::Bool | DType::U8) {
+            return Ok(None);
+        }
+        self.check_mask_dims(mask, 0)?;
+        if mask.dtype() == DType::U8 {
+            return Err(invalid(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+                    .into(),
+            ));
+        }
+        refuse_wide_unsigned(self, "masked_fill")?;
+        let mut mask: Tensor = (*mask).clone();
+        while mask.ndim() < self.ndim() {
+            mask = mask.unsqueeze(-1)?;
+        }
+        Ok(Some(mask))
+    }
+
+    /// A mask indexing the dims from `at` must have their sizes (PyTorch reads each
+    /// size, so a mask past the last dim is a dim error).
+    fn check_mask_dims(&self, mask: &Tensor, at: usize) -> Result<()> {
+        let shape = self.shape();
+        for (j, &m) in mask.shape().iter().enumerate() {
+            let d = wrap_dim((at + j) as isize, shape.len())?;
+            if m != shape[d] {
+                return Err(invalid(format!(
+                    "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {d}",
+                    fmt_shape(&mask.shape()),
+                    fmt_shape(&shape),
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `index_put`'s checks, in ATen's order, and its scatter along dim 0 of this
+    /// tensor with the indexed dims merged into one.
+    fn index_put_plan(&self, indices: &[&Tensor], values: &Tensor) -> Result<IndexPut> {
+        let index_error = invalid;
+        let shape = self.shape();
+        let mut dims: Vec<(Vec<usize>, Vec<i64>)> = Vec::new(); // (shape, values) per dim
+        for t in indices {
+            match t.dtype() {
+                DType::I64 | DType::I32 => {
+                    if dims.len() >= shape.len() {
+                        return Err(too_many(shape.len(), indices));
+                    }
+                    dims.push((t.shape(), t.to_dtype(DType::I64)?.to_vec::<i64>()?));
+                }
+                DType::Bool | DType::U8 => {
+                    let k = t.ndim();
+                    self.check_mask_dims(t, dims.len())?;
+                    // the mask's nonzero positions, one coordinate vector per dim
+                    let truth = t.ne(0)?.to_vec::<bool>()?;
+                    let mask_shape = t.shape();
+                    let mut coords = vec![Vec::new(); k];
+                    for (flat, _) in truth.iter().enumerate().filter(|(_, &b)| b) {
+                        let mut rest = flat;
+                        for j in (0..k).rev() {
+                            coords[j].push((rest % mask_shape[j]) as i64);
+                            rest /= mask_shape[j];
+                        }
+                    }
+                    for c in coords {
+                        dims.push((vec![c.len()], c));
+                    }
+                }
+                _ => {
+                    return Err(index_error(
+                        "tensors used as indices must be long, int, byte or bool tensors".into(),
+                    ))
+                }
+            }
+        }
+        let mut broadcast: Vec<usize> = Vec::new();
+        for (s, _) in &dims {
+            broadcast = lazyfuse_ir::broadcast::broadcast_shapes(&broadcast, s).map_err(|_| {
+                let all: Vec<String> = dims.iter().map(|(s, _)| fmt_shape(s)).collect();
+                index_error(format!(
+                    "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                    all.join(", ")
+                ))
+            })?;
+        }
+        if self.dtype() != values.dtype() {
+            return Err(invalid(format!(
+                "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                self.dtype().torch_name(),
+                values.dtype().torch_name()
+            )));
+        }
+        refuse_wide_unsigned(self, "index_put")?;
+        let k = dims.len();
+        let rest = &shape[k..];
+        let result: Vec<usize> = broadcast.iter().chain(rest).copied().collect();
+        if lazyfuse_ir::broadcast::broadcast_shapes(&values.shape(), &result)
+            .ok()
+            .as_deref()
+            != Some(&result[..])
+        {
+            return Err(invalid(format!(
+                "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+                fmt_shape(&values.shape()),
+                fmt_shape(&result)
+            )));
+        }
+        // positions in the merged indexed dims, each index checked against its dim
+        let n: usize = broadcast.iter().product();
+        let mut linear = vec![0i64; n];
+        let mut scale = 1i64;
+        for d in (0..k).rev() {
+            let (s, vals) = &dims[d];
+            let size = shape[d] as i64;
+            for (p, slot) in linear.iter_mut().enumerate() {
+                let v = vals[source_position(p, &broadcast, s)];
+                if v < -size || v >= size {
+                    return Err(index_error(format!(
+                        "index {v} is out of bounds for dimension {d} with size {size}"
+                    )));
+                }
+                *slot += (if v < 0 { v + size } else { v }) * scale;
+            }
+            scale *= size;
+        }
+        let work_shape: Vec<usize> = std::iter::once(scale as usize)
+            .chain(rest.iter().copied())
+            .collect();
+        let rows: Vec<usize> = std::iter::once(n).chain(rest.iter().copied()).collect();
+        let index = Tensor::from_vec(linear, &[n])?.to_device(self.device())?;
+        let index = spread(&index, 0, &rows)?;
+        let values = values
+            .expand(&to_isize(&result))?
+            .reshape(&to_isize(&rows))?;
+        Ok(IndexPut {
+            work_shape,
+            index,
+            values,
+        })
+    }
+
     /// This tensor, or a 1-element view of a zero-dim one (the scatters need a dim).
     fn at_least_1d(&self) -> Result<Tensor> {
         if self.ndim() == 0 {
@@ -216,6 +477,84 @@ impl Tensor {
         Ok((d as isize, idx, src))
     }
 
+    /// `index_copy`'s checks, in ATen's order (the index values last: they are read
+    /// now), and what its scatter takes: the dim, the index broadcast to the
+    /// source's shape, and the source.
+    fn index_copy_args(
+        &self,
+        dim: isize,
+        index: &Tensor,
+        source: &Tensor,
+    ) -> Result<(isize, Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.ndim())?;
+        if index.ndim() > 1 {
+            return Err(invalid(format!(
+                "index_copy_(): Index should have dimension 1 or 0 (got {})",
+                index.ndim()
+            )));
+        }
+        let n = index.numel();
+        if source.ndim() == 0 && n != 1 {
+            return Err(invalid(format!(
+                "index_copy_(): When source is scalar, index should have one element (got {n})"
+            )));
+        }
+        if source.ndim() != self.ndim() && source.ndim() != 0 && self.ndim() != 0 {
+            return Err(invalid(format!(
+                "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+                source.ndim(),
+                self.ndim()
+            )));
+        }
+        if index.dtype() != DType::I64 {
+            return Err(invalid(format!(
+                "index_copy_(): Expected a long tensor for index, but got {}",
+                index.dtype().torch_name()
+            )));
+        }
+        if self.dtype() != source.dtype() {
+            return Err(invalid(format!(
+                "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+                self.dtype().torch_name(),
+                source.dtype().torch_name()
+            )));
+        }
+        let sliced = |t: &Tensor| {
+            let mut shape = t.shape();
+            if !shape.is_empty() {
+                shape.remove(d.min(shape.len() - 1));
+            }
+            shape
+        };
+        let (self_rest, source_rest) = (sliced(self), sliced(source));
+        if self_rest != source_rest {
+            let words = |s: &[usize]| s.iter().map(usize::to_string).collect::<Vec<_>>().join(" ");
+            return Err(invalid(format!(
+                "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {d} and source slice shape: {} at dimension 0.",
+                words(&self_rest),
+                words(&source_rest)
+            )));
+        }
+        if source.ndim() != 0 && n != source.shape()[d] {
+            return Err(invalid(format!(
+                "index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({})",
+                source.shape()[d]
+            )));
+        }
+        refuse_wide_unsigned(self, "index_copy_cpu")?;
+        let size = if self.ndim() == 0 { 1 } else { self.shape()[d] };
+        for v in index.to_vec::<i64>()? {
+            if v < 0 || v as u64 >= size as u64 {
+                return Err(invalid(format!(
+                    "index_copy_(): index {v} is out of bounds for dimension {d} with size {size}"
+                )));
+            }
+        }
+        let src = source.at_least_1d()?;
+        let idx = spread(index, d, &src.shape())?;
+        Ok((d as isize, idx, src))
+    }
+
     /// `index_fill`'s checks and its scatter's index: the int64 index, negative
     /// values counted from the end, broadcast over this shape with one entry per
     /// index along `dim`.
@@ -275,6 +614,51 @@ impl Tensor {
         let src = value.to_dtype(self.dtype())?.expand(&shape)?;
         Ok((d, idx, src))
     }
+}
+
+/// `index_put`'s scatter: the tensor's shape with the indexed dims merged, the
+/// merged positions broadcast over the other dims, and the values in that shape.
+struct IndexPut {
+    work_shape: Vec<usize>,
+    index: Tensor,
+    values: Tensor,
+}
+
+/// The flat position in an index of shape `own` (broadcast to `full`) of the element
+/// at flat position `p` of `full`.
+fn source_position(p: usize, full: &[usize], own: &[usize]) -> usize {
+    let (mut rest, mut pos, mut stride) = (p, 0, 1);
+    for d in (0..full.len()).rev() {
+        let i = rest % full[d].max(1);
+        rest /= full[d].max(1);
+        let od = d as isize - (full.len() - own.len()) as isize;
+        if od >= 0 {
+            let size = own[od as usize];
+            if size != 1 {
+                pos += i * stride;
+            }
+            stride *= size;
+        }
+    }
+    pos
+}
+
+/// PyTorch's "too many indices for tensor of dimension 2 (got 3)" (a mask counts
+/// its dims).
+fn too_many(ndim: usize, indices: &[&Tensor]) -> crate::Error {
+    let got: usize = indices
+        .iter()
+        .map(|t| {
+            if matches!(t.dtype(), DType::Bool | DType::U8) {
+                t.ndim()
+            } else {
+                1
+            }
+        })
+        .sum();
+    invalid(format!(
+        "too many indices for tensor of dimension {ndim} (got {got})"
+    ))
 }
 
 /// The index vector (or scalar) as int64, laid along `dim` and broadcast to `shape`.
