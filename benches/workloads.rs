@@ -88,7 +88,7 @@ fn tensor(data: Vec<f32>, shape: &[usize]) -> Tensor {
 }
 
 /// Where the workloads' input tensors live (see [`set_device`]).
-static DEVICE: std::sync::Mutex<lazyfuse::Device> = std::sync::Mutex::new(lazyfuse::Device::Cpu);
+static DEVICE: std::sync::Mutex<lazyfuse::Device> = std::sync::Mutex::new(lazyfuse::Device::CPU);
 
 /// Puts the inputs of the workloads built from now on on `device` (realized there
 /// before timing): the graphs then run there.

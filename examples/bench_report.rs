@@ -95,11 +95,11 @@ fn main() {
             eprintln!("bench_report: --device cuda measures a GPU, not the host emulation");
             std::process::exit(2);
         }
-        if let Err(e) = Tensor::scalar(0.0).to_device(Device::Cuda(0)) {
+        if let Err(e) = Tensor::scalar(0.0).to_device(Device::cuda(0)) {
             eprintln!("bench_report: --device cuda needs a GPU: {e}");
             std::process::exit(2);
         }
-        workloads::set_device(Device::Cuda(0));
+        workloads::set_device(Device::cuda(0));
     }
     let sizes = Sizes::new(quick);
     let samples = if quick { 3 } else { 7 };

@@ -28,6 +28,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Once;
 
+#[path = "conformance/devices.rs"]
+mod devices;
 #[path = "conformance/memory_format.rs"]
 mod memory_format;
 
@@ -304,7 +306,7 @@ static ON_CUDA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::n
 /// An input tensor on the device the cases run on (`--device`).
 fn on_target_device(t: Tensor) -> R<Tensor> {
     if ON_CUDA.load(std::sync::atomic::Ordering::Relaxed) {
-        Ok(t.to_device(lazyfuse::Device::Cuda(0))?)
+        Ok(t.to_device(lazyfuse::Device::cuda(0))?)
     } else {
         Ok(t)
     }
@@ -1570,6 +1572,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "broadcast" => run_broadcast(case),
         "views" => run_views(case),
         "memory_format" => memory_format::run_memory_format(case),
+        "devices" => devices::run_devices(case),
         other => harness(format!("no runner for file kind '{other}'")),
     }));
     IN_CASE.with(|c| c.set(false));

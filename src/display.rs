@@ -46,7 +46,7 @@ const PREFIX: &str = "tensor(";
 /// `tensor([1, 2], dtype=torch.int32)`, `tensor([], size=(0, 3))`.
 #[cfg(test)]
 pub(crate) fn format_tensor(values: &Buffer, shape: &[usize], default_float: DType) -> String {
-    format_tensor_on(values, shape, default_float, crate::Device::Cpu)
+    format_tensor_on(values, shape, default_float, crate::Device::CPU)
 }
 
 /// [`format_tensor`] of a tensor on `device`: `tensor([1., 2.], device='cuda:0')`.
@@ -60,7 +60,7 @@ pub(crate) fn format_tensor_on(
     let numel: usize = shape.iter().product();
     let indent = PREFIX.len();
     let mut suffixes = Vec::new();
-    if device != crate::Device::Cpu {
+    if device != crate::Device::CPU {
         suffixes.push(format!("device='{device}'"));
     }
     let body = if numel == 0 {
@@ -601,7 +601,7 @@ mod tests {
                 &Buffer::from_vec(vec![7u8]),
                 &[],
                 DType::F32,
-                crate::Device::Cuda(0)
+                crate::Device::cuda(0)
             ),
             "tensor(7, device='cuda:0', dtype=torch.uint8)"
         );
@@ -610,7 +610,7 @@ mod tests {
                 &Buffer::from_vec(Vec::<f32>::new()),
                 &[0, 2],
                 DType::F32,
-                crate::Device::Cuda(1)
+                crate::Device::cuda(1)
             ),
             "tensor([], device='cuda:1', size=(0, 2))"
         );

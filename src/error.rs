@@ -45,7 +45,7 @@ pub enum Error {
         actual: usize,
     },
     /// An unknown device string.
-    #[error("Expected one of cpu, cuda device type at start of device string: {0}")]
+    #[error("Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {0}")]
     Device(String),
     /// A negative CUDA ordinal (`Device::try_from(-1)`), PyTorch's message.
     #[error("Device index must not be negative")]

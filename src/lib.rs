@@ -39,7 +39,10 @@ pub use backend::{
 pub use cuda_check::{
     cuda_compile_check, cuda_compile_check_counts, set_cuda_compile_check, CHECK_ARCH,
 };
-pub use device::{cuda_emulation, set_cuda_emulation, Device, IntoDevice};
+pub use device::{
+    cuda_emulation, get_default_device, set_cuda_emulation, set_default_device, Device,
+    DeviceGuard, DeviceType, IntoDevice,
+};
 pub use error::{Error, Result};
 pub use layout::Layout;
 pub use lazyfuse_ir::kernel::MathMode;

@@ -392,7 +392,7 @@ pub(crate) fn current_flags(device: crate::Device) -> Result<Flags> {
         fuse: crate::backend::fuse_enabled(),
         math: crate::backend::math_mode()?,
         device,
-        emulated: device != crate::Device::Cpu && lazyfuse_runtime::resident::emulated(),
+        emulated: device != crate::Device::CPU && lazyfuse_runtime::resident::emulated(),
     })
 }
 
@@ -457,7 +457,7 @@ mod tests {
             passes: false,
             fuse: false,
             math: MathMode::Exact,
-            device: crate::Device::Cpu,
+            device: crate::Device::CPU,
             emulated: false,
         };
         let fast = Flags {
@@ -475,7 +475,7 @@ mod tests {
         assert!(!same(s(2.5), (Scalar::Int(2), DType::F32), f, f));
         assert!(!same(s(2.5), s(2.5), f, fast));
         let gpu = Flags {
-            device: crate::Device::Cuda(0),
+            device: crate::Device::cuda(0),
             ..f
         };
         assert!(!same(s(2.5), s(2.5), f, gpu), "a device's entry is its own");

@@ -207,16 +207,16 @@ impl Store {
     /// The device of `node`'s output.
     pub(crate) fn device_of(&self, node: NodeId) -> Device {
         match self.cuda_nodes.get(&node) {
-            Some(&ordinal) => Device::Cuda(ordinal),
-            None => Device::Cpu,
+            Some(&ordinal) => Device::cuda(ordinal),
+            None => Device::CPU,
         }
     }
 
     /// Puts a node on `device`: a constant an op makes for a tensor of that device.
     pub(crate) fn set_device(&mut self, node: NodeId, device: Device) {
-        match device {
-            Device::Cuda(ordinal) => self.cuda_nodes.insert(node, ordinal),
-            Device::Cpu => self.cuda_nodes.remove(&node),
+        match device.ordinal() {
+            Some(ordinal) => self.cuda_nodes.insert(node, ordinal),
+            None => self.cuda_nodes.remove(&node),
         };
     }
 
@@ -309,7 +309,7 @@ impl Store {
         let mut probe = None;
         if !dump
             && crate::realize_cache::enabled()
-            && (device != Device::Cpu
+            && (device != Device::CPU
                 || matches!(crate::backend::cpu_backend(), Ok(crate::CpuBackend::Jit)))
             && !order
                 .iter()
@@ -321,7 +321,7 @@ impl Store {
                         if hit.used.iter().any(|id| self.in_flight.contains(id)) {
                             return Planned::Busy;
                         }
-                        let (inputs, arrays) = if device == Device::Cpu {
+                        let (inputs, arrays) = if device == Device::CPU {
                             (renumbered(&self.buffers, &hit.used), Some(HashMap::new()))
                         } else {
                             (
@@ -398,13 +398,13 @@ impl Store {
             .into_iter()
             .filter(|id| read.contains(id))
             .collect();
-        let (donated, inputs, donated_arrays, arrays) = match device {
-            Device::Cpu => {
+        let (donated, inputs, donated_arrays, arrays) = match device.ordinal() {
+            None => {
                 let donated = take_donations(&mut self.buffers, &mut self.in_flight, &donations);
                 let inputs = shared(&self.buffers, &read);
                 (donated, inputs, HashMap::new(), HashMap::new())
             }
-            Device::Cuda(_) => {
+            Some(_) => {
                 let donated =
                     take_donations(&mut self.device_arrays, &mut self.in_flight, &donations);
                 let arrays = shared(&self.device_arrays, &read);
@@ -442,8 +442,8 @@ impl Store {
     fn check_devices(&self, read: &[InputId], device: Device) -> Result<()> {
         for id in read {
             let found = match (self.buffers.contains_key(id), self.device_arrays.get(id)) {
-                (true, _) => Device::Cpu,
-                (false, Some(a)) => Device::Cuda(a.ordinal()),
+                (true, _) => Device::CPU,
+                (false, Some(a)) => Device::cuda(a.ordinal()),
                 (false, None) => continue,
             };
             if found != device {
@@ -716,19 +716,19 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
     // its in-flight marks, or other threads would wait on them forever.
     let host = |outs: Vec<Arc<Buffer>>| outs.into_iter().map(Realized::Host).collect::<Vec<_>>();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        match (&plan.cached, plan.device) {
-            (Cached::Hit(hit), Device::Cpu) => {
+        match (&plan.cached, plan.device.ordinal()) {
+            (Cached::Hit(hit), None) => {
                 crate::backend::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs)
                     .map(|outs| (host(outs), None))
             }
-            (Cached::Hit(hit), Device::Cuda(ordinal)) => crate::backend::execute_hit_on_device(
+            (Cached::Hit(hit), Some(ordinal)) => crate::backend::execute_hit_on_device(
                 &hit.schedule,
                 &hit.compiled,
                 &plan.arrays,
                 ordinal,
             )
             .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None)),
-            (_, Device::Cuda(ordinal)) => crate::backend::execute_on_device(
+            (_, Some(ordinal)) => crate::backend::execute_on_device(
                 &plan.graph,
                 &plan.arrays,
                 &mut plan.donated_arrays,
@@ -737,7 +737,7 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
                 plan.dump,
             )
             .map(|(outs, ran)| (outs.into_iter().map(Realized::Device).collect(), ran)),
-            (Cached::Off | Cached::Miss(_), Device::Cpu) => crate::backend::execute(
+            (Cached::Off | Cached::Miss(_), None) => crate::backend::execute(
                 &plan.graph,
                 &plan.inputs,
                 &mut plan.donated,

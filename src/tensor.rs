@@ -137,7 +137,13 @@ impl Tensor {
         Ok(store.view_node(cast, &layout))
     }
 
-    fn from_buffer(buffer: Buffer, shape: &[usize], op: &'static str) -> Result<Tensor> {
+    /// A tensor holding `buffer` on `device` (uploaded there now, for a GPU).
+    fn from_buffer(
+        buffer: Buffer,
+        shape: &[usize],
+        op: &'static str,
+        device: Device,
+    ) -> Result<Tensor> {
         let expected = lazyfuse_ir::shape::checked_numel(shape, buffer.dtype())?;
         if buffer.len() != expected {
             return Err(Error::DataLength {
@@ -146,6 +152,13 @@ impl Tensor {
                 expected,
                 actual: buffer.len(),
             });
+        }
+        if let Some(n) = device.ordinal() {
+            let array = lazyfuse_runtime::resident::DeviceArray::upload(n, &buffer)?;
+            return Ok(with_store(|s| {
+                let node = s.add_device_input(array, shape.to_vec());
+                Tensor::from_node(s, node)
+            }));
         }
         Ok(with_store(|s| {
             let node = s.add_input(buffer, shape.to_vec());
@@ -162,7 +175,9 @@ impl Tensor {
     /// assert!(Tensor::from_vec(vec![1i32, 2, 3], &[2, 2]).is_err());
     /// ```
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
-        Tensor::from_buffer(Buffer::from_vec(data), shape, "from_vec")
+        // on the default device, as PyTorch's `torch.tensor`
+        let device = crate::get_default_device();
+        Tensor::from_buffer(Buffer::from_vec(data), shape, "from_vec", device)
     }
 
     /// A tensor holding a copy of `data` (row-major) with the given shape.
@@ -189,8 +204,9 @@ impl Tensor {
         Tensor::constant(&[], value, dtype)
     }
 
+    /// A constant on the default device ([`crate::set_default_device`]).
     fn constant(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
-        Tensor::constant_on(shape, value, dtype, Device::Cpu)
+        Tensor::constant_on(shape, value, dtype, crate::get_default_device())
     }
 
     /// A constant on `device`: computed there when realized, nothing transferred.
@@ -319,6 +335,7 @@ impl Tensor {
         lazyfuse_ir::shape::checked_numel(&[len], dtype)?;
         Ok(with_store(|s| {
             let node = s.add(Op::Arange { start, step }, dtype, vec![len], &[]);
+            s.set_device(node, crate::get_default_device());
             Tensor::from_node(s, node)
         }))
     }
@@ -350,7 +367,7 @@ impl Tensor {
     ///
     /// ```
     /// use lazyfuse::{DType, Device, Tensor};
-    /// assert_eq!(Tensor::zeros(&[2], DType::F32).device(), Device::Cpu);
+    /// assert_eq!(Tensor::zeros(&[2], DType::F32).device(), Device::CPU);
     /// ```
     pub fn device(&self) -> Device {
         self.0.storage.device
@@ -363,10 +380,7 @@ impl Tensor {
     /// assert_eq!(Tensor::zeros(&[2], DType::F32).get_device(), -1);
     /// ```
     pub fn get_device(&self) -> i64 {
-        match self.device() {
-            Device::Cpu => -1,
-            Device::Cuda(n) => n as i64,
-        }
+        self.device().ordinal().map_or(-1, |n| n as i64)
     }
 
     /// This tensor's values on `device` (PyTorch's `Tensor.to(device)`): the tensor
@@ -385,34 +399,24 @@ impl Tensor {
     /// ```
     /// use lazyfuse::{DType, Device, Tensor};
     /// let x = Tensor::ones(&[2], DType::F32);
-    /// assert_eq!(x.to_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
+    /// assert_eq!(x.to_device(Device::CPU).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
     /// assert!(x.to_device("cpu").unwrap().shares_storage(&x));
     /// assert!(x.to_device("cuda:+1").is_err());
-    /// match x.to_device(Device::Cuda(0)) {
+    /// match x.to_device(Device::cuda(0)) {
     ///     Ok(g) => assert_eq!(g.mul(2).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 2.0]),
     ///     Err(e) => println!("no GPU here: {e}"),
     /// }
     /// ```
     pub fn to_device(&self, device: impl crate::IntoDevice) -> Result<Tensor> {
-        let device = device.into_device()?;
+        let device = device.into_device()?.resolve()?;
         if device == self.device() {
             return Ok(self.clone());
         }
-        if let Device::Cuda(n) = device {
+        if let Some(n) = device.ordinal() {
             lazyfuse_runtime::resident::check_device(n)?;
         }
         let host = self.read_buffer()?;
-        let shape = self.shape();
-        match device {
-            Device::Cpu => Tensor::from_buffer(host, &shape, "to_device"),
-            Device::Cuda(n) => {
-                let array = lazyfuse_runtime::resident::DeviceArray::upload(n, &host)?;
-                Ok(with_store(|s| {
-                    let node = s.add_device_input(array, shape);
-                    Tensor::from_node(s, node)
-                }))
-            }
-        }
+        Tensor::from_buffer(host, &self.shape(), "to_device", device)
     }
 
     /// Checks that `tensors` may meet in op `op` (PyTorch's rule: all on one device,
@@ -425,11 +429,11 @@ impl Tensor {
         op: &str,
         tensors: &[Option<&Tensor>],
     ) -> Result<Vec<Option<Tensor>>> {
-        let mut device = Device::Cpu;
+        let mut device = Device::CPU;
         for t in tensors.iter().flatten() {
             let d = t.device();
-            if d != Device::Cpu {
-                if device != Device::Cpu && device != d {
+            if d != Device::CPU {
+                if device != Device::CPU && device != d {
                     return Err(Error::device_mismatch(op, device, d));
                 }
                 device = d;
@@ -453,7 +457,7 @@ impl Tensor {
             .iter()
             .map(|t| match t {
                 Some(t) if t.device() != device => {
-                    if t.device() == Device::Cpu && t.ndim() == 0 {
+                    if t.device() == Device::CPU && t.ndim() == 0 {
                         t.to_device(device).map(Some)
                     } else {
                         Err(Error::device_mismatch(op, device, t.device()))
@@ -466,7 +470,7 @@ impl Tensor {
 
     /// Whether every tensor given is on the CPU (nothing to check or move).
     pub(crate) fn all_on_cpu(tensors: &[Option<&Tensor>]) -> bool {
-        tensors.iter().flatten().all(|t| t.device() == Device::Cpu)
+        tensors.iter().flatten().all(|t| t.device() == Device::CPU)
     }
 
     /// Checks that `tensors` are all on one device, with no exception (the indexing
@@ -720,7 +724,7 @@ impl Tensor {
     /// assert!(y.schedule_text().unwrap().contains("step 0: loop"));
     /// ```
     pub fn schedule_text(&self) -> Result<String> {
-        let on_gpu = self.device() != Device::Cpu;
+        let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
             Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.text())
@@ -754,7 +758,7 @@ impl Tensor {
     /// `text` of each loop kernel of this tensor's schedule with the current math
     /// mode, each after a line naming the kernel.
     fn loop_kernel_texts(&self, text: crate::backend::KernelText) -> Result<String> {
-        let on_gpu = self.device() != Device::Cpu;
+        let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
             let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
@@ -779,7 +783,7 @@ impl Tensor {
     /// assert!(y.cuda_text().unwrap().contains("__global__"));
     /// ```
     pub fn cuda_text(&self) -> Result<String> {
-        let on_gpu = self.device() != Device::Cpu;
+        let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
             let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
@@ -810,7 +814,7 @@ impl Tensor {
     /// assert_eq!(w1.kernel_count().unwrap(), 1);
     /// ```
     pub fn kernel_count(&self) -> Result<usize> {
-        let on_gpu = self.device() != Device::Cpu;
+        let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
             Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.kernel_count())

@@ -240,7 +240,7 @@ fn overflowing_shapes_are_refused() {
 fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
     lazyfuse::set_cuda_emulation(false);
     let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
-    let y = x.to_device(lazyfuse::Device::Cpu).unwrap();
+    let y = x.to_device(lazyfuse::Device::CPU).unwrap();
     assert!(y.shares_storage(&x));
     // what PyTorch's `Tensor.to` takes: strings and ordinals too
     assert!(x.to_device("cpu").unwrap().shares_storage(&x));
@@ -256,7 +256,7 @@ fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
         x.to_device(-1i64).unwrap_err().to_string(),
         "Device index must not be negative"
     );
-    assert_eq!(lazyfuse::Device::from(1), lazyfuse::Device::Cuda(1));
+    assert_eq!(lazyfuse::Device::from(1), lazyfuse::Device::cuda(1));
     assert_eq!(x.get_device(), -1);
     for ordinal in [x.to_device(0usize), x.to_device(0i32), x.to_device("cuda")] {
         match ordinal {
@@ -265,9 +265,9 @@ fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
         }
     }
     assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
-    match x.to_device(lazyfuse::Device::Cuda(0)) {
+    match x.to_device(lazyfuse::Device::cuda(0)) {
         Ok(g) => {
-            assert_eq!(g.device(), lazyfuse::Device::Cuda(0));
+            assert_eq!(g.device(), lazyfuse::Device::cuda(0));
             assert_eq!(g.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
         }
         Err(e) => {
@@ -371,4 +371,36 @@ fn layouts_are_pytorchs() {
     let e = t.to_sparse().unwrap_err().to_string();
     assert!(e.contains("torch.sparse_coo is not supported"), "{e}");
     assert!(t.to_dense().unwrap().shares_storage(&t));
+}
+
+#[test]
+fn devices_parse_print_and_refuse_what_lazyfuse_cannot_run() {
+    use lazyfuse::{Device, DeviceType};
+    let cuda: Device = "cuda".parse().unwrap();
+    assert_eq!((cuda.kind(), cuda.index()), (DeviceType::Cuda, None));
+    assert_ne!(cuda, Device::cuda(0));
+    assert_eq!("cpu:0".parse::<Device>().unwrap().to_string(), "cpu:0");
+    assert_eq!(Device::from(1).to_string(), "cuda:1");
+    // parsing succeeds; using a device lazyfuse cannot run fails, saying which
+    for s in ["mps", "meta", "xpu:1"] {
+        let d: Device = s.parse().unwrap();
+        assert_eq!(d.to_string(), s);
+        let kind = d.kind().name();
+        let message = format!("lazyfuse does not support tensors on device type '{kind}' yet");
+        let x = Tensor::zeros(&[2], DType::F32);
+        assert_eq!(x.to_device(d).unwrap_err().to_string(), message);
+        assert_eq!(
+            Tensor::zeros_on(&[2], DType::F32, d)
+                .unwrap_err()
+                .to_string(),
+            message
+        );
+        assert!(lazyfuse::set_default_device(d).is_err());
+        assert!(lazyfuse::DeviceGuard::new(s).is_err());
+    }
+    assert_eq!(lazyfuse::get_default_device(), Device::CPU);
+    // a CPU tensor asked for on "cpu:0" is on the CPU, as PyTorch's
+    let t = Tensor::ones_on(&[1], DType::F32, "cpu:0").unwrap();
+    assert_eq!((t.device(), t.get_device()), (Device::CPU, -1));
+    assert!(t.to_device("cpu:0").unwrap().shares_storage(&t));
 }

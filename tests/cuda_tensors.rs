@@ -18,7 +18,7 @@ use lazyfuse::{DType, Device, Error, Tensor};
 use proptest::prelude::*;
 use random_program::{build, build_on, observe, source, step, Step};
 
-const GPU: Device = Device::Cuda(0);
+const GPU: Device = Device::cuda(0);
 
 /// Whether `cuda:0` can be used here: a real GPU, else (turning it on) the emulation
 /// where a C++ compiler runs; `false` after printing why neither exists.
@@ -87,8 +87,8 @@ fn every_dtype_goes_there_and_back() {
         let there = host.to_device(GPU).unwrap();
         assert_eq!(there.device(), GPU);
         assert_eq!((there.dtype(), there.shape()), (dtype, vec![2, 3]));
-        let back = there.to_device(Device::Cpu).unwrap();
-        assert_eq!(back.device(), Device::Cpu);
+        let back = there.to_device(Device::CPU).unwrap();
+        assert_eq!(back.device(), Device::CPU);
         // Printing reads the device tensor back too; the text differs by the suffix.
         assert_eq!(format!("{back}"), format!("{host}"), "{dtype}");
         assert!(format!("{there}").contains("device='cuda:0'"), "{there}");
@@ -144,7 +144,7 @@ fn computations_on_the_device_match_the_cpu() {
         }
         all.iter().map(|t| f32s(t)).collect()
     };
-    let cpu = run(Device::Cpu);
+    let cpu = run(Device::CPU);
     let gpu = run(GPU);
     for (i, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
         assert_eq!(c.len(), g.len(), "result {i}");
@@ -195,7 +195,7 @@ fn devices_meet_only_as_pytorch_allows() {
     let scaled = gpu.mul(&lazy_s).unwrap();
     assert_eq!(scaled.device(), GPU);
     assert_eq!(f32s(&scaled), vec![6.0, 12.0, 18.0]);
-    assert_eq!(lazy_s.device(), Device::Cpu);
+    assert_eq!(lazy_s.device(), Device::CPU);
     assert_eq!(f32s(&lazy_s), vec![6.0]);
     let g2 = gpu.mul(1).unwrap();
     g2.add_(&s).unwrap();
@@ -212,7 +212,7 @@ fn devices_meet_only_as_pytorch_allows() {
     // copy_ moves the values either way.
     let c = Tensor::zeros(&[3], DType::F32);
     c.copy_(&gpu.mul(2).unwrap()).unwrap();
-    assert_eq!((c.device(), f32s(&c)), (Device::Cpu, vec![2.0, 4.0, 6.0]));
+    assert_eq!((c.device(), f32s(&c)), (Device::CPU, vec![2.0, 4.0, 6.0]));
     let g = Tensor::zeros(&[3], DType::F64).to_device(GPU).unwrap();
     g.copy_(&cpu).unwrap();
     assert_eq!(g.device(), GPU);
@@ -223,7 +223,7 @@ fn devices_meet_only_as_pytorch_allows() {
     let gidx = idx.to_device(GPU).unwrap();
     assert_eq!(f32s(&gpu.index_select(0, &gidx).unwrap()), vec![3.0, 1.0]);
     // No such device.
-    let e = cpu.to_device(Device::Cuda(99)).unwrap_err().to_string();
+    let e = cpu.to_device(Device::cuda(99)).unwrap_err().to_string();
     assert!(e.contains("invalid device ordinal"), "{e}");
 }
 
@@ -273,7 +273,7 @@ fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCa
     for (i, (r, d)) in reference.iter().zip(&on_device).enumerate() {
         prop_assert_eq!(d.device(), GPU);
         let seen = match d.realize() {
-            Ok(d) => observe(&d.to_device(Device::Cpu).unwrap()),
+            Ok(d) => observe(&d.to_device(Device::CPU).unwrap()),
             Err(_) => observe(d),
         };
         prop_assert_eq!(observe(r), seen, "tensor {} differs on the device", i);
@@ -564,4 +564,63 @@ fn threads_realize_device_tensors_at_once() {
         let want: f32 = (0..64).map(|i| (i + t) as f32).sum();
         assert_eq!(got, want, "thread {t}");
     }
+}
+
+#[test]
+fn factories_make_tensors_on_the_device_named_or_the_default() {
+    if !have_device() {
+        return;
+    }
+    use lazyfuse::{manual_seed, DeviceGuard};
+    let cpu = || -> Vec<Tensor> {
+        manual_seed(5);
+        vec![
+            Tensor::zeros(&[2, 3], DType::F32),
+            Tensor::ones(&[3], DType::I32).to_dtype(DType::F32).unwrap(),
+            Tensor::full(&[2], 2.5, DType::F32).unwrap(),
+            Tensor::arange(0.0, 4.0, 1.0, DType::F32).unwrap(),
+            Tensor::linspace(0.0, 1.0, 5, DType::F32).unwrap(),
+            Tensor::eye(2, Some(3), DType::F32).unwrap(),
+            Tensor::rand(&[4], DType::F32).unwrap(),
+            Tensor::from_vec(vec![1.5f32, -2.0], &[2]).unwrap(),
+            Tensor::scalar(4.0),
+        ]
+    };
+    let expected: Vec<Vec<f32>> = cpu().iter().map(f32s).collect();
+    // `with torch.device("cuda")`: every factory allocates there
+    let on_device = {
+        let _scope = DeviceGuard::new("cuda").unwrap();
+        assert_eq!(lazyfuse::get_default_device(), GPU);
+        cpu()
+    };
+    assert_eq!(lazyfuse::get_default_device(), Device::CPU);
+    for (t, want) in on_device.iter().zip(&expected) {
+        assert_eq!(t.device(), GPU);
+        assert_eq!(&f32s(t), want);
+    }
+    // the `_on` forms name the device and leave the default alone
+    manual_seed(5);
+    let z = Tensor::zeros_on(&[2, 3], DType::F32, 0usize).unwrap();
+    assert_eq!(
+        (z.device(), lazyfuse::get_default_device()),
+        (GPU, Device::CPU)
+    );
+    let r = Tensor::rand_on(&[4], DType::F32, "cuda:0").unwrap();
+    manual_seed(5);
+    assert_eq!(f32s(&r), f32s(&Tensor::rand(&[4], DType::F32).unwrap()));
+    // CPU tensors made before the scope keep working inside it (the helper
+    // constants of ops stay with their tensors)
+    let x = Tensor::zeros(&[3], DType::F32);
+    let i = Tensor::from_vec(vec![2i64, 0], &[2]).unwrap();
+    let y = {
+        let _scope = DeviceGuard::new(GPU).unwrap();
+        x.index_add(
+            0,
+            &i,
+            &Tensor::ones(&[2], DType::F32).to_device("cpu").unwrap(),
+            2.0,
+        )
+        .unwrap()
+    };
+    assert_eq!((y.device(), f32s(&y)), (Device::CPU, vec![2.0, 0.0, 2.0]));
 }

@@ -52,7 +52,11 @@ fn arange_huge_lengths_are_errors_not_panics() {
 
 #[test]
 fn device_strings_as_pytorch() {
-    assert_eq!("cpu:0".parse::<Device>().unwrap(), Device::Cpu);
+    // "cpu:0" keeps its index (PyTorch's `torch.device("cpu:0") != torch.device("cpu")`),
+    // and tensors made there are on the CPU
+    let cpu0 = "cpu:0".parse::<Device>().unwrap();
+    assert_ne!(cpu0, Device::CPU);
+    assert_eq!(cpu0.resolve().unwrap(), Device::CPU);
     assert_eq!(
         err_text("cuda:+1".parse::<Device>()),
         "Invalid device string: 'cuda:+1'"

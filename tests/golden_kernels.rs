@@ -12,7 +12,7 @@ mod golden;
 fn case(name: &str, t: &Tensor, kernels: std::ops::RangeInclusive<usize>) {
     lazyfuse::set_verify(true);
     let device = match t.device() {
-        lazyfuse::Device::Cpu => String::new(),
+        d if d.is_cpu() => String::new(),
         d => format!("== device: {d} ==\n"),
     };
     let text = format!(
@@ -202,10 +202,10 @@ fn long_row_reductions_share_a_block_in_cuda() {
 #[test]
 fn device_schedules_matmul_kernels_and_split_sums() {
     use lazyfuse::Device;
-    if Tensor::scalar(0).to_device(Device::Cuda(0)).is_err() {
+    if Tensor::scalar(0).to_device(Device::cuda(0)).is_err() {
         lazyfuse::set_cuda_emulation(true);
     }
-    let gpu = |t: Tensor| t.to_device(Device::Cuda(0)).unwrap();
+    let gpu = |t: Tensor| t.to_device(Device::cuda(0)).unwrap();
     let a = gpu(Tensor::from_vec((0..12).collect::<Vec<i32>>(), &[3, 4]).unwrap());
     let b = gpu(Tensor::from_vec((0..8).collect::<Vec<i32>>(), &[4, 2]).unwrap());
     let y = a.matmul(&b).unwrap().mul(3).unwrap();

@@ -70,9 +70,11 @@ fn draw(count: usize) -> (u64, u64) {
 
 impl Tensor {
     /// A tensor of `dtype` with `shape` whose contents are one node without inputs.
+    /// A node with no inputs, on the default device ([`crate::set_default_device`]).
     fn source(shape: &[usize], dtype: DType, op: Op) -> Tensor {
         with_store(|s| {
             let node = s.add(op, dtype, shape.to_vec(), &[]);
+            s.set_device(node, crate::get_default_device());
             Tensor::from_node(s, node)
         })
     }
@@ -182,6 +184,7 @@ impl Tensor {
                 vec![n.max(m)],
                 &[],
             );
+            s.set_device(range, crate::get_default_device());
             let rows = Layout {
                 shape: vec![n, m],
                 strides: vec![1, 0],

@@ -8,7 +8,7 @@
 
 use crate::error::Result;
 use crate::ops::elementwise::to_isize;
-use crate::Tensor;
+use crate::{Device, Tensor};
 use lazyfuse_ir::shape::{fmt_shape, wrap_dim};
 use lazyfuse_ir::{DType, Error as IrError, Scalar};
 
@@ -383,7 +383,7 @@ impl Tensor {
             .chain(rest.iter().copied())
             .collect();
         let rows: Vec<usize> = std::iter::once(n).chain(rest.iter().copied()).collect();
-        let index = Tensor::from_vec(linear, &[n])?.to_device(self.device())?;
+        let index = Tensor::from_vec_on(linear, &[n], self.device())?;
         let index = spread(&index, 0, &rows)?;
         let values = values
             .expand(&to_isize(&result))?
@@ -470,7 +470,8 @@ impl Tensor {
             src
         } else {
             // alpha in this dtype first (an int64 tensor's 1.5 is 1), as ATen's kernel
-            let a = Tensor::full(&[], alpha, self.dtype())?;
+            // (a zero-dim CPU tensor joins the source on any device)
+            let a = Tensor::full_on(&[], alpha, self.dtype(), Device::CPU)?;
             src.mul(&a)?.to_dtype(self.dtype())?
         };
         let idx = spread(index, d, &src.shape())?;

@@ -235,7 +235,7 @@ impl Tensor {
             rules::masked_select_dtype(self.dtype())?;
         }
         // The positions were found on the host: the index goes to this tensor's device.
-        let index = Tensor::from_vec(positions, &[k])?.to_device(self.device())?;
+        let index = Tensor::from_vec_on(positions, &[k], self.device())?;
         with_store(|s| {
             let x = self.node_as(s, self.dtype(), &shape)?;
             let i = index.node(s);

@@ -8,6 +8,7 @@ pub mod indexing;
 pub mod inplace;
 pub mod linalg;
 pub mod operators;
+pub mod placed;
 pub mod reduce;
 pub mod reduce_ext;
 pub mod scan;

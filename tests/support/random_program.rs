@@ -270,7 +270,7 @@ fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
 static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub fn build(sources: &[(usize, usize, u64)], steps: &[Step]) -> Vec<Tensor> {
-    build_on(sources, steps, lazyfuse::Device::Cpu)
+    build_on(sources, steps, lazyfuse::Device::CPU)
 }
 
 /// [`build`] with every tensor on `device`: the sources and the created tensors are
