@@ -27,6 +27,7 @@ mod layout;
 mod memory_format;
 mod operand;
 mod ops;
+mod reading;
 mod realize_all;
 mod realize_cache;
 mod store;

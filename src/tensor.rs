@@ -5,6 +5,7 @@
 //! name for the same tensor (it aliases the same storage), like a second Python name.
 
 use crate::error::{Error, Result};
+use crate::reading::Reading;
 use crate::store::{with_store, Storage, Store};
 use crate::{default_dtype, Device};
 use lazyfuse_ir::{DType, Layout, NodeId, Op, Scalar};
@@ -29,6 +30,8 @@ pub(crate) struct TensorImpl {
     pub(crate) storage: Arc<Storage>,
     pub(crate) layout: Layout,
     pub(crate) dtype: DType,
+    /// How the elements come from the storage (see `reading`).
+    pub(crate) reading: Reading,
 }
 
 impl Tensor {
@@ -40,6 +43,7 @@ impl Tensor {
             storage: Storage::new(store, node),
             layout,
             dtype,
+            reading: Reading::DIRECT,
         }))
     }
 
@@ -72,10 +76,10 @@ impl Tensor {
         order.extend((0..shape.len()).filter(|&d| shape[d] <= 1));
         let stored = Layout {
             shape: order.iter().map(|&d| shape[d]).collect(),
-            strides: order
-                .iter()
-                .map(|&d| Layout::contiguous(&shape).strides[d])
-                .collect(),
+            strides: {
+                let row = lazyfuse_ir::shape::contiguous_strides(&shape);
+                order.iter().map(|&d| row[d]).collect()
+            },
             offset: 0,
         };
         let permuted = store.view_node(node, &stored);
@@ -83,16 +87,30 @@ impl Tensor {
             storage: Storage::new(store, permuted),
             layout,
             dtype,
+            reading: Reading::DIRECT,
         }))
     }
 
-    /// A view: the same storage under another layout.
+    /// A view: the same storage under another layout, read the same way.
     pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
+        self.reading_as(layout, self.0.dtype, self.0.reading)
+    }
+
+    /// A view of the same storage with its own layout, dtype and reading.
+    pub(crate) fn reading_as(&self, layout: Layout, dtype: DType, reading: Reading) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             storage: Arc::clone(&self.0.storage),
             layout,
-            dtype: self.0.dtype,
+            dtype,
+            reading,
         }))
+    }
+
+    /// The node of this view's elements read through `layout` (in this view's
+    /// element space) from the storage's current version.
+    pub(crate) fn read_through(&self, store: &mut Store, layout: &Layout) -> NodeId {
+        let base = self.0.storage.node();
+        self.0.reading.read(store, base, layout, self.0.dtype)
     }
 
     /// PyTorch's "Storage size calculation overflowed with sizes=[…]" for a tensor
@@ -114,8 +132,7 @@ impl Tensor {
     /// The node that reads this tensor's elements (in logical order) from the
     /// storage's current version.
     pub(crate) fn node(&self, store: &mut Store) -> NodeId {
-        let base = self.0.storage.node();
-        store.view_node(base, &self.0.layout)
+        self.read_through(store, &self.0.layout)
     }
 
     /// The node reading this tensor converted to `dtype` and broadcast to `shape`
@@ -129,7 +146,7 @@ impl Tensor {
         let target = crate::ops::elementwise::to_isize(shape);
         if dtype == self.0.dtype {
             let layout = self.0.layout.expand(&target)?;
-            return Ok(store.view_node(self.0.storage.node(), &layout));
+            return Ok(self.read_through(store, &layout));
         }
         let read = self.node(store);
         let cast = store.cast_node(read, dtype);
@@ -627,6 +644,10 @@ impl Tensor {
 
     /// The elements in logical row-major order, as a contiguous buffer.
     pub(crate) fn read_buffer(&self) -> Result<Buffer> {
+        if !self.0.reading.is_direct() {
+            // values that differ from the storage's: computed, then read
+            return self.fresh_copy().read_buffer();
+        }
         let buffer = crate::store::realized_buffer(&self.0.storage)?;
         // A view may have far more elements than its storage (expand).
         lazyfuse_runtime::buffer::check_allocation(&self.0.layout.shape, self.0.dtype, false)?;
@@ -640,7 +661,7 @@ impl Tensor {
     fn shown_buffer(&self) -> Result<Buffer> {
         let shown = crate::display::shown_indices(&self.0.layout.shape);
         let count = shown.iter().map(Vec::len).product::<usize>();
-        if count == self.numel() {
+        if count == self.numel() || !self.0.reading.is_direct() {
             return self.read_buffer();
         }
         let buffer = crate::store::realized_buffer(&self.0.storage)?;

@@ -283,14 +283,24 @@ fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
 /// The conjugate transposes need a conjugate for complex tensors, which lazyfuse
 /// does not have yet: a clear error, never a plain transpose passed off as one.
 #[test]
-fn conjugate_transposes_of_complex_tensors_are_refused() {
+fn conjugate_transposes_of_complex_tensors_conjugate() {
+    use lazyfuse::Complex;
     lazyfuse::set_verify(true);
-    let c = Tensor::zeros(&[2, 3], DType::C64);
+    let values: Vec<Complex<f32>> = (0..6).map(|i| Complex::new(i as f32, 1.0 + i as f32)).collect();
+    let c = Tensor::from_vec(values.clone(), &[2, 3]).unwrap();
     for r in [c.mh(), c.h(), c.adjoint()] {
-        let e = r.unwrap_err().to_string();
-        assert!(e.contains("no complex conjugate yet"), "{e}");
+        let r = r.unwrap();
+        assert!(r.is_conj() && r.shares_storage(&c));
+        assert_eq!((r.shape(), r.strides()), (vec![3, 2], vec![1, 3]));
+        let got = r.to_vec::<Complex<f32>>().unwrap();
+        let want: Vec<Complex<f32>> = [0, 3, 1, 4, 2, 5].iter().map(|&i| values[i].conj()).collect();
+        assert_eq!(got, want);
     }
+    assert!(!c.mt().unwrap().is_conj());
     assert_eq!(c.mt().unwrap().shape(), vec![3, 2]);
+    // complex32 values have no conjugate yet: a clear error
+    let h = Tensor::zeros(&[2, 2], DType::C32);
+    assert!(h.mh().unwrap_err().is_unsupported());
     // real tensors: the transposes themselves (a 0-D tensor stays as it is)
     let s = Tensor::scalar(1.5f32);
     for r in [s.mt(), s.mh(), s.h(), s.adjoint(), s.T()] {

@@ -357,6 +357,13 @@ impl Graph {
                 if b.is_predicate() && node.dtype != DType::Bool {
                     return Err(format!("{id}: predicate output is not bool"));
                 }
+                if *b == crate::op::BinaryOp::ComplexOf && x.dtype.to_complex() != Some(node.dtype)
+                {
+                    return Err(format!(
+                        "{id}: complex of {} parts is not {}",
+                        x.dtype, node.dtype
+                    ));
+                }
                 if !b.accepts(x.dtype) {
                     return Err(format!(
                         "{id}: {} is not defined for {}",
@@ -410,6 +417,17 @@ impl Graph {
                 }
                 if u.is_predicate() && node.dtype != DType::Bool {
                     return Err(format!("{id}: predicate output is not bool"));
+                }
+                let x = self.node(inputs[0]).dtype;
+                if !u.accepts(x) {
+                    return Err(format!("{id}: {} is not defined for {x}", node.op.name()));
+                }
+                let part = matches!(
+                    u,
+                    crate::op::UnaryOp::RealPart | crate::op::UnaryOp::ImagPart
+                );
+                if part && node.dtype != x.to_real() {
+                    return Err(format!("{id}: a part of {x} is not {}", node.dtype));
                 }
             }
             Op::UnaryParam(p) => {

@@ -117,6 +117,12 @@ pub enum UnaryOp {
     Hardsigmoid,
     /// `x * min(max(x + 3, 0), 6) / 6`
     Hardswish,
+    /// the real part of a complex value (real output)
+    RealPart,
+    /// the imaginary part of a complex value (real output)
+    ImagPart,
+    /// the complex conjugate `re - i im` (complex only)
+    Conj,
 }
 
 /// Elementwise functions of one tensor with host-number parameters (issue 5). The
@@ -261,9 +267,27 @@ pub enum BinaryOp {
     Gcd,
     /// least common multiple (integers; wraps as PyTorch's kernel does)
     Lcm,
+    /// the complex value `a + i b` of two real parts (the output is the complex dtype
+    /// of the inputs' real dtype)
+    ComplexOf,
 }
 
 impl UnaryOp {
+    /// Whether the op exists for `dtype` where the builder does not already decide it
+    /// (the complex parts and the conjugate exist for complex values only).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{DType, UnaryOp};
+    /// assert!(UnaryOp::ImagPart.accepts(DType::C64) && !UnaryOp::ImagPart.accepts(DType::F32));
+    /// assert!(UnaryOp::Exp.accepts(DType::F32));
+    /// ```
+    pub fn accepts(self, dtype: DType) -> bool {
+        match self {
+            UnaryOp::RealPart | UnaryOp::ImagPart | UnaryOp::Conj => dtype.is_complex(),
+            _ => true,
+        }
+    }
+
     /// True for ops whose output is `bool` whatever the input dtype.
     ///
     /// ```
@@ -300,6 +324,7 @@ impl BinaryOp {
             Copysign | Xlogy | Hypot | Logaddexp2 | Nextafter => float,
             Logaddexp => float || cat == Category::Complex,
             BitwiseLeftShift | BitwiseRightShift | Gcd | Lcm => cat == Category::Integer,
+            ComplexOf => dtype.to_complex().is_some() && float,
             _ => true,
         }
     }

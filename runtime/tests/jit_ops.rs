@@ -197,6 +197,8 @@ fn unary_lists_are_complete(op: UnaryOp) {
         | Exp2 | Expm1 | Log2 | Log10 | Log1p | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh
         | Acosh | Atanh | Erf | Erfc | Erfinv | Frac | IsInf | IsPosInf | IsNegInf | IsFinite
         | IsReal | Signbit | Silu | Mish | Hardsigmoid | Hardswish => {}
+        // complex values only, which never enter loop kernels
+        RealPart | ImagPart | Conj => {}
     }
 }
 
@@ -249,6 +251,8 @@ fn binary_lists_are_complete(op: BinaryOp) {
         | Minimum | Atan2 | Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor
         | BitwiseAnd | BitwiseOr | BitwiseXor | Fmax | Fmin | Hypot | Copysign | Logaddexp
         | Logaddexp2 | Xlogy | Nextafter | BitwiseLeftShift | BitwiseRightShift | Gcd | Lcm => {}
+        // a complex output, which never enters loop kernels
+        ComplexOf => {}
     }
 }
 

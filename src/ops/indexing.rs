@@ -63,7 +63,7 @@ fn index_node(store: &mut Store, index: &Tensor) -> NodeId {
 impl Tensor {
     /// A contiguous copy in a new storage (what PyTorch's copying ops return when
     /// they have nothing to move).
-    fn fresh_copy(&self) -> Tensor {
+    pub(crate) fn fresh_copy(&self) -> Tensor {
         with_store(|s| {
             let read = self.node(s);
             Tensor::from_node(s, read)
@@ -299,7 +299,7 @@ impl Tensor {
                 for (d, &size) in want.iter().enumerate() {
                     layout = layout.narrow(d as isize, 0, size)?;
                 }
-                let read = s.view_node(t.0.storage.node(), &layout);
+                let read = t.read_through(s, &layout);
                 s.view_node(read, &Layout::contiguous(&index_shape))
             }
             Source::Value(v) => {
@@ -881,7 +881,7 @@ impl Tensor {
             if numel(&kept.shape) == 0 {
                 return Ok(Tensor::from_node(s, full));
             }
-            let inner = s.view_node(self.0.storage.node(), &kept);
+            let inner = self.read_through(s, &kept);
             let node = s.add(Op::WriteView(target), self.dtype(), out, &[full, inner]);
             Ok(Tensor::from_node(s, node))
         })

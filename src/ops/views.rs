@@ -474,8 +474,8 @@ impl Tensor {
         Ok(self.with_layout(self.0.layout.reversed_dims()))
     }
 
-    /// PyTorch's `Tensor.mH`: the conjugate transpose of the last two dims (for real
-    /// dtypes, [`Tensor::mt`]).
+    /// PyTorch's `Tensor.mH`: the conjugate transpose of the last two dims, a view
+    /// with the conjugate bit (for real dtypes, [`Tensor::mt`]).
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
@@ -484,8 +484,8 @@ impl Tensor {
     /// assert!(Tensor::zeros(&[4], DType::F32).mh().is_err());
     /// ```
     pub fn mh(&self) -> Result<Tensor> {
-        self.real_only("mH")?;
-        Ok(self.with_layout(self.0.layout.matrix_transpose("mH")?))
+        let t = self.with_layout(self.0.layout.matrix_transpose("mH")?);
+        t.conj()
     }
 
     /// PyTorch's `Tensor.adjoint()`: the same view as [`Tensor::mh`].
@@ -496,8 +496,8 @@ impl Tensor {
     /// assert_eq!(t.adjoint().unwrap().shape(), vec![3, 2]);
     /// ```
     pub fn adjoint(&self) -> Result<Tensor> {
-        self.real_only("adjoint()")?;
-        Ok(self.with_layout(self.0.layout.matrix_transpose("adjoint()")?))
+        let t = self.with_layout(self.0.layout.matrix_transpose("adjoint()")?);
+        t.conj()
     }
 
     /// PyTorch's `Tensor.H`: the conjugate transpose of a matrix (2-D tensor; a 0-D
@@ -509,21 +509,7 @@ impl Tensor {
     /// assert!(Tensor::zeros(&[2, 2, 2], DType::F32).h().is_err());
     /// ```
     pub fn h(&self) -> Result<Tensor> {
-        self.real_only("H")?;
-        Ok(self.with_layout(self.0.layout.h()?))
-    }
-
-    /// The conjugate transposes of complex tensors need a conjugate, which lazyfuse
-    /// does not have yet: a clear error instead of a plain transpose.
-    fn real_only(&self, name: &str) -> Result<()> {
-        if self.dtype().is_complex() {
-            return Err(IrError::Unsupported(format!(
-                "tensor.{name} of a {} tensor: lazyfuse has no complex conjugate yet (mT gives the transpose without it)",
-                self.dtype()
-            ))
-            .into());
-        }
-        Ok(())
+        self.with_layout(self.0.layout.h()?).conj()
     }
 
     /// PyTorch's `swapdims`: [`Tensor::transpose`] by another name.

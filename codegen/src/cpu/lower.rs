@@ -1411,6 +1411,8 @@ impl Lower<'_, '_> {
                         let sym = format!("lf_{name}_{}", fsuffix(r));
                         self.call(&sym, &[v], fty)?
                     }
+                    // complex values never enter loop kernels
+                    RealPart | ImagPart | Conj => return Err(unsupported(name, dt)),
                 };
                 self.round(out, dt)
             }

@@ -1244,6 +1244,8 @@ fn unary(op: UnaryOp, x: &str, dt: DType) -> Result<String, CodegenError> {
                 Exp | Log | Sin | Cos | Tanh | Sigmoid | Exp2 | Expm1 | Log2 | Log10 | Log1p
                 | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Erf | Erfc
                 | Erfinv | Silu | Mish | Hardsigmoid | Hardswish => format!("lf_{name}({x})"),
+                // complex values never enter loop kernels
+                RealPart | ImagPart | Conj => return Err(unsupported(name, dt)),
             };
             round(out, dt)
         }

@@ -160,6 +160,9 @@ where
         Reciprocal => f(&|a| complex_div(one, a)),
         LogicalNot => map(x, |a: Complex<P>| a.re == P::ZERO && a.im == P::ZERO),
         IsNan => map(x, |a: Complex<P>| a.re.is_nan() || a.im.is_nan()),
+        RealPart => map(x, |a: Complex<P>| a.re),
+        ImagPart => map(x, |a: Complex<P>| a.im),
+        Conj => f(&|a| Complex::new(a.re, -a.im)),
         _ => return super::pointwise::complex_unary(op, x),
     })
 }
@@ -171,6 +174,16 @@ where
 pub(crate) fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
     if let Some(out) = super::binary_ext::binary(op, x, y) {
         return out;
+    }
+    if op == BinaryOp::ComplexOf {
+        return match (x, y) {
+            (Buffer::F32(a), Buffer::F32(b)) => Ok(map2(a, b, Complex::new)),
+            (Buffer::F64(a), Buffer::F64(b)) => Ok(map2(a, b, Complex::new)),
+            _ => Err(Error::Unsupported(format!(
+                "complex values of {} parts",
+                x.dtype()
+            ))),
+        };
     }
     match (x, y) {
         (Buffer::Bool(a), Buffer::Bool(b)) => bool_binary(op, a, b),

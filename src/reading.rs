@@ -1,0 +1,202 @@
+//! How a tensor reads its storage: directly, or as PyTorch's views that change the
+//! values on the way: the real parts of a complex storage (`real`, `imag`,
+//! `view_as_real`: two floats per element), the complex values of a float storage
+//! (`view_as_complex`: one element per two floats), the conjugate (`conj`'s
+//! conjugate bit) and the negation (`imag` of a conjugated tensor, PyTorch's negative
+//! bit).
+//!
+//! A read goes storage → (real parts) → the view's layout → (conjugate) → (negation);
+//! a write goes back the other way, so a write through any of these views reaches the
+//! storage, as it does in PyTorch.
+
+use crate::store::Store;
+use lazyfuse_ir::{BinaryOp, DType, Layout, NodeId, Op, UnaryOp};
+
+/// The conversions between a tensor's storage and its elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// The storage is complex and the view addresses its parts (the layout counts
+    /// floats: element `i`'s real part is float `2i`, its imaginary part `2i + 1`).
+    pub(crate) parts: bool,
+    /// The storage is real and the view addresses pairs of its floats as complex
+    /// values (element `k` is floats `2k` and `2k + 1`).
+    pub(crate) pairs: bool,
+    /// The values are conjugated.
+    pub(crate) conj: bool,
+    /// The values are negated.
+    pub(crate) neg: bool,
+}
+
+impl Reading {
+    /// The storage's elements as they are.
+    pub(crate) const DIRECT: Reading = Reading {
+        parts: false,
+        pairs: false,
+        conj: false,
+        neg: false,
+    };
+
+    /// The reading of a float view of the same storage as a complex view read as
+    /// `complex` (`real`, `imag`, `view_as_real`): the parts of a complex storage, or
+    /// the floats of a float storage seen as complex (`view_as_complex`) directly.
+    pub(crate) fn floats_of(complex: Reading) -> Reading {
+        Reading {
+            parts: !complex.pairs,
+            ..Reading::DIRECT
+        }
+    }
+
+    /// Whether values pass unchanged (a plain strided view).
+    pub(crate) fn is_direct(self) -> bool {
+        self == Reading::DIRECT
+    }
+
+    /// The node of the view's elements: `base` (the storage's current version) read
+    /// through `layout`, converted as this reading says. `dtype` is the view's.
+    pub(crate) fn read(
+        self,
+        store: &mut Store,
+        base: NodeId,
+        layout: &Layout,
+        dtype: DType,
+    ) -> NodeId {
+        let source = if self.parts {
+            parts_of(store, base)
+        } else if self.pairs {
+            pairs_of(store, base)
+        } else {
+            base
+        };
+        let mut node = store.view_node(source, layout);
+        if self.conj {
+            node = store.add(
+                Op::Unary(UnaryOp::Conj),
+                dtype,
+                layout.shape.clone(),
+                &[node],
+            );
+        }
+        if self.neg {
+            node = store.add(
+                Op::Unary(UnaryOp::Neg),
+                dtype,
+                layout.shape.clone(),
+                &[node],
+            );
+        }
+        node
+    }
+
+    /// The storage's next version: `base` with the view's elements (addressed by
+    /// `layout`) replaced by `value`, a node of the view's dtype and shape.
+    pub(crate) fn write(
+        self,
+        store: &mut Store,
+        base: NodeId,
+        layout: &Layout,
+        value: NodeId,
+    ) -> NodeId {
+        let mut value = value;
+        let (dtype, shape) = {
+            let v = store.graph.node(value);
+            (v.dtype, v.shape.clone())
+        };
+        if self.neg {
+            value = store.add(Op::Unary(UnaryOp::Neg), dtype, shape.clone(), &[value]);
+        }
+        if self.conj {
+            value = store.add(Op::Unary(UnaryOp::Conj), dtype, shape, &[value]);
+        }
+        let b = store.graph.node(base);
+        let (base_dtype, base_shape, n) = (b.dtype, b.shape.clone(), b.numel());
+        if self.pairs {
+            // the complex values of the float storage, written, and back to floats;
+            // an odd last float is no element's part and stays
+            let complex = pairs_of(store, base);
+            let k = n / 2;
+            let written = store.add(
+                Op::WriteView(layout.clone()),
+                dtype,
+                vec![k],
+                &[complex, value],
+            );
+            let mut floats = parts_of(store, written);
+            if n % 2 == 1 {
+                let flat = store.view_node(base, &Layout::contiguous(&[n]));
+                let last = Layout {
+                    shape: vec![1],
+                    strides: vec![1],
+                    offset: n - 1,
+                };
+                let last = store.view_node(flat, &last);
+                floats = store.add(Op::Cat { axis: 0 }, base_dtype, vec![n], &[floats, last]);
+            }
+            return store.view_node(floats, &Layout::contiguous(&base_shape));
+        }
+        if !self.parts {
+            return store.add(
+                Op::WriteView(layout.clone()),
+                base_dtype,
+                base_shape,
+                &[base, value],
+            );
+        }
+        let floats = parts_of(store, base);
+        let real = base_dtype.to_real();
+        let written = store.add(
+            Op::WriteView(layout.clone()),
+            real,
+            vec![2 * n],
+            &[floats, value],
+        );
+        let part = |store: &mut Store, offset: usize| {
+            let l = Layout {
+                shape: vec![n],
+                strides: vec![2],
+                offset,
+            };
+            store.view_node(written, &l)
+        };
+        let (re, im) = (part(store, 0), part(store, 1));
+        let complex = store.add(
+            Op::Binary(BinaryOp::ComplexOf),
+            base_dtype,
+            vec![n],
+            &[re, im],
+        );
+        store.view_node(complex, &Layout::contiguous(&base_shape))
+    }
+}
+
+/// A float node's elements as a flat vector of complex values: element `k` is
+/// `floats[2k] + i floats[2k + 1]`.
+fn pairs_of(store: &mut Store, floats: NodeId) -> NodeId {
+    let f = store.graph.node(floats);
+    let (k, dtype) = (f.numel() / 2, f.dtype);
+    let complex = dtype.to_complex().unwrap_or(dtype);
+    let part = |store: &mut Store, offset: usize| {
+        let l = Layout {
+            shape: vec![k],
+            strides: vec![2],
+            offset,
+        };
+        store.view_node(floats, &l)
+    };
+    let (re, im) = (part(store, 0), part(store, 1));
+    store.add(Op::Binary(BinaryOp::ComplexOf), complex, vec![k], &[re, im])
+}
+
+/// A complex node's elements as a flat vector of floats: re, im, re, im, …
+fn parts_of(store: &mut Store, complex: NodeId) -> NodeId {
+    let c = store.graph.node(complex);
+    let (n, real) = (c.numel(), c.dtype.to_real());
+    let flat = store.view_node(complex, &Layout::contiguous(&[n]));
+    let column = |store: &mut Store, op: UnaryOp| {
+        let part = store.add(Op::Unary(op), real, vec![n], &[flat]);
+        store.view_node(part, &Layout::contiguous(&[n, 1]))
+    };
+    let re = column(store, UnaryOp::RealPart);
+    let im = column(store, UnaryOp::ImagPart);
+    let pairs = store.add(Op::Cat { axis: 1 }, real, vec![n, 2], &[re, im]);
+    store.view_node(pairs, &Layout::contiguous(&[2 * n]))
+}
