@@ -28,12 +28,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Once;
 
-#[path = "conformance/complex_views.rs"]
-mod complex_views;
 #[path = "conformance/devices.rs"]
 mod devices;
 #[path = "conformance/memory_format.rs"]
 mod memory_format;
+#[path = "conformance/value_views.rs"]
+mod value_views;
 
 // ---------------------------------------------------------------------------------------
 // Results of a run
@@ -1575,7 +1575,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "views" => run_views(case),
         "memory_format" => memory_format::run_memory_format(case),
         "devices" => devices::run_devices(case),
-        "complex_views" => complex_views::run_complex_views(case),
+        "value_views" => value_views::run_value_views(case),
         other => harness(format!("no runner for file kind '{other}'")),
     }));
     IN_CASE.with(|c| c.set(false));

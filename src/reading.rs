@@ -1,5 +1,6 @@
 //! How a tensor reads its storage: directly, or as PyTorch's views that change the
-//! values on the way: the real parts of a complex storage (`real`, `imag`,
+//! values on the way: the storage's bytes as another dtype (`view(dtype)`), the real
+//! parts of a complex storage (`real`, `imag`,
 //! `view_as_real`: two floats per element), the complex values of a float storage
 //! (`view_as_complex`: one element per two floats), the conjugate (`conj`'s
 //! conjugate bit) and the negation (`imag` of a conjugated tensor, PyTorch's negative
@@ -15,6 +16,9 @@ use lazyfuse_ir::{BinaryOp, DType, Layout, NodeId, Op, UnaryOp};
 /// The conversions between a tensor's storage and its elements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Reading {
+    /// The storage's bytes are read as this dtype first (`view(dtype)`): the layout
+    /// counts elements of it over the flat bytes.
+    pub(crate) as_dtype: Option<DType>,
     /// The storage is complex and the view addresses its parts (the layout counts
     /// floats: element `i`'s real part is float `2i`, its imaginary part `2i + 1`).
     pub(crate) parts: bool,
@@ -30,6 +34,7 @@ pub(crate) struct Reading {
 impl Reading {
     /// The storage's elements as they are.
     pub(crate) const DIRECT: Reading = Reading {
+        as_dtype: None,
         parts: false,
         pairs: false,
         conj: false,
@@ -41,6 +46,7 @@ impl Reading {
     /// the floats of a float storage seen as complex (`view_as_complex`) directly.
     pub(crate) fn floats_of(complex: Reading) -> Reading {
         Reading {
+            as_dtype: complex.as_dtype,
             parts: !complex.pairs,
             ..Reading::DIRECT
         }
@@ -60,6 +66,10 @@ impl Reading {
         layout: &Layout,
         dtype: DType,
     ) -> NodeId {
+        let base = match self.as_dtype {
+            Some(d) => bitcast(store, base, d),
+            None => base,
+        };
         let source = if self.parts {
             parts_of(store, base)
         } else if self.pairs {
@@ -90,6 +100,50 @@ impl Reading {
     /// The storage's next version: `base` with the view's elements (addressed by
     /// `layout`) replaced by `value`, a node of the view's dtype and shape.
     pub(crate) fn write(
+        self,
+        store: &mut Store,
+        base: NodeId,
+        layout: &Layout,
+        value: NodeId,
+    ) -> NodeId {
+        let Some(as_dtype) = self.as_dtype else {
+            return self.write_values(store, base, layout, value);
+        };
+        // the write in the reinterpreted bytes, then those bytes as the storage's dtype
+        let b = store.graph.node(base);
+        let (dtype, shape, n) = (b.dtype, b.shape.clone(), b.numel());
+        // (bool bytes are written as bytes: the other bytes keep their values, which
+        // reading them as bool would turn into 0 and 1)
+        let (as_dtype, value) = if as_dtype == DType::Bool {
+            (DType::U8, store.cast_node(value, DType::U8))
+        } else {
+            (as_dtype, value)
+        };
+        let space = bitcast(store, base, as_dtype);
+        let plain = Reading {
+            as_dtype: None,
+            ..self
+        };
+        let written = plain.write_values(store, space, layout, value);
+        let m =
+            store.graph.node(written).numel() * as_dtype.size_in_bytes() / dtype.size_in_bytes();
+        let mut back = store.add(Op::Bitcast, dtype, vec![m], &[written]);
+        if m < n {
+            // the bytes past the last whole element stay as they were
+            let flat = store.view_node(base, &Layout::contiguous(&[n]));
+            let tail = Layout {
+                shape: vec![n - m],
+                strides: vec![1],
+                offset: m,
+            };
+            let tail = store.view_node(flat, &tail);
+            back = store.add(Op::Cat { axis: 0 }, dtype, vec![n], &[back, tail]);
+        }
+        store.view_node(back, &Layout::contiguous(&shape))
+    }
+
+    /// [`Reading::write`] on a storage whose bytes are read as they are.
+    fn write_values(
         self,
         store: &mut Store,
         base: NodeId,
@@ -166,6 +220,16 @@ impl Reading {
         );
         store.view_node(complex, &Layout::contiguous(&base_shape))
     }
+}
+
+/// A node's bytes as a flat vector of `dtype` (the whole elements of it they hold).
+fn bitcast(store: &mut Store, node: NodeId, dtype: DType) -> NodeId {
+    let x = store.graph.node(node);
+    let (n, size) = (x.numel(), x.dtype.size_in_bytes());
+    let m = n * size / dtype.size_in_bytes();
+    let used = m * dtype.size_in_bytes() / size;
+    let flat = store.view_node(node, &Layout::contiguous(&[used]));
+    store.add(Op::Bitcast, dtype, vec![m], &[flat])
 }
 
 /// A float node's elements as a flat vector of complex values: element `k` is

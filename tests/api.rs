@@ -286,14 +286,19 @@ fn to_device_cpu_is_identity_and_cuda_is_a_copy_or_a_clear_error() {
 fn conjugate_transposes_of_complex_tensors_conjugate() {
     use lazyfuse::Complex;
     lazyfuse::set_verify(true);
-    let values: Vec<Complex<f32>> = (0..6).map(|i| Complex::new(i as f32, 1.0 + i as f32)).collect();
+    let values: Vec<Complex<f32>> = (0..6)
+        .map(|i| Complex::new(i as f32, 1.0 + i as f32))
+        .collect();
     let c = Tensor::from_vec(values.clone(), &[2, 3]).unwrap();
     for r in [c.mh(), c.h(), c.adjoint()] {
         let r = r.unwrap();
         assert!(r.is_conj() && r.shares_storage(&c));
         assert_eq!((r.shape(), r.strides()), (vec![3, 2], vec![1, 3]));
         let got = r.to_vec::<Complex<f32>>().unwrap();
-        let want: Vec<Complex<f32>> = [0, 3, 1, 4, 2, 5].iter().map(|&i| values[i].conj()).collect();
+        let want: Vec<Complex<f32>> = [0, 3, 1, 4, 2, 5]
+            .iter()
+            .map(|&i| values[i].conj())
+            .collect();
         assert_eq!(got, want);
     }
     assert!(!c.mt().unwrap().is_conj());

@@ -340,6 +340,7 @@ impl Graph {
             Op::Scan { .. } => inputs.len() == 1,
             Op::UnaryParam(_) => inputs.len() == 1,
             Op::Random { .. } | Op::Linspace { .. } => inputs.is_empty(),
+            Op::Bitcast => inputs.len() == 1,
         };
         if !arity_ok {
             return Err(format!(
@@ -452,6 +453,16 @@ impl Graph {
             | Op::Flip { .. } => self.verify_indexing(id)?,
             Op::Linspace { .. } if node.shape.len() != 1 => {
                 return Err(format!("{id}: linspace is not 1-D"));
+            }
+            Op::Bitcast => {
+                let x = self.node(inputs[0]);
+                let bytes = |n: &Node| n.numel() as u128 * n.dtype.size_in_bytes() as u128;
+                if node.shape.len() != 1 || bytes(x) != bytes(node) {
+                    return Err(format!(
+                        "{id}: bitcast of {} bytes is not flat and equal",
+                        bytes(x)
+                    ));
+                }
             }
             Op::Random { distribution, .. } => {
                 let ok = match distribution {

@@ -597,6 +597,9 @@ pub enum Op {
         /// last value
         end: f64,
     },
+    /// The input's bytes (row-major, little-endian) read as the node's dtype, flat:
+    /// `view(dtype)`. The input and the node hold the same number of bytes.
+    Bitcast,
 }
 
 /// How `scatter_reduce` combines the values that land on one element.
@@ -682,6 +685,7 @@ impl Op {
             Op::UnaryParam(p) => p.name().into(),
             Op::Random { .. } => "random".into(),
             Op::Linspace { .. } => "linspace".into(),
+            Op::Bitcast => "bitcast".into(),
         }
     }
 

@@ -824,6 +824,7 @@ fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> Option<Str
         }
         Op::Scatter { .. } => "scatter writes through data-dependent indices".into(),
         Op::Random { .. } => "philox sampling is not expressed in the loop IR".into(),
+        Op::Bitcast => "a bitcast moves bytes between dtypes (the interpreter's)".into(),
         Op::Linspace { .. } => {
             "linspace computes with fused multiply-adds (no kernel-IR op)".into()
         }

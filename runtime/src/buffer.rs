@@ -140,6 +140,45 @@ impl Buffer {
         }
     }
 
+    /// These bytes (row-major, little-endian) read as `dtype`: PyTorch's
+    /// `view(dtype)`. The byte count must be a whole number of `dtype` elements; bool
+    /// elements read any nonzero byte as `true`.
+    ///
+    /// ```
+    /// use lazyfuse_ir::DType;
+    /// use lazyfuse_runtime::Buffer;
+    /// let b = Buffer::from_vec(vec![1.0f32]).bitcast(DType::I32).unwrap();
+    /// assert_eq!(b.as_slice::<i32>().unwrap(), &[0x3f80_0000]);
+    /// assert!(Buffer::from_vec(vec![1u8; 3]).bitcast(DType::I16).is_err());
+    /// ```
+    pub fn bitcast(&self, dtype: DType) -> crate::Result<Buffer> {
+        let nbytes = self.len() * self.dtype().size_in_bytes();
+        let size = dtype.size_in_bytes();
+        if size == 0 || !nbytes.is_multiple_of(size) {
+            return Err(crate::Error::Malformed(format!(
+                "a bitcast of {nbytes} bytes to {dtype}"
+            )));
+        }
+        if dtype == DType::Bool {
+            let bytes = self.bitcast(DType::U8)?;
+            let bools: Vec<bool> = bytes
+                .as_slice::<u8>()
+                .unwrap_or(&[])
+                .iter()
+                .map(|&b| b != 0)
+                .collect();
+            return Ok(Buffer::from_vec(bools));
+        }
+        let mut out = Buffer::zeros(dtype, nbytes / size);
+        // SAFETY: `self` holds `nbytes` initialized bytes and `out` was allocated with
+        // exactly `nbytes` (`nbytes / size` elements of `size` bytes); they are two
+        // allocations, so the ranges do not overlap. Every bit pattern is a valid
+        // value of the non-bool dtypes (bool is handled above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.as_ptr(), out.as_mut_ptr(), nbytes);
+        }
+        Ok(out)
+    }
     /// A buffer of `len` zeros (false, 0, +0.0) of `dtype`.
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
         match dtype {

@@ -1,7 +1,6 @@
 //! The op methods of `Tensor`, one file per family.
 
 pub mod binary_ext;
-pub mod complex_views;
 pub mod creation;
 pub mod elementwise;
 pub mod index_assign;
@@ -14,6 +13,7 @@ pub mod reduce;
 pub mod reduce_ext;
 pub mod scan;
 pub mod splits;
+pub mod value_views;
 pub mod views;
 // issue 5
 pub mod activation;

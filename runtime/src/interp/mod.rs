@@ -207,6 +207,7 @@ fn eval(
         Op::Scatter { .. } => 3,
         Op::Scan { .. } => 1,
         Op::Random { .. } | Op::Linspace { .. } => 0,
+        Op::Bitcast => 1,
     };
     if args.len() != arity {
         return Err(Error::Malformed(format!(
@@ -327,6 +328,7 @@ fn eval(
             n,
         )?),
         Op::Linspace { start, end } => new(creation::linspace(*start, *end, node.dtype, n)?),
+        Op::Bitcast => new(args[0].bitcast(node.dtype)?),
     }
 }
 

@@ -1,11 +1,13 @@
-//! The views of `tensor-views.rst` that see complex values differently: `real` and
-//! `imag` (the parts of a complex tensor, strides doubled), `view_as_real` and
-//! `view_as_complex`, and `conj` (PyTorch's lazy conjugate: a view with the conjugate
-//! bit) with `is_conj`, `resolve_conj`, `is_neg` and `resolve_neg`. All alias their
-//! input: a write through one reaches the other (see `reading`).
+//! The views of `tensor-views.rst` that see a storage's values differently:
+//! `view_dtype` (its bytes as another dtype), `real` and `imag` (the parts of a
+//! complex tensor, strides doubled), `view_as_real` and `view_as_complex`, and `conj`
+//! (PyTorch's lazy conjugate: a view with the conjugate bit) with `is_conj`,
+//! `resolve_conj`, `is_neg` and `resolve_neg`. All alias their input: a write
+//! through one reaches the other (see `reading`).
 
 use crate::error::Result;
 use crate::reading::Reading;
+use crate::store::with_store;
 use crate::{MemoryFormat, Tensor};
 use lazyfuse_ir::{DType, Error as IrError, Layout};
 
@@ -20,6 +22,123 @@ fn in_floats(l: &Layout, extra: usize) -> Layout {
 }
 
 impl Tensor {
+    /// PyTorch's `Tensor.view(dtype)`: the same bytes read as `dtype`, sharing the
+    /// storage. With a different element size the last dim (stride 1) scales by the
+    /// ratio and the other strides and the offset with it, under PyTorch's checks
+    /// and messages; a conjugate or negative view is refused, as PyTorch does.
+    ///
+    /// ```
+    /// use lazyfuse::{DType, Tensor};
+    /// let x = Tensor::from_vec(vec![1.0f32, -2.0], &[2])?;
+    /// let bits = x.view_dtype(DType::I32)?;
+    /// assert_eq!(bits.to_vec::<i32>()?, vec![0x3f80_0000, 0xc000_0000u32 as i32]);
+    /// let halves = x.view_dtype(DType::I16)?;
+    /// assert_eq!((halves.shape(), halves.to_vec::<i16>()?[1]), (vec![4], 0x3f80));
+    /// bits.bitwise_xor_(i32::MIN)?; // flips the sign bits of x
+    /// assert_eq!(x.to_vec::<f32>()?, vec![-1.0, 2.0]);
+    /// assert_eq!(
+    ///     x.view_dtype(DType::F64)?.shape(),
+    ///     vec![1]
+    /// );
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn view_dtype(&self, dtype: DType) -> Result<Tensor> {
+        let r = self.0.reading;
+        if r.conj {
+            return Err(IrError::invalid(
+                "view",
+                "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype.",
+            )
+            .into());
+        }
+        if r.neg {
+            return Err(IrError::invalid(
+                "view",
+                "torch.Tensor.view is not supported for tensors with negative bit set when converting to a different dtype.",
+            )
+            .into());
+        }
+        let from = self.dtype();
+        if dtype == from {
+            return Ok(self.clone());
+        }
+        if r.parts || r.pairs {
+            return Err(IrError::Unsupported(
+                "view(dtype) of a real/imag/view_as_real/view_as_complex view (view the base, then take the parts)".into(),
+            )
+            .into());
+        }
+        let (old, new) = (from.size_in_bytes(), dtype.size_in_bytes());
+        let what = format!(
+            "to view {} as {} (different element sizes)",
+            from.torch_name(),
+            dtype.torch_name()
+        );
+        let bad = |m: String| Err(IrError::invalid("view", m).into());
+        let l = &self.0.layout;
+        let n = l.shape.len();
+        let layout = if old == new {
+            l.clone()
+        } else if n == 0 {
+            return bad(format!("self.dim() cannot be 0 {what}"));
+        } else if old > new {
+            let ratio = (old / new) as isize;
+            if l.strides[n - 1] != 1 {
+                return bad(format!(
+                    "self.stride(-1) must be 1 {what}, but got {}",
+                    l.strides[n - 1]
+                ));
+            }
+            let mut out = l.clone();
+            for s in &mut out.strides[..n - 1] {
+                *s *= ratio;
+            }
+            out.shape[n - 1] *= ratio as usize;
+            out.offset *= ratio as usize;
+            out
+        } else {
+            let ratio = new / old;
+            if !l.shape[n - 1].is_multiple_of(ratio) {
+                return bad(format!(
+                    "self.size(-1) must be divisible by {ratio} {what}, but got {}",
+                    l.shape[n - 1]
+                ));
+            }
+            if !l.offset.is_multiple_of(ratio) {
+                return bad(format!(
+                    "self.storage_offset() must be divisible by {ratio} {what}, but got {}",
+                    l.offset
+                ));
+            }
+            if l.strides[n - 1] != 1 {
+                return bad(format!(
+                    "self.stride(-1) must be 1 {what}, but got {}",
+                    l.strides[n - 1]
+                ));
+            }
+            let mut out = l.clone();
+            for (d, s) in out.strides[..n - 1].iter_mut().enumerate() {
+                if *s % ratio as isize != 0 {
+                    return bad(format!(
+                        "self.stride({d}) must be divisible by {ratio} {what}, but got {s}"
+                    ));
+                }
+                *s /= ratio as isize;
+            }
+            out.shape[n - 1] /= ratio;
+            out.offset /= ratio;
+            out
+        };
+        // the storage's own bytes, reinterpreted once (a view of a view included);
+        // its own dtype is no reinterpretation
+        let stored = with_store(|s| s.graph.node(self.0.storage.node()).dtype);
+        let reading = Reading {
+            as_dtype: (dtype != stored).then_some(dtype),
+            ..Reading::DIRECT
+        };
+        Ok(self.reading_as(layout, dtype, reading))
+    }
+
     /// PyTorch's `Tensor.real`: the real parts of a complex tensor as a view of its
     /// storage (for a `[2, 3]` complex tensor: strides `[6, 2]`, offset 0); this
     /// tensor itself for a real dtype.

@@ -1,12 +1,12 @@
-"""Generates tests/data/seeds/complex_views.jsonl with PyTorch (2.15, CPU): the views
-of `tensor-views.rst` that see complex values differently (`real`, `imag`,
+"""Generates tests/data/seeds/value_views.jsonl with PyTorch (2.15, CPU): the views
+of `tensor-views.rst` that see a storage's values differently (`view(dtype)`, `real`, `imag`,
 `view_as_real`, `view_as_complex`, `conj` with `is_conj`/`resolve_conj`, the
 conjugate transposes `mH`, `H`, `adjoint`), in chains with transposes and narrows:
 each step's dtype, shape, strides, offset, conjugate and negative bits, and values;
 PyTorch's refusals; and writes through the final view, with the base's values after.
 Run:
 
-    python scripts/gen_seed_complex_views.py tests/data/seeds
+    python scripts/gen_seed_value_views.py tests/data/seeds
 
 with a PyTorch 2.15 installation. The project never needs PyTorch itself: the output is
 vendored and replayed by tests/conformance_seeds.rs.
@@ -54,6 +54,8 @@ def apply(t, op, args):
         return torch.view_as_real(t)
     if op == "view_as_complex":
         return torch.view_as_complex(t)
+    if op == "view_dtype":
+        return t.view(getattr(torch, args["dtype"]))
     if op == "transpose":
         return t.transpose(args["dim0"], args["dim1"])
     if op == "narrow":
@@ -69,11 +71,15 @@ def record(t, base, op, args):
             "values": [enc(v) for v in t.resolve_conj().resolve_neg().reshape(-1).tolist()]}
 
 
-def chain(dtype, shape, steps, write=None):
-    base = base_of(dtype, shape)
+def chain(dtype, shape, steps, write=None, data=None):
+    case = {"id": f"value_views-{len(CASES) + 1:05d}", "base_dtype": dname(dtype), "base_shape": shape}
+    if data is not None:
+        base = torch.tensor(data, dtype=dtype).reshape(shape)
+        case["base_data"] = [enc(v) for v in base.reshape(-1).tolist()]
+    else:
+        base = base_of(dtype, shape)
     t = base
     recs = []
-    case = {"id": f"complex_views-{len(CASES) + 1:05d}", "base_dtype": dname(dtype), "base_shape": shape}
     for op, args in steps:
         try:
             t = apply(t, op, args)
@@ -89,6 +95,44 @@ def chain(dtype, shape, steps, write=None):
         case["write"] = {"op": op, "value": enc(value)}
         case["base_after"] = [enc(v) for v in base.reshape(-1).tolist()]
     CASES.append(case)
+
+
+DTYPES = ["bool", "uint8", "int8", "int16", "uint16", "float16", "bfloat16", "int32", "uint32",
+          "float32", "int64", "uint64", "float64", "complex64", "complex128"]
+
+
+def bits_data(dtype, n):
+    """Values whose bytes vary (no NaN payloads: those are not compared bit for bit)."""
+    if dtype == torch.bool:
+        return [i % 3 == 0 for i in range(n)]
+    if dtype.is_complex:
+        return [complex(i * 0.75 - 1, 2.5 - i) for i in range(n)]
+    if dtype.is_floating_point:
+        return [(i * 1.375 - 3.0) * (1 if i % 2 else 1000.5) for i in range(n)]
+    info = torch.iinfo(dtype)
+    return [(i * 7919 + 13) % (info.max // 2) for i in range(n)]
+
+
+def view_dtypes(tr):
+    """view(dtype) between every pair of dtypes, through layouts, with writes."""
+    for src in DTYPES:
+        sdt = getattr(torch, src)
+        for dst in DTYPES:
+            step = ("view_dtype", {"dtype": dst})
+            for shape, pre in [([2, 4], []), ([4, 2], [tr]), ([3, 8], [("narrow", {"dim": 1, "start": 2, "length": 4})]),
+                               ([3, 8], [("narrow", {"dim": 1, "start": 1, "length": 4})]), ([], []),
+                               ([2, 6], [("narrow", {"dim": 1, "start": 0, "length": 3})])]:
+                n = math.prod(shape)
+                chain(sdt, shape, pre + [step], data=bits_data(sdt, n))
+    for src, dst, w in [("float32", "int32", ("bitwise_xor_", -2147483648)), ("int32", "float32", ("mul_", 2.0)),
+                        ("float64", "int16", ("add_", 1)), ("int16", "int64", ("fill_", 7)),
+                        ("complex64", "float64", ("mul_", -1.0)), ("float32", "complex64", ("mul_", 1j)),
+                        ("uint8", "bool", ("fill_", True)), ("float32", "float64", ("fill_", 0.5))]:
+        sdt = getattr(torch, src)
+        for shape, pre in [([2, 4], []), ([3, 8], [("narrow", {"dim": 1, "start": 2, "length": 4})])]:
+            chain(sdt, shape, pre + [("view_dtype", {"dtype": dst})], write=w, data=bits_data(sdt, math.prod(shape)))
+    chain(torch.complex64, [2], [("conj", {}), ("view_dtype", {"dtype": "float64"})])
+    chain(torch.complex64, [2], [("conj", {}), ("imag", {}), ("view_dtype", {"dtype": "float32"})])
 
 
 def main(out_dir):
@@ -135,7 +179,8 @@ def main(out_dir):
     for dt in [torch.int32, torch.bfloat16]:
         chain(dt, [3, 2], [("view_as_complex", {})])
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "complex_views.jsonl"), "w") as f:
+    view_dtypes(tr)
+    with open(os.path.join(out_dir, "value_views.jsonl"), "w") as f:
         for c in CASES:
             f.write(json.dumps(c) + "\n")
     print(f"{len(CASES)} cases", file=sys.stderr)
