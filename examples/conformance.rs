@@ -32,6 +32,8 @@ use std::sync::Once;
 mod devices;
 #[path = "conformance/memory_format.rs"]
 mod memory_format;
+#[path = "conformance/shell_dtypes.rs"]
+mod shell_dtypes;
 #[path = "conformance/value_views.rs"]
 mod value_views;
 
@@ -1576,6 +1578,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "memory_format" => memory_format::run_memory_format(case),
         "devices" => devices::run_devices(case),
         "value_views" => value_views::run_value_views(case),
+        "shell_dtypes" => shell_dtypes::run_shell_dtypes(case),
         other => harness(format!("no runner for file kind '{other}'")),
     }));
     IN_CASE.with(|c| c.set(false));

@@ -229,11 +229,16 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
             });
         }
     }
+    let common = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
+    if common.is_float8() {
+        if let Some(r) = crate::ops::float8::binary(op, &a, &b, common, &shape) {
+            return r;
+        }
+    }
     let sig = typing::binary(op, a.operand_type(), b.operand_type(), default_dtype())?;
     check_scalar_value(op, sig.compute, &b)?;
     let (compute, a) = widen_half_complex(op, sig.compute, a);
     let (_, b) = widen_half_complex(op, sig.compute, b);
-    let common = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
     let strides = result_strides(&shape, &[(&a, common), (&b, common)]);
     with_store(|s| {
         let na = operand_node(s, &a, compute, &shape)?;
@@ -249,6 +254,11 @@ fn op_name(op: BinaryOp) -> String {
 
 pub(crate) fn unary_op(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
     t.check_size()?;
+    if t.dtype().is_float8() {
+        if let Some(r) = crate::ops::float8::unary(t, op) {
+            return r;
+        }
+    }
     let sig = typing::unary(op, t.dtype(), default_dtype())?;
     let shape = t.shape();
     let strides = result_strides(

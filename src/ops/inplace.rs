@@ -95,6 +95,15 @@ impl Tensor {
                 Ok(())
             });
         }
+        if self.dtype().is_float8() {
+            // the float8 kernels (`mul_`) compute as the out-of-place op, then write
+            let common = result_type(&[me.operand_type(), other.operand_type()], default_dtype())?;
+            if let Some(r) = crate::ops::float8::binary(op, &me, &other, common, &shape) {
+                typing::inplace(r.as_ref().map_or(common, Tensor::dtype), self.dtype())?;
+                self.check_destination(src)?;
+                return self.copy_(&r?);
+            }
+        }
         let sig =
             typing::binary_inplace(op, me.operand_type(), other.operand_type(), default_dtype())?;
         check_scalar_value(op, sig.compute, &other)?;

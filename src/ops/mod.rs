@@ -3,6 +3,7 @@
 pub mod binary_ext;
 pub mod creation;
 pub mod elementwise;
+pub mod float8;
 pub mod index_assign;
 pub mod indexing;
 pub mod inplace;

@@ -53,6 +53,14 @@ impl Tensor {
 
     /// [`Tensor::unary_inplace`] of a [`UnaryOp`].
     pub(crate) fn unary_op_inplace(&self, op: UnaryOp) -> Result<()> {
+        if self.dtype().is_float8() {
+            if let Some(r) = crate::ops::float8::unary(self, op) {
+                let r = r?;
+                typing::inplace(r.dtype(), self.dtype())?;
+                self.check_destination(None)?;
+                return self.copy_(&r);
+            }
+        }
         let sig = typing::unary(op, self.dtype(), default_dtype())?;
         self.unary_inplace(sig, Op::Unary(op))
     }
@@ -312,6 +320,150 @@ unary_fns! {
 }
 
 unary_fns_inplace! {
+    /// In-place [`Tensor::neg`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1.5f32, -2.0], &[2]).unwrap();
+    /// t.neg_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![-1.5, 2.0]);
+    /// ```
+    neg_ => Neg;
+    /// In-place [`Tensor::abs`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.5f32, 2.0], &[2]).unwrap();
+    /// t.abs_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![1.5, 2.0]);
+    /// ```
+    abs_ => Abs;
+    /// In-place [`Tensor::exp`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f64], &[1]).unwrap();
+    /// t.exp_().unwrap();
+    /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![1.0]);
+    /// ```
+    exp_ => Exp;
+    /// In-place [`Tensor::log`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f64, std::f64::consts::E], &[2]).unwrap();
+    /// t.log_().unwrap();
+    /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![0.0, 1.0]);
+    /// ```
+    log_ => Log;
+    /// In-place [`Tensor::sqrt`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![4.0f32, 9.0], &[2]).unwrap();
+    /// t.sqrt_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![2.0, 3.0]);
+    /// ```
+    sqrt_ => Sqrt;
+    /// In-place [`Tensor::rsqrt`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![4.0f32, 0.25], &[2]).unwrap();
+    /// t.rsqrt_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.5, 2.0]);
+    /// ```
+    rsqrt_ => Rsqrt;
+    /// In-place [`Tensor::sin`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f64], &[1]).unwrap();
+    /// t.sin_().unwrap();
+    /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![0.0]);
+    /// ```
+    sin_ => Sin;
+    /// In-place [`Tensor::cos`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f64], &[1]).unwrap();
+    /// t.cos_().unwrap();
+    /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![1.0]);
+    /// ```
+    cos_ => Cos;
+    /// In-place [`Tensor::tanh`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();
+    /// t.tanh_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0]);
+    /// ```
+    tanh_ => Tanh;
+    /// In-place [`Tensor::sigmoid`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();
+    /// t.sigmoid_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.5]);
+    /// ```
+    sigmoid_ => Sigmoid;
+    /// In-place [`Tensor::relu`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1i32, 3], &[2]).unwrap();
+    /// t.relu_().unwrap();
+    /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, 3]);
+    /// ```
+    relu_ => Relu;
+    /// In-place [`Tensor::floor`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.5f32, 2.5], &[2]).unwrap();
+    /// t.floor_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![-2.0, 2.0]);
+    /// ```
+    floor_ => Floor;
+    /// In-place [`Tensor::ceil`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.5f32, 2.5], &[2]).unwrap();
+    /// t.ceil_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![-1.0, 3.0]);
+    /// ```
+    ceil_ => Ceil;
+    /// In-place [`Tensor::round`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![0.5f32, 1.5], &[2]).unwrap();
+    /// t.round_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0, 2.0]);
+    /// ```
+    round_ => Round;
+    /// In-place [`Tensor::trunc`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![-1.5f32, 2.5], &[2]).unwrap();
+    /// t.trunc_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![-1.0, 2.0]);
+    /// ```
+    trunc_ => Trunc;
+    /// In-place [`Tensor::reciprocal`] (the result must cast back to this dtype).
+    ///
+    /// ```
+    /// use lazyfuse::Tensor;
+    /// let t = Tensor::from_vec(vec![2.0f32, -4.0], &[2]).unwrap();
+    /// t.reciprocal_().unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.5, -0.25]);
+    /// ```
+    reciprocal_ => Reciprocal;
     /// In-place [`Tensor::sgn`].
     ///
     /// ```
