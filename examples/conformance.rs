@@ -351,6 +351,10 @@ fn tensor_from_vals_on_cpu(dtype: DType, shape: &[usize], vals: &Vals) -> R<Tens
             v.iter().map(|&(re, im)| Complex::new(re, im)).collect(),
             shape,
         ),
+        // the parts are half values, exact in complex64
+        (DType::C32 | DType::BC32, Vals::Complex(_)) => {
+            return Ok(tensor_from_vals_on_cpu(DType::C64, shape, vals)?.to_dtype(dtype)?)
+        }
         _ => return harness(format!("cannot build an input tensor of dtype {dtype}")),
     };
     Ok(t?)
@@ -394,6 +398,8 @@ fn read_vals(t: &Tensor) -> R<Vals> {
                 .map(|c| (c.re, c.im))
                 .collect(),
         ),
+        // (each half part widens exactly)
+        DType::C32 | DType::BC32 => read_vals(&t.to_dtype(DType::C64)?)?,
         other => return harness(format!("the runner cannot read elements of dtype {other}")),
     })
 }

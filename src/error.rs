@@ -87,7 +87,7 @@ impl Error {
     /// ```
     /// use lazyfuse::{DType, Tensor};
     /// let t = Tensor::zeros(&[1], DType::F32);
-    /// assert!(t.to_dtype(DType::C32).unwrap_err().is_unsupported()); // a gap of lazyfuse
+    /// assert!(t.to_device("mps").unwrap_err().is_unsupported()); // a gap of lazyfuse
     /// let b = Tensor::zeros(&[1], DType::Bool);
     /// assert!(!b.sub(&b).unwrap_err().is_unsupported()); // PyTorch refuses it too
     /// ```

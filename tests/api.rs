@@ -419,3 +419,55 @@ fn devices_parse_print_and_refuse_what_lazyfuse_cannot_run() {
     assert_eq!((t.device(), t.get_device()), (Device::CPU, -1));
     assert!(t.to_device("cpu:0").unwrap().shares_storage(&t));
 }
+
+/// complex32 (`chalf`) as PyTorch 2.15's CPU: storage, views, casts, and the
+/// arithmetic it has kernels for, computed through complex64 and rounded to half
+/// parts (values from PyTorch).
+#[test]
+fn complex32_computes_what_pytorch_computes() {
+    use lazyfuse::Complex;
+    lazyfuse::set_verify(true);
+    let c64 = |t: &Tensor| -> Vec<(f32, f32)> {
+        let v = t
+            .to_dtype(DType::C64)
+            .unwrap()
+            .to_vec::<Complex<f32>>()
+            .unwrap();
+        v.iter().map(|c| (c.re, c.im)).collect()
+    };
+    let h = Tensor::from_vec(vec![1.0f32, 2.5], &[2])
+        .unwrap()
+        .to_dtype(DType::F16)
+        .unwrap();
+    let r = h.add(lazyfuse::Scalar::Complex(0.0, 1.0)).unwrap();
+    assert_eq!(
+        (r.dtype(), c64(&r)),
+        (DType::C32, vec![(1.0, 1.0), (2.5, 1.0)])
+    );
+    let c = Tensor::from_vec(
+        vec![Complex::new(1.0f32, 2.0), Complex::new(3.0, -1.0)],
+        &[2],
+    )
+    .unwrap()
+    .to_dtype(DType::C32)
+    .unwrap();
+    assert_eq!(c64(&c.mul(&c).unwrap()), vec![(-3.0, 4.0), (8.0, -6.0)]);
+    assert_eq!(c64(&c.sub(&h).unwrap()), vec![(0.0, 2.0), (0.5, -1.0)]);
+    // the number is rounded to half parts first, the product rounded once
+    assert_eq!(
+        c64(&c.mul(1000.3).unwrap()),
+        vec![(1000.5, 2001.0), (3002.0, -1000.5)]
+    );
+    assert_eq!(Tensor::cat(&[&c, &c], 0).unwrap().dtype(), DType::C32);
+    let z = Tensor::zeros(&[2, 2], DType::C32);
+    z.fill_(lazyfuse::Scalar::Complex(1.0, 1.0)).unwrap();
+    assert_eq!(
+        c64(&z.t().unwrap().contiguous().unwrap()),
+        vec![(1.0, 1.0); 4]
+    );
+    assert_eq!(c.abs().unwrap().dtype(), DType::F16);
+    // what PyTorch refuses stays refused
+    let e = c.div(&c).unwrap_err().to_string();
+    assert_eq!(e, "\"div_cpu\" not implemented for 'ComplexHalf'");
+    assert!(c.exp().is_err());
+}

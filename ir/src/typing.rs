@@ -165,6 +165,9 @@ fn check_binary_kernel(
         // PyTorch compares in complex32/bcomplex32; the facade does it exactly in
         // complex64 after rounding host scalars to the half type's parts.
         Eq | Ne if matches!(compute, DType::C32 | DType::BC32) => return Ok(()),
+        // complex32 add/sub/mul: c10's complex<Half> computes through complex<float>,
+        // and so does the facade
+        Add | Sub | Mul if compute == DType::C32 => return Ok(()),
         _ => {}
     }
     check_binary_kernel_ext(op, compute)
@@ -330,6 +333,10 @@ pub fn unary(op: UnaryOp, dtype: DType, default_float: DType) -> Result<Signatur
         _ => Signature::same(dtype),
     };
     half_complex_unary(op, sig.compute)?;
+    // complex32 neg, abs and isnan: computed through complex64 by the facade
+    if sig.compute == DType::C32 && matches!(op, Neg | Abs | IsNan) {
+        return Ok(sig);
+    }
     computable(sig.compute)?;
     Ok(sig)
 }
@@ -612,7 +619,8 @@ pub fn matmul_nd(a: DType, a_ndim: usize, b: DType, b_ndim: usize) -> Result<DTy
 /// ```
 pub fn where_(a: OperandType, b: OperandType, default_float: DType) -> Result<DType> {
     let common = result_type(&[a, b], default_float)?;
-    if !common.is_float8() {
+    // a selection moves float8 codes and complex32 values without arithmetic
+    if !common.is_float8() && common != DType::C32 {
         computable(common)?;
     }
     Ok(common)
@@ -854,6 +862,10 @@ fn unary_issue5(op: UnaryOp, dtype: DType, default_float: DType) -> Option<Resul
         },
         _ => return None,
     };
+    // complex32 predicates: computed exactly through complex64 by the facade
+    if dtype == DType::C32 && matches!(op, IsInf | IsFinite | IsReal) {
+        return Some(Ok(sig));
+    }
     Some(computable(sig.compute).map(|()| sig))
 }
 
@@ -1666,9 +1678,12 @@ mod tests {
     #[test]
     fn storage_only_dtypes_are_unsupported_not_refused() {
         let c = OperandType::wrapped(DType::C128);
-        let err = binary(BinaryOp::Add, t(DType::F16), c, DType::F32).unwrap_err();
-        assert!(err.is_unsupported());
-        // ...unless PyTorch refuses the op for that dtype itself.
+        // complex32 add is computed (through complex64, by the facade)
+        let sig = binary(BinaryOp::Add, t(DType::F16), c, DType::F32).unwrap();
+        assert_eq!(sig.compute, DType::C32);
+        let err = binary(BinaryOp::Remainder, t(DType::F16), c, DType::F32).unwrap_err();
+        assert!(!err.is_unsupported()); // PyTorch's own refusal
+                                        // ...unless PyTorch refuses the op for that dtype itself.
         let err = binary(BinaryOp::Atan2, t(DType::F16), c, DType::F32).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -237,6 +237,9 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
     }
     let sig = typing::binary(op, a.operand_type(), b.operand_type(), default_dtype())?;
     check_scalar_value(op, sig.compute, &b)?;
+    if sig.compute == DType::C32 {
+        return crate::ops::complex32::binary(op, &a, &b, sig, &shape);
+    }
     let (compute, a) = widen_half_complex(op, sig.compute, a);
     let (_, b) = widen_half_complex(op, sig.compute, b);
     let strides = result_strides(&shape, &[(&a, common), (&b, common)]);
@@ -260,6 +263,9 @@ pub(crate) fn unary_op(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
         }
     }
     let sig = typing::unary(op, t.dtype(), default_dtype())?;
+    if sig.compute == DType::C32 {
+        return crate::ops::complex32::unary(t, op, sig);
+    }
     let shape = t.shape();
     let strides = result_strides(
         &shape,
@@ -758,11 +764,20 @@ impl Tensor {
         // the values are converted to the result's dtype; the condition stays bool
         let c = Operand::Tensor(cond);
         let strides = result_strides(&shape, &[(&c, DType::Bool), (&a, dtype), (&b, dtype)]);
+        // complex32 values are selected as complex64 ones (exactly: they round back)
+        let select = if dtype == DType::C32 {
+            DType::C64
+        } else {
+            dtype
+        };
         with_store(|s| {
             let nc = cond.node_as(s, DType::Bool, &shape)?;
             let na = operand_node(s, &a, dtype, &shape)?;
+            let na = s.cast_node(na, select);
             let nb = operand_node(s, &b, dtype, &shape)?;
-            let node = s.add(Op::Where, dtype, shape, &[nc, na, nb]);
+            let nb = s.cast_node(nb, select);
+            let node = s.add(Op::Where, select, shape, &[nc, na, nb]);
+            let node = s.cast_node(node, dtype);
             Ok(Tensor::from_node_strided(s, node, strides))
         })
     }
@@ -810,8 +825,7 @@ impl Tensor {
     /// The float8 dtypes convert both ways, always through `float32` (c10's `Float8_*`
     /// types only convert to and from `float`): encoding rounds to nearest even, and
     /// overflow gives NaN (`e4m3fn`, the `fnuz` formats) or infinity (`e5m2`).
-    /// `complex32` and `bcomplex32` are not conversion targets (an error whose
-    /// `is_unsupported()` is true).
+    /// `complex32` and `bcomplex32` round each part to the half type.
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
@@ -824,13 +838,6 @@ impl Tensor {
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
-        }
-        if matches!(dtype, DType::C32 | DType::BC32) {
-            return Err(IrError::Unsupported(format!(
-                "conversion from {} to {dtype}",
-                self.dtype()
-            ))
-            .into());
         }
         // `preserve_format`, as PyTorch's `to`
         let layout = &self.0.layout;

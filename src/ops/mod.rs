@@ -1,6 +1,7 @@
 //! The op methods of `Tensor`, one file per family.
 
 pub mod binary_ext;
+pub mod complex32;
 pub mod creation;
 pub mod elementwise;
 pub mod float8;

@@ -192,6 +192,23 @@ pub(crate) fn build(to: DType, n: usize, get: impl Fn(usize) -> Value) -> Result
                 })
                 .collect(),
         ),
+        // complex32/bcomplex32: each part rounded to the half type, as c10's
+        // complex<Half>(complex<float>) does; stored as (re, im) little-endian pairs
+        DType::C32 | DType::BC32 => Buffer::Raw {
+            dtype: to,
+            bytes: (0..n)
+                .flat_map(|i| {
+                    let v = get(i);
+                    let (re, im) = (v.to_f32(), v.imag() as f32);
+                    let part = |x: f32| match to {
+                        DType::C32 => f16::from_f32(x).to_le_bytes(),
+                        _ => bf16::from_f32(x).to_le_bytes(),
+                    };
+                    let (r, m) = (part(re), part(im));
+                    [r[0], r[1], m[0], m[1]]
+                })
+                .collect(),
+        },
         other => match float8::Format::of(other) {
             Some(format) => Buffer::Raw {
                 dtype: other,
@@ -230,6 +247,20 @@ pub(crate) fn cast(x: &Buffer, to: DType) -> Result<Buffer> {
         Buffer::F64(v) => from(v, to),
         Buffer::C64(v) => from(v, to),
         Buffer::C128(v) => from(v, to),
+        Buffer::Raw { dtype, bytes } if matches!(dtype, DType::C32 | DType::BC32) => {
+            // two half parts per element; each widens exactly
+            let half = |b: &[u8]| -> f64 {
+                let bits = [b[0], b[1]];
+                match dtype {
+                    DType::C32 => f16::from_le_bytes(bits).to_f64(),
+                    _ => bf16::from_le_bytes(bits).to_f64(),
+                }
+            };
+            build(to, bytes.len() / 4, |i| {
+                let e = &bytes[4 * i..4 * i + 4];
+                Value::Complex(half(&e[..2]), half(&e[2..]))
+            })
+        }
         Buffer::Raw { dtype, bytes } => match float8::Format::of(*dtype) {
             // one byte per element; every code is exactly an f32
             Some(format) => build(to, bytes.len(), |i| {
@@ -354,10 +385,24 @@ mod tests {
     }
 
     #[test]
-    fn half_complex_stays_unsupported() {
-        let c32 = raw(DType::C32, &[0; 4]);
-        assert!(matches!(cast(&c32, DType::F32), Err(Error::Unsupported(_))));
-        let x = Buffer::from_vec(vec![1.0f32]);
-        assert!(matches!(cast(&x, DType::BC32), Err(Error::Unsupported(_))));
+    fn half_complex_parts_round_and_widen() {
+        let x = Buffer::from_vec(vec![Complex::new(1.0f32 + 1e-4, -2.0)]);
+        let c32 = cast(&x, DType::C32).unwrap();
+        // 1 + 1e-4 rounds to 1.0 in float16; the parts are little-endian halves
+        assert_eq!(bytes(&c32), &[0x00, 0x3c, 0x00, 0xc0]);
+        let back = cast(&c32, DType::C64).unwrap();
+        assert_eq!(
+            back.as_slice::<Complex<f32>>().unwrap(),
+            &[Complex::new(1.0, -2.0)]
+        );
+        let bc = cast(&x, DType::BC32).unwrap();
+        assert_eq!(bytes(&bc), &[0x80, 0x3f, 0x00, 0xc0]);
+        assert_eq!(
+            cast(&raw(DType::C32, &[0, 0x3c, 0, 0]), DType::F32)
+                .unwrap()
+                .as_slice::<f32>()
+                .unwrap(),
+            &[1.0]
+        );
     }
 }
