@@ -471,3 +471,47 @@ fn complex32_computes_what_pytorch_computes() {
     assert_eq!(e, "\"div_cpu\" not implemented for 'ComplexHalf'");
     assert!(c.exp().is_err());
 }
+
+/// float4_e2m1fn_x2 as PyTorch 2.15: a storage dtype (two 4-bit floats per byte)
+/// that parses and prints, is made by `zeros` or by viewing bytes, moves through
+/// views, `cat`, `contiguous` and indexing, and converts to and computes nothing.
+#[test]
+fn float4_is_storage_as_in_pytorch() {
+    lazyfuse::set_verify(true);
+    let d: DType = "float4_e2m1fn_x2".parse().unwrap();
+    assert_eq!(
+        (d.to_string(), d.torch_name(), d.itemsize()),
+        ("float4_e2m1fn_x2".into(), "Float4_e2m1fn_x2", 1)
+    );
+    assert!(d.is_floating_point() && d.is_signed());
+    let bytes = |t: &Tensor| t.view_dtype(DType::U8).unwrap().to_vec::<u8>().unwrap();
+    assert_eq!(bytes(&Tensor::zeros(&[2], d)), vec![0, 0]);
+    let v = Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2])
+        .unwrap()
+        .view_dtype(d)
+        .unwrap();
+    assert_eq!(
+        bytes(&v.t().unwrap().contiguous().unwrap()),
+        vec![1, 3, 2, 4]
+    );
+    assert_eq!(
+        bytes(&Tensor::cat(&[&v, &v], 0).unwrap()),
+        vec![1, 2, 3, 4, 1, 2, 3, 4]
+    );
+    let row = v
+        .index_select(0, &Tensor::from_vec(vec![1i64], &[1]).unwrap())
+        .unwrap();
+    assert_eq!(bytes(&row), vec![3, 4]);
+    // PyTorch's refusals
+    assert_eq!(
+        v.to_dtype(DType::F32).unwrap_err().to_string(),
+        "\"copy_kernel\" not implemented for 'Float4_e2m1fn_x2'"
+    );
+    assert!(Tensor::ones(&[1], DType::F32).to_dtype(d).is_err());
+    assert!(v.add(&v).is_err() && !v.add(&v).unwrap_err().is_unsupported());
+    assert_eq!(
+        v.fill_(0).unwrap_err().to_string(),
+        "\"fill_out\" not implemented for 'Float4_e2m1fn_x2'"
+    );
+    assert!(lazyfuse::promote_types(d, DType::F32).is_err());
+}

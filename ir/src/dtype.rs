@@ -45,9 +45,10 @@ pub enum DType {
     F32,
     /// `float64`
     F64,
-    /// `complex32`: two `float16` parts; a promotion result only, no kernels.
+    /// `complex32`: two `float16` parts; computed through `complex64` where PyTorch has
+    /// a kernel.
     C32,
-    /// `bcomplex32`: two `bfloat16` parts; a promotion result only, no kernels.
+    /// `bcomplex32`: two `bfloat16` parts; storage and casts.
     BC32,
     /// `complex64`: two `float32` parts
     C64,
@@ -63,6 +64,9 @@ pub enum DType {
     F8E5M2FNUZ,
     /// `float8_e8m0fnu` (storage only)
     F8E8M0FNU,
+    /// `float4_e2m1fn_x2`: two 4-bit floats packed in a byte (storage and views only;
+    /// PyTorch 2.15 converts it to nothing)
+    F4E2M1FNX2,
 }
 
 /// The promotion category of a dtype or a scalar: bool < integer < floating < complex.
@@ -80,7 +84,7 @@ pub enum Category {
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 22] = [
+    pub const ALL: [DType; 23] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -103,6 +107,7 @@ impl DType {
         DType::F8E4M3FNUZ,
         DType::F8E5M2FNUZ,
         DType::F8E8M0FNU,
+        DType::F4E2M1FNX2,
     ];
 
     /// The PyTorch Python name (`torch.float32` → `"float32"`).
@@ -130,6 +135,7 @@ impl DType {
             DType::F8E4M3FNUZ => "float8_e4m3fnuz",
             DType::F8E5M2FNUZ => "float8_e5m2fnuz",
             DType::F8E8M0FNU => "float8_e8m0fnu",
+            DType::F4E2M1FNX2 => "float4_e2m1fn_x2",
         }
     }
 
@@ -158,6 +164,7 @@ impl DType {
             DType::F8E4M3FNUZ => "Float8_e4m3fnuz",
             DType::F8E5M2FNUZ => "Float8_e5m2fnuz",
             DType::F8E8M0FNU => "Float8_e8m0fnu",
+            DType::F4E2M1FNX2 => "Float4_e2m1fn_x2",
         }
     }
 
@@ -169,7 +176,8 @@ impl DType {
             | DType::F8E5M2
             | DType::F8E4M3FNUZ
             | DType::F8E5M2FNUZ
-            | DType::F8E8M0FNU => 1,
+            | DType::F8E8M0FNU
+            | DType::F4E2M1FNX2 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 | DType::C32 | DType::BC32 => 4,
             DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
@@ -227,6 +235,7 @@ impl DType {
                 | DType::F8E4M3FNUZ
                 | DType::F8E5M2FNUZ
                 | DType::F8E8M0FNU
+                | DType::F4E2M1FNX2
         )
     }
 

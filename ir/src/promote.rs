@@ -131,6 +131,17 @@ pub fn promote_types(a: DType, b: DType) -> Result<DType> {
             ),
         ));
     }
+    if a == DType::F4E2M1FNX2 || b == DType::F4E2M1FNX2 {
+        // (PyTorch's table has no row for it and fails an internal assert)
+        return Err(Error::invalid(
+            "promote_types",
+            format!(
+                "Promotion for Float4 Types is not supported, attempted to promote {} and {}",
+                a.torch_name(),
+                b.torch_name()
+            ),
+        ));
+    }
     if a.is_wide_unsigned() || b.is_wide_unsigned() {
         // PyTorch has no table entries for these: a real float wins, everything else
         // (other integers, bool, complex) is refused.

@@ -306,12 +306,12 @@ pub fn cheap_binary(op: BinaryOp) -> bool {
 }
 
 /// Whether a dtype may appear in a loop kernel's arithmetic (float8 only in loads,
-/// stores and casts; complex never).
+/// stores and casts; complex and float4 never).
 fn arith_dtype(d: DType) -> bool {
     !d.is_complex()
         && !d.is_float8()
         && d.size_in_bytes() > 0
-        && !matches!(d.as_str(), "complex32" | "bcomplex32")
+        && !matches!(d, DType::C32 | DType::BC32 | DType::F4E2M1FNX2)
 }
 
 impl<'g> Planner<'g> {
@@ -1239,6 +1239,13 @@ impl Builder {
         a.uses_from(self.n_parallel())
     }
 
+    /// Whether a reduction dim is empty: then even a read the reduction loops do not
+    /// index stays inside them (an outer read would run, and read an operand that is
+    /// broadcast along the empty dim, from an empty buffer).
+    fn empty_reduction(&self) -> bool {
+        self.red.as_ref().is_some_and(|r| r.contains(&0))
+    }
+
     /// Adds (or finds) an expression; its stage follows from its operands.
     pub(crate) fn emit(
         &mut self,
@@ -1294,7 +1301,7 @@ impl Builder {
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
         let p = self.readable_param(ctx, buf)?;
-        let stage = if self.is_inner(&idx) {
+        let stage = if self.is_inner(&idx) || (phase.is_some() && self.empty_reduction()) {
             Stage::Inner(phase.ok_or_else(|| Fail::Error("inner load outside a phase".into()))?)
         } else {
             Stage::Outer(0)
@@ -1505,7 +1512,7 @@ impl Builder {
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
         crate::work::add(1);
-        let inner = coords.iter().any(|c| self.is_inner(c));
+        let inner = coords.iter().any(|c| self.is_inner(c)) || self.empty_reduction();
         let key_phase = if inner { phase } else { None };
         let key = (n, coords.to_vec(), key_phase);
         if let Some(&e) = self.memo.get(&key) {
@@ -1637,7 +1644,7 @@ impl Builder {
                 let here = self.roots.contains(&p);
                 if !here && (matches!(pnode.op, Op::Input(_)) || ctx.materialized.contains_key(&p))
                 {
-                    let k = phase.filter(|_| self.is_inner(&f));
+                    let k = phase.filter(|_| self.is_inner(&f) || self.empty_reduction());
                     let v = self.load(ctx, ctx.buf_of[&p], f, k)?;
                     return Ok(v);
                 }

@@ -134,6 +134,9 @@ impl Tensor {
     /// ```
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
+        if self.dtype() == DType::F4E2M1FNX2 {
+            return Err(IrError::not_implemented("fill_out", DType::F4E2M1FNX2).into());
+        }
         check_fill_value(value, self.dtype())?;
         with_store(|s| {
             let v = s.add(Op::Full(value), self.dtype(), self.shape(), &[]);

@@ -209,6 +209,19 @@ pub(crate) fn build(to: DType, n: usize, get: impl Fn(usize) -> Value) -> Result
                 })
                 .collect(),
         },
+        // float4 has no conversions in PyTorch: only its zero (the bytes of `zeros`)
+        DType::F4E2M1FNX2 => {
+            if (0..n).any(|i| get(i).truthy()) {
+                return Err(Error::Unsupported(
+                    "values other than zero in float4_e2m1fn_x2 (PyTorch converts nothing to it)"
+                        .into(),
+                ));
+            }
+            Buffer::Raw {
+                dtype: to,
+                bytes: vec![0; n],
+            }
+        }
         other => match float8::Format::of(other) {
             Some(format) => Buffer::Raw {
                 dtype: other,
