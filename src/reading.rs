@@ -111,7 +111,7 @@ impl Reading {
         };
         // the write in the reinterpreted bytes, then those bytes as the storage's dtype
         let b = store.graph.node(base);
-        let (dtype, shape, n) = (b.dtype, b.shape.clone(), b.numel());
+        let (dtype, shape) = (b.dtype, b.shape.clone());
         // (bool bytes are written as bytes: the other bytes keep their values, which
         // reading them as bool would turn into 0 and 1)
         let (as_dtype, value) = if as_dtype == DType::Bool {
@@ -127,18 +127,9 @@ impl Reading {
         let written = plain.write_values(store, space, layout, value);
         let m =
             store.graph.node(written).numel() * as_dtype.size_in_bytes() / dtype.size_in_bytes();
-        let mut back = store.add(Op::Bitcast, dtype, vec![m], &[written]);
-        if m < n {
-            // the bytes past the last whole element stay as they were
-            let flat = store.view_node(base, &Layout::contiguous(&[n]));
-            let tail = Layout {
-                shape: vec![n - m],
-                strides: vec![1],
-                offset: m,
-            };
-            let tail = store.view_node(flat, &tail);
-            back = store.add(Op::Cat { axis: 0 }, dtype, vec![n], &[back, tail]);
-        }
+        let back = store.add(Op::Bitcast, dtype, vec![m], &[written]);
+        // the bytes past the last whole element stay as they were
+        let back = with_tail_of(store, back, base);
         store.view_node(back, &Layout::contiguous(&shape))
     }
 
@@ -174,17 +165,8 @@ impl Reading {
                 vec![k],
                 &[complex, value],
             );
-            let mut floats = parts_of(store, written);
-            if n % 2 == 1 {
-                let flat = store.view_node(base, &Layout::contiguous(&[n]));
-                let last = Layout {
-                    shape: vec![1],
-                    strides: vec![1],
-                    offset: n - 1,
-                };
-                let last = store.view_node(flat, &last);
-                floats = store.add(Op::Cat { axis: 0 }, base_dtype, vec![n], &[floats, last]);
-            }
+            let floats = parts_of(store, written);
+            let floats = with_tail_of(store, floats, base);
             return store.view_node(floats, &Layout::contiguous(&base_shape));
         }
         if !self.parts {
@@ -203,23 +185,32 @@ impl Reading {
             vec![2 * n],
             &[floats, value],
         );
-        let part = |store: &mut Store, offset: usize| {
-            let l = Layout {
-                shape: vec![n],
-                strides: vec![2],
-                offset,
-            };
-            store.view_node(written, &l)
-        };
-        let (re, im) = (part(store, 0), part(store, 1));
-        let complex = store.add(
-            Op::Binary(BinaryOp::ComplexOf),
-            base_dtype,
-            vec![n],
-            &[re, im],
-        );
+        let complex = pairs_of(store, written);
         store.view_node(complex, &Layout::contiguous(&base_shape))
     }
+}
+
+/// `head` (the first elements of `base`'s flat storage, rewritten) followed by the
+/// rest of `base` as it was: the elements past the last whole element of another
+/// dtype (an odd last float, the last bytes of a `view(dtype)`), which no view of it
+/// addresses.
+fn with_tail_of(store: &mut Store, head: NodeId, base: NodeId) -> NodeId {
+    let (m, n, dtype) = (
+        store.graph.node(head).numel(),
+        store.graph.node(base).numel(),
+        store.graph.node(base).dtype,
+    );
+    if m >= n {
+        return head;
+    }
+    let flat = store.view_node(base, &Layout::contiguous(&[n]));
+    let tail = Layout {
+        shape: vec![n - m],
+        strides: vec![1],
+        offset: m,
+    };
+    let tail = store.view_node(flat, &tail);
+    store.add(Op::Cat { axis: 0 }, dtype, vec![n], &[head, tail])
 }
 
 /// A node's bytes as a flat vector of `dtype` (the whole elements of it they hold).
