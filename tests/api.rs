@@ -470,6 +470,20 @@ fn complex32_computes_what_pytorch_computes() {
     let e = c.div(&c).unwrap_err().to_string();
     assert_eq!(e, "\"div_cpu\" not implemented for 'ComplexHalf'");
     assert!(c.exp().is_err());
+    // where selects half-complex values, bcomplex32 included (bfloat16 with a
+    // complex number promotes to it)
+    let cond = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    let b = h.to_dtype(DType::BF16).unwrap();
+    let w = Tensor::where_cond(&cond, &b, lazyfuse::Scalar::Complex(1.0, 2.0)).unwrap();
+    assert_eq!(
+        (w.dtype(), c64(&w)),
+        (DType::BC32, vec![(1.0, 0.0), (1.0, 2.0)])
+    );
+    let w = Tensor::where_cond(&cond, &c, &h).unwrap();
+    assert_eq!(
+        (w.dtype(), c64(&w)),
+        (DType::C32, vec![(1.0, 2.0), (2.5, 0.0)])
+    );
 }
 
 /// float4_e2m1fn_x2 as PyTorch 2.15: a storage dtype (two 4-bit floats per byte)

@@ -34,4 +34,5 @@ fn conformance_corpus() {
         summary.unsupported,
         summary.extended.len()
     );
+    assert_eq!(summary.unsupported, 0, "every corpus case is supported");
 }

@@ -621,8 +621,8 @@ pub fn matmul_nd(a: DType, a_ndim: usize, b: DType, b_ndim: usize) -> Result<DTy
 /// ```
 pub fn where_(a: OperandType, b: OperandType, default_float: DType) -> Result<DType> {
     let common = result_type(&[a, b], default_float)?;
-    // a selection moves float8 codes and complex32 values without arithmetic
-    if !common.is_float8() && common != DType::C32 {
+    // a selection moves float8 codes and half-complex values without arithmetic
+    if !common.is_float8() && !matches!(common, DType::C32 | DType::BC32) {
         computable(common)?;
     }
     Ok(common)

@@ -764,8 +764,8 @@ impl Tensor {
         // the values are converted to the result's dtype; the condition stays bool
         let c = Operand::Tensor(cond);
         let strides = result_strides(&shape, &[(&c, DType::Bool), (&a, dtype), (&b, dtype)]);
-        // complex32 values are selected as complex64 ones (exactly: they round back)
-        let select = if dtype == DType::C32 {
+        // half-complex values are selected as complex64 ones (exactly: they round back)
+        let select = if matches!(dtype, DType::C32 | DType::BC32) {
             DType::C64
         } else {
             dtype
