@@ -30,6 +30,8 @@ use std::sync::Once;
 
 #[path = "conformance/devices.rs"]
 mod devices;
+#[path = "conformance/gradients.rs"]
+mod gradients;
 #[path = "conformance/memory_format.rs"]
 mod memory_format;
 #[path = "conformance/shell_dtypes.rs"]
@@ -1583,6 +1585,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "views" => run_views(case),
         "memory_format" => memory_format::run_memory_format(case),
         "devices" => devices::run_devices(case),
+        "gradients" => gradients::run_gradients(case),
         "value_views" => value_views::run_value_views(case),
         "shell_dtypes" => shell_dtypes::run_shell_dtypes(case),
         other => harness(format!("no runner for file kind '{other}'")),

@@ -18,6 +18,7 @@
 //! `lazyfuse-runtime` (buffers, executors and the reference interpreter).
 #![deny(missing_docs)]
 
+pub mod autograd;
 mod backend;
 mod cuda_check;
 mod device;
@@ -33,6 +34,7 @@ mod realize_cache;
 mod store;
 mod tensor;
 
+pub use autograd::{is_grad_enabled, no_grad, set_grad_enabled};
 pub use backend::{
     cpu_backend, last_realize_stats, math_mode, set_cpu_backend, set_math_mode, CpuBackend,
     RealizeStats,
@@ -57,7 +59,7 @@ pub use ops::activation::GeluApproximate;
 pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
 pub use realize_all::realize_all;
-pub use store::{live_graph_nodes, set_dump_ir, set_passes, set_verify};
+pub use store::{live_grad_records, live_graph_nodes, set_dump_ir, set_passes, set_verify};
 pub use tensor::Tensor;
 
 use std::sync::atomic::{AtomicU8, Ordering};

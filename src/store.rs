@@ -8,6 +8,7 @@
 //! locked, so a `Drop` never has to take the store's lock (no re-entrancy, no
 //! deadlock), and the graph stays bounded in a build-and-realize loop.
 
+use crate::autograd::record::{differentiable, Custom, GradRecord, LeafCell, Records, Rule};
 use crate::error::{Error, Result};
 use crate::Device;
 use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
@@ -39,16 +40,22 @@ pub(crate) struct Store {
     /// Inputs whose buffers a realize in flight took (donated, see [`Store::plan`]):
     /// a plan that reads one waits until that realize is installed or abandoned.
     in_flight: HashSet<InputId>,
+    /// The gradient history of the nodes that require grad (see `autograd::record`).
+    pub(crate) records: Records,
 }
 
 static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
+    let mut graph = Graph::new();
+    // records are keyed by node: they go when their node goes
+    graph.log_removals();
     Mutex::new(Store {
-        graph: Graph::new(),
+        graph,
         buffers: HashMap::new(),
         device_arrays: HashMap::new(),
         cuda_nodes: HashMap::new(),
         next_input: 0,
         in_flight: HashSet::new(),
+        records: Records::default(),
     })
 });
 
@@ -84,6 +91,25 @@ pub(crate) fn with_store<R>(f: impl FnOnce(&mut Store) -> R) -> R {
 /// ```
 pub fn live_graph_nodes() -> usize {
     with_store(|s| s.graph.len())
+}
+
+/// Number of graph nodes whose gradient history autograd keeps (after applying
+/// queued releases).
+///
+/// A diagnostic: a training loop that keeps no output of an earlier step alive sees
+/// this stay bounded.
+///
+/// ```
+/// use lazyfuse::{DType, Tensor};
+/// let w = Tensor::ones(&[2], DType::F32).requires_grad_(true).unwrap();
+/// let before = lazyfuse::live_grad_records();
+/// let loss = w.mul(2.0).unwrap().sum(&[], false).unwrap();
+/// assert!(lazyfuse::live_grad_records() > before);
+/// drop(loss);
+/// assert_eq!(lazyfuse::live_grad_records(), before);
+/// ```
+pub fn live_grad_records() -> usize {
+    with_store(|s| s.records.len())
 }
 
 /// Whether `LAZYFUSE_DUMP_IR` (or [`set_dump_ir`]) asks for IR dumps.
@@ -158,13 +184,36 @@ pub fn set_verify(on: bool) {
 }
 
 impl Store {
-    /// Adds a node (see [`Graph::add`]).
+    /// Adds a node (see [`Graph::add`]), with gradient history when its inputs have
+    /// some (see `autograd::record`).
     pub(crate) fn add(
         &mut self,
         op: Op,
         dtype: DType,
         shape: Vec<usize>,
         inputs: &[NodeId],
+    ) -> NodeId {
+        self.add_node(op, dtype, shape, inputs, true)
+    }
+
+    /// Adds a node without gradient history, whatever its inputs have.
+    pub(crate) fn add_unrecorded(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        shape: Vec<usize>,
+        inputs: &[NodeId],
+    ) -> NodeId {
+        self.add_node(op, dtype, shape, inputs, false)
+    }
+
+    fn add_node(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        shape: Vec<usize>,
+        inputs: &[NodeId],
+        history: bool,
     ) -> NodeId {
         let id = self.graph.add(op, dtype, shape, inputs);
         // A CPU-only program never fills the table: nothing to look up.
@@ -179,7 +228,115 @@ impl Store {
                 panic!("lazyfuse bug: the graph builder broke an invariant: {broken}");
             }
         }
+        // Gradient history, in one place for every op (see `autograd::record`).
+        if history
+            && !self.records.is_empty()
+            && differentiable(dtype)
+            && inputs.iter().any(|&i| self.records.contains(i))
+            && crate::autograd::is_grad_enabled()
+        {
+            let op = self.graph.node(id).op.clone();
+            let sources = match op {
+                Op::Binary(_) => self.promoted_sources(inputs),
+                _ => Vec::new(),
+            };
+            self.record(id, Rule::Op(op), inputs.to_vec());
+            if !sources.is_empty() {
+                for &n in &sources {
+                    self.graph.pin(n);
+                }
+                if let Some(r) = self.records.get_mut(id) {
+                    r.sources = sources;
+                }
+            }
+        }
         id
+    }
+
+    /// Records `node`'s history (replacing one it had), pinning its inputs.
+    pub(crate) fn record(&mut self, node: NodeId, rule: Rule, inputs: Vec<NodeId>) {
+        for &i in &inputs {
+            self.graph.pin(i);
+        }
+        let record = GradRecord {
+            rule,
+            inputs,
+            sources: Vec::new(),
+        };
+        if let Some(old) = self.records.insert(node, record) {
+            for i in old.inputs.into_iter().chain(old.sources) {
+                self.unpin(i);
+            }
+        }
+    }
+
+    /// The values a binary node's inputs had before a float-to-float promotion (a
+    /// `cast`, or a broadcast `view` of one, which is read from the uncast value);
+    /// empty when no input was promoted.
+    fn promoted_sources(&mut self, inputs: &[NodeId]) -> Vec<NodeId> {
+        let float = |d: DType| d.is_floating_point();
+        let uncast = |g: &Graph, n: NodeId| -> Option<NodeId> {
+            let node = g.node(n);
+            match (&node.op, g.inputs(n)) {
+                (Op::Cast, &[o]) if float(node.dtype) && float(g.node(o).dtype) => Some(o),
+                _ => None,
+            }
+        };
+        let mut sources = Vec::with_capacity(inputs.len());
+        let mut any = false;
+        for &i in inputs {
+            let source = if let Some(o) = uncast(&self.graph, i) {
+                Some(o)
+            } else if let (Op::View(layout), &[c]) = (&self.graph.node(i).op, self.graph.inputs(i))
+            {
+                let layout = layout.clone();
+                uncast(&self.graph, c).map(|o| {
+                    let dtype = self.graph.node(o).dtype;
+                    let shape = layout.shape.clone();
+                    self.add_node(Op::View(layout), dtype, shape, &[o], false)
+                })
+            } else {
+                None
+            };
+            any |= source.is_some();
+            sources.push(source.unwrap_or(i));
+        }
+        if any {
+            sources
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Gives `node` the derivative of the API op that built it (see
+    /// `autograd::rules::custom`), when it has history.
+    pub(crate) fn custom_rule(&mut self, node: NodeId, custom: Custom, inputs: Vec<NodeId>) {
+        if self.records.contains(node) {
+            self.record(node, Rule::Custom(custom), inputs);
+        }
+    }
+
+    /// A fresh identity view of `base` whose gradient goes to the leaf `cell`: one
+    /// per read of a leaf, so that no two reads share a node (see
+    /// `autograd::record`).
+    pub(crate) fn leaf_anchor(&mut self, base: NodeId, cell: &Arc<LeafCell>) -> NodeId {
+        let n = self.graph.node(base);
+        let (dtype, shape) = (n.dtype, n.shape.clone());
+        let layout = Layout::contiguous(&shape);
+        let id = self.add_unrecorded(Op::View(layout), dtype, shape, &[base]);
+        self.record(id, Rule::Leaf(Arc::clone(cell)), Vec::new());
+        id
+    }
+
+    /// `base` cut from its gradient history: a fresh identity view without a record
+    /// when `base` has one (a detached read), else `base` itself.
+    pub(crate) fn cut_history(&mut self, base: NodeId) -> NodeId {
+        if !self.records.contains(base) {
+            return base;
+        }
+        let n = self.graph.node(base);
+        let (dtype, shape) = (n.dtype, n.shape.clone());
+        self.add_unrecorded(Op::View(Layout::contiguous(&shape)), dtype, shape, &[base])
     }
 
     /// Adds an input node holding `buffer`.
@@ -247,8 +404,23 @@ impl Store {
     }
 
     fn unpin(&mut self, node: NodeId) {
-        for freed in self.graph.unpin(node) {
-            self.free(freed);
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            for freed in self.graph.unpin(n) {
+                self.free(freed);
+            }
+            self.drop_records(&mut stack);
+        }
+    }
+
+    /// Drops the records of the nodes the graph collected, putting their pinned
+    /// inputs on `stack` to unpin.
+    fn drop_records(&mut self, stack: &mut Vec<NodeId>) {
+        for gone in self.graph.take_removed() {
+            if let Some(record) = self.records.remove(gone) {
+                stack.extend(record.inputs);
+                stack.extend(record.sources);
+            }
         }
     }
 
@@ -527,6 +699,11 @@ impl Store {
             };
             for freed in self.graph.replace_with_input(target, id) {
                 self.free(freed);
+            }
+            let mut released = Vec::new();
+            self.drop_records(&mut released);
+            for n in released {
+                self.unpin(n);
             }
         }
         self.abandon(plan);

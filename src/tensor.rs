@@ -4,6 +4,7 @@
 //! until [`Tensor::realize`] or a read such as [`Tensor::to_vec`]. A clone is a second
 //! name for the same tensor (it aliases the same storage), like a second Python name.
 
+use crate::autograd::record::GradLink;
 use crate::error::{Error, Result};
 use crate::reading::Reading;
 use crate::store::{with_store, Storage, Store};
@@ -11,7 +12,7 @@ use crate::{default_dtype, Device};
 use lazyfuse_ir::{DType, Layout, NodeId, Op, Scalar};
 use lazyfuse_runtime::{Buffer, Element};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A lazy tensor: dtype, shape and layout are known at once; values are computed on
 /// [`Tensor::realize`] or a read.
@@ -32,6 +33,9 @@ pub(crate) struct TensorImpl {
     pub(crate) dtype: DType,
     /// How the elements come from the storage (see `reading`).
     pub(crate) reading: Reading,
+    /// How reads of it join gradient history (see `autograd::record`); a leaf
+    /// changes it in place (`requires_grad_`).
+    pub(crate) link: Mutex<GradLink>,
 }
 
 impl Tensor {
@@ -44,6 +48,7 @@ impl Tensor {
             layout,
             dtype,
             reading: Reading::DIRECT,
+            link: Mutex::default(),
         }))
     }
 
@@ -88,6 +93,7 @@ impl Tensor {
             layout,
             dtype,
             reading: Reading::DIRECT,
+            link: Mutex::default(),
         }))
     }
 
@@ -103,13 +109,23 @@ impl Tensor {
             layout,
             dtype,
             reading,
+            link: Mutex::new(self.link().of_view()),
         }))
+    }
+
+    /// How this handle joins gradient history.
+    pub(crate) fn link(&self) -> GradLink {
+        self.0
+            .link
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The node of this view's elements read through `layout` (in this view's
     /// element space) from the storage's current version.
     pub(crate) fn read_through(&self, store: &mut Store, layout: &Layout) -> NodeId {
-        let base = self.0.storage.node();
+        let base = crate::autograd::history_base(self, store);
         self.0.reading.read(store, base, layout, self.0.dtype)
     }
 
@@ -948,7 +964,7 @@ fn largest_finite(dtype: DType) -> f64 {
 }
 
 /// The C++ element type PyTorch names in conversion errors.
-fn c_type_name(dtype: DType) -> &'static str {
+pub(crate) fn c_type_name(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "bool",
         DType::U8 => "uint8_t",

@@ -16,7 +16,7 @@ fn conformance_corpus() {
     lazyfuse::set_verify(true);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance");
     let summary = runner::run_dir(&dir);
-    assert_eq!(summary.files.len(), 6, "expected the six corpus files");
+    assert_eq!(summary.files.len(), 7, "expected the seven corpus files");
     for f in &summary.files {
         assert!(
             f.passed + f.failed + f.unsupported > 0,

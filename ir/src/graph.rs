@@ -83,12 +83,41 @@ pub struct Graph {
     /// Nodes visited by collection and replacement since the graph was made: a
     /// measure of bookkeeping work that tests bound (see [`Graph::work`]).
     work: u64,
+    /// The nodes collection removed since the last [`Graph::take_removed`], kept only
+    /// after [`Graph::log_removals`] asked (an owner with side tables keyed by node
+    /// drops their entries before the ids are reused).
+    removed: Option<Vec<NodeId>>,
 }
 
 impl Graph {
     /// An empty graph.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Starts keeping the ids of removed nodes for [`Graph::take_removed`].
+    ///
+    /// ```
+    /// use lazyfuse_ir::{DType, Graph, Op, Scalar};
+    /// let mut g = Graph::new();
+    /// g.log_removals();
+    /// let a = g.add(Op::Full(Scalar::Int(1)), DType::I64, vec![2], &[]);
+    /// g.pin(a);
+    /// g.unpin(a);
+    /// assert_eq!(g.take_removed(), vec![a]);
+    /// assert!(g.take_removed().is_empty());
+    /// ```
+    pub fn log_removals(&mut self) {
+        self.removed.get_or_insert_with(Vec::new);
+    }
+
+    /// The nodes removed since the last call (empty unless [`Graph::log_removals`]
+    /// asked): their ids may be given to new nodes from now on.
+    pub fn take_removed(&mut self) -> Vec<NodeId> {
+        self.removed
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Number of live nodes.
@@ -209,6 +238,9 @@ impl Graph {
                 continue;
             }
             if let Some(removed) = self.graph.remove_node(n.0) {
+                if let Some(log) = &mut self.removed {
+                    log.push(n);
+                }
                 for p in &removed.inputs {
                     self.graph[p.0].consumers -= 1;
                 }

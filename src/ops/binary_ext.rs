@@ -455,6 +455,7 @@ impl Tensor {
     /// Writes a computed value (any shape that broadcasts to this one, any dtype) into
     /// this view, converted to its dtype. The caller has made PyTorch's checks.
     fn assign(&self, result: &Tensor) -> Result<()> {
+        crate::autograd::check_inplace(self)?;
         if result.device() != self.device() {
             // A result computed on another device (a zero-dim CPU destination with
             // CUDA operands): PyTorch refuses to write it in place too.
@@ -566,6 +567,7 @@ impl Tensor {
         let typed: Vec<(&Operand, DType)> = operands.iter().map(|o| (o, dtype)).collect();
         let strides = result_strides(&shape, &typed);
         with_store(|s| {
+            // differentiated as the `maximum` and `minimum` it is (ties split)
             let mut node = this.node_as(s, dtype, &shape)?;
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                 if let Some(b) = bound {

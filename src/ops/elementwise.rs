@@ -6,6 +6,7 @@
 //! already cast and expanded. Value checks PyTorch makes on host scalars (integer
 //! division by a zero scalar, integer powers with a negative scalar) happen here too.
 
+use crate::autograd::record::Custom;
 use crate::default_dtype;
 use crate::error::Result;
 use crate::memory_format;
@@ -807,13 +808,19 @@ impl Tensor {
         let shape = self.shape();
         let strides = result_strides(&shape, &[(&Operand::Tensor(self), dtype)]);
         with_store(|s| {
-            let mut node = self.node_as(s, dtype, &shape)?;
+            let x = self.node_as(s, dtype, &shape)?;
+            let mut node = x;
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                 if let Some(v) = bound {
                     let b = operand_node(s, &Operand::Scalar(v), dtype, &shape)?;
                     node = s.add(Op::Binary(op), dtype, shape.clone(), &[node, b]);
                 }
             }
+            let custom = Custom::Clamp {
+                min: min.map(Scalar::to_f64),
+                max: max.map(Scalar::to_f64),
+            };
+            s.custom_rule(node, custom, vec![x]);
             Ok(Tensor::from_node_strided(s, node, strides))
         })
     }

@@ -878,9 +878,7 @@ impl Tensor {
         with_store(|s| {
             let full = s.add(Op::Full(value), self.dtype(), out.clone(), &[]);
             s.set_device(full, self.device());
-            if numel(&kept.shape) == 0 {
-                return Ok(Tensor::from_node(s, full));
-            }
+            // an empty kept part is still written: the result's history reaches self
             let inner = self.read_through(s, &kept);
             let node = s.add(Op::WriteView(target), self.dtype(), out, &[full, inner]);
             Ok(Tensor::from_node(s, node))

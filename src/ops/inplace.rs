@@ -58,6 +58,7 @@ impl Tensor {
     }
 
     pub(crate) fn check_destination(&self, src: Option<&Tensor>) -> Result<()> {
+        crate::autograd::check_inplace(self)?;
         if self.0.layout.has_internal_overlap() {
             return Err(IrError::InternalOverlap.into());
         }
@@ -138,6 +139,7 @@ impl Tensor {
             return Err(IrError::not_implemented("fill_out", DType::F4E2M1FNX2).into());
         }
         check_fill_value(value, self.dtype())?;
+        crate::autograd::check_inplace(self)?;
         with_store(|s| {
             let v = s.add(Op::Full(value), self.dtype(), self.shape(), &[]);
             self.write(s, v);

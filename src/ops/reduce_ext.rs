@@ -7,6 +7,7 @@
 //! reduces every dim. Dtype rules and refusals are PyTorch's (`lazyfuse_ir::typing`).
 
 use super::reduce::{empty_full_reduction, reduced_shape};
+use crate::autograd::record::Custom;
 use crate::error::Result;
 use crate::store::with_store;
 use crate::tensor::Tensor;
@@ -215,6 +216,19 @@ impl Tensor {
         };
         let values = self.reduce(name, op, &[dim], keepdim)?;
         let indices = self.arg_node(arg, axis, keepdim)?;
+        // the gradient goes to the returned index, not to every tie
+        with_store(|s| {
+            let v = values.0.storage.node();
+            if s.records.contains(v) {
+                let x = self.node(s);
+                let custom = Custom::ArgExtreme {
+                    op: arg,
+                    axis,
+                    keepdim,
+                };
+                s.custom_rule(v, custom, vec![x]);
+            }
+        });
         Ok((values, indices))
     }
 

@@ -1,0 +1,179 @@
+//! What autograd remembers of the recorded graph: one [`GradRecord`] per node that
+//! requires grad, kept by the store beside the graph, and the [`GradLink`] by which
+//! a tensor handle joins that history.
+//!
+//! # Why records beside the graph
+//! A realize replaces a node by an input holding its value and releases the node's
+//! producers; the graph forgets how the value was made. Backward needs exactly
+//! that, so a record keeps the node's rule (its op, as recorded) and its inputs,
+//! and pins those inputs: the forward graph lives as long as something that
+//! requires grad still reads it, as PyTorch's `grad_fn` chain does. When the graph
+//! collects a node, the store drops its record and unpins the record's inputs in
+//! turn (`Store::unpin`).
+//!
+//! # Recording
+//! `Store::add` records a node when this thread's grad mode is on, the node's
+//! dtype is floating or complex, and one of its inputs has a record. A leaf starts
+//! the chain: reading a tensor whose link is a leaf makes an *anchor*, a fresh
+//! identity view of the storage whose record sends its gradient to the leaf's
+//! `.grad`. Each read has its own anchor, so two equal leaves never share a node.
+
+use crate::tensor::Tensor;
+use lazyfuse_ir::{ArgReduceOp, DType, Layout, NodeId, Op};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How a tensor handle takes part in autograd.
+#[derive(Clone, Default)]
+pub(crate) enum GradLink {
+    /// Its history is its storage's node: requires grad when that node has a record.
+    #[default]
+    Follow,
+    /// Cut from history (`detach`): reads of it carry no gradient.
+    Detached,
+    /// A leaf that requires grad (`owner`), or a view of one.
+    Leaf {
+        /// the leaf's state, shared by the leaf and its views
+        cell: Arc<LeafCell>,
+        /// true for the leaf itself, false for views made from it
+        owner: bool,
+    },
+}
+
+impl GradLink {
+    /// The link of a view made from a tensor with this link.
+    pub(crate) fn of_view(&self) -> GradLink {
+        match self {
+            GradLink::Leaf { cell, .. } => GradLink::Leaf {
+                cell: Arc::clone(cell),
+                owner: false,
+            },
+            other => other.clone(),
+        }
+    }
+}
+
+/// A leaf's state: whether it requires grad, its accumulated `.grad`, and the
+/// layout by which it reads its storage (its gradient is the storage's, read
+/// through it).
+pub(crate) struct LeafCell {
+    pub(crate) requires_grad: AtomicBool,
+    pub(crate) grad: Mutex<Option<Tensor>>,
+    pub(crate) layout: Layout,
+}
+
+impl LeafCell {
+    pub(crate) fn new(layout: Layout, requires_grad: bool) -> Arc<LeafCell> {
+        Arc::new(LeafCell {
+            requires_grad: AtomicBool::new(requires_grad),
+            grad: Mutex::new(None),
+            layout,
+        })
+    }
+
+    pub(crate) fn requires_grad(&self) -> bool {
+        self.requires_grad.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn grad(&self) -> Option<Tensor> {
+        self.grad.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set_grad(&self, grad: Option<Tensor>) {
+        *self.grad.lock().unwrap_or_else(|p| p.into_inner()) = grad;
+    }
+}
+
+/// How a recorded node passes its gradient to its inputs.
+#[derive(Clone)]
+pub(crate) enum Rule {
+    /// by the derivative of its op (`autograd::rules`)
+    Op(Op),
+    /// it is a leaf's anchor: the gradient goes to the leaf
+    Leaf(Arc<LeafCell>),
+    /// by the derivative of the API op that built it, where the op's nodes would
+    /// differentiate otherwise (ties of `maximum` split the gradient; `clamp`'s pass
+    /// it)
+    Custom(Custom),
+}
+
+/// API ops whose derivative is not the chain rule over their nodes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Custom {
+    /// `clamp` with number bounds: input `[x]` in the output's shape and dtype; the
+    /// gradient passes strictly inside the bounds (tensor bounds differentiate as
+    /// the `maximum` and `minimum` they are, ties split).
+    Clamp {
+        /// the lower bound
+        min: Option<f64>,
+        /// the upper bound
+        max: Option<f64>,
+    },
+    /// the values of `max(dim)`/`min(dim)`: input `[x]`; the gradient goes to the
+    /// index the op returns.
+    ArgExtreme {
+        /// which extreme
+        op: ArgReduceOp,
+        /// the reduced dim
+        axis: usize,
+        /// whether the output kept it
+        keepdim: bool,
+    },
+}
+
+/// One node's history.
+pub(crate) struct GradRecord {
+    pub(crate) rule: Rule,
+    /// The node's inputs when it was made, each pinned by the record.
+    pub(crate) inputs: Vec<NodeId>,
+    /// For a binary node whose inputs were promoted from other float dtypes, the
+    /// values before promotion (pinned; empty when they are the inputs): PyTorch's
+    /// formulas compute on the tensors the op was given, and a product of two
+    /// bfloat16 values rounds where one of two promoted values does not.
+    pub(crate) sources: Vec<NodeId>,
+}
+
+/// The records of the store's graph, by node.
+#[derive(Default)]
+pub(crate) struct Records {
+    map: HashMap<NodeId, GradRecord>,
+}
+
+impl Records {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub(crate) fn contains(&self, node: NodeId) -> bool {
+        self.map.contains_key(&node)
+    }
+
+    pub(crate) fn get(&self, node: NodeId) -> Option<&GradRecord> {
+        self.map.get(&node)
+    }
+
+    pub(crate) fn get_mut(&mut self, node: NodeId) -> Option<&mut GradRecord> {
+        self.map.get_mut(&node)
+    }
+
+    /// Stores `record` for `node`; returns the record it replaces, whose inputs the
+    /// caller unpins.
+    pub(crate) fn insert(&mut self, node: NodeId, record: GradRecord) -> Option<GradRecord> {
+        self.map.insert(node, record)
+    }
+
+    pub(crate) fn remove(&mut self, node: NodeId) -> Option<GradRecord> {
+        self.map.remove(&node)
+    }
+
+    /// Number of records (a diagnostic for tests of memory per training step).
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Whether a node of `dtype` can carry a gradient.
+pub(crate) fn differentiable(dtype: DType) -> bool {
+    dtype.is_floating_point() || dtype.is_complex()
+}

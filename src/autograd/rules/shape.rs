@@ -1,0 +1,221 @@
+//! Derivatives of the ops that move elements: views, in-place writes (PyTorch's
+//! `CopySlices`), `cat`, `flip`, the indexing ops and `matmul`.
+
+use super::{zeros_like, Ctx};
+use crate::error::Result;
+use crate::tensor::Tensor;
+use lazyfuse_ir::{DType, Error as IrError, Layout, ScatterReduce};
+
+/// `t`'s elements read through `layout`, a layout over the row-major elements of a
+/// tensor of `t`'s shape.
+pub(crate) fn strided_read(t: &Tensor, layout: &Layout) -> Result<Tensor> {
+    if layout.shape == t.shape() && layout.is_identity_of(t.numel()) {
+        return Ok(t.clone());
+    }
+    let t = t.contiguous()?;
+    t.as_strided(
+        &layout.shape,
+        &layout.strides,
+        t.storage_offset() + layout.offset,
+    )
+}
+
+/// Whether no two elements of `layout` address one position (a sufficient test:
+/// sorted by stride, each dim steps past everything the smaller ones reach).
+fn non_overlapping(layout: &Layout) -> bool {
+    let mut dims: Vec<(isize, usize)> = layout
+        .strides
+        .iter()
+        .zip(&layout.shape)
+        .filter(|(_, &n)| n > 1)
+        .map(|(&s, &n)| (s, n))
+        .collect();
+    dims.sort_by_key(|&(s, _)| s.unsigned_abs());
+    let mut reach: usize = 0;
+    for (s, n) in dims {
+        if s.unsigned_abs() <= reach {
+            return false;
+        }
+        reach += s.unsigned_abs() * (n - 1);
+    }
+    true
+}
+
+/// The gradient of a view of `x` through `layout`: summed over broadcast dims,
+/// then written back where the view reads (a scatter-add where it reads a position
+/// more than once, as `unfold` does).
+pub(super) fn view(layout: &Layout, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let (x, g) = (c.x(0), c.grad);
+    Ok(vec![c.when(0, || {
+        let shape: Vec<isize> = x.shape().iter().map(|&n| n as isize).collect();
+        if layout.is_identity_of(x.numel()) {
+            return g.reshape(&shape);
+        }
+        let mut layout = layout.clone();
+        let broadcast: Vec<isize> = (0..layout.shape.len())
+            .filter(|&d| layout.strides[d] == 0 && layout.shape[d] > 1)
+            .map(|d| d as isize)
+            .collect();
+        let g = if broadcast.is_empty() {
+            g.clone()
+        } else {
+            for &d in &broadcast {
+                layout.shape[d as usize] = 1;
+            }
+            g.sum(&broadcast, true)?
+        };
+        let zeros = zeros_like(x)?;
+        if non_overlapping(&layout) {
+            let region = zeros.as_strided(&layout.shape, &layout.strides, layout.offset)?;
+            region.copy_(&g)?;
+            return Ok(zeros);
+        }
+        let n = x.numel();
+        let positions = Tensor::arange_on(0.0, n as f64, 1.0, DType::I64, x.device())?
+            .as_strided(&layout.shape, &layout.strides, layout.offset)?
+            .reshape(&[-1])?;
+        zeros
+            .reshape(&[-1])?
+            .scatter_add(0, &positions, &g.reshape(&[-1])?)?
+            .reshape(&shape)
+    })?])
+}
+
+/// The gradients of a write of `value` into `base` through `layout`: the base's
+/// is the output's with the written region zeroed, the value's is that region.
+pub(super) fn write_view(layout: &Layout, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let g = c.grad;
+    Ok(vec![
+        c.when(0, || {
+            let kept = g.clone_in(crate::MemoryFormat::Contiguous)?;
+            kept.as_strided(&layout.shape, &layout.strides, layout.offset)?
+                .fill_(0.0)?;
+            Ok(kept)
+        })?,
+        c.when(1, || strided_read(g, layout))?,
+    ])
+}
+
+/// The gradients of a batched `[b, m, k] @ [b, k, n]`.
+pub(super) fn matmul(c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let (a, b, g) = (c.x(0), c.x(1), c.grad);
+    Ok(vec![
+        c.when(0, || g.matmul(&b.transpose(1, 2)?))?,
+        c.when(1, || a.transpose(1, 2)?.matmul(g))?,
+    ])
+}
+
+/// The gradients of `cat` along `axis`: the slices of the output's.
+pub(super) fn cat(axis: usize, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let mut offset = 0usize;
+    let mut out = Vec::with_capacity(c.inputs.len());
+    for (i, x) in c.inputs.iter().enumerate() {
+        let len = x.shape().get(axis).copied().unwrap_or(0);
+        let start = offset as isize;
+        out.push(c.when(i, || c.grad.narrow(axis as isize, start, len))?);
+        offset += len;
+    }
+    Ok(out)
+}
+
+/// The gradient of `flip`: the flipped gradient.
+pub(super) fn flip(axes: &[usize], c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let dims: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+    Ok(vec![c.when(0, || c.grad.flip(&dims))?])
+}
+
+/// The gradient of `gather`: the output's added back at the gathered positions.
+pub(super) fn gather(axis: usize, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let (x, index, g) = (c.x(0), c.x(1), c.grad);
+    Ok(vec![
+        c.when(0, || zeros_like(x)?.scatter_add(axis as isize, index, g))?,
+        None,
+    ])
+}
+
+/// The gradient of `index_select`: the output's added back at the selected rows.
+pub(super) fn index_select(axis: usize, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let (x, index, g) = (c.x(0), c.x(1), c.grad);
+    Ok(vec![
+        c.when(0, || {
+            if x.ndim() == 0 {
+                return g.reshape(&[]);
+            }
+            zeros_like(x)?.index_add(axis as isize, index, g, 1)
+        })?,
+        None,
+    ])
+}
+
+/// The gradient of `take`: the output's added back at the taken positions of the
+/// flattened input.
+pub(super) fn take(c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+    let (x, index, g) = (c.x(0), c.x(1), c.grad);
+    Ok(vec![
+        c.when(0, || {
+            let n = x.numel() as i64;
+            let flat = index.reshape(&[-1])?;
+            let wrapped = Tensor::where_cond(&flat.lt(0)?, &flat.add(n)?, &flat)?;
+            let shape: Vec<isize> = x.shape().iter().map(|&s| s as isize).collect();
+            zeros_like(x)?
+                .reshape(&[-1])?
+                .index_add(0, &wrapped, &g.reshape(&[-1])?, 1)?
+                .reshape(&shape)
+        })?,
+        None,
+    ])
+}
+
+/// The gradients of `scatter` and `scatter_reduce` (sum and mean).
+pub(super) fn scatter(
+    axis: usize,
+    reduce: Option<ScatterReduce>,
+    include_self: bool,
+    c: &Ctx,
+) -> Result<Vec<Option<Tensor>>> {
+    let (index, src, g) = (c.x(1), c.x(2), c.grad);
+    let d = axis as isize;
+    let (gx, gs) = match reduce {
+        None | Some(ScatterReduce::Sum) => {
+            let overwritten = reduce.is_none() || !include_self;
+            (
+                c.when(0, || {
+                    if overwritten {
+                        g.scatter_value(d, index, 0.0)
+                    } else {
+                        Ok(g.clone())
+                    }
+                })?,
+                c.when(2, || g.gather(d, index))?,
+            )
+        }
+        Some(ScatterReduce::Mean) => {
+            let start = if include_self {
+                g.ones_like(None)?
+            } else {
+                g.zeros_like(None)?
+            };
+            let n = start.scatter_add(d, index, &src.ones_like(None)?)?;
+            let n = n.masked_fill(&n.eq(0.0)?, 1.0)?;
+            (
+                c.when(0, || {
+                    let share = g.div(&n)?;
+                    if include_self {
+                        Ok(share)
+                    } else {
+                        share.scatter_value(d, index, 0.0)
+                    }
+                })?,
+                c.when(2, || g.gather(d, index)?.div(&n.gather(d, index)?))?,
+            )
+        }
+        Some(other) => {
+            return Err(IrError::Unsupported(format!(
+                "the derivative of scatter_reduce with reduce=\"{}\"",
+                other.name()
+            ))
+            .into())
+        }
+    };
+    Ok(vec![gx, None, gs])
+}
