@@ -19,7 +19,7 @@ mod random_program;
 mod cases;
 use lazyfuse::CpuBackend;
 use proptest::prelude::*;
-use random_program::{build, observe, source, step, Step};
+use random_program::{build, build_with_grad, observe, source, step, Step};
 use std::sync::Mutex;
 
 static BACKEND: Mutex<()> = Mutex::new(());
@@ -67,8 +67,41 @@ fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCa
     Ok(())
 }
 
+/// What the leaves' gradients of the program print on `backend`.
+fn gradients(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend) -> Vec<String> {
+    lazyfuse::set_cpu_backend(backend);
+    let seen = match build_with_grad(sources, steps) {
+        Ok(grads) => grads
+            .iter()
+            .map(|g| g.as_ref().map_or("None".to_string(), observe))
+            .collect(),
+        Err(e) => vec![e],
+    };
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    seen
+}
+
+fn compare_gradients(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
+    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_verify(true);
+    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
+    let interp = gradients(sources, steps, CpuBackend::Interp);
+    let jit = gradients(sources, steps, CpuBackend::Jit);
+    prop_assert_eq!(interp, jit, "the gradients differ on the JIT");
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases::cases(256)))]
+
+    /// Forward and backward of random programs: the leaves' gradients agree.
+    #[test]
+    fn jit_gradients_agree_with_the_interpreter(
+        sources in proptest::collection::vec(source(), 1..4),
+        steps in proptest::collection::vec(step(), 1..12),
+    ) {
+        compare_gradients(&sources, &steps)?;
+    }
 
     #[test]
     fn jit_agrees_with_the_interpreter(

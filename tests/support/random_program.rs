@@ -293,6 +293,47 @@ pub fn build_on(
     pool
 }
 
+/// [`build`] from leaves that require grad (the float sources; the pool starts from
+/// copies of them, so in-place steps write non-leaves), followed by `backward` of
+/// the sum of every float tensor of the pool that requires grad. Returns the
+/// leaves' gradients (`None` when a leaf got none) or the backward's error text.
+#[allow(dead_code)] // only the gradient differential builds this
+pub fn build_with_grad(
+    sources: &[(usize, usize, u64)],
+    steps: &[Step],
+) -> Result<Vec<Option<Tensor>>, String> {
+    let _guard = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::manual_seed(0x5eed);
+    let mut leaves = Vec::new();
+    let mut pool: Vec<Tensor> = Vec::new();
+    for &s in sources {
+        let t = make_source(s);
+        let d = t.dtype();
+        if d.is_floating_point() && !d.is_float8() {
+            let leaf = t.requires_grad_(true).unwrap();
+            pool.push(leaf.mul(1).unwrap());
+            leaves.push(leaf);
+        } else {
+            pool.push(t);
+        }
+    }
+    for s in steps {
+        apply(&mut pool, s, lazyfuse::Device::CPU);
+    }
+    let mut total: Option<Tensor> = None;
+    for t in pool.iter().filter(|t| t.requires_grad()) {
+        let part = t.to_dtype(DType::F64).unwrap().sum(&[], false).unwrap();
+        total = Some(match total {
+            Some(acc) => acc.add(&part).unwrap(),
+            None => part,
+        });
+    }
+    if let Some(total) = total {
+        total.backward().map_err(|e| e.to_string())?;
+    }
+    Ok(leaves.iter().map(Tensor::grad).collect())
+}
+
 /// The printed value, or the error's text; checks dtype and shape on success.
 pub fn observe(t: &Tensor) -> String {
     let (dtype, shape) = (t.dtype(), t.shape());
