@@ -14,6 +14,24 @@
 //! - `tensor_api`: `requires_grad_`, `backward`, `grad`, `detach`, …;
 //! - `mode`: the thread-local grad mode ([`no_grad`], [`set_grad_enabled`]).
 //!
+//! A training step, as the README shows it:
+//!
+//! ```
+//! use lazyfuse::{DType, Tensor};
+//!
+//! let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+//! let w = Tensor::from_vec(vec![0.5f32, -0.5], &[2, 1])?.requires_grad_(true)?;
+//! for _ in 0..3 {
+//!     let loss = x.matmul(&w)?.tanh()?.square()?.mean(&[], false)?;
+//!     loss.backward()?;                                  // recorded, not run
+//!     lazyfuse::no_grad(|| w.sub_(&w.grad().unwrap().mul(0.1)?))?;
+//!     w.set_grad(None)?;                                 // zero_grad
+//!     lazyfuse::realize_all(&[&w, &loss])?;              // forward + backward + update
+//! }
+//! assert!(w.requires_grad() && w.is_leaf());
+//! # Ok::<(), lazyfuse::Error>(())
+//! ```
+//!
 //! ```
 //! use lazyfuse::{DType, Tensor};
 //! let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap().requires_grad_(true).unwrap();
