@@ -1,4 +1,5 @@
-//! PERF.md's workloads W1–W9 and their plain-Rust baselines, shared by
+//! PERF.md's workloads W1–W9 and their plain-Rust baselines, and the training steps
+//! T1 (an MLP) and T2 (an attention block), shared by
 //! `examples/bench_report.rs` (the table) and `benches/jit.rs` (criterion groups)
 //! through `#[path]`, so that both measure the same thing.
 //!
@@ -43,6 +44,8 @@ pub struct Workload {
     /// the target as a minimum ratio of baseline time / lazyfuse time (or of
     /// GFLOP/s to the reference figure), `None` for absolute targets
     pub min_ratio: Option<f64>,
+    /// the target as a maximum time per run (latencies)
+    pub max_secs: Option<f64>,
 }
 
 /// A deterministic input in [-1, 1).
@@ -140,7 +143,9 @@ impl Sizes {
 }
 
 /// The workload groups, in PERF.md's order.
-pub const GROUPS: [&str; 10] = ["W1", "W2", "W3", "W3b", "W4", "W5", "W6", "W7", "W8", "W9"];
+pub const GROUPS: [&str; 12] = [
+    "W1", "W2", "W3", "W3b", "W4", "W5", "W6", "W7", "W8", "W9", "T1", "T2",
+];
 
 /// The groups `filter` selects: all when it is empty, else those named by one of
 /// its comma-separated, case-insensitive ids (`w3` selects W3 only, `w3b` W3b).
@@ -168,6 +173,8 @@ pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
         "W7" => vec![w7(s.t_side)],
         "W8" => vec![w8(s.n)],
         "W9" => vec![w9()],
+        "T1" => vec![t1_mlp_step()],
+        "T2" => vec![t2_attention_step()],
         _ => Vec::new(),
     }
 }
@@ -216,6 +223,7 @@ pub fn w1(n: usize) -> Workload {
         })),
         target: "≥ 0.6 of floor",
         min_ratio: Some(0.6),
+        max_secs: None,
     }
 }
 
@@ -254,6 +262,7 @@ pub fn w2(side: usize) -> Workload {
         baseline: Some(copy_floor(side * side)),
         target: "≥ 0.8 of floor",
         min_ratio: Some(0.8),
+        max_secs: None,
     }
 }
 
@@ -273,6 +282,7 @@ pub fn w3(n: usize) -> Workload {
         })),
         target: "≥ 0.8 of floor",
         min_ratio: Some(0.8),
+        max_secs: None,
     }
 }
 
@@ -297,6 +307,7 @@ pub fn w3b(side: usize) -> Vec<Workload> {
                 })),
                 target: "≥ 0.8 of floor",
                 min_ratio: Some(0.8),
+                max_secs: None,
             }
         })
         .collect()
@@ -315,6 +326,7 @@ pub fn w4(side: usize) -> Workload {
         baseline: Some(copy_floor(side * side)),
         target: "≥ 0.5 of floor",
         min_ratio: Some(0.5),
+        max_secs: None,
     }
 }
 
@@ -337,6 +349,7 @@ pub fn w5(side: usize) -> Workload {
         baseline: Some(copy_floor(side * side)),
         target: "≥ 0.5 of floor",
         min_ratio: Some(0.5),
+        max_secs: None,
     }
 }
 
@@ -372,6 +385,7 @@ pub fn w6(n: usize, batch: usize, id: &'static str, target: &'static str) -> Wor
         baseline: None,
         target,
         min_ratio: (id == "W6_1024").then_some(0.8),
+        max_secs: None,
     }
 }
 
@@ -399,6 +413,7 @@ pub fn w7(side: usize) -> Workload {
         })),
         target: "≥ 0.5 of copy",
         min_ratio: Some(0.5),
+        max_secs: None,
     }
 }
 
@@ -430,6 +445,7 @@ pub fn w8(n: usize) -> Workload {
         })),
         target: "≥ 0.8 of floor",
         min_ratio: Some(0.8),
+        max_secs: None,
     }
 }
 
@@ -472,5 +488,129 @@ pub fn w9() -> Workload {
         })),
         target: "≤ 5 µs",
         min_ratio: None,
+        max_secs: Some(5e-6),
+    }
+}
+
+/// A deterministic normal-ish weight (sums of uniforms), scaled, as a leaf.
+fn param(shape: &[usize], scale: f32, seed: f32) -> Tensor {
+    let n = shape.iter().product();
+    let v: Vec<f32> = inputs(n, seed).iter().map(|x| x * scale).collect();
+    tensor(v, shape).requires_grad_(true).unwrap()
+}
+
+/// One SGD step over `params` (`p -= lr * p.grad` under `no_grad`, as PyTorch's
+/// `p.sub_(p.grad * lr)`), then the parameters and the loss realized together.
+fn sgd_step(params: &[Tensor], loss: &Tensor, lr: f64) {
+    loss.backward().unwrap();
+    lazyfuse::no_grad(|| {
+        for p in params {
+            let g = p.grad().unwrap();
+            p.sub_(&g.mul(lr).unwrap()).unwrap();
+            p.set_grad(None).unwrap();
+        }
+    });
+    let mut all: Vec<&Tensor> = params.iter().collect();
+    all.push(loss);
+    lazyfuse::realize_all(&all).unwrap();
+}
+
+/// Kernels of the last realize, after one warm-up run of `run`.
+fn kernels_per_step(run: &mut dyn FnMut()) -> usize {
+    run();
+    lazyfuse::last_realize_stats().kernels
+}
+
+/// T1: one SGD step of an MLP 784→256→10 (ReLU), batch 64, cross-entropy loss:
+/// forward, backward and update built and realized per run. PERF.md quotes PyTorch
+/// 2.15 here: eager 1.0–1.1 ms, `torch.compile` 0.65 ms per step.
+pub fn t1_mlp_step() -> Workload {
+    let x = tensor(inputs(64 * 784, 0.3), &[64, 784]);
+    let labels: Vec<i64> = (0..64).map(|i| (i * 7 % 10) as i64).collect();
+    let y = on_device(Tensor::from_vec(labels, &[64, 1]).unwrap());
+    let params = vec![
+        param(&[784, 256], 0.06, 0.1),
+        param(&[256], 0.0, 0.2),
+        param(&[256, 10], 0.1, 0.3),
+        param(&[10], 0.0, 0.4),
+    ];
+    let mut run = move || {
+        let h = x
+            .matmul(&params[0])
+            .unwrap()
+            .add(&params[1])
+            .unwrap()
+            .relu()
+            .unwrap();
+        let logits = h.matmul(&params[2]).unwrap().add(&params[3]).unwrap();
+        let loss = logits
+            .log_softmax(1)
+            .unwrap()
+            .gather(1, &y)
+            .unwrap()
+            .mean(&[], false)
+            .unwrap()
+            .neg()
+            .unwrap();
+        sgd_step(&params, &loss, 0.01);
+    };
+    let kernels = kernels_per_step(&mut run);
+    Workload {
+        id: "T1",
+        what: format!("MLP 784-256-10 b64 SGD step ({kernels} kernels)"),
+        unit: Unit::Latency,
+        run: Box::new(run),
+        baseline: None,
+        target: "< 0.65 ms (torch.compile, PERF.md)",
+        min_ratio: None,
+        max_secs: Some(0.65e-3),
+    }
+}
+
+/// A hand-written layer norm over the last dim (no affine).
+fn layer_norm(x: &Tensor) -> Tensor {
+    let mean = x.mean(&[-1], true).unwrap();
+    let centred = x.sub(&mean).unwrap();
+    let var = centred.mul(&centred).unwrap().mean(&[-1], true).unwrap();
+    centred
+        .mul(&var.add(1e-5).unwrap().rsqrt().unwrap())
+        .unwrap()
+}
+
+/// T2: one SGD step of a one-head attention block with layer norm and a residual
+/// (batch 8, sequence 64, width 64; loss: mean square of the output). PERF.md
+/// quotes PyTorch 2.15 here: eager 1.3–2.2 ms, `torch.compile` 0.84 ms per step.
+pub fn t2_attention_step() -> Workload {
+    let (b, t, d) = (8usize, 64usize, 64usize);
+    let x = tensor(inputs(b * t * d, 0.6), &[b, t, d]);
+    let scale = 1.0 / (d as f64).sqrt();
+    let params: Vec<Tensor> = (0..4)
+        .map(|i| param(&[d, d], 0.12, 0.5 + i as f32 / 10.0))
+        .collect();
+    let mut run = move || {
+        let h = layer_norm(&x);
+        let q = h.matmul(&params[0]).unwrap();
+        let k = h.matmul(&params[1]).unwrap();
+        let v = h.matmul(&params[2]).unwrap();
+        let scores = q
+            .matmul(&k.transpose(1, 2).unwrap())
+            .unwrap()
+            .mul(scale)
+            .unwrap();
+        let attended = scores.softmax(-1).unwrap().matmul(&v).unwrap();
+        let out = attended.matmul(&params[3]).unwrap().add(&x).unwrap();
+        let loss = out.mul(&out).unwrap().mean(&[], false).unwrap();
+        sgd_step(&params, &loss, 0.01);
+    };
+    let kernels = kernels_per_step(&mut run);
+    Workload {
+        id: "T2",
+        what: format!("attention b8 t64 d64 SGD step ({kernels} kernels)"),
+        unit: Unit::Latency,
+        run: Box::new(run),
+        baseline: None,
+        target: "< 0.84 ms (torch.compile, PERF.md)",
+        min_ratio: None,
+        max_secs: Some(0.84e-3),
     }
 }
