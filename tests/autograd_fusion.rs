@@ -12,7 +12,7 @@ use lazyfuse::Tensor;
 
 fn leaf(shape: &[usize], seed: f32) -> Tensor {
     let n: usize = shape.iter().product();
-    let v: Vec<f32> = (0..n).map(|i| ((i as f32 * 0.37 + seed).sin())).collect();
+    let v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37 + seed).sin()).collect();
     Tensor::from_vec(v, shape)
         .unwrap()
         .requires_grad_(true)
