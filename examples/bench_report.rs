@@ -139,7 +139,7 @@ fn main() {
             // long enough alone).
             let batch = match w.unit {
                 Unit::Latency if w.id == "W9" => 200,
-                Unit::Latency => 5,
+                Unit::Latency => 20,
                 _ => 1,
             };
             (w.run)();

@@ -15,9 +15,10 @@
 //! collision costs a miss, never a wrong schedule. A graph with a NaN constant
 //! never compares equal (`NaN != NaN`): it always takes the slow path, correctly.
 //!
-//! Realizes with in-place writes (a `write_view` in the graph: donations depend on
-//! the store's state, not only the structure), IR dumps and the interpreter backend
-//! never use the cache. Realizes on a CUDA device use it too, under their own flags.
+//! Realizes with in-place writes of part of a storage (a `write_view` the passes do
+//! not fold: donations depend on the store's state, not only the structure), IR
+//! dumps and the interpreter backend never use the cache; a write of a whole
+//! storage (an optimizer's update) is its value after the passes, and is cached. Realizes on a CUDA device use it too, under their own flags.
 
 use crate::error::Result;
 use lazyfuse_ir::kernel::{MathMode, Schedule};

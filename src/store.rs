@@ -475,17 +475,26 @@ impl Store {
             );
         }
         let order = self.graph.topo_order(&targets);
+        // The old versions an in-place write may store into (see `donations`):
+        // known before the cache and the passes, which keep those writes.
+        let writes = order
+            .iter()
+            .any(|&n| matches!(self.graph.node(n).op, Op::WriteView(_)));
+        let donatable = if writes {
+            self.donations(&order, &targets)
+        } else {
+            Vec::new()
+        };
         // The realize cache: a structure realized before runs its recorded schedule
         // without the passes' copies (see `crate::realize_cache`). In-place writes
-        // (donations depend on the store's state) and dumps take the full path.
+        // of part of a storage (donations depend on the store's state) and dumps
+        // take the full path.
         let mut probe = None;
         if !dump
             && crate::realize_cache::enabled()
             && (device != Device::CPU
                 || matches!(crate::backend::cpu_backend(), Ok(crate::CpuBackend::Jit)))
-            && !order
-                .iter()
-                .any(|&n| matches!(self.graph.node(n).op, Op::WriteView(_)))
+            && !order.iter().any(|&n| self.writes_in_place(n, &donatable))
         {
             if let Ok(flags) = crate::realize_cache::current_flags(device) {
                 match crate::realize_cache::lookup(&self.graph, &order, &targets, flags) {
@@ -528,7 +537,7 @@ impl Store {
         let (graph, copy_targets) = if passes_enabled() {
             // The passes make a copy holding what the targets need; its input nodes
             // name the same buffers, and its targets come back in the same order.
-            let opt = lazyfuse_ir::passes::optimize(&self.graph, &targets);
+            let opt = lazyfuse_ir::passes::optimize_keeping(&self.graph, &targets, &donatable);
             if VERIFY.load(Ordering::Relaxed) {
                 if let Err(broken) = opt.graph.verify() {
                     panic!("lazyfuse bug: a graph pass broke an invariant: {broken}");
@@ -565,8 +574,7 @@ impl Store {
             return Planned::Failed(e);
         }
         // In-place writes take the buffers nobody else needs (the donations).
-        let donations: Vec<InputId> = self
-            .donations(&order, &targets)
+        let donations: Vec<InputId> = donatable
             .into_iter()
             .filter(|id| read.contains(id))
             .collect();
@@ -606,6 +614,20 @@ impl Store {
                 None => Cached::Off,
             },
         }))
+    }
+
+    /// Whether `n` is a `write_view` that the realize may run in place (a donation
+    /// then depends on the store's state, which the realize cache does not key):
+    /// every one, except a write of a whole storage whose old version cannot be
+    /// donated, which the graph passes fold into its value.
+    fn writes_in_place(&self, n: NodeId, donatable: &[InputId]) -> bool {
+        let Op::WriteView(layout) = &self.graph.node(n).op else {
+            return false;
+        };
+        let base = self.graph.node(self.graph.inputs(n)[0]);
+        let whole = layout.shape == base.shape && layout.is_identity_of(base.numel());
+        let donated = matches!(base.op, Op::Input(id) if donatable.contains(&id));
+        donated || !(whole && passes_enabled())
     }
 
     /// Checks that every buffer in `read` lives on `device` (a device array of its

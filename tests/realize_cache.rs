@@ -164,3 +164,54 @@ fn the_math_mode_is_part_of_the_key() {
     assert!(last_realize_stats().reused);
     lazyfuse::set_math_mode(MathMode::Fast);
 }
+
+/// A training step rebuilt each iteration (forward, backward, an SGD update of
+/// whole parameters under `no_grad`) schedules and compiles nothing after the
+/// first, and computes the same values as with the graph passes off (which also
+/// keeps such graphs out of the cache: unfolded writes may run in place).
+#[test]
+fn a_rebuilt_training_step_is_reused() {
+    let _g = serial();
+    let run = |steps: usize| -> (Vec<f32>, Vec<bool>) {
+        let x = Tensor::from_vec(vals(8 * 5, 0.3), &[8, 5]).unwrap();
+        let w = Tensor::from_vec(vals(5 * 3, 0.9), &[5, 3])
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let b = Tensor::zeros(&[3], DType::F32)
+            .requires_grad_(true)
+            .unwrap();
+        lazyfuse::realize_all(&[&w, &b]).unwrap();
+        let mut reused = Vec::new();
+        for _ in 0..steps {
+            let loss = x
+                .matmul(&w)
+                .unwrap()
+                .add(&b)
+                .unwrap()
+                .tanh()
+                .unwrap()
+                .square()
+                .unwrap()
+                .mean(&[], false)
+                .unwrap();
+            loss.backward().unwrap();
+            lazyfuse::no_grad(|| {
+                for p in [&w, &b] {
+                    p.sub_(&p.grad().unwrap().mul(0.1).unwrap()).unwrap();
+                    p.set_grad(None).unwrap();
+                }
+            });
+            lazyfuse::realize_all(&[&w, &b, &loss]).unwrap();
+            reused.push(last_realize_stats().reused);
+        }
+        (w.to_vec::<f32>().unwrap(), reused)
+    };
+    let (cached, reused) = run(4);
+    assert_eq!(reused, vec![false, true, true, true]);
+    lazyfuse::set_passes(false);
+    let (uncached, reused) = run(4);
+    lazyfuse::set_passes(true);
+    assert_eq!(reused, vec![false; 4]);
+    assert_eq!(cached, uncached);
+}

@@ -24,7 +24,7 @@
 use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
 use crate::layout::Layout;
-use crate::op::Op;
+use crate::op::{InputId, Op};
 use hashbrown::HashMap;
 use std::fmt;
 
@@ -106,12 +106,19 @@ pub struct Optimized {
 /// assert_eq!(opt.graph.len(), 3);
 /// ```
 pub fn optimize(graph: &Graph, targets: &[NodeId]) -> Optimized {
+    optimize_keeping(graph, targets, &[])
+}
+
+/// [`optimize`], except that a `write_view` of a whole input buffer named in
+/// `in_place` stays a write (the realize may store it into that buffer, donated,
+/// rather than into a new one).
+pub fn optimize_keeping(graph: &Graph, targets: &[NodeId], in_place: &[InputId]) -> Optimized {
     let mut report = PassReport::default();
     let (g, t) = remove_dead(graph, targets);
     report.nodes_in = g.len();
     let (g, t, n) = remove_same_dtype_casts(&g, &t);
     report.casts_removed = n;
-    let (g, t, composed, identities) = compose_views(&g, &t);
+    let (g, t, composed, identities) = compose_views_keeping(&g, &t, in_place);
     report.views_composed = composed;
     report.identity_views_removed = identities;
     let (g, t, n) = fold_full_views(&g, &t);
@@ -236,8 +243,10 @@ pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>
 
 /// Folding of view chains: a `view(l2)` of a `view(l1)` of `x` becomes one `view` of
 /// `x` when [`compose_layouts`] finds a layout for the composition (else both
-/// stay), and a `view` whose layout is the identity of its input (same shape,
-/// row-major, offset 0) is its input. Chains of any length fold in one sweep, since
+/// stay), a `view` whose layout is the identity of its input (same shape,
+/// row-major, offset 0) is its input, and a `write_view` whose layout is the
+/// identity of its base is its value (an optimizer's `p.sub_(…)` replaces the whole
+/// storage: no copy of the old version is needed). Chains of any length fold in one sweep, since
 /// producers are rewritten first. Returns the copy, the targets' ids, the number of
 /// views composed and the number of views removed as identities (a composition
 /// that is the identity counts in both).
@@ -256,8 +265,27 @@ pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>
 /// assert_eq!(copy.node(targets[0]).op, Op::Input(InputId(0)));
 /// ```
 pub fn compose_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>, usize, usize) {
+    compose_views_keeping(graph, targets, &[])
+}
+
+/// [`compose_views`], keeping the whole writes into the input buffers `in_place`.
+fn compose_views_keeping(
+    graph: &Graph,
+    targets: &[NodeId],
+    in_place: &[InputId],
+) -> (Graph, Vec<NodeId>, usize, usize) {
     let (mut composed, mut identities) = (0, 0);
     let (out, targets, _) = rebuild(graph, targets, |out, node, inputs| {
+        if let Op::WriteView(l) = &node.op {
+            let base = out.node(inputs[0]);
+            let kept = matches!(base.op, Op::Input(id) if in_place.contains(&id));
+            // a write that covers its whole base, row-major, is its value
+            if !kept && is_identity_view(l, base) {
+                identities += 1;
+                return Some(inputs[1]);
+            }
+            return None;
+        }
         let Op::View(l2) = &node.op else {
             return None;
         };
@@ -726,6 +754,29 @@ mod tests {
             "%0 = input(buf0) : float32[2, 3]  -> t0\n\
              %1 = view(%0; shape=[3, 2], strides=[2, 1], offset=0) : float32[3, 2]  -> t1\n"
         );
+    }
+
+    #[test]
+    fn a_whole_write_is_its_value_unless_its_base_is_written_in_place() {
+        let mut g = Graph::new();
+        let x = input(&mut g, 0, &[2, 3]);
+        let v = input(&mut g, 1, &[2, 3]);
+        let whole = Layout::contiguous(&[2, 3]);
+        let w = g.add(Op::WriteView(whole), DType::F32, vec![2, 3], &[x, v]);
+        let (copy, t, _, identities) = compose_views(&g, &[w]);
+        verified(&copy);
+        assert_eq!(identities, 1);
+        assert_eq!(copy.dump(&t), "%0 = input(buf0) : float32[2, 3]  -> t0\n");
+        let (copy, t, _, identities) = compose_views_keeping(&g, &[w], &[InputId(0)]);
+        assert_eq!(identities, 0);
+        assert!(matches!(copy.node(t[0]).op, Op::WriteView(_)));
+        // a write of part of the base stays
+        let row = Layout::contiguous(&[2, 3]).select(0, 1).unwrap();
+        let r = input(&mut g, 2, &[3]);
+        let part = g.add(Op::WriteView(row), DType::F32, vec![2, 3], &[x, r]);
+        let (copy, t, _, identities) = compose_views(&g, &[part]);
+        assert_eq!(identities, 0);
+        assert!(matches!(copy.node(t[0]).op, Op::WriteView(_)));
     }
 
     #[test]

@@ -41,6 +41,29 @@ fn non_overlapping(layout: &Layout) -> bool {
     true
 }
 
+/// When `layout` reads each of `n` elements exactly once from offset 0 (a
+/// permutation of a reshape: a transpose, a broadcast summed away), the order of
+/// its dims that lists them by decreasing stride (size-1 dims last): permuted so,
+/// the view's elements are in row-major order.
+fn dense_order(layout: &Layout, n: usize) -> Option<Vec<isize>> {
+    if layout.offset != 0 || layout.numel() != n {
+        return None;
+    }
+    let mut big: Vec<usize> = (0..layout.shape.len())
+        .filter(|&d| layout.shape[d] > 1)
+        .collect();
+    big.sort_by_key(|&d| std::cmp::Reverse(layout.strides[d]));
+    let mut expected: isize = 1;
+    for &d in big.iter().rev() {
+        if layout.strides[d] != expected {
+            return None;
+        }
+        expected = expected.checked_mul(layout.shape[d] as isize)?;
+    }
+    let ones = (0..layout.shape.len()).filter(|&d| layout.shape[d] <= 1);
+    Some(big.into_iter().chain(ones).map(|d| d as isize).collect())
+}
+
 /// The gradient of a view of `x` through `layout`: summed over broadcast dims,
 /// then written back where the view reads (a scatter-add where it reads a position
 /// more than once, as `unfold` does).
@@ -64,6 +87,10 @@ pub(super) fn view(layout: &Layout, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
             }
             g.sum(&broadcast, true)?
         };
+        if let Some(order) = dense_order(&layout, x.numel()) {
+            // every element once: the gradient is the output's, reordered
+            return g.permute(&order)?.reshape(&shape);
+        }
         let zeros = zeros_like(x)?;
         if non_overlapping(&layout) {
             let region = zeros.as_strided(&layout.shape, &layout.strides, layout.offset)?;
