@@ -16,7 +16,7 @@ use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
 /// The graph and the buffers of its input nodes.
 ///
@@ -42,6 +42,9 @@ pub(crate) struct Store {
     in_flight: HashSet<InputId>,
     /// The gradient history of the nodes that require grad (see `autograd::record`).
     pub(crate) records: Records,
+    /// Old versions of storages written in place while history existed: the
+    /// storage and the version the node was (see `Store::move_storage`).
+    pub(crate) overwritten: HashMap<NodeId, Overwrite>,
 }
 
 static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
@@ -56,6 +59,7 @@ static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
         next_input: 0,
         in_flight: HashSet::new(),
         records: Records::default(),
+        overwritten: HashMap::new(),
     })
 });
 
@@ -262,6 +266,7 @@ impl Store {
             rule,
             inputs,
             sources: Vec::new(),
+            seq: crate::autograd::record::next_seq(),
         };
         if let Some(old) = self.records.insert(node, record) {
             for i in old.inputs.into_iter().chain(old.sources) {
@@ -417,6 +422,7 @@ impl Store {
     /// inputs on `stack` to unpin.
     fn drop_records(&mut self, stack: &mut Vec<NodeId>) {
         for gone in self.graph.take_removed() {
+            self.overwritten.remove(&gone);
             if let Some(record) = self.records.remove(gone) {
                 stack.extend(record.inputs);
                 stack.extend(record.sources);
@@ -756,10 +762,22 @@ impl Store {
         }
     }
 
-    /// Points the storage at a new version node.
-    pub(crate) fn move_storage(&mut self, storage: &Storage, node: NodeId) {
+    /// Points the storage at a new version node. While gradient history exists,
+    /// the old version is remembered as overwritten (with the storage and the
+    /// version it was), so that a backward needing it fails as PyTorch's does.
+    pub(crate) fn move_storage(&mut self, storage: &Arc<Storage>, node: NodeId) {
         self.graph.pin(node);
         let old = std::mem::replace(&mut *lock(&storage.node), node);
+        let version = storage.version.fetch_add(1, Ordering::Relaxed);
+        let since = crate::autograd::record::end_write(storage.id);
+        if !self.records.is_empty() {
+            let overwrite = Overwrite {
+                storage: Arc::downgrade(storage),
+                version,
+                since,
+            };
+            self.overwritten.insert(old, overwrite);
+        }
         self.unpin(old);
     }
 
@@ -775,6 +793,17 @@ impl Store {
             _ => None,
         }
     }
+}
+
+/// An old version replaced by an in-place write while gradient history existed.
+pub(crate) struct Overwrite {
+    /// the storage written
+    pub(crate) storage: Weak<Storage>,
+    /// the version the old node was
+    pub(crate) version: u64,
+    /// the first record the writing op made (its own records read the old version
+    /// legitimately, as PyTorch's in-place ops save their original input)
+    pub(crate) since: u64,
 }
 
 /// A realized storage's elements: host memory, or a CUDA device's.
@@ -994,6 +1023,8 @@ pub(crate) struct Storage {
     pub(crate) numel: usize,
     /// Where its buffer lives (every version on the same device).
     pub(crate) device: Device,
+    /// In-place writes so far (PyTorch's version counter).
+    pub(crate) version: AtomicU64,
     node: Mutex<NodeId>,
 }
 
@@ -1005,6 +1036,7 @@ impl Storage {
             id: NEXT_STORAGE.fetch_add(1, Ordering::Relaxed),
             numel: store.graph.node(node).numel(),
             device: store.device_of(node),
+            version: AtomicU64::new(0),
             node: Mutex::new(node),
         })
     }

@@ -240,3 +240,79 @@ fn grad_returns_none_for_unused_inputs_and_supports_double_backward() {
         .unwrap();
     assert_eq!(vals(&gh), vec![4.0, 8.0]);
 }
+
+/// A backward that needs a value an in-place write has since replaced fails with
+/// PyTorch's version error, where PyTorch saves that value, and only there.
+#[test]
+fn overwritten_saved_values_are_pytorchs_version_error() {
+    lazyfuse::set_verify(true);
+    let hint = "Hint: enable anomaly detection to find the operation that failed to compute \
+                its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).";
+    // exp saves its result
+    let x = leaf(vec![1.0, 1.0, 1.0], &[3]);
+    let y = x.exp().unwrap();
+    y.add_(1.0).unwrap();
+    let e = y
+        .sum(&[], false)
+        .unwrap()
+        .backward()
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "one of the variables needed for gradient computation has been modified by an \
+             inplace operation: [torch.FloatTensor [3]], which is output 0 of Exp, is at \
+             version 1; expected version 0 instead. {hint}"
+        )
+    );
+    // a leaf updated under no_grad, saved by matmul for the other operand's gradient
+    let w = leaf(vec![1.0; 6], &[3, 2]);
+    let a = leaf(vec![1.0; 6], &[2, 3]);
+    let loss = a.matmul(&w).unwrap().sum(&[], false).unwrap();
+    lazyfuse::no_grad(|| w.sub_(0.1).unwrap());
+    let e = loss.backward().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "one of the variables needed for gradient computation has been modified by an \
+             inplace operation: [torch.FloatTensor [3, 2]] is at version 1; expected version \
+             0 instead. {hint}"
+        )
+    );
+    // not saved when only the leaf itself needs a gradient: PyTorch goes on
+    let c = Tensor::ones(&[2, 3], lazyfuse::DType::F32);
+    let v = leaf(vec![1.0; 6], &[3, 2]);
+    let loss = c
+        .matmul(&v)
+        .unwrap()
+        .tanh()
+        .unwrap()
+        .sum(&[], false)
+        .unwrap();
+    lazyfuse::no_grad(|| v.sub_(0.5).unwrap());
+    loss.backward().unwrap();
+    assert_eq!(v.grad().unwrap().shape(), vec![3, 2]);
+    // a product by a number saves nothing of its input
+    let x = leaf(vec![1.0, 1.0, 1.0], &[3]);
+    let h = x.mul(2.0).unwrap();
+    let z = h.mul(3.0).unwrap();
+    h.mul_(3.0).unwrap();
+    z.sum(&[], false).unwrap().backward().unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![6.0, 6.0, 6.0]);
+    // a write through a view bumps the base's version
+    let x = leaf(vec![1.0, 1.0, 1.0], &[3]);
+    let h = x.sigmoid().unwrap();
+    let z = h.sum(&[], false).unwrap();
+    h.select(0, 0).unwrap().fill_(5.0).unwrap();
+    let e = z.backward().unwrap_err().to_string();
+    assert!(e.contains("[torch.FloatTensor [3]], which is output 0 of Sigmoid, is at version 1"));
+    // an in-place op reads the version it replaces: its own gradient is fine
+    let x = leaf(vec![1.0, 2.0], &[2]);
+    let w = leaf(vec![3.0, 4.0], &[2]);
+    let y = x.mul(1.0).unwrap();
+    y.mul_(&w).unwrap();
+    y.sum(&[], false).unwrap().backward().unwrap();
+    assert_eq!(vals(&w.grad().unwrap()), vec![1.0, 2.0]);
+    assert_eq!(vals(&x.grad().unwrap()), vec![3.0, 4.0]);
+}

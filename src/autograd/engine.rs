@@ -4,6 +4,7 @@
 
 use super::record::{GradLink, LeafCell, Rule};
 use super::rules::{self, Ctx};
+use super::saved;
 use super::with_grad_mode;
 use crate::error::Result;
 use crate::store::with_store;
@@ -127,10 +128,10 @@ pub(crate) fn run(seeds: &[Seed], want: Want, create_graph: bool) -> Result<Vec<
                 })
                 .collect();
             let root_nodes: Vec<NodeId> = roots.iter().map(|t| t.0.storage.node()).collect();
-            let items = collect(s, &root_nodes);
-            (root_nodes, items)
+            let items = collect(s, &root_nodes)?;
+            Ok::<_, crate::Error>((root_nodes, items))
         })
-    });
+    })?;
     with_grad_mode(create_graph, || {
         let mut grads: HashMap<NodeId, Tensor> = HashMap::new();
         for (root, seed) in roots.iter().zip(seeds) {
@@ -270,7 +271,7 @@ fn value_on(s: &mut crate::store::Store, input: NodeId, node: NodeId) -> Tensor 
 
 /// The recorded nodes `roots` depend on, each after all of its consumers, with
 /// handles to the values their rules read.
-fn collect(s: &mut crate::store::Store, roots: &[NodeId]) -> Vec<Item> {
+fn collect(s: &mut crate::store::Store, roots: &[NodeId]) -> Result<Vec<Item>> {
     // depth-first post-order over record inputs, then reversed
     let mut order: Vec<NodeId> = Vec::new();
     let mut state: HashMap<NodeId, bool> = HashMap::new();
@@ -301,11 +302,28 @@ fn collect(s: &mut crate::store::Store, roots: &[NodeId]) -> Vec<Item> {
     order.reverse();
     order
         .into_iter()
-        .map(|n| {
+        .map(|n| -> Result<Item> {
             let record = s.records.get(n).expect("a recorded node");
             let (rule, inputs) = (record.rule.clone(), record.inputs.clone());
             let sources = record.sources.clone();
-            let needs = inputs.iter().map(|&i| s.records.contains(i)).collect();
+            let needs: Vec<bool> = inputs.iter().map(|&i| s.records.contains(i)).collect();
+            // PyTorch's saved values must still be the versions recorded
+            let kept = saved::saved(&rule, &needs);
+            let read = if sources.is_empty() {
+                &inputs
+            } else {
+                &sources
+            };
+            let mut used: Vec<NodeId> = read
+                .iter()
+                .zip(&kept.inputs)
+                .filter(|(_, &k)| k)
+                .map(|(&i, _)| i)
+                .collect();
+            if kept.output {
+                used.push(n);
+            }
+            saved::check_versions(s, &used, record.seq)?;
             let value = Tensor::from_node(s, n);
             let input_values: Vec<Tensor> = inputs.iter().map(|&i| value_on(s, i, n)).collect();
             let originals = if sources.is_empty() {
@@ -313,7 +331,7 @@ fn collect(s: &mut crate::store::Store, roots: &[NodeId]) -> Vec<Item> {
             } else {
                 sources.iter().map(|&i| value_on(s, i, n)).collect()
             };
-            Item {
+            Ok(Item {
                 node: n,
                 rule,
                 inputs,
@@ -321,7 +339,7 @@ fn collect(s: &mut crate::store::Store, roots: &[NodeId]) -> Vec<Item> {
                 value,
                 input_values,
                 originals,
-            }
+            })
         })
         .collect()
 }

@@ -44,6 +44,7 @@ mod engine;
 mod mode;
 pub(crate) mod record;
 mod rules;
+mod saved;
 mod tensor_api;
 
 pub(crate) use mode::with_grad_mode;
@@ -97,6 +98,7 @@ pub(crate) fn history_base(t: &Tensor, store: &mut Store) -> NodeId {
 /// PyTorch's refusal of an in-place op on a leaf that requires grad, or on a view of
 /// one, while grad mode is on (under [`no_grad`] an optimizer updates leaves so).
 pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
+    record::begin_write(t.0.storage.id);
     if !is_grad_enabled() {
         return Ok(());
     }

@@ -21,7 +21,7 @@
 use crate::tensor::Tensor;
 use lazyfuse_ir::{ArgReduceOp, DType, Layout, NodeId, Op};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How a tensor handle takes part in autograd.
@@ -132,6 +132,43 @@ pub(crate) struct GradRecord {
     /// formulas compute on the tensors the op was given, and a product of two
     /// bfloat16 values rounds where one of two promoted values does not.
     pub(crate) sources: Vec<NodeId>,
+    /// When it was made, in the order of all records (see `saved`).
+    pub(crate) seq: u64,
+}
+
+/// The sequence number the next record gets.
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The storage this thread's current in-place op writes, and the sequence
+    /// number at the op's start (an op that computes its value with other in-place
+    /// ops, or through `copy_`, starts once).
+    static WRITE_START: std::cell::Cell<Option<(u64, u64)>> = const { std::cell::Cell::new(None) };
+}
+
+/// A new record's sequence number.
+pub(crate) fn next_seq() -> u64 {
+    NEXT_SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Marks the start of an in-place op on this thread writing the storage
+/// `storage`: the records it makes from now on read the version it overwrites
+/// legitimately (PyTorch's in-place ops save their original input).
+pub(crate) fn begin_write(storage: u64) {
+    WRITE_START.with(|w| {
+        if w.get().is_none_or(|(s, _)| s != storage) {
+            w.set(Some((storage, NEXT_SEQ.load(Ordering::Relaxed))));
+        }
+    });
+}
+
+/// The first record of the in-place op writing `storage` now (every record so far
+/// when no op marked its start), and the end of that op.
+pub(crate) fn end_write(storage: u64) -> u64 {
+    WRITE_START.with(|w| match w.take() {
+        Some((s, start)) if s == storage => start,
+        _ => NEXT_SEQ.load(Ordering::Relaxed),
+    })
 }
 
 /// The records of the store's graph, by node.
