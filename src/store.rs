@@ -624,16 +624,20 @@ impl Store {
 
     /// Whether `n` is a `write_view` that the realize may run in place (a donation
     /// then depends on the store's state, which the realize cache does not key):
-    /// every one, except a write of a whole storage whose old version cannot be
-    /// donated, which the graph passes fold into its value.
+    /// every one, except a write of a whole storage whose old version is a value
+    /// that cannot be donated, which the graph passes fold into the written value.
     fn writes_in_place(&self, n: NodeId, donatable: &[InputId]) -> bool {
         let Op::WriteView(layout) = &self.graph.node(n).op else {
             return false;
         };
         let base = self.graph.node(self.graph.inputs(n)[0]);
         let whole = layout.shape == base.shape && layout.is_identity_of(base.numel());
-        let donated = matches!(base.op, Op::Input(id) if donatable.contains(&id));
-        donated || !(whole && passes_enabled())
+        let folded = match base.op {
+            Op::Input(id) => !donatable.contains(&id),
+            Op::Full(_) => true,
+            _ => false,
+        };
+        !(whole && folded && passes_enabled())
     }
 
     /// Checks that every buffer in `read` lives on `device` (a device array of its

@@ -278,9 +278,15 @@ fn compose_views_keeping(
     let (out, targets, _) = rebuild(graph, targets, |out, node, inputs| {
         if let Op::WriteView(l) = &node.op {
             let base = out.node(inputs[0]);
-            let kept = matches!(base.op, Op::Input(id) if in_place.contains(&id));
-            // a write that covers its whole base, row-major, is its value
-            if !kept && is_identity_view(l, base) {
+            // a write that covers its whole base, row-major, is its value, when the
+            // base is a value already (a lazy base still runs, and may fail, as it
+            // does with the passes off)
+            let settled = match base.op {
+                Op::Input(id) => !in_place.contains(&id),
+                Op::Full(_) => true,
+                _ => false,
+            };
+            if settled && is_identity_view(l, base) {
                 identities += 1;
                 return Some(inputs[1]);
             }
