@@ -132,8 +132,10 @@ fn an_iterated_reduction_schedules_in_linear_time() {
     let large = centred(8000);
     assert_linear("centred", small, large);
     // the 100-step case that once made 43 kernels of quadratic size: few kernels
+    // (a row kernel takes four steps: each phase recomputes the steps before it,
+    // and the cost rule stores `t` once that prologue outgrows its bound)
     let (_, k100) = centred(100);
-    assert!(k100 <= 20, "{k100} kernels for 100 steps");
+    assert!(k100 <= 25, "{k100} kernels for 100 steps");
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn red(b: &mut Builder, op: Accum, x: ExprId, k: u32) -> Result<ExprId, Fail> {
 
 /// `x` as an inner value of phase `k`: `where(i == i, x, x)` over the first
 /// reduction index when `x` itself is outer.
-fn lift(b: &mut Builder, x: ExprId, k: u32) -> Result<ExprId, Fail> {
+pub(crate) fn lift(b: &mut Builder, x: ExprId, k: u32) -> Result<ExprId, Fail> {
     if b.is_inner_expr(x) {
         return Ok(x);
     }
@@ -155,12 +155,6 @@ pub(crate) fn reduce(
             "reduction read inside another reduction's loop".into(),
         ));
     }
-    if !is_root && !b.once_per_point(coords) {
-        return Err(Fail::Materialize(
-            n,
-            "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)".into(),
-        ));
-    }
     let x = g.inputs(n)[0];
     let xnode = g.node(x);
     let xshape = if xnode.shape.is_empty() {
@@ -180,6 +174,12 @@ pub(crate) fn reduce(
     };
     let sizes: Vec<usize> = axes.iter().map(|&a| xshape[a]).collect();
     let count: usize = sizes.iter().product();
+    if !is_root && !b.once_per_point(coords) {
+        return Err(match b.row_dims(coords, &canonical(&sizes)) {
+            Some(dims) => Fail::Rows { reduction: n, dims },
+            None => Fail::Materialize(n, crate::schedule::BROADCAST_REDUCTION.into()),
+        });
+    }
     if !b.set_red(canonical(&sizes)) {
         return Err(if is_root {
             Fail::Merge

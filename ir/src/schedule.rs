@@ -8,11 +8,15 @@
 //!   contiguous buffers);
 //! - it is a `softmax`, `cat`, `write_view` or a scan (`cumsum`, `cumprod`,
 //!   `cummax`/`cummin`, `logcumsumexp`: their kernels have their own shape; a scan
-//!   absorbs its elementwise prologue, its epilogue reads the stored result);
+//!   absorbs its elementwise prologue, its epilogue reads the stored result). A
+//!   `write_view` that is not a target and is read once, by an elementwise op of its
+//!   shape, is not stored: it folds into its reader (see *Kernels*);
 //! - consumers index it in a way that does not decompose into its dims (a view
 //!   whose index map crosses the producer's dims), or a kernel would have to nest a
 //!   reduction inside another one, or a reduction result is broadcast by its consumer
-//!   (recomputing it per consumer point would multiply the reduction's work);
+//!   (recomputing it per consumer point would multiply the reduction's work), except
+//!   where it is spread back over the rows it reduced, innermost dim included: then a
+//!   row kernel computes it (see *Kernels*);
 //! - the cost rule: a reduction, or a transcendental (`exp`, `tanh`, `pow`, …), read
 //!   by two or more consumers is stored once rather than recomputed per reader;
 //!   cheap elementwise work (add, mul, casts, compares, where, views) is recomputed;
@@ -38,6 +42,23 @@
 //! Consecutive roots with the same iteration space share one kernel (a reduction's
 //! mean and variance are one two-phase kernel). With `fuse: false` every node but
 //! views is its own step (for bisecting a wrong result).
+//!
+//! A **row kernel** is an elementwise root that reads a reduction spread over its
+//! rows (`e / e.sum(-1, true)`, `x - x.mean(-1, true)`): the rows become the
+//! kernel's reduction loop, each reduction one phase of it, and the root is stored
+//! from the last phase, as the built-in softmax's kernel is. What the phases read
+//! is recomputed in each of them (the cost rule still stores an expensive value
+//! read twice). A hand-written softmax is two kernels and a hand-written layer norm
+//! one. Rows along a leading dim would walk memory with a stride: there the
+//! reduction is stored instead.
+//!
+//! A **folded write** is a root that reads a `write_view` folded into it (the
+//! write is read once, at the root's own points, through elementwise ops): the
+//! root is computed over every point with the write's base in its place, then over
+//! the written region with the written values, storing over the first values there.
+//! `base.narrow(0, 0, 2).add_(x); base.mul(2)` is two kernels, with no copy of the
+//! base. A root that can fail (integer division, data-dependent loads) would see the
+//! base's values at the written points, so it stores the write instead.
 //!
 //! Composite ops (mean, var, softmax, …) are lowered with the interpreter's numerics
 //! by the crate-private `lower` module.
@@ -206,16 +227,22 @@ fn may_fail_after_donation(s: &Schedule) -> bool {
     };
     s.steps[first..].iter().any(|st| match st {
         Step::Extern(_) => true,
-        Step::Loop(k) => k.exprs.iter().any(|e| match &e.expr {
-            Expr::Load { dynamic, .. } => dynamic.is_some(),
-            Expr::Binary { op, a, .. } => {
-                matches!(
-                    op,
-                    BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
-                ) && !k.exprs[a.0 as usize].dtype.is_floating_point()
-            }
-            _ => false,
-        }),
+        Step::Loop(k) => may_fail(&k.exprs),
+    })
+}
+
+/// Whether a kernel of these expressions may set an error status: a data-dependent
+/// load, an integer division or remainder.
+fn may_fail(exprs: &[ExprNode]) -> bool {
+    exprs.iter().any(|e| match &e.expr {
+        Expr::Load { dynamic, .. } => dynamic.is_some(),
+        Expr::Binary { op, a, .. } => {
+            matches!(
+                op,
+                BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
+            ) && !exprs[a.0 as usize].dtype.is_floating_point()
+        }
+        _ => false,
     })
 }
 
@@ -230,6 +257,14 @@ pub(crate) enum Fail {
     Error(String),
     /// this write_view cannot store into its base's buffer (a hazard): copy it
     Unshare(NodeId),
+    /// the root reads `reduction` broadcast along the root's parallel dims `dims`:
+    /// a row kernel (those dims as its reduction loop) computes both (see
+    /// [`Builder::start`]); a kernel that cannot take that form stores the
+    /// reduction instead
+    Rows { reduction: NodeId, dims: Vec<usize> },
+    /// the root reads this write_view, folded into its reader: the root is computed
+    /// twice instead (see [`Builder::split`]); a kernel that cannot stores the write
+    Split(NodeId),
 }
 
 /// The whole-graph decisions: order, consumers, extern nodes, materialized nodes.
@@ -358,7 +393,9 @@ impl<'g> Planner<'g> {
                 continue;
             }
             // A reduction read through a broadcasting view is stored (found here
-            // rather than by a failed attempt: each failure costs a restart).
+            // rather than by a failed attempt: each failure costs a restart), unless
+            // the view spreads it back over its own rows: a row kernel then computes
+            // it and its readers together.
             if let Op::View(l) = &node.op {
                 let p = graph.inputs(n)[0];
                 let broadcast = l
@@ -369,10 +406,11 @@ impl<'g> Planner<'g> {
                 if broadcast
                     && opts.fuse
                     && matches!(graph.node(p).op, Op::Reduce { .. } | Op::ArgReduce { .. })
+                    && !spreads_over_rows(graph, p, l)
                 {
-                    materialized.entry(p).or_insert_with(|| {
-                        "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)".to_string()
-                    });
+                    materialized
+                        .entry(p)
+                        .or_insert_with(|| BROADCAST_REDUCTION.to_string());
                 }
             }
             let uses = consumers.get(&n).copied().unwrap_or(0);
@@ -400,7 +438,10 @@ impl<'g> Planner<'g> {
                     Some("scan kernel (rows of its own shape; no epilogue fusion)".to_string())
                 }
                 Op::Cat { .. } => Some("cat kernels (one per input slice)".to_string()),
-                Op::WriteView(_) => Some("write_view (copy of the base, then stores)".to_string()),
+                Op::WriteView(_) if opts.fuse && folds_into_reader(graph, n, &readers, targets) => {
+                    None
+                }
+                Op::WriteView(_) => Some(WRITE_VIEW_STORED.to_string()),
                 Op::View(_) if !opts.fuse => None,
                 _ if !opts.fuse => Some("fusion off (LAZYFUSE_NOFUSE)".to_string()),
                 Op::Reduce { .. } | Op::ArgReduce { .. } if uses >= 2 => {
@@ -510,6 +551,20 @@ impl<'g> Planner<'g> {
                         return Err(format!("scheduler: write_view {n} is already unshared"));
                     }
                 }
+                Err(Fail::Rows { reduction, .. }) => {
+                    // (only a kernel that cannot take the row form lets this out)
+                    if self.materialized.contains_key(&reduction) {
+                        return Err(format!("scheduler: {reduction} is already materialized"));
+                    }
+                    self.materialized
+                        .insert(reduction, BROADCAST_REDUCTION.to_string());
+                }
+                Err(Fail::Split(w)) => {
+                    if self.materialized.contains_key(&w) {
+                        return Err(format!("scheduler: {w} is already materialized"));
+                    }
+                    self.materialized.insert(w, WRITE_VIEW_STORED.to_string());
+                }
                 Err(Fail::Merge) => return Err("scheduler: unexpected merge failure".into()),
                 Err(Fail::Error(e)) => return Err(e),
             }
@@ -571,6 +626,9 @@ impl<'g> Planner<'g> {
             let node = g.node(n);
             if !matches!(node.op, Op::WriteView(_)) || self.unshared.contains(&n) {
                 continue;
+            }
+            if !self.materialized.contains_key(&n) {
+                continue; // folded into its reader: no buffer of its own
             }
             let base = g.inputs(n)[0];
             let bnode = g.node(base);
@@ -722,7 +780,12 @@ impl<'g> Planner<'g> {
                                 roots.push(n);
                                 continue;
                             }
-                            Err(Fail::Merge | Fail::Materialize(..)) => {
+                            Err(
+                                Fail::Merge
+                                | Fail::Materialize(..)
+                                | Fail::Rows { .. }
+                                | Fail::Split(_),
+                            ) => {
                                 *b = Builder::replay(&ctx, roots)?;
                             }
                             Err(e) => return Err(e),
@@ -733,7 +796,20 @@ impl<'g> Planner<'g> {
             if let Some((b, _)) = open.take() {
                 steps.push(Step::Loop(b.finish(steps.len())));
             }
-            open = Some((Builder::replay(&ctx, &[n])?, vec![n]));
+            let mut started = Builder::start(&ctx, n)?;
+            if started.len() == 1 {
+                open = started.pop().map(|b| (b, vec![n]));
+            } else {
+                // a root split around a folded write: its kernels take no other root
+                if let Some(Split { write, .. }) = &started[0].split {
+                    notes.push(format!(
+                        "{write} write_view: folded into {n}, computed over every point from the base, then over the written region"
+                    ));
+                }
+                for k in started {
+                    steps.push(Step::Loop(k.finish(steps.len())));
+                }
+            }
         }
         if let Some((b, _)) = open.take() {
             steps.push(Step::Loop(b.finish(steps.len())));
@@ -746,6 +822,63 @@ impl<'g> Planner<'g> {
             notes,
         })
     }
+}
+
+/// Why a write_view is stored.
+const WRITE_VIEW_STORED: &str = "write_view (copy of the base, then stores)";
+
+/// Whether write_view `w` folds into its reader (see [`Builder::split`]): not a
+/// target, read once, by an elementwise op of its own shape. Its readers then
+/// never see the write as a buffer, and it costs no copy of the base.
+fn folds_into_reader(
+    graph: &Graph,
+    w: NodeId,
+    readers: &HashMap<NodeId, Vec<NodeId>>,
+    targets: &[NodeId],
+) -> bool {
+    let Some([r]) = readers.get(&w).map(|r| r.as_slice()) else {
+        return false;
+    };
+    let reader = graph.node(*r);
+    !targets.contains(&w)
+        && reader.shape == graph.node(w).shape
+        && matches!(
+            reader.op,
+            Op::Unary(_) | Op::UnaryParam(_) | Op::Binary(_) | Op::Where | Op::Cast
+        )
+}
+
+/// Why a reduction read through a broadcast is stored.
+pub(crate) const BROADCAST_REDUCTION: &str =
+    "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)";
+
+/// Whether view `l` of reduction `r` spreads each result over the row it reduced,
+/// innermost dim included (the shape of `r`'s input, the reduced dims broadcast,
+/// the kept ones at their own positions): what a row kernel computes in place.
+fn spreads_over_rows(graph: &Graph, r: NodeId, l: &crate::layout::Layout) -> bool {
+    let Op::Reduce { axes, .. } = &graph.node(r).op else {
+        return false;
+    };
+    let input = &graph.node(graph.inputs(r)[0]).shape;
+    if l.shape != *input || l.offset != 0 {
+        return false;
+    }
+    let kept: Vec<usize> = (0..input.len())
+        .filter(|a| !axes.contains(a))
+        .map(|a| input[a])
+        .collect();
+    let mut strides = contiguous_strides(&kept).into_iter();
+    let mut ok = true;
+    for (a, (&st, &sz)) in l.strides.iter().zip(&l.shape).enumerate() {
+        let want = if axes.contains(&a) {
+            0
+        } else {
+            strides.next().unwrap_or(1)
+        };
+        ok &= sz == 1 || st == want;
+    }
+    let innermost = input.iter().rposition(|&s| s > 1);
+    ok && innermost.is_some_and(|a| axes.contains(&a))
 }
 
 /// Why a node runs as an extern step, or `None` for loop-kernel nodes.
@@ -1046,6 +1179,25 @@ pub(crate) struct Ctx<'a> {
     pub(crate) math: MathMode,
 }
 
+/// A write_view folded into a kernel's root (see [`Builder::split`]).
+struct Split {
+    /// the write_view
+    write: NodeId,
+    /// the point at which the root reads it (the root's own)
+    at: Vec<Aff>,
+    /// over the written region: the written values' point (the kernel's loop
+    /// variables); `None` over every point, where the base's values stand in
+    region: Option<Vec<Aff>>,
+}
+
+/// Whether two coordinate lists name the same point.
+fn same_point(a: &[Aff], b: &[Aff]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.off == y.off && (0..x.c.len().max(y.c.len())).all(|d| x.coef(d) == y.coef(d))
+        })
+}
+
 /// One loop kernel under construction.
 pub(crate) struct Builder {
     /// parallel dims (fixed)
@@ -1071,6 +1223,11 @@ pub(crate) struct Builder {
     names: Vec<String>,
     /// current inlining depth of [`Builder::gen`]
     depth: usize,
+    /// a single root being built by [`Builder::start`]: it may still take another
+    /// form (a row kernel, [`Fail::Rows`]; a split around a write, [`Fail::Split`])
+    alone: bool,
+    /// the write_view folded into this kernel's root (see [`Builder::split`])
+    split: Option<Split>,
 }
 
 impl Builder {
@@ -1090,6 +1247,8 @@ impl Builder {
             noted: hashbrown::HashSet::new(),
             names: vec![],
             depth: 0,
+            alone: false,
+            split: None,
         }
     }
 
@@ -1129,21 +1288,189 @@ impl Builder {
     /// each of them joined): the kernel of the first one, then each further one
     /// added to it.
     fn replay(ctx: &Ctx, roots: &[NodeId]) -> Result<Builder, Fail> {
-        let first = roots[0];
-        let mut b = Builder::new(canonical(&ctx.graph.node(first).shape), vec![first]);
-        for (i, &n) in roots.iter().enumerate() {
-            if i > 0 {
-                b.roots.push(n);
-            }
+        let mut started = Builder::start(ctx, roots[0])?;
+        let (Some(mut b), true) = (started.pop(), started.is_empty()) else {
+            return Err(Fail::Error(format!(
+                "scheduler: root {} of a joined kernel was split",
+                roots[0]
+            )));
+        };
+        for &n in &roots[1..] {
+            b.roots.push(n);
             b.add_root(ctx, n).map_err(|e| match e {
-                Fail::Merge if i == 0 => {
-                    Fail::Error(format!("scheduler: {n} conflicts with itself"))
-                }
                 Fail::Merge => Fail::Error(format!("scheduler: replaying root {n} failed")),
                 e => e,
             })?;
         }
         Ok(b)
+    }
+
+    /// The kernel of root `n` alone: one point per element of its shape, or a row
+    /// kernel when it reads a reduction broadcast over its innermost dims (a
+    /// hand-written softmax's `e / e.sum(-1, true)`): those dims become the
+    /// reduction loop, the reduction runs in the first phases and the root is
+    /// stored from the last one, as the built-in softmax's kernel does. A cheap
+    /// prologue is recomputed in each phase that reads it. Or two kernels, when it
+    /// reads a write_view folded into it ([`Builder::split`]).
+    fn start(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail> {
+        let no_self_merge = |e| match e {
+            Fail::Merge => Fail::Error(format!("scheduler: {n} conflicts with itself")),
+            e => e,
+        };
+        let mut b = Builder::new(canonical(&ctx.graph.node(n).shape), vec![n]);
+        b.alone = true;
+        match b.add_root(ctx, n) {
+            Ok(()) => {
+                b.alone = false;
+                Ok(vec![b])
+            }
+            Err(Fail::Rows { dims, .. }) => Builder::rows(ctx, n, &dims)
+                .map(|b| vec![b])
+                .map_err(no_self_merge),
+            Err(Fail::Split(w)) => Builder::split(ctx, n, w).map_err(no_self_merge),
+            Err(e) => Err(no_self_merge(e)),
+        }
+    }
+
+    /// The kernels of root `n` reading write_view `w` folded into it (`w` is read
+    /// once, at the root's own points, through elementwise ops): the root over every
+    /// point with `w`'s base in place of `w`, then over the written region with the
+    /// written values, storing over the first kernel's values there. The write
+    /// itself is never stored: no copy of the base, no kernel of its own.
+    fn split(ctx: &Ctx, n: NodeId, w: NodeId) -> Result<Vec<Builder>, Fail> {
+        let (node, wnode) = (ctx.graph.node(n), ctx.graph.node(w));
+        let unfit = |why: &str| Fail::Materialize(w, format!("{WRITE_VIEW_STORED}: {why}"));
+        let Op::WriteView(layout) = &wnode.op else {
+            return Err(Fail::Error(format!("scheduler: {w} is not a write_view")));
+        };
+        if node.shape != wnode.shape {
+            return Err(unfit("read at other points than its reader's"));
+        }
+        let coords = Builder::identity_coords(&node.shape, 0);
+        let mut all = Builder::new(canonical(&node.shape), vec![n]);
+        all.split = Some(Split {
+            write: w,
+            at: coords,
+            region: None,
+        });
+        all.add_root(ctx, n)?;
+        // The first kernel also computes the written points from values they never
+        // hold; an op that can fail would report what the program never computes.
+        if may_fail(&all.exprs) {
+            return Err(unfit("its reader may fail on the base's values"));
+        }
+        if layout.numel() == 0 {
+            return Ok(vec![all]);
+        }
+        let dims = canonical(&layout.shape);
+        let src = Builder::identity_coords(&layout.shape, 0);
+        let f = src
+            .iter()
+            .zip(&layout.strides)
+            .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
+                c.scaled_add(s as i64, &acc)
+            });
+        let at = unravel(&f, &wnode.shape, &dims)
+            .ok_or_else(|| unfit("its region is not a box of the base's dims"))?;
+        let mut region = Builder::new(dims, vec![n]);
+        region.split = Some(Split {
+            write: w,
+            at: at.clone(),
+            region: Some(src),
+        });
+        let v = region.gen_by_op(ctx, n, &at, None)?;
+        let p = region.param(ctx.buf_of[&n], ctx, true);
+        region.store(p, flat(&node.shape, &at), v);
+        region.note_node(ctx, n);
+        Ok(vec![all, region])
+    }
+
+    /// The value of write_view `w` at `coords`, where it is folded into this
+    /// kernel's root (see [`Builder::split`]).
+    fn folded_write(
+        &mut self,
+        ctx: &Ctx,
+        w: NodeId,
+        coords: &[Aff],
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let ins = ctx.graph.inputs(w);
+        match &self.split {
+            Some(s) if s.write == w && same_point(&s.at, coords) => match s.region.clone() {
+                None => self.gen(ctx, ins[0], coords, phase),
+                Some(src) => self.gen(ctx, ins[1], &src, phase),
+            },
+            None if self.alone && self.red.is_none() && self.roots.len() == 1 => {
+                Err(Fail::Split(w))
+            }
+            _ => Err(Fail::Materialize(
+                w,
+                format!("{WRITE_VIEW_STORED}: read at other points than its reader's"),
+            )),
+        }
+    }
+
+    /// The row kernel of root `n` whose canonical dims `rows` become the
+    /// reduction loop (see [`Builder::start`]).
+    fn rows(ctx: &Ctx, n: NodeId, rows: &[usize]) -> Result<Builder, Fail> {
+        let node = ctx.graph.node(n);
+        let all = canonical(&node.shape);
+        let parallel = (0..all.len())
+            .filter(|d| !rows.contains(d))
+            .map(|d| all[d])
+            .collect();
+        let mut b = Builder::new(parallel, vec![n]);
+        b.set_red(rows.iter().map(|&d| all[d]).collect());
+        // canonical dim → loop variable: the parallel ones first, then the rows
+        let np = b.parallel.len();
+        let (mut p, mut r) = (0, np);
+        let var: Vec<usize> = (0..all.len())
+            .map(|d| {
+                let v = if rows.contains(&d) { &mut r } else { &mut p };
+                *v += 1;
+                *v - 1
+            })
+            .collect();
+        let mut next = var.iter();
+        let coords: Vec<Aff> = node
+            .shape
+            .iter()
+            .map(|&s| match s {
+                1 => Aff::constant(0),
+                _ => Aff::var(*next.next().expect("a var per non-1 dim")),
+            })
+            .collect();
+        let last = b.level(ctx, n);
+        let v = b.gen_by_op(ctx, n, &coords, Some(last))?;
+        let v = crate::lower::lift(&mut b, v, last)?;
+        b.memo.insert((n, coords.clone(), Some(last)), v);
+        let p = b.param(ctx.buf_of[&n], ctx, true);
+        b.stores.push((p, flat(&node.shape, &coords), v));
+        b.note_node(ctx, n);
+        Ok(b)
+    }
+
+    /// The dims a row kernel would iterate as its reduction loop so that a
+    /// reduction over `red` (canonical sizes), read at `coords`, is computed once
+    /// per row: the parallel dims `coords` do not use, innermost included, when
+    /// this kernel may still take the row form (see [`Builder::start`]).
+    pub(crate) fn row_dims(&self, coords: &[Aff], red: &[usize]) -> Option<Vec<usize>> {
+        if !self.alone || self.red.is_some() || self.roots.len() != 1 {
+            return None;
+        }
+        let np = self.n_parallel();
+        let mut used = vec![false; np];
+        for c in coords {
+            let vars: Vec<usize> = (0..c.c.len()).filter(|&d| c.coef(d) != 0).collect();
+            match vars.as_slice() {
+                [] => {}
+                [d] if *d < np && c.coef(*d).abs() == 1 && !used[*d] => used[*d] = true,
+                _ => return None,
+            }
+        }
+        let dims: Vec<usize> = (0..np).filter(|&d| !used[d]).collect();
+        let sizes: Vec<usize> = dims.iter().map(|&d| self.parallel[d]).collect();
+        (dims.len() < np && dims.last() == Some(&(np - 1)) && sizes == red).then_some(dims)
     }
 
     /// Computes root `n` and stores it into its buffer.
@@ -1705,6 +2032,7 @@ impl Builder {
             Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => {
                 crate::lower::indexing(self, ctx, n, coords, phase)
             }
+            Op::WriteView(_) => self.folded_write(ctx, n, coords, phase),
             other => Err(Fail::Materialize(
                 n,
                 format!("{} is computed in its own step", other.name()),

@@ -152,10 +152,28 @@ pub(super) fn flip(axes: &[usize], c: &Ctx) -> Result<Vec<Option<Tensor>>> {
 }
 
 /// The gradient of `gather`: the output's added back at the gathered positions.
+///
+/// One index per row (`x.gather(1, y)` with `y` of shape `[N, 1]`, cross-entropy's
+/// pick) selects instead of scattering: `where(index == position, g, 0)` is
+/// elementwise, so it fuses with what reads it, and it is the scatter's value
+/// exactly (one addend per element; `+ 0` turns `-0` into the scatter's `+0`).
 pub(super) fn gather(axis: usize, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
     let (x, index, g) = (c.x(0), c.x(1), c.grad);
+    let picks_one = x.ndim() > 0
+        && x.ndim() == index.ndim()
+        && (0..x.ndim()).all(|d| index.shape()[d] == if d == axis { 1 } else { x.shape()[d] });
     Ok(vec![
-        c.when(0, || zeros_like(x)?.scatter_add(axis as isize, index, g))?,
+        c.when(0, || {
+            if !picks_one {
+                return zeros_like(x)?.scatter_add(axis as isize, index, g);
+            }
+            let n = x.shape()[axis];
+            let mut along = vec![1isize; x.ndim()];
+            along[axis] = n as isize;
+            let position =
+                Tensor::arange_on(0.0, n as f64, 1.0, DType::I64, x.device())?.reshape(&along)?;
+            Tensor::where_cond(&index.eq(&position)?, g, 0.0)?.add(0.0)
+        })?,
         None,
     ])
 }
