@@ -136,6 +136,11 @@ fn hand_written_row_ops_are_row_kernels() {
     // a reduction over the leading dim is stored, not made a strided row kernel
     let cols = x.div(&x.sum(&[0], true).unwrap()).unwrap();
     assert_eq!(kernels(&cols), 2, "column normalization");
+    // over large tensors a row kernel is slower than a reduction and an
+    // elementwise kernel: the reduction is stored
+    let big = Tensor::from_vec(vec![0.5f32; 256 * 256], &[256, 256]).unwrap();
+    let centred = big.sub(&big.mean(&[-1], true).unwrap()).unwrap();
+    assert_eq!(kernels(&centred), 2, "large rows");
 }
 
 #[test]

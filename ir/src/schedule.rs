@@ -49,8 +49,9 @@
 //! from the last phase, as the built-in softmax's kernel is. What the phases read
 //! is recomputed in each of them (the cost rule still stores an expensive value
 //! read twice). A hand-written softmax is two kernels and a hand-written layer norm
-//! one. Rows along a leading dim would walk memory with a stride: there the
-//! reduction is stored instead.
+//! one. Rows along a leading dim would walk memory with a stride, and over more
+//! than `ROW_KERNEL_POINTS` elements the phases run slower than two kernels: there
+//! the reduction is stored instead.
 //!
 //! A **folded write** is a root that reads a `write_view` folded into it (the
 //! write is read once, at the root's own points, through elementwise ops): the
@@ -94,6 +95,13 @@ const MAX_SHARED_CONE: usize = 64;
 /// and the scheduler's work per join stay bounded however many targets share a
 /// space.
 const MAX_ROOTS: usize = 64;
+
+/// The most elements a row kernel computes (see [`Builder::start`]). A row kernel
+/// saves kernels, which is what small tensors (a training step's) pay for; over
+/// larger ones its phases run slower than an elementwise kernel and a reduction
+/// kernel apart (measured on a layer norm: even at 256 × 256 the two kernels are
+/// faster), so there the reduction is stored.
+const ROW_KERNEL_POINTS: usize = 1 << 15;
 
 /// The most inputs a `cat` lowers to loop kernels (one per input); a larger one is
 /// an extern step (see [`extern_reason`]).
@@ -1455,7 +1463,9 @@ impl Builder {
     /// per row: the parallel dims `coords` do not use, innermost included, when
     /// this kernel may still take the row form (see [`Builder::start`]).
     pub(crate) fn row_dims(&self, coords: &[Aff], red: &[usize]) -> Option<Vec<usize>> {
-        if !self.alone || self.red.is_some() || self.roots.len() != 1 {
+        let points: usize = self.parallel.iter().product();
+        if !self.alone || self.red.is_some() || self.roots.len() != 1 || points > ROW_KERNEL_POINTS
+        {
             return None;
         }
         let np = self.n_parallel();
