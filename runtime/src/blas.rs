@@ -91,10 +91,14 @@ unsafe impl<T> Sync for OutPtr<T> {}
 /// The batched product of contiguous row-major operands.
 fn product<T: GemmElement>(x: &[T], y: &[T], d: Dims) -> Vec<T> {
     let Dims { b, m, k, n } = d;
-    let mut out = vec![T::ZERO; b * m * n];
-    if out.is_empty() {
-        return out;
+    let len = b * m * n;
+    if len == 0 || k == 0 {
+        return vec![T::ZERO; len];
     }
+    // gemm stores every element (`read_dst == false`): a kept buffer needs no
+    // zeroing first
+    let mut out = T::into_vec(crate::buffer_cache::take_for_overwrite(T::DTYPE, len))
+        .unwrap_or_else(|_| vec![T::ZERO; len]);
     let threads = pool::threads().max(1);
     let macs = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
     // Chunks: batch ranges when there are enough batches to share, else row blocks
@@ -216,6 +220,34 @@ mod tests {
             let e = rel_err(&fast, &exact);
             assert!(e <= tol, "{} {d:?}: error {e} > {tol}", x.dtype());
         }
+    }
+
+    #[test]
+    fn a_reused_buffer_leaves_no_trace_in_the_product() {
+        // The product is stored into a kept buffer as it is (not zeroed): a freed
+        // buffer of the same size full of NaN must not show through.
+        let d = Dims {
+            b: 1,
+            m: 128,
+            k: 3,
+            n: 160,
+        };
+        let len = d.m * d.n;
+        assert!(len * 4 >= crate::buffer_cache::MIN_CACHED_BYTES);
+        let (x, y) = (data(d.m * d.k, 3), data(d.k * d.n, 5));
+        let x = Buffer::from_vec(x.iter().map(|&v| v as f32).collect::<Vec<_>>());
+        let y = Buffer::from_vec(y.iter().map(|&v| v as f32).collect::<Vec<_>>());
+        for _ in 0..3 {
+            let stale = Buffer::from_vec(vec![f32::NAN; len]);
+            crate::buffer_cache::recycle(std::sync::Arc::new(stale));
+            let fast = matmul(&x, &y, d).unwrap();
+            assert!(rel_err(&fast, &reference(&x, &y, d).unwrap()) <= 1e-5);
+        }
+        // An empty contracted dim is zeros, whatever is kept.
+        let e = Dims { k: 0, ..d };
+        let z = Buffer::from_vec(Vec::<f32>::new());
+        crate::buffer_cache::recycle(std::sync::Arc::new(Buffer::from_vec(vec![f32::NAN; len])));
+        assert_eq!(matmul(&z, &z, e), Some(Buffer::from_vec(vec![0f32; len])));
     }
 
     #[test]

@@ -301,6 +301,8 @@ pub trait Element: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn into_buffer(data: Vec<Self>) -> Buffer;
     /// The buffer's elements, if it holds `Self`.
     fn slice(buffer: &Buffer) -> Option<&[Self]>;
+    /// The buffer's vector of elements, if it holds `Self` (else the buffer back).
+    fn into_vec(buffer: Buffer) -> Result<Vec<Self>, Buffer>;
 }
 
 macro_rules! element {
@@ -314,6 +316,12 @@ macro_rules! element {
                 match buffer {
                     Buffer::$variant(v) => Some(v),
                     _ => None,
+                }
+            }
+            fn into_vec(buffer: Buffer) -> Result<Vec<Self>, Buffer> {
+                match buffer {
+                    Buffer::$variant(v) => Ok(v),
+                    other => Err(other),
                 }
             }
         }
