@@ -512,14 +512,62 @@ pub struct ExternStep {
     pub dtype: DType,
     /// its shape
     pub shape: Vec<usize>,
-    /// one buffer per input slot, holding that input's value contiguously
+    /// one buffer per input slot, holding that input's value
     pub inputs: Vec<BufId>,
-    /// the shape of each input (its buffer holds it row-major)
+    /// the shape of each input
     pub input_shapes: Vec<Vec<usize>>,
+    /// how each input lies in its buffer: `None`, row-major (the buffer is the
+    /// input); else a strided view of the buffer (a transposed matmul operand,
+    /// which the float matmul reads in place; other routines gather it first)
+    pub input_views: Vec<Option<ExternView>>,
     /// where the result goes (contiguous)
     pub output: BufId,
     /// why this node is not in a loop kernel
     pub reason: String,
+}
+
+/// A strided read of an extern step's input from its buffer: element
+/// `(i_0, i_1, …)` of the input is `buffer[offset + Σ strides[d] · i_d]`.
+///
+/// ```
+/// use lazyfuse_ir::kernel::ExternView;
+/// // a [3, 2] transpose of a row-major [2, 3] buffer
+/// let t = ExternView { offset: 0, strides: vec![1, 3] };
+/// assert_eq!(t.last_index(&[3, 2]), Some(5));
+/// assert_eq!(t.to_string(), "view(offset=0, strides=[1, 3])");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExternView {
+    /// the buffer index of element 0
+    pub offset: usize,
+    /// the buffer step of each dim
+    pub strides: Vec<usize>,
+}
+
+impl ExternView {
+    /// The largest buffer index the view reads over `shape` (`None` when it reads
+    /// nothing, or the index overflows).
+    pub fn last_index(&self, shape: &[usize]) -> Option<usize> {
+        if shape.contains(&0) {
+            return None;
+        }
+        shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset, |acc, (&n, &st)| {
+                acc.checked_add((n - 1).checked_mul(st)?)
+            })
+    }
+}
+
+impl fmt::Display for ExternView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "view(offset={}, strides={:?})",
+            self.offset, self.strides
+        )
+    }
 }
 
 /// A step of a schedule.
@@ -1024,7 +1072,15 @@ impl Schedule {
                     out.push_str(&k.text());
                 }
                 Step::Extern(e) => {
-                    let ins: Vec<String> = e.inputs.iter().map(|b| b.to_string()).collect();
+                    let ins: Vec<String> = e
+                        .inputs
+                        .iter()
+                        .zip(&e.input_views)
+                        .map(|(b, v)| match v {
+                            Some(v) => format!("{b} {v}"),
+                            None => b.to_string(),
+                        })
+                        .collect();
                     let _ = writeln!(
                         out,
                         "step {i}: extern {}({}{}) : {}{} -> {}  (node {}; {})",
@@ -1081,6 +1137,29 @@ impl Schedule {
                 Step::Extern(e) => {
                     for b in e.inputs.iter().chain([&e.output]) {
                         decl(*b)?;
+                    }
+                    if e.input_views.len() != e.inputs.len()
+                        || e.input_shapes.len() != e.inputs.len()
+                    {
+                        return Err(format!("extern {}: inputs mismatch", e.op.name()));
+                    }
+                    for ((b, shape), v) in e.inputs.iter().zip(&e.input_shapes).zip(&e.input_views)
+                    {
+                        let len = decl(*b)?.len;
+                        let inside = match v {
+                            None => crate::shape::numel(shape) == len,
+                            Some(v) => {
+                                v.strides.len() == shape.len()
+                                    && v.last_index(shape).is_none_or(|last| last < len)
+                                    && !(shape.contains(&0) && v.offset > len)
+                            }
+                        };
+                        if !inside {
+                            return Err(format!(
+                                "extern {}: input {b} does not fit its buffer",
+                                e.op.name()
+                            ));
+                        }
                     }
                     let out = decl(e.output)?;
                     // saturating, as `Node::numel`: a huge shape must not wrap or panic

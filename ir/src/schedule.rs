@@ -68,7 +68,7 @@ use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
 use crate::kernel::{
     Affine, BufDecl, BufId, BufKind, Const, DynIndex, Expr, ExprId, ExprNode, ExternStep,
-    LoopKernel, MathMode, Param, Schedule, Stage, Step, StoreOp,
+    ExternView, LoopKernel, MathMode, Param, Schedule, Stage, Step, StoreOp,
 };
 use crate::op::{BinaryOp, InputId, Op, ReduceOp, UnaryOp};
 use crate::scalar::Scalar;
@@ -289,6 +289,8 @@ struct Planner<'g> {
     materialized: HashMap<NodeId, String>,
     /// identity views that extern steps read as their producer's buffer
     views_of: HashMap<NodeId, NodeId>,
+    /// the strided ones among them (see [`strided_operand`])
+    extern_views: HashMap<NodeId, ExternView>,
     /// the nodes reading each node, once per input slot
     readers: HashMap<NodeId, Vec<NodeId>>,
     /// inputs whose buffers the caller gave up (see [`schedule_donating`])
@@ -372,6 +374,7 @@ impl<'g> Planner<'g> {
         let mut externs = HashMap::new();
         let mut materialized: HashMap<NodeId, String> = HashMap::new();
         let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut extern_views: HashMap<NodeId, ExternView> = HashMap::new();
         // how many nodes each inlined value carries (the cost rule's size) and how deep
         // it inlines producers; stored values have no entry (they count 0)
         let mut cone: HashMap<NodeId, usize> = HashMap::new();
@@ -382,12 +385,20 @@ impl<'g> Planner<'g> {
                 for &i in graph.inputs(n) {
                     let mut i = i;
                     // A reshape that is the identity of its producer's buffer (matmul's
-                    // operands) is that buffer: the extern reads the producer's.
+                    // operands) is that buffer: the extern reads the producer's. So is
+                    // a strided view of it that the float matmul reads in place (a
+                    // transposed operand).
                     if let Op::View(l) = &graph.node(i).op {
                         let p = graph.inputs(i)[0];
                         if l.is_identity_of(graph.node(p).numel()) && !targets.contains(&i) {
                             views_of.insert(i, p);
                             i = p;
+                        } else if let Some(v) = strided_operand(graph, n, l, opts) {
+                            if !targets.contains(&i) {
+                                views_of.insert(i, p);
+                                extern_views.insert(i, v);
+                                i = p;
+                            }
                         }
                     }
                     if !matches!(graph.node(i).op, Op::Input(_)) {
@@ -535,6 +546,7 @@ impl<'g> Planner<'g> {
             externs,
             materialized,
             views_of,
+            extern_views,
             readers,
             donate: Vec::new(),
             unshared: hashbrown::HashSet::new(),
@@ -665,6 +677,24 @@ impl<'g> Planner<'g> {
                 rep_of.insert(n, r);
             }
         }
+        // A target that is a reshape of a stored value read by nothing else is that
+        // value's buffer: the producer stores straight into the output (a 2-D
+        // matmul's `[1, m, n]` product realized as `[m, n]`), with no copy kernel.
+        for &t in &self.targets {
+            let Op::View(l) = &g.node(t).op else { continue };
+            let p = g.inputs(t)[0];
+            let alone = self.readers.get(&p).is_some_and(|r| r.as_slice() == [t]);
+            if l.is_identity_of(g.node(p).numel())
+                && alone
+                && self.materialized.contains_key(&p)
+                && !matches!(g.node(p).op, Op::Input(_) | Op::WriteView(_))
+                && !first_target.contains_key(&p)
+                && !rep_of.contains_key(&p)
+                && !into.contains_key(&p)
+            {
+                rep_of.insert(p, t);
+            }
+        }
         let resolve = |n: NodeId| rep_of.get(&n).copied().unwrap_or(n);
         for &n in &self.order {
             let node = g.node(n);
@@ -725,6 +755,16 @@ impl<'g> Planner<'g> {
             if matches!(node.op, Op::Input(_)) || !self.materialized.contains_key(&n) {
                 continue;
             }
+            if let Op::View(_) = node.op {
+                let p = g.inputs(n)[0];
+                if buf_of.get(&p) == buf_of.get(&n) {
+                    notes.push(format!(
+                        "{n} view{}: the buffer of {p}, which stores into it",
+                        crate::shape::fmt_shape(&node.shape)
+                    ));
+                    continue;
+                }
+            }
             let shared = match into.get(&n) {
                 Some(w) => format!(" (computed into the buffer of write_view {w})"),
                 None => String::new(),
@@ -750,6 +790,15 @@ impl<'g> Planner<'g> {
                         .inputs(n)
                         .iter()
                         .map(|i| g.node(*i).shape.clone())
+                        .collect(),
+                    // a view stored for another reader has a row-major buffer
+                    input_views: g
+                        .inputs(n)
+                        .iter()
+                        .map(|i| match (self.extern_views.get(i), self.views_of.get(i)) {
+                            (Some(v), Some(p)) if buf_of.get(i) == buf_of.get(p) => Some(v.clone()),
+                            _ => None,
+                        })
                         .collect(),
                     output: buf_of[&n],
                     reason: why.clone(),
@@ -830,6 +879,33 @@ impl<'g> Planner<'g> {
             notes,
         })
     }
+}
+
+/// How the float matmul `n` reads its operand view `l` in place (a transposed or
+/// batch-broadcast operand), or `None` where the view is stored first: a matmul of
+/// float32/float64 in Fast math that runs on the host (`gemm` takes any strides;
+/// the interpreter's routine of Exact math gathers the view first, which costs
+/// what storing it would).
+fn strided_operand(
+    graph: &Graph,
+    n: NodeId,
+    l: &crate::layout::Layout,
+    opts: &ScheduleOptions,
+) -> Option<ExternView> {
+    let node = graph.node(n);
+    let host_float = matches!(node.op, Op::Matmul)
+        && !opts.matmul_kernels
+        && opts.math == MathMode::Fast
+        && matches!(node.dtype, DType::F32 | DType::F64);
+    let strides = l
+        .strides
+        .iter()
+        .map(|&s| usize::try_from(s).ok())
+        .collect::<Option<Vec<usize>>>()?;
+    (host_float && l.shape.len() == 3).then_some(ExternView {
+        offset: l.offset,
+        strides,
+    })
 }
 
 /// Why a write_view is stored.

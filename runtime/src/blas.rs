@@ -34,16 +34,66 @@ const ROW_BLOCK_ALIGN: usize = 16;
 /// sizes that do not match `d` (the caller falls back to the interpreter, which
 /// reports them).
 pub(crate) fn matmul(x: &Buffer, y: &Buffer, d: Dims) -> Option<Buffer> {
-    if x.len() != d.b * d.m * d.k || y.len() != d.b * d.k * d.n {
+    let (xs, ys) = (Strided::row_major(d.m, d.k), Strided::row_major(d.k, d.n));
+    matmul_strided(x, &xs, y, &ys, d)
+}
+
+/// Where a `[b, rows, cols]` operand lies in its buffer: element `(i, r, c)` is at
+/// `offset + i·batch + r·row + c·col` (a transposed operand swaps `row` and `col`;
+/// a broadcast batch has `batch == 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Strided {
+    pub(crate) offset: usize,
+    pub(crate) batch: usize,
+    pub(crate) row: usize,
+    pub(crate) col: usize,
+}
+
+impl Strided {
+    /// A contiguous `[b, rows, cols]` operand.
+    pub(crate) fn row_major(rows: usize, cols: usize) -> Strided {
+        Strided {
+            offset: 0,
+            batch: rows * cols,
+            row: cols,
+            col: 1,
+        }
+    }
+
+    /// Whether every element of a `[b, rows, cols]` operand lies inside `len`.
+    fn fits(&self, b: usize, rows: usize, cols: usize, len: usize) -> bool {
+        if b == 0 || rows == 0 || cols == 0 {
+            return true;
+        }
+        let last = [(b, self.batch), (rows, self.row), (cols, self.col)]
+            .iter()
+            .try_fold(self.offset, |acc, &(n, st)| {
+                acc.checked_add((n - 1).checked_mul(st)?)
+            });
+        last.is_some_and(|l| l < len)
+    }
+}
+
+/// `x @ y` as [`matmul`], the operands read in place through their strides (a
+/// transposed or batch-broadcast operand is not copied first); `None` also when
+/// an operand reaches outside its buffer.
+pub(crate) fn matmul_strided(
+    x: &Buffer,
+    xs: &Strided,
+    y: &Buffer,
+    ys: &Strided,
+    d: Dims,
+) -> Option<Buffer> {
+    if !xs.fits(d.b, d.m, d.k, x.len()) || !ys.fits(d.b, d.k, d.n, y.len()) {
         return None;
     }
     Some(match (x, y) {
-        (Buffer::F32(a), Buffer::F32(b)) => Buffer::from_vec(product(a, b, d)),
-        (Buffer::F64(a), Buffer::F64(b)) => Buffer::from_vec(product(a, b, d)),
-        (Buffer::F16(a), Buffer::F16(b)) => Buffer::from_vec(product(a, b, d)),
+        (Buffer::F32(a), Buffer::F32(b)) => Buffer::from_vec(product(a, xs, b, ys, d)),
+        (Buffer::F64(a), Buffer::F64(b)) => Buffer::from_vec(product(a, xs, b, ys, d)),
+        (Buffer::F16(a), Buffer::F16(b)) => Buffer::from_vec(product(a, xs, b, ys, d)),
         (Buffer::BF16(a), Buffer::BF16(b)) => {
             let wide = |v: &[bf16]| v.iter().map(|e| e.to_f32()).collect::<Vec<f32>>();
-            let out = product(&wide(a), &wide(b), d);
+            let out = product(&wide(a), xs, &wide(b), ys, d);
             Buffer::from_vec(out.into_iter().map(bf16::from_f32).collect::<Vec<_>>())
         }
         _ => return None,
@@ -89,7 +139,7 @@ unsafe impl<T> Send for OutPtr<T> {}
 unsafe impl<T> Sync for OutPtr<T> {}
 
 /// The batched product of contiguous row-major operands.
-fn product<T: GemmElement>(x: &[T], y: &[T], d: Dims) -> Vec<T> {
+fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims) -> Vec<T> {
     let Dims { b, m, k, n } = d;
     let len = b * m * n;
     if len == 0 || k == 0 {
@@ -126,14 +176,17 @@ fn product<T: GemmElement>(x: &[T], y: &[T], d: Dims) -> Vec<T> {
             (bi, bi + 1, blk * rows, ((blk + 1) * rows).min(m))
         };
         for bi in b0..b1 {
-            let lhs = &x[bi * m * k + r0 * k..bi * m * k + r1 * k];
-            let rhs = &y[bi * k * n..(bi + 1) * k * n];
-            // SAFETY: `lhs` holds `(r1 - r0) × k` row-major elements and `rhs` `k × n`
-            // (slices checked above: `x.len() == b*m*k`, `y.len() == b*k*n`); the
-            // destination block starts at row `r0` of batch `bi` of `out`
-            // (`b*m*n` elements) and spans `(r1 - r0) × n` row-major elements, which
-            // no other chunk writes; `read_dst == false` with `alpha == 0` means the
-            // destination is only written.
+            // SAFETY (pointers): every element the operands' strides reach lies in
+            // `x` and `y` (`Strided::fits`, checked by the caller), and rows
+            // `r0..r1` are among the checked rows.
+            let lhs = unsafe { x.as_ptr().add(xs.offset + bi * xs.batch + r0 * xs.row) };
+            let rhs = unsafe { y.as_ptr().add(ys.offset + bi * ys.batch) };
+            // SAFETY: `lhs` reaches `(r1 - r0) × k` elements and `rhs` `k × n` through
+            // their strides, all inside their buffers (above); the destination block
+            // starts at row `r0` of batch `bi` of `out` (`b*m*n` elements) and spans
+            // `(r1 - r0) × n` row-major elements, which no other chunk writes;
+            // `read_dst == false` with `alpha == 0` means the destination is only
+            // written.
             unsafe {
                 gemm::gemm(
                     r1 - r0,
@@ -143,12 +196,12 @@ fn product<T: GemmElement>(x: &[T], y: &[T], d: Dims) -> Vec<T> {
                     1,
                     n as isize,
                     false,
-                    lhs.as_ptr(),
-                    1,
-                    k as isize,
-                    rhs.as_ptr(),
-                    1,
-                    n as isize,
+                    lhs,
+                    xs.col as isize,
+                    xs.row as isize,
+                    rhs,
+                    ys.col as isize,
+                    ys.row as isize,
                     T::ZERO,
                     T::ONE,
                     false,

@@ -21,7 +21,8 @@ use crate::pool;
 use hashbrown::HashMap as FastMap;
 use lazyfuse_codegen::cpu::{CpuModule, KernelFn};
 use lazyfuse_ir::kernel::{
-    BufId, BufKind, Expr, ExternStep, LoopKernel, MathMode, Schedule, Status, Step, STATUS_SLOTS,
+    BufId, BufKind, Expr, ExternStep, ExternView, LoopKernel, MathMode, Schedule, Status, Step,
+    STATUS_SLOTS,
 };
 use lazyfuse_ir::{Graph, InputId, Op};
 use std::collections::HashMap;
@@ -840,6 +841,18 @@ pub(crate) fn extern_on_host(
     math: MathMode,
     inputs: Vec<Arc<Buffer>>,
 ) -> Result<Arc<Buffer>> {
+    if inputs.len() != e.inputs.len() || e.input_views.len() != e.inputs.len() {
+        return Err(Error::Malformed(format!(
+            "extern {} got {} inputs for {}",
+            e.op.name(),
+            inputs.len(),
+            e.inputs.len()
+        )));
+    }
+    if let Some(out) = strided_matmul(e, math, &inputs) {
+        return checked_output(schedule, e, out);
+    }
+    let inputs = row_major_inputs(e, inputs);
     let mut g = Graph::new();
     let mut args = HashMap::new();
     let mut ids = Vec::with_capacity(e.inputs.len());
@@ -880,6 +893,59 @@ pub(crate) fn extern_on_host(
                 .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?
         }
     };
+    checked_output(schedule, e, out)
+}
+
+/// A matmul step with a strided operand, read in place by the float product of
+/// Fast math; `None` for any other step (or dtype), which reads row-major inputs.
+fn strided_matmul(e: &ExternStep, math: MathMode, inputs: &[Arc<Buffer>]) -> Option<Arc<Buffer>> {
+    let (Op::Matmul, [a, b], [x, y]) = (&e.op, e.input_shapes.as_slice(), inputs) else {
+        return None;
+    };
+    if math != MathMode::Fast || e.input_views.iter().all(Option::is_none) {
+        return None;
+    }
+    let [batch, m, k] = <[usize; 3]>::try_from(a.as_slice()).ok()?;
+    let [b2, k2, n] = <[usize; 3]>::try_from(b.as_slice()).ok()?;
+    if batch != b2 || k != k2 || e.shape != [batch, m, n] {
+        return None;
+    }
+    let strided = |v: &Option<ExternView>, rows: usize, cols: usize| match v {
+        None => Some(crate::blas::Strided::row_major(rows, cols)),
+        Some(v) => match v.strides.as_slice() {
+            &[batch, row, col] => Some(crate::blas::Strided {
+                offset: v.offset,
+                batch,
+                row,
+                col,
+            }),
+            _ => None,
+        },
+    };
+    let xs = strided(&e.input_views[0], m, k)?;
+    let ys = strided(&e.input_views[1], k, n)?;
+    let d = crate::interp::matmul::Dims { b: batch, m, k, n };
+    crate::blas::matmul_strided(x, &xs, y, &ys, d).map(Arc::new)
+}
+
+/// The inputs of extern step `e` as row-major buffers: a strided one gathered.
+pub(crate) fn row_major_inputs(e: &ExternStep, inputs: Vec<Arc<Buffer>>) -> Vec<Arc<Buffer>> {
+    inputs
+        .into_iter()
+        .zip(e.input_views.iter().zip(&e.input_shapes))
+        .map(|(b, (v, shape))| match v {
+            None => b,
+            Some(v) => Arc::new(b.gather(&lazyfuse_ir::Layout {
+                shape: shape.clone(),
+                strides: v.strides.iter().map(|&s| s as isize).collect(),
+                offset: v.offset,
+            })),
+        })
+        .collect()
+}
+
+/// `out` checked against the schedule's declaration of `e`'s output buffer.
+fn checked_output(schedule: &Schedule, e: &ExternStep, out: Arc<Buffer>) -> Result<Arc<Buffer>> {
     let decl = &schedule.buffers[e.output.0 as usize];
     if out.dtype() != decl.dtype || out.len() != decl.len {
         return Err(Error::Malformed(format!(

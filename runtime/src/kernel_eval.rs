@@ -122,6 +122,7 @@ pub fn run_schedule(
                         ))),
                     })
                     .collect::<Result<Vec<_>>>()?;
+                let args = crate::exec::row_major_inputs(e, args);
                 let out = crate::interp::eval_node(node, &args, &arg_nodes, inputs)?;
                 bufs[e.output.0 as usize] = Some(out);
             }

@@ -511,6 +511,7 @@ fn give_back_unwritten(
 /// inputs in GPU memory, cuBLAS present.
 fn on_device_blas(e: &ExternStep, slots: &[Option<Arc<DeviceArray>>]) -> bool {
     matches!(e.op, Op::Matmul)
+        && e.input_views.iter().all(Option::is_none)
         && crate::cuda::blas::handles(e.dtype)
         && crate::cuda::blas::cublas_version().is_ok()
         && e.inputs.iter().all(|b| {
