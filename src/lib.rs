@@ -59,7 +59,9 @@ pub use ops::activation::GeluApproximate;
 pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
 pub use realize_all::realize_all;
-pub use store::{live_grad_records, live_graph_nodes, set_dump_ir, set_passes, set_verify};
+pub use store::{
+    live_buffers, live_grad_records, live_graph_nodes, set_dump_ir, set_passes, set_verify,
+};
 pub use tensor::Tensor;
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -116,6 +116,24 @@ pub fn live_grad_records() -> usize {
     with_store(|s| s.records.len())
 }
 
+/// Number of realized buffers the store holds (host buffers and device arrays,
+/// after applying queued releases).
+///
+/// A diagnostic: a loop that keeps no earlier result alive sees this stay bounded.
+///
+/// ```
+/// use lazyfuse::Tensor;
+/// let before = lazyfuse::live_buffers();
+/// let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap().mul(2.0).unwrap();
+/// t.realize().unwrap();
+/// assert!(lazyfuse::live_buffers() > before);
+/// drop(t);
+/// assert!(lazyfuse::live_buffers() <= before + 1);
+/// ```
+pub fn live_buffers() -> usize {
+    with_store(|s| s.buffers.len() + s.device_arrays.len())
+}
+
 /// Whether `LAZYFUSE_DUMP_IR` (or [`set_dump_ir`]) asks for IR dumps.
 static DUMP_IR: LazyLock<AtomicBool> = LazyLock::new(|| {
     AtomicBool::new(std::env::var_os("LAZYFUSE_DUMP_IR").is_some_and(|v| v != "0"))
