@@ -18,6 +18,22 @@ fn leaf(shape: &[usize], seed: f32) -> Tensor {
         .unwrap()
 }
 
+/// `softmax(x, -1)` written with reductions: `e = exp(x - max); e / sum(e)`.
+fn softmax(x: &Tensor) -> Tensor {
+    let e = x.sub(&x.amax(&[-1], true).unwrap()).unwrap().exp().unwrap();
+    e.div(&e.sum(&[-1], true).unwrap()).unwrap()
+}
+
+/// A layer norm over the last dim written with reductions (no affine).
+fn layer_norm(x: &Tensor) -> Tensor {
+    let mean = x.mean(&[-1], true).unwrap();
+    let centred = x.sub(&mean).unwrap();
+    let var = centred.mul(&centred).unwrap().mean(&[-1], true).unwrap();
+    centred
+        .mul(&var.add(1e-5).unwrap().rsqrt().unwrap())
+        .unwrap()
+}
+
 /// Kernels of realizing the `.grad` of every leaf after `loss.backward()`.
 fn backward_kernels(leaves: &[&Tensor], loss: Tensor) -> usize {
     loss.backward().unwrap();
@@ -64,12 +80,7 @@ fn backward_kernel_counts() {
     assert_eq!(backward_kernels(&[&x], lsm), 2, "log_softmax");
     x.set_grad(None).unwrap();
     // a hand-written layer norm
-    let mean = x.mean(&[-1], true).unwrap();
-    let centred = x.sub(&mean).unwrap();
-    let var = centred.mul(&centred).unwrap().mean(&[-1], true).unwrap();
-    let ln = centred
-        .mul(&var.add(1e-5).unwrap().rsqrt().unwrap())
-        .unwrap();
+    let ln = layer_norm(&x);
     let ln_loss = ln.mul(&w).unwrap().sum(&[], false).unwrap();
     assert_eq!(backward_kernels(&[&x], ln_loss), 2, "layer norm");
     x.set_grad(None).unwrap();
@@ -87,8 +98,7 @@ fn backward_kernel_counts() {
     assert_eq!(backward_kernels(&[&x], ce), 2, "cross-entropy");
     x.set_grad(None).unwrap();
     // a hand-written softmax
-    let e = x.sub(&x.amax(&[-1], true).unwrap()).unwrap().exp().unwrap();
-    let hsm = e.div(&e.sum(&[-1], true).unwrap()).unwrap();
+    let hsm = softmax(&x);
     let hsm_loss = hsm.mul(&w).unwrap().sum(&[], false).unwrap();
     assert_eq!(backward_kernels(&[&x], hsm_loss), 2, "hand-written softmax");
 }
@@ -106,19 +116,13 @@ fn hand_written_row_ops_are_row_kernels() {
     x.realize().unwrap();
     // the exp is read twice (the cost rule stores it): max and exp, then sum and
     // divide
-    let e = x.sub(&x.amax(&[-1], true).unwrap()).unwrap().exp().unwrap();
-    let softmax = e.div(&e.sum(&[-1], true).unwrap()).unwrap();
-    assert_eq!(kernels(&softmax), 2, "softmax");
+    let sm = softmax(&x);
+    assert_eq!(kernels(&sm), 2, "softmax");
     let want = x.softmax(-1).unwrap().to_vec::<f32>().unwrap();
-    let got = softmax.to_vec::<f32>().unwrap();
+    let got = sm.to_vec::<f32>().unwrap();
     assert!(want.iter().zip(&got).all(|(a, b)| (a - b).abs() <= 1e-6));
     // mean, variance and the normalized values: one kernel of three phases
-    let mean = x.mean(&[-1], true).unwrap();
-    let centred = x.sub(&mean).unwrap();
-    let var = centred.mul(&centred).unwrap().mean(&[-1], true).unwrap();
-    let ln = centred
-        .mul(&var.add(1e-5).unwrap().rsqrt().unwrap())
-        .unwrap();
+    let ln = layer_norm(&x);
     assert_eq!(kernels(&ln), 1, "layer norm");
     let xs = x.to_vec::<f32>().unwrap();
     let want: Vec<f32> = xs

@@ -1545,15 +1545,7 @@ impl Builder {
             return None;
         }
         let np = self.n_parallel();
-        let mut used = vec![false; np];
-        for c in coords {
-            let vars: Vec<usize> = (0..c.c.len()).filter(|&d| c.coef(d) != 0).collect();
-            match vars.as_slice() {
-                [] => {}
-                [d] if *d < np && c.coef(*d).abs() == 1 && !used[*d] => used[*d] = true,
-                _ => return None,
-            }
-        }
+        let used = self.parallel_vars_read(coords)?;
         let dims: Vec<usize> = (0..np).filter(|&d| !used[d]).collect();
         let sizes: Vec<usize> = dims.iter().map(|&d| self.parallel[d]).collect();
         (dims.len() < np && dims.last() == Some(&(np - 1)) && sizes == red).then_some(dims)
@@ -2126,10 +2118,9 @@ impl Builder {
         }
     }
 
-    /// Checks that a reduction inlined at `coords` is computed once per parallel
-    /// point (each coordinate a distinct parallel loop variable, or a constant, and
-    /// every parallel dim used): otherwise recomputing it would multiply its work.
-    pub(crate) fn once_per_point(&self, coords: &[Aff]) -> bool {
+    /// Which parallel dims `coords` read, when each coordinate is a constant or a
+    /// distinct parallel loop variable with coefficient ±1 (`None` otherwise).
+    fn parallel_vars_read(&self, coords: &[Aff]) -> Option<Vec<bool>> {
         let np = self.n_parallel();
         let mut used = vec![false; np];
         for c in coords {
@@ -2137,9 +2128,19 @@ impl Builder {
             match vars.as_slice() {
                 [] => {}
                 [d] if *d < np && c.coef(*d).abs() == 1 && !used[*d] => used[*d] = true,
-                _ => return false,
+                _ => return None,
             }
         }
+        Some(used)
+    }
+
+    /// Checks that a reduction inlined at `coords` is computed once per parallel
+    /// point (each coordinate a distinct parallel loop variable, or a constant, and
+    /// every parallel dim used): otherwise recomputing it would multiply its work.
+    pub(crate) fn once_per_point(&self, coords: &[Aff]) -> bool {
+        let Some(used) = self.parallel_vars_read(coords) else {
+            return false;
+        };
         used.iter().zip(&self.parallel).all(|(&u, &s)| u || s == 1)
     }
 
