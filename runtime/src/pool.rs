@@ -2,12 +2,40 @@
 //! workers plus the calling thread share the chunks of one parallel loop.
 //!
 //! Spawning threads per kernel costs tens of microseconds, more than a small kernel
-//! runs; the workers here sleep on a condition variable between jobs. One job runs
-//! at a time: a second thread that asks while the pool is busy runs its chunks on
-//! itself instead of waiting (two realizes on two threads both make progress).
+//! runs. The workers here spin for a short while after each job, then sleep on a
+//! condition variable: a realize runs its kernels back to back, and waking a
+//! sleeping thread (on a virtual machine, a halted virtual CPU) costs as much as a
+//! small kernel, so the next job finds the workers awake. The submitter likewise
+//! spins briefly for the last chunk before it sleeps. One job runs at a time: a
+//! second thread that asks while the pool is busy runs its chunks on itself instead
+//! of waiting (two realizes on two threads both make progress).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+/// How long an idle worker watches for the next job before it sleeps, and how long
+/// a submitter watches for its job's last chunk: long enough to span the host work
+/// between two kernels of one realize, short enough that an idle process gives its
+/// cores back at once.
+const SPIN: Duration = Duration::from_micros(100);
+
+/// Spins until `ready()` or until [`SPIN`] has passed; says whether `ready()` held.
+fn spin_until(ready: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        // Checking the clock every few rounds keeps the loop tight.
+        for _ in 0..64 {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= SPIN {
+            return ready();
+        }
+    }
+}
 
 /// One parallel loop: `chunks` calls of `body(chunk)`.
 struct Job {
@@ -53,6 +81,9 @@ struct Pool {
     done: Condvar,
     /// Held by the thread whose job the workers run.
     submit: Mutex<()>,
+    /// `slot.generation`, readable without the lock by spinning workers (written
+    /// under the lock, after the slot).
+    generation: AtomicU64,
     workers: usize,
 }
 
@@ -72,6 +103,7 @@ static POOL: LazyLock<Arc<Pool>> = LazyLock::new(|| {
         wake: Condvar::new(),
         done: Condvar::new(),
         submit: Mutex::new(()),
+        generation: AtomicU64::new(0),
         workers: threads.saturating_sub(1),
     });
     for i in 0..pool.workers {
@@ -87,6 +119,7 @@ static POOL: LazyLock<Arc<Pool>> = LazyLock::new(|| {
 fn worker(pool: Arc<Pool>) {
     let mut seen = 0u64;
     loop {
+        spin_until(|| pool.generation.load(Ordering::Acquire) != seen);
         let job = {
             let mut slot = lock(&pool.slot);
             while slot.generation == seen {
@@ -155,9 +188,11 @@ pub fn parallel_for(chunks: usize, body: &(dyn Fn(usize) + Sync)) {
         let mut slot = lock(&pool.slot);
         slot.job = Some(job.clone());
         slot.generation += 1;
+        pool.generation.store(slot.generation, Ordering::Release);
         pool.wake.notify_all();
     }
     job.work();
+    spin_until(|| job.finished.load(Ordering::Acquire) == chunks);
     let mut slot = lock(&pool.slot);
     while job.finished.load(Ordering::Acquire) < chunks {
         slot = pool.done.wait(slot).unwrap_or_else(|p| p.into_inner());
