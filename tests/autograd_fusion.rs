@@ -166,3 +166,43 @@ fn a_write_through_a_view_then_an_op_is_two_kernels() {
     let want: Vec<f32> = want.iter().map(|v| v / 2.0).collect();
     assert_eq!(base.to_vec::<f32>().unwrap(), want);
 }
+
+#[test]
+fn matmul_gradients_need_no_batch_sum_and_no_copy() {
+    lazyfuse::set_cpu_backend(lazyfuse::CpuBackend::Jit);
+    let x = leaf(&[8, 16, 32], 0.3);
+    let w = leaf(&[32, 24], 0.7);
+    // a batched input times a weight folds its batch into the product's rows (as
+    // PyTorch does): the weight's gradient is one product over all 128 rows, with
+    // no sum over the batch after it
+    let gy = leaf(&[8, 16, 24], 0.5).detach();
+    gy.realize().unwrap();
+    x.matmul(&w).unwrap().backward_with(&gy).unwrap();
+    let dw = w.grad().unwrap();
+    assert_eq!(kernels(&dw), 1, "weight");
+    let (dw, xs, gs) = (
+        dw.to_vec::<f32>().unwrap(),
+        x.detach().to_vec::<f32>().unwrap(),
+        gy.to_vec::<f32>().unwrap(),
+    );
+    for (i, j) in [(0, 0), (5, 17), (31, 23)] {
+        let want: f32 = (0..128).map(|r| xs[r * 32 + i] * gs[r * 24 + j]).sum();
+        assert!((dw[i * 24 + j] - want).abs() <= 1e-4 * want.abs().max(1.0));
+    }
+    // a product with a transposed operand (attention's `q @ k^T`) computes that
+    // operand's gradient transposed, so it reaches `k` as it lies, and `k`'s own
+    // gradient through a folded product needs no copy first: two products
+    let h = leaf(&[8, 16, 32], 0.9).detach();
+    let (wq, wk) = (leaf(&[32, 32], 0.2), leaf(&[32, 32], 0.4));
+    lazyfuse::realize_all(&[&h, &wq, &wk]).unwrap();
+    let q = h.matmul(&wq).unwrap().detach();
+    q.realize().unwrap();
+    let k = h.matmul(&wk).unwrap();
+    let gs = leaf(&[8, 16, 16], 0.1).detach();
+    gs.realize().unwrap();
+    q.matmul(&k.transpose(1, 2).unwrap())
+        .unwrap()
+        .backward_with(&gs)
+        .unwrap();
+    assert_eq!(kernels(&wk.grad().unwrap()), 2, "transposed operand");
+}

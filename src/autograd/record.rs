@@ -120,6 +120,15 @@ pub(crate) enum Custom {
         /// whether the output kept it
         keepdim: bool,
     },
+    /// `matmul` with an operand that reads a column-major matrix (a transposed
+    /// view): inputs `[a, b]` of the batched product. That operand's gradient is
+    /// computed as the transpose of a product, so that it lies as the operand does
+    /// and reaches its source without a copy (PyTorch's `mm_mat1_backward` and
+    /// `mm_mat2_backward`, which read the operand's strides the same way).
+    Matmul {
+        /// which of `[a, b]` read column-major
+        transposed: [bool; 2],
+    },
 }
 
 /// One node's history.

@@ -1,10 +1,12 @@
 //! `matmul` (every `torch.matmul` shape case), `cat` and `stack`.
 //!
 //! `matmul` reduces every case to one batched `[B, M, K] @ [B, K, N]` node: 1-D
-//! operands gain a dim that is removed afterwards, batch dims broadcast, and the
-//! operands are read through views (a node's output is contiguous, so a reshape of
-//! it is only a view).
+//! operands gain a dim that is removed afterwards, batch dims broadcast (a batched
+//! left operand times one matrix folds its batch into the rows, as PyTorch does),
+//! and the operands are read through views (a node's output is contiguous, so a
+//! reshape of it is only a view).
 
+use crate::autograd::record::Custom;
 use crate::error::Result;
 use crate::ops::elementwise::to_isize;
 use crate::store::with_store;
@@ -12,7 +14,7 @@ use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::broadcast_shapes;
 use lazyfuse_ir::promote::{result_type, OperandType, Priority};
 use lazyfuse_ir::shape::{checked_numel, fmt_shape, numel, wrap_dim};
-use lazyfuse_ir::{typing, DType, Error as IrError, Layout, Op};
+use lazyfuse_ir::{typing, DType, Error as IrError, Layout, NodeId, Op};
 
 impl Tensor {
     /// Matrix product with `torch.matmul`'s shape rules: dot product (1-D·1-D),
@@ -79,6 +81,32 @@ impl Tensor {
         checked_numel(&out_shape, dtype)?;
         let b = checked_numel(&batch, dtype)?;
         let full = |mat: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(mat).collect() };
+        let transposed = [column_major(self), column_major(other)];
+        let record = move |s: &mut crate::store::Store, product, inputs: Vec<NodeId>| {
+            if transposed.contains(&true) {
+                s.custom_rule(product, Custom::Matmul { transposed }, inputs);
+            }
+        };
+        let foldable = batch_b.is_empty()
+            && !batch_a.is_empty()
+            && self.0.layout.view(&[(b * m) as isize, k as isize]).is_ok();
+        if foldable {
+            // A batched left operand whose rows stack without a copy, times one
+            // matrix, is one product of the stacked rows, as PyTorch folds it: one
+            // larger gemm instead of `b` small ones, and a gradient for the matrix
+            // that needs no sum over the batch.
+            let rows = b * m;
+            return with_store(|s| {
+                let read_a = self.node(s);
+                let a3 = s.view_node(read_a, &Layout::contiguous(&[1, rows, k]));
+                let read_b = other.node(s);
+                let b3 = s.view_node(read_b, &Layout::contiguous(&[1, k, n]));
+                let product = s.add(Op::Matmul, dtype, vec![1, rows, n], &[a3, b3]);
+                record(s, product, vec![a3, b3]);
+                let out = s.view_node(product, &Layout::contiguous(&out_shape));
+                Ok(Tensor::from_node(s, out))
+            });
+        }
         with_store(|s| {
             let read_a = self.node(s);
             let a_layout = Layout::contiguous(&a_mat).expand(&to_isize(&full([m, k])))?;
@@ -89,6 +117,7 @@ impl Tensor {
             let b_full = s.view_node(read_b, &b_layout);
             let b3 = s.view_node(b_full, &Layout::contiguous(&[b, k, n]));
             let product = s.add(Op::Matmul, dtype, vec![b, m, n], &[a3, b3]);
+            record(s, product, vec![a3, b3]);
             let out = s.view_node(product, &Layout::contiguous(&out_shape));
             Ok(Tensor::from_node(s, out))
         })
@@ -239,6 +268,18 @@ impl Tensor {
 }
 
 /// PyTorch's message for the shape case that failed.
+/// Whether `t`'s last two dims read a column-major matrix (a transposed view), as
+/// PyTorch's matmul backward tests an operand's strides.
+fn column_major(t: &Tensor) -> bool {
+    let (shape, strides) = (t.shape(), t.strides());
+    let d = shape.len();
+    d >= 2
+        && shape[d - 2] > 1
+        && shape[d - 1] > 1
+        && strides[d - 2] == 1
+        && strides[d - 1] == shape[d - 2] as isize
+}
+
 fn matmul_shape_error(
     sa: &[usize],
     sb: &[usize],

@@ -1,7 +1,8 @@
 //! Derivatives of the API ops whose nodes would differentiate otherwise: `clamp`
 //! with number bounds (its `maximum`/`minimum` nodes would split the gradient at a
 //! bound, where PyTorch stops it) and the values of `max(dim)`/`min(dim)` (their `amax` node
-//! would share it among ties, where PyTorch sends it to the returned index).
+//! would share it among ties, where PyTorch sends it to the returned index), and
+//! `matmul` over a transposed operand (its gradient is computed transposed).
 
 use super::{zeros_like, Ctx};
 use crate::autograd::record::Custom;
@@ -13,6 +14,7 @@ use lazyfuse_ir::ArgReduceOp;
 pub(super) fn input_grads(custom: Custom, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
     match custom {
         Custom::Clamp { min, max } => clamp(min, max, c),
+        Custom::Matmul { transposed } => super::shape::matmul(transposed, c),
         Custom::ArgExtreme { op, axis, keepdim } => {
             let (x, g) = (c.x(0), c.grad);
             Ok(vec![c.when(0, || {

@@ -7,7 +7,7 @@
 //! - `reduce`: reductions, softmax, scans;
 //! - `shape`: views, in-place writes, `cat`, `flip`, indexing, `matmul`;
 //! - `custom`: the API ops whose nodes would differentiate otherwise (`clamp`,
-//!   `max(dim)`).
+//!   `max(dim)`, `matmul` over a transposed operand).
 //!
 //! Every rule returns one entry per input of the node, `None` where the input needs
 //! no gradient; the engine converts each to its input's dtype.
@@ -73,7 +73,7 @@ pub(crate) fn input_grads(rule: &Rule, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
             Op::Scan { op, axis } => reduce::scan(*op, *axis, c),
             Op::View(layout) => shape::view(layout, c),
             Op::WriteView(layout) => shape::write_view(layout, c),
-            Op::Matmul => shape::matmul(c),
+            Op::Matmul => shape::matmul([false, false], c),
             Op::Cat { axis } => shape::cat(*axis, c),
             Op::Flip { axes } => shape::flip(axes, c),
             Op::Gather { axis } => shape::gather(*axis, c),

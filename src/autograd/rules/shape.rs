@@ -123,12 +123,21 @@ pub(super) fn write_view(layout: &Layout, c: &Ctx) -> Result<Vec<Option<Tensor>>
     ])
 }
 
-/// The gradients of a batched `[b, m, k] @ [b, k, n]`.
-pub(super) fn matmul(c: &Ctx) -> Result<Vec<Option<Tensor>>> {
+/// The gradients of a batched `[b, m, k] @ [b, k, n]`. An operand marked
+/// `transposed` (it reads a column-major matrix) gets its gradient as the transpose
+/// of the transposed product, which has the same elements (each is the same sum
+/// of the same products, in the same order) and lies column-major as the operand.
+pub(super) fn matmul(transposed: [bool; 2], c: &Ctx) -> Result<Vec<Option<Tensor>>> {
     let (a, b, g) = (c.x(0), c.x(1), c.grad);
     Ok(vec![
-        c.when(0, || g.matmul(&b.transpose(1, 2)?))?,
-        c.when(1, || a.transpose(1, 2)?.matmul(g))?,
+        c.when(0, || match transposed[0] {
+            false => g.matmul(&b.transpose(1, 2)?),
+            true => b.matmul(&g.transpose(1, 2)?)?.transpose(1, 2),
+        })?,
+        c.when(1, || match transposed[1] {
+            false => a.transpose(1, 2)?.matmul(g),
+            true => g.transpose(1, 2)?.matmul(a)?.transpose(1, 2),
+        })?,
     ])
 }
 
