@@ -12,7 +12,7 @@
 //! comma-separated workload groups. The machine is shared: trust ratios (lazyfuse
 //! and its baseline alternate within each sample) over absolute times.
 //!
-//! `--device cuda`: the workloads of the GPU targets (W1–W5, W7, W8) with
+//! `--device cuda`: the workloads with GPU targets (W1–W5, W7, W8) with
 //! their inputs on `cuda:0`, each beside the device's copy bandwidth: the baseline
 //! copies half the workload's compulsory bytes device to device (so it moves the
 //! same traffic), and the ratio is the fraction of copy bandwidth reached. W6 runs

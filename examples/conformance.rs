@@ -859,7 +859,7 @@ fn unary(op: &str, x: &Tensor, args: &Value) -> R<Tensor> {
         "logical_not" => x.logical_not()?,
         "bitwise_not" => x.bitwise_not()?,
         "isnan" => x.isnan()?,
-        // issue 5: unary math, predicates and activations
+        // unary math, predicates and activations
         "sgn" => x.sgn()?,
         "exp2" => x.exp2()?,
         "expm1" => x.expm1()?,

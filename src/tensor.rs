@@ -1016,7 +1016,7 @@ impl fmt::Display for Tensor {
     }
 }
 
-// Issue 6 test hook: the scheduler's tests take graphs built through the facade.
+// Test hook: the scheduler's tests take graphs built through the facade.
 impl Tensor {
     /// For the scheduler's tests only: the optimized graph that computes these
     /// tensors (in logical order), its targets (one per tensor) and the input buffers

@@ -3,7 +3,7 @@
 //! (a change is a decision, not an accident). Each gradient is realized alone,
 //! from realized inputs, on the JIT.
 //!
-//! Every count meets the autograd issue's target: reduce → elementwise → reduce
+//! Every count meets its target: reduce → elementwise → reduce
 //! chains over rows become multi-phase row kernels (the built-in softmax's form),
 //! and a gather of one index per row differentiates to an elementwise select.
 

@@ -1,4 +1,4 @@
-//! Regression tests of issue 5's defects list: sizes that overflow, allocations that
+//! Regression tests of known defects: sizes that overflow, allocations that
 //! fail, panics on user input, quadratic bookkeeping, `arange`/`Device` edge cases and
 //! messages that differ from PyTorch's. Each expected message was checked against
 //! PyTorch 2.15.
@@ -159,7 +159,7 @@ fn huge_chunk_counts_are_errors_not_panics() {
 
 #[test]
 fn arange_that_cannot_fit_is_an_error() {
-    // The issue's panic: 1e19 elements.
+    // The reported panic: 1e19 elements.
     assert!(Tensor::arange(0.0, 1e19, 1.0, DType::F32).is_err());
 }
 
@@ -402,7 +402,7 @@ fn listing_a_huge_number_of_views_is_an_error() {
     assert_eq!(h.split(1 << 60, 0).unwrap().len(), 4);
 }
 
-/// The issue's literal case, `zeros(&[1 << 40], F32).realize()` (4 TiB), which used to
+/// The reported case, `zeros(&[1 << 40], F32).realize()` (4 TiB), which used to
 /// die with SIGABRT. It runs in a child process (this test binary, filtered to the
 /// child half below), so that an abort fails this test instead of killing the suite.
 /// 4 TiB is refused by the kernel only where it does not over-commit blindly

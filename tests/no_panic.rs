@@ -386,7 +386,7 @@ proptest! {
         check(format!("unfold {a} {d} {n} {m}"), || x.unfold(d, n, m))?;
         check(format!("split {a} {n} {d}"), || x.split(n, d))?;
         check(format!("split_sizes {a} {sizes:?} {d}"), || x.split_sizes(&sizes, d))?;
-        // `chunk` with a huge count on an empty dim (issue 5's "capacity overflow"
+        // `chunk` with a huge count on an empty dim (a reported "capacity overflow"
         // defect) is fixed and tested with the other defects; only sane counts here.
         let chunks = n.min(1 << 20);
         check(format!("chunk {a} {chunks} {d}"), || x.chunk(chunks, d))?;

@@ -1,4 +1,4 @@
-//! The binary and ternary pointwise ops of issue 5 through the public API.
+//! The binary and ternary pointwise math ops through the public API.
 //!
 //! `binary_ops_match_pytorch` replays `tests/data/binary_ops.jsonl`, generated from
 //! PyTorch 2.15 by `scripts/gen_binary_ops.py`: every op's dtype table (accepted dtype

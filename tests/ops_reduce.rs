@@ -1,4 +1,4 @@
-//! The reductions and scans of `src/ops/reduce_ext.rs` and `src/ops/scan.rs` through
+//! The reductions and scans of `src/ops/reduce_special.rs` and `src/ops/scan.rs` through
 //! the public API: several dims and keepdim on non-contiguous views, zero-dim and
 //! empty inputs, complex32 (storage-only) handling, the graph text of the new nodes,
 //! and the empty-tensor rules of `amax`, `max`, `softmax`. The PyTorch-generated

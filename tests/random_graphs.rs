@@ -1,7 +1,7 @@
 //! Random programs through the public API: random dtypes, shapes, elementwise ops,
 //! reductions, views, in-place writes, casts, `where`, `matmul`, `cat`, the
 //! indexing/shaping ops (`gather`, `scatter_add`, `take`, `flip`, `roll`, `pad`, …),
-//! issue 5's pointwise ops and activations, and creation ops (random ones from a
+//! the pointwise math ops and activations, and creation ops (random ones from a
 //! generator seeded at the start of every build).
 //!
 //! Each program is built twice; one copy is realized front to back, the other back to

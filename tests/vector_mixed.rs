@@ -1,4 +1,4 @@
-//! Mixed-dtype vector kernels (issue 7, W8 and W2): kernels whose expressions have
+//! Mixed-dtype vector kernels (W8 and W2): kernels whose expressions have
 //! different dtypes of 4 lanes (int32, float16 and bfloat16 loads widened to float32)
 //! run in `f32x4`/`i32x4`, and must give the interpreter's values bit for bit: the
 //! casts they use (int32 → float32, float16/bfloat16 → float32) are exact, so this

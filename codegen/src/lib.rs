@@ -1,6 +1,6 @@
 //! lazyfuse-codegen: translation of scheduled kernels into native code.
 //!
-//! This crate will turn the kernel IR produced by `lazyfuse-ir`'s scheduler into
+//! This crate turns the kernel IR produced by `lazyfuse-ir`'s scheduler into
 //! Cranelift functions (CPU) and CUDA C source compiled with NVRTC (GPU). It is pure
 //! translation: it owns no buffers and launches nothing; `lazyfuse-runtime` does that.
 //!

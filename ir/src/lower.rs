@@ -1,5 +1,5 @@
 //! Lowering of composite ops into kernel expressions, with the interpreter's
-//! numerics (`runtime/src/interp/reduce.rs`, `reduce_ext.rs`):
+//! numerics (`runtime/src/interp/reduce.rs`, `reduce_special.rs`):
 //! - float16/bfloat16 reduce in float32, float32 sums/means/var in float64 (the
 //!   interpreter's accumulation types), each result rounded once to the node dtype;
 //! - mean = sum / n; var/std two-pass (a mean phase, then a squared-deviation

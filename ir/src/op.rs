@@ -56,7 +56,7 @@ pub enum UnaryOp {
     BitwiseNot,
     /// `x != x` (bool output)
     IsNan,
-    // --- issue 5: unary math, predicates and parameterless activations ---
+    // --- unary math, predicates and parameterless activations ---
     /// `x / |x|` for complex (0 for 0); `sign` for real inputs
     Sgn,
     /// `x * x` (bool inputs are computed in int64, as PyTorch's `pow(x, 2)`)
@@ -125,7 +125,7 @@ pub enum UnaryOp {
     Conj,
 }
 
-/// Elementwise functions of one tensor with host-number parameters (issue 5). The
+/// Elementwise functions of one tensor with host-number parameters. The
 /// input has the compute dtype and the node's shape; the output dtype is the node's
 /// (the input's, for all of them today). Parameters are `f64` as PyTorch's Python
 /// numbers are; kernels convert them to the compute type.
@@ -306,7 +306,7 @@ impl UnaryOp {
 
 impl BinaryOp {
     /// Whether a node of this op may compute in `dtype`: the invariant the verifier
-    /// checks for the ops of issue 5 (`fmax` … `lcm`), whose kernels exist for one
+    /// checks for the binary math ops (`fmax` … `lcm`), whose kernels exist for one
     /// dtype category only. The older ops answer `true` (their builder checks hold).
     ///
     /// ```
@@ -575,7 +575,7 @@ pub enum Op {
         /// the axis
         axis: usize,
     },
-    /// Elementwise function of input 0 with host-number parameters (issue 5).
+    /// Elementwise function of input 0 with host-number parameters.
     UnaryParam(UnaryParamOp),
     /// Random numbers (no inputs): element `i` is
     /// [`crate::philox::sample`]`(distribution, dtype, seed, offset, i)` converted to

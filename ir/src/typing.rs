@@ -172,12 +172,12 @@ fn check_binary_kernel(
         Add | Sub | Mul if compute == DType::C32 => return Ok(()),
         _ => {}
     }
-    check_binary_kernel_ext(op, compute)
+    check_binary_math_kernel(op, compute)
 }
 
-/// [`check_binary_kernel`] for the binary ops of issue 5 (`fmax` … `lcm`): the dtypes
+/// [`check_binary_kernel`] for the binary math ops (`fmax` … `lcm`): the dtypes
 /// each CPU kernel dispatches, with PyTorch's kernel names.
-fn check_binary_kernel_ext(op: BinaryOp, compute: DType) -> Result<()> {
+fn check_binary_math_kernel(op: BinaryOp, compute: DType) -> Result<()> {
     use BinaryOp::*;
     let cat = compute.category();
     let real_float = cat == Category::Floating;
@@ -285,7 +285,7 @@ pub fn unary(op: UnaryOp, dtype: DType, default_float: DType) -> Result<Signatur
     let cat = dtype.category();
     let complex = cat == Category::Complex;
     let bool_ = cat == Category::Bool;
-    if let Some(sig) = unary_issue5(op, dtype, default_float) {
+    if let Some(sig) = unary_math(op, dtype, default_float) {
         return sig;
     }
     let refuse = |kernel: &str| Err(Error::not_implemented(kernel, dtype));
@@ -749,14 +749,14 @@ pub fn scan(op: ScanOp, dtype: DType) -> Result<Signature> {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 5: unary math, predicates and activations.
+// Unary math, predicates and activations.
 
 /// The half-precision complex dtypes, which lazyfuse stores but does not compute in.
 fn is_half_complex(dtype: DType) -> bool {
     matches!(dtype, DType::C32 | DType::BC32)
 }
 
-/// The kernel name PyTorch's CPU dispatch of each issue-5 unary op prints in its
+/// The kernel name PyTorch's CPU dispatch of each unary math op prints in its
 /// "not implemented for" errors.
 fn kernel_name(op: UnaryOp) -> &'static str {
     use UnaryOp::*;
@@ -789,7 +789,7 @@ fn kernel_name(op: UnaryOp) -> &'static str {
     }
 }
 
-/// The rules of the unary ops added by issue 5 (`None` for the older ops, which
+/// The rules of the unary math ops (`None` for the arithmetic ones, which
 /// [`unary`] handles itself).
 ///
 /// - Floating functions (`exp2` … `atanh`, `erf`, `erfc`, `erfinv`) lift bool and
@@ -800,7 +800,7 @@ fn kernel_name(op: UnaryOp) -> &'static str {
 /// - The predicates output bool for every dtype; `isposinf`, `isneginf` and
 ///   `signbit` refuse complex with PyTorch's messages.
 /// - complex32/bcomplex32: PyTorch's refusal where it has one, else unsupported.
-fn unary_issue5(op: UnaryOp, dtype: DType, default_float: DType) -> Option<Result<Signature>> {
+fn unary_math(op: UnaryOp, dtype: DType, default_float: DType) -> Option<Result<Signature>> {
     use UnaryOp::*;
     let cat = dtype.category();
     let complex = cat == Category::Complex;
@@ -1007,7 +1007,7 @@ pub fn moments(name: &str, dtype: DType) -> Result<()> {
 }
 
 #[cfg(test)]
-mod issue5_tests {
+mod unary_math_tests {
     use super::*;
 
     #[test]
@@ -1081,7 +1081,7 @@ mod issue5_tests {
 }
 
 // ---------------------------------------------------------------------------------------
-// Issue 5: tensor-bound clamp, lerp, addcmul/addcdiv, masked_fill, isclose.
+// Tensor-bound clamp, lerp, addcmul/addcdiv, masked_fill, isclose.
 
 /// The error PyTorch's `clamp_`/`clamp_min_`/`clamp_max_` with host-scalar bounds raise
 /// when the promoted dtype cannot be cast back: unlike the other in-place ops, their
@@ -1440,7 +1440,7 @@ pub fn isclose(a: DType, b: DType, rtol: f64, atol: f64) -> Result<()> {
     computable(a)
 }
 
-// ---- Creation ops: eye, linspace, rand, randn, randint (issue 5, creation) ----
+// ---- Creation ops: eye, linspace, rand, randn, randint ----
 
 /// `torch.eye`'s dtypes: everything but `uint16`/`uint32`/`uint64` and the half
 /// complex types (PyTorch's `"eye" not implemented for 'UInt16'`). The float8 dtypes
@@ -1584,7 +1584,7 @@ pub fn randint(low: i64, high: i64, dtype: DType) -> Result<()> {
     Ok(())
 }
 
-// ---- complex32/bcomplex32: PyTorch's own refusals (issue 5, defects) ----
+// ---- complex32/bcomplex32: PyTorch's own refusals ----
 //
 // complex32 and bcomplex32 are storage-only in lazyfuse (`computable` says
 // `Unsupported`), but where PyTorch itself has no kernel for them its error is the
@@ -1628,7 +1628,7 @@ fn half_complex_reduce(op: ReduceOp, dtype: DType) -> Result<()> {
         ReduceOp::Prod => "prod_out_cpu",
         ReduceOp::Amax => "max_values_cpu",
         ReduceOp::Amin => "min_values_cpu",
-        // The issue-5 reductions carry their own refusals in `reduce` (checked
+        // The nan-aware, logical and norm reductions carry their own refusals in `reduce` (checked
         // against PyTorch there); var/std are computed by PyTorch.
         _ => return Ok(()),
     };

@@ -2,10 +2,9 @@
 //! [`MIN_CACHED_BYTES`] are kept (keyed by dtype and element count) and handed out
 //! again, so that a loop realizing the same computation repeatedly reuses memory
 //! whose pages are already mapped instead of paying the page faults of fresh memory
-//! (4–27 ms per fresh 64 MiB on our machines), and a writer that stores every
-//! element skips the zeroing that a fresh zeroed allocation of reused heap memory
-//! costs (a training step's weight-sized buffers: `calloc`'s `memset` took 15% of
-//! an MLP step).
+//! (milliseconds per fresh large buffer), and a writer that stores every element
+//! skips the zeroing that a fresh zeroed allocation of reused heap memory costs (a
+//! training step's weight-sized buffers).
 //!
 //! # Bound
 //! The cache holds at most [`BufferCache::max_bytes`] bytes (default

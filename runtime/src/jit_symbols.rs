@@ -5,7 +5,7 @@
 //! float16/bfloat16 conversions and rounding, float8 codes, the `UnaryParamOp`
 //! formulas, integer `pow`/shifts/`gcd`/`lcm`. Every function here calls the
 //! interpreter's own scalar code (`interp::pointwise`, `interp::elementwise`,
-//! `interp::binary_ext`, `interp::float8`), so both backends share one set of
+//! `interp::binary_math`, `interp::float8`), so both backends share one set of
 //! numerics.
 //!
 //! Names (one table, [`lookup`]): `lf_<op>_<f32|f64>` for real unary and binary ops
@@ -15,8 +15,8 @@
 //! `lf_<f16|bf16>_to_f32`, `lf_f32_to_<f16|bf16>`, `lf_decode_<float8 dtype>`,
 //! `lf_encode_<float8 dtype>` and `lf_scan_log_add_exp` (logcumsumexp's step).
 
-use crate::interp::binary_ext::{fmax, fmin, gcd, lcm, logaddexp, logaddexp2, nextafter};
-use crate::interp::binary_ext::{shift_left, shift_right, xlogy};
+use crate::interp::binary_math::{fmax, fmin, gcd, lcm, logaddexp, logaddexp2, nextafter};
+use crate::interp::binary_math::{shift_left, shift_right, xlogy};
 use crate::interp::elementwise::{float_div_floor, float_remainder, int_pow};
 use crate::interp::float8::Format;
 use crate::interp::num::Real;

@@ -1,4 +1,4 @@
-//! Hand-built graphs for the pointwise nodes of issue 5 (`Unary` math and
+//! Hand-built graphs for the unary pointwise nodes (`Unary` math and
 //! predicates, `UnaryParam`): values at NaN/±inf/±0 and integer extremes, float16
 //! computed in float32 and rounded once, complex special values, and the verifier's
 //! checks of the new nodes.

@@ -1,6 +1,7 @@
 //! The op methods of `Tensor`, one file per family.
 
-pub mod binary_ext;
+pub mod activation;
+pub mod binary_math;
 pub mod complex32;
 pub mod creation;
 pub mod elementwise;
@@ -11,12 +12,10 @@ pub mod inplace;
 pub mod linalg;
 pub mod operators;
 pub mod placed;
+pub mod pointwise;
 pub mod reduce;
-pub mod reduce_ext;
+pub mod reduce_special;
 pub mod scan;
 pub mod splits;
 pub mod value_views;
 pub mod views;
-// issue 5
-pub mod activation;
-pub mod pointwise;

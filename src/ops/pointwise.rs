@@ -1,4 +1,4 @@
-//! The unary pointwise ops of issue 5: math functions (`exp2`, `log1p`, `erf`, …),
+//! The unary pointwise ops beyond the arithmetic ones: math functions (`exp2`, `log1p`, `erf`, …),
 //! predicates (`isinf`, `isfinite`, `signbit`, …), `sgn`, `square`, `positive`,
 //! `nan_to_num`, `logit` and `round_decimals`, with their in-place forms (`op_`)
 //! where PyTorch has them.

@@ -2,7 +2,7 @@
 //! and `tests/passes_differential.rs` (graph passes on and off): random dtypes,
 //! shapes, elementwise ops, reductions, views, in-place writes, casts, `where`,
 //! `matmul`, `cat`, the indexing/shaping ops (`gather`, `scatter_add`, `take`, `flip`,
-//! `roll`, `pad`, …), issue 5's pointwise ops and activations, and creation ops
+//! `roll`, `pad`, …), the pointwise math ops and activations, and creation ops
 //! (random ones from a generator seeded at the start of every build). Included by
 //! those tests with `#[path]`; it is no test target of its own.
 
@@ -52,9 +52,9 @@ pub enum Step {
     Cat(usize, usize),
     /// an indexing/shaping op of `a`, with in-range indices made from `b`'s values
     Index(usize, usize, usize),
-    /// an issue-5 pointwise op or activation (some in place)
+    /// a pointwise math op or activation (some in place)
     Pointwise(usize, usize),
-    /// One of issue 5's binary/ternary pointwise ops, in place or through `out=`.
+    /// One of the binary/ternary pointwise math ops, in place or through `out=`.
     BinaryPointwise(usize, usize, usize, usize),
     /// A creation op (`*_like`, `eye`, `linspace`, `rand`, `randn`, `randint`).
     Create(usize, usize, usize),
@@ -138,7 +138,7 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step, device: lazyfuse::Device) {
                 3 => t.argmax(Some(-1), keepdim),
                 4 => t.var(&[], 1, keepdim),
                 5 => t.softmax(0),
-                // the reductions and scans of src/ops/reduce_ext.rs and scan.rs
+                // the reductions and scans of src/ops/reduce_special.rs and scan.rs
                 7 => t.nansum(&[0], keepdim),
                 8 => t.any(&[-1], keepdim),
                 9 => t.logsumexp(&[-1], keepdim),
@@ -243,7 +243,7 @@ fn index_step(o: usize, t: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// Issue 5's binary/ternary pointwise ops (values, in-place forms and `out=`).
+/// The binary/ternary pointwise math ops (values, in-place forms and `out=`).
 fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
     let written = |r: Result<()>| r.map(|()| a.clone());
     match o % 16 {

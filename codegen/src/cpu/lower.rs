@@ -2234,11 +2234,8 @@ fn expensive_op(e: &Expr) -> bool {
 
 /// Whether a [`vector_type`] kernel takes the [`Tier::Interleaved`] tier: its
 /// vector loop (the needed expressions not hoisted out of the row) applies at
-/// least two expensive ops. Measured in cache on 16384 float32 (one thread,
-/// fast math): W9's chain of sqrt, log, exp and tanh 8.1 -> 5.2 ns per element,
-/// `exp` alone 1.12 -> 0.98 and W1 (one tanh) 1.53 -> 1.44; the interleaved loop
-/// doubles a kernel's compile time (W1: 0.38 -> 0.84 ms), which a single
-/// transcendental does not repay.
+/// least two expensive ops: interleaving pays on chains of transcendentals, but it
+/// doubles a kernel's compile time, which a single transcendental does not repay.
 fn interleaves(k: &LoopKernel, needed: &[bool], hoisted: &[bool]) -> bool {
     let expensive = k
         .exprs

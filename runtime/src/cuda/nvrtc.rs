@@ -1,8 +1,7 @@
 //! NVRTC: CUDA C source to a CUBIN for one GPU architecture, cached in memory and on
 //! disk.
 //!
-//! A compile costs tens of milliseconds (40–75 ms for a small f16 kernel to sm_90), far
-//! more than most kernels run, so every CUBIN is kept: in memory for the process, and on
+//! A compile costs tens of milliseconds, far more than most kernels run, so every CUBIN is kept: in memory for the process, and on
 //! disk (see [`default_cache_dir`]) so that a second process compiles nothing. The disk
 //! key is the source, the NVRTC version, the architecture and the options; a cache file
 //! is checked (key, length, checksum) before it is used, and recompiled when it fails.

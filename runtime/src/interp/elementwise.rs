@@ -130,7 +130,7 @@ where
         LogicalNot => map(x, move |a: S| a.widen() == zero),
         IsNan => map(x, |a: S| a.widen().is_nan()),
         BitwiseNot => return Err(not_for(op, S::DTYPE)),
-        // The ops of issue 5 are computed in `pointwise`.
+        // The unary math functions are computed in `pointwise`.
         _ => return super::pointwise::float_unary(op, x),
     })
 }
@@ -172,7 +172,7 @@ where
 
 /// Applies a binary op to two buffers of one dtype.
 pub(crate) fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
-    if let Some(out) = super::binary_ext::binary(op, x, y) {
+    if let Some(out) = super::binary_math::binary(op, x, y) {
         return out;
     }
     if op == BinaryOp::ComplexOf {
@@ -310,7 +310,7 @@ fn int_binary<T: Int>(op: BinaryOp, x: &[T], y: &[T]) -> Result<Buffer> {
         BitwiseOr => map2(x, y, T::bit_or),
         BitwiseXor => map2(x, y, T::bit_xor),
         Div | Atan2 => return Err(not_for(op, T::DTYPE)),
-        // The ops of `binary_ext`, which answers them before this match.
+        // The ops of `binary_math`, which answers them before this match.
         _ => return Err(not_for(op, T::DTYPE)),
     })
 }
@@ -396,7 +396,7 @@ fn float_binary<S: FloatStore>(op: BinaryOp, x: &[S], y: &[S]) -> Result<Buffer>
         LogicalOr => p(|a, b| truthy(a) || truthy(b)),
         LogicalXor => p(|a, b| truthy(a) != truthy(b)),
         BitwiseAnd | BitwiseOr | BitwiseXor => return Err(not_for(op, S::DTYPE)),
-        // The ops of `binary_ext`, which answers them before this match.
+        // The ops of `binary_math`, which answers them before this match.
         _ => return Err(not_for(op, S::DTYPE)),
     })
 }

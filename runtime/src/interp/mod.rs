@@ -12,14 +12,14 @@
 //!
 //! Submodules: `cast` (`.to(dtype)`, `full`, `arange`), [`float8`] (the float8
 //! codecs `cast` uses, public so that printing decodes with the same rules),
-//! `elementwise` (unary, binary, where; `binary_ext`: issue 5's binary kernels),
-//! `pointwise` (issue 5's unary math, predicates, activations and `UnaryParam`
-//! nodes), `reduce` (reductions, arg-reductions, cumsum, softmax; `reduce_ext`:
+//! `elementwise` (unary, binary, where; `binary_math`: the binary math functions `fmax` … `lcm`),
+//! `pointwise` (unary math, predicates, activations and `UnaryParam`
+//! nodes), `reduce` (reductions, arg-reductions, cumsum, softmax; `reduce_special`:
 //! nansum, any, logsumexp, norm …), `scan` (cumprod, cummax/cummin, logcumsumexp),
 //! `matmul`, `index` (gather, scatter, take, flip), `creation` (random and
 //! linspace), and `num` (the numeric traits the kernels are generic over).
 
-pub(crate) mod binary_ext;
+pub(crate) mod binary_math;
 mod cast;
 mod creation;
 pub(crate) mod elementwise;
@@ -29,7 +29,7 @@ pub(crate) mod matmul;
 pub(crate) mod num;
 pub(crate) mod pointwise;
 mod reduce;
-mod reduce_ext;
+mod reduce_special;
 mod scan;
 
 pub use pointwise::nan_to_num_defaults;
@@ -424,7 +424,7 @@ fn write_view(base: &Buffer, layout: &Layout, values: &Buffer) -> Result<Buffer>
 }
 
 // ---------------------------------------------------------------------------
-// Issue 6: single-node evaluation for extern steps (the executor and
+// Single-node evaluation for extern steps (the executor and
 // `crate::kernel_eval`), and the interpreter's buffer kernels for the kernel-IR
 // reference evaluator, so that both compute with exactly these numerics.
 

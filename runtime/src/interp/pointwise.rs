@@ -1,4 +1,4 @@
-//! Kernels of the pointwise ops of issue 5: the unary math functions (`exp2` …
+//! Kernels of the unary pointwise ops: the unary math functions (`exp2` …
 //! `erfinv`), the predicates (`isinf`, `signbit`, …), the parameterless activations
 //! (`silu`, `mish`, `hardsigmoid`, `hardswish`) and the ops with host-number
 //! parameters ([`UnaryParamOp`]: `nan_to_num`, `logit`, `round_decimals`, `gelu`,
@@ -41,7 +41,7 @@ pub(crate) fn int_unary<T: Int>(op: UnaryOp, x: &[T]) -> Result<Buffer> {
     })
 }
 
-/// The real functions the issue-5 kernels need beyond [`Real`].
+/// The real functions these kernels need beyond [`Real`].
 pub(crate) trait Math: Real {
     const INFINITY: Self;
     fn exp2(self) -> Self;
@@ -264,7 +264,7 @@ where
     })
 }
 
-/// The complex functions of the issue-5 ops that lazyfuse takes from `num_complex`,
+/// The complex functions of these ops that lazyfuse takes from `num_complex`,
 /// per part type. complex64 computes them in complex128 and rounds once: their
 /// formulas cancel badly in single precision (`acos` near the real axis).
 pub(crate) trait CMath: CReal + Math

@@ -95,8 +95,8 @@ pub(crate) fn reduce(op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) 
         return Err(Error::Unsupported(format!("{op:?} on {dtype}")));
     }
     let (g, outer, inner) = axes_last(x, shape, axes);
-    if super::reduce_ext::handles(op) {
-        return super::reduce_ext::reduce(op, &g, outer, inner);
+    if super::reduce_special::handles(op) {
+        return super::reduce_special::reduce(op, &g, outer, inner);
     }
     match &g {
         Buffer::Bool(v) => bool_reduce(op, v, outer, inner),

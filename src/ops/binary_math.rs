@@ -1,4 +1,4 @@
-//! The binary and ternary pointwise ops of issue 5, their in-place forms, and `out=`.
+//! The binary and ternary pointwise math ops, their in-place forms, and `out=`.
 //!
 //! - Binary nodes: `fmax`, `fmin`, `hypot`, `copysign`, `logaddexp`, `logaddexp2`,
 //!   `xlogy`, `nextafter`, `bitwise_left_shift`, `bitwise_right_shift`, `gcd`, `lcm`

@@ -1,4 +1,4 @@
-//! Kernels of the binary ops added for issue 5 (`fmax`, `fmin`, `hypot`, `copysign`,
+//! Kernels of the binary math functions (`fmax`, `fmin`, `hypot`, `copysign`,
 //! `logaddexp`, `logaddexp2`, `xlogy`, `nextafter`, the bit shifts, `gcd`, `lcm`), with
 //! the formulas of PyTorch's CPU kernels, including their edge cases: shifts out of
 //! range, `gcd`/`lcm` at the integer minimum (C's `abs` after integer promotion),
@@ -23,7 +23,7 @@ fn map2<T: Copy, U: Element>(x: &[T], y: &[T], f: impl Fn(T, T) -> U) -> Buffer 
 }
 
 /// True for the ops this file implements.
-fn is_ext(op: BinaryOp) -> bool {
+fn is_math(op: BinaryOp) -> bool {
     use BinaryOp::*;
     matches!(
         op,
@@ -44,25 +44,25 @@ fn is_ext(op: BinaryOp) -> bool {
 /// Applies one of this file's ops to two buffers of one dtype, or `None` for any
 /// other op.
 pub(crate) fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Option<Result<Buffer>> {
-    if !is_ext(op) {
+    if !is_math(op) {
         return None;
     }
     Some(match (x, y) {
-        (Buffer::Bool(a), Buffer::Bool(b)) => bool_ext(op, a, b),
-        (Buffer::U8(a), Buffer::U8(b)) => int_ext(op, a, b),
-        (Buffer::I8(a), Buffer::I8(b)) => int_ext(op, a, b),
-        (Buffer::I16(a), Buffer::I16(b)) => int_ext(op, a, b),
-        (Buffer::I32(a), Buffer::I32(b)) => int_ext(op, a, b),
-        (Buffer::I64(a), Buffer::I64(b)) => int_ext(op, a, b),
-        (Buffer::U16(a), Buffer::U16(b)) => int_ext(op, a, b),
-        (Buffer::U32(a), Buffer::U32(b)) => int_ext(op, a, b),
-        (Buffer::U64(a), Buffer::U64(b)) => int_ext(op, a, b),
-        (Buffer::F16(a), Buffer::F16(b)) => float_ext(op, a, b),
-        (Buffer::BF16(a), Buffer::BF16(b)) => float_ext(op, a, b),
-        (Buffer::F32(a), Buffer::F32(b)) => float_ext(op, a, b),
-        (Buffer::F64(a), Buffer::F64(b)) => float_ext(op, a, b),
-        (Buffer::C64(a), Buffer::C64(b)) => complex_ext(op, a, b),
-        (Buffer::C128(a), Buffer::C128(b)) => complex_ext(op, a, b),
+        (Buffer::Bool(a), Buffer::Bool(b)) => bool_math(op, a, b),
+        (Buffer::U8(a), Buffer::U8(b)) => int_math(op, a, b),
+        (Buffer::I8(a), Buffer::I8(b)) => int_math(op, a, b),
+        (Buffer::I16(a), Buffer::I16(b)) => int_math(op, a, b),
+        (Buffer::I32(a), Buffer::I32(b)) => int_math(op, a, b),
+        (Buffer::I64(a), Buffer::I64(b)) => int_math(op, a, b),
+        (Buffer::U16(a), Buffer::U16(b)) => int_math(op, a, b),
+        (Buffer::U32(a), Buffer::U32(b)) => int_math(op, a, b),
+        (Buffer::U64(a), Buffer::U64(b)) => int_math(op, a, b),
+        (Buffer::F16(a), Buffer::F16(b)) => float_math(op, a, b),
+        (Buffer::BF16(a), Buffer::BF16(b)) => float_math(op, a, b),
+        (Buffer::F32(a), Buffer::F32(b)) => float_math(op, a, b),
+        (Buffer::F64(a), Buffer::F64(b)) => float_math(op, a, b),
+        (Buffer::C64(a), Buffer::C64(b)) => complex_math(op, a, b),
+        (Buffer::C128(a), Buffer::C128(b)) => complex_math(op, a, b),
         (Buffer::Raw { dtype, .. }, _) => Err(Error::Unsupported(format!("{op:?} on {dtype}"))),
         _ => Err(Error::Malformed(format!(
             "{op:?} inputs have different dtypes ({} and {})",
@@ -72,7 +72,7 @@ pub(crate) fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Option<Result<Buff
     })
 }
 
-fn bool_ext(op: BinaryOp, x: &[bool], y: &[bool]) -> Result<Buffer> {
+fn bool_math(op: BinaryOp, x: &[bool], y: &[bool]) -> Result<Buffer> {
     match op {
         BinaryOp::Fmax => Ok(map2(x, y, |a, b| a | b)),
         BinaryOp::Fmin => Ok(map2(x, y, |a, b| a & b)),
@@ -161,7 +161,7 @@ pub(crate) fn lcm<T: IntBits>(a: T, b: T) -> T {
     }
 }
 
-fn int_ext<T: IntBits>(op: BinaryOp, x: &[T], y: &[T]) -> Result<Buffer> {
+fn int_math<T: IntBits>(op: BinaryOp, x: &[T], y: &[T]) -> Result<Buffer> {
     use BinaryOp::*;
     Ok(match op {
         Fmax => map2(x, y, |a, b| a.max(b)),
@@ -178,16 +178,16 @@ fn int_ext<T: IntBits>(op: BinaryOp, x: &[T], y: &[T]) -> Result<Buffer> {
 // Real floats
 
 /// The libm functions these kernels need beyond [`Real`].
-pub(crate) trait RealExt: Real {
+pub(crate) trait RealMath: Real {
     fn ln_1p(self) -> Self;
     fn exp2(self) -> Self;
     fn is_infinite(self) -> bool;
     fn inv_ln2() -> Self;
 }
 
-macro_rules! real_ext {
+macro_rules! real_math {
     ($($t:ident),*) => {$(
-        impl RealExt for $t {
+        impl RealMath for $t {
             fn ln_1p(self) -> Self {
                 <$t>::ln_1p(self)
             }
@@ -204,7 +204,7 @@ macro_rules! real_ext {
     )*};
 }
 
-real_ext!(f32, f64);
+real_math!(f32, f64);
 
 /// The bits of a stored float, for `nextafter`.
 pub(crate) trait FloatBits: FloatStore {
@@ -289,7 +289,7 @@ pub(crate) fn fmin<R: Real>(a: R, b: R) -> R {
 
 /// PyTorch's scalar `logaddexp`: equal infinities give themselves, otherwise
 /// `max + log1p(exp(-|a - b|))` (NaN propagates).
-pub(crate) fn logaddexp<R: RealExt>(a: R, b: R) -> R {
+pub(crate) fn logaddexp<R: RealMath>(a: R, b: R) -> R {
     if a.is_infinite() && a == b {
         return a;
     }
@@ -297,7 +297,7 @@ pub(crate) fn logaddexp<R: RealExt>(a: R, b: R) -> R {
     m + (-(a - b).abs()).exp().ln_1p()
 }
 
-pub(crate) fn logaddexp2<R: RealExt>(a: R, b: R) -> R {
+pub(crate) fn logaddexp2<R: RealMath>(a: R, b: R) -> R {
     if a.is_infinite() && a == b {
         return a;
     }
@@ -316,9 +316,9 @@ pub(crate) fn xlogy<R: Real>(x: R, y: R) -> R {
     }
 }
 
-fn float_ext<S: FloatBits>(op: BinaryOp, x: &[S], y: &[S]) -> Result<Buffer>
+fn float_math<S: FloatBits>(op: BinaryOp, x: &[S], y: &[S]) -> Result<Buffer>
 where
-    S::C: RealExt,
+    S::C: RealMath,
 {
     use BinaryOp::*;
     let f = |g: fn(S::C, S::C) -> S::C| {
@@ -347,7 +347,7 @@ fn c_is_nan<P: Real>(z: Complex<P>) -> bool {
 /// PyTorch's complex `_log_add_exp_helper`: order by real part (a NaN operand wins
 /// both places), NaN is infectious, equal infinite real parts are special-cased, and
 /// otherwise `log1p(exp(min - max)) + max`.
-fn c_logaddexp<P: CReal + RealExt>(x: Complex<P>, y: Complex<P>) -> Complex<P>
+fn c_logaddexp<P: CReal + RealMath>(x: Complex<P>, y: Complex<P>) -> Complex<P>
 where
     Complex<P>: Element,
 {
@@ -376,7 +376,7 @@ where
     }
 }
 
-fn complex_ext<P: CReal + RealExt>(
+fn complex_math<P: CReal + RealMath>(
     op: BinaryOp,
     x: &[Complex<P>],
     y: &[Complex<P>],

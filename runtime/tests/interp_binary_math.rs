@@ -1,4 +1,4 @@
-//! Hand-built graphs for the interpreter's kernels of issue 5's binary ops
+//! Hand-built graphs for the interpreter's kernels of the binary math ops
 //! (`fmax` … `lcm`): special values, signed zeros, integer extremes, float16 bits,
 //! and the verifier's dtype invariant for these nodes.
 
