@@ -16,7 +16,6 @@ pub mod graph;
 pub mod indexing;
 pub mod kernel;
 pub mod layout;
-mod lower;
 pub mod op;
 pub mod passes;
 pub mod philox;

@@ -1,0 +1,66 @@
+//! The cost rule's one definition of a cheap op: what the scheduler recomputes in
+//! every reader rather than storing, and what the code generators need not avoid
+//! recomputing.
+
+use crate::dtype::DType;
+use crate::op::{BinaryOp, UnaryOp};
+
+/// Unary ops cheap enough to recompute in every reader (the scheduler's cost
+/// rule; code generators use it to tell which recomputation is worth avoiding).
+///
+/// ```
+/// use lazyfuse_ir::schedule::cheap_unary;
+/// use lazyfuse_ir::UnaryOp;
+/// assert!(cheap_unary(UnaryOp::Neg));
+/// assert!(!cheap_unary(UnaryOp::Exp));
+/// ```
+pub fn cheap_unary(op: UnaryOp) -> bool {
+    use UnaryOp::*;
+    matches!(
+        op,
+        Neg | Abs
+            | Sign
+            | Relu
+            | Floor
+            | Ceil
+            | Round
+            | Trunc
+            | LogicalNot
+            | BitwiseNot
+            | IsNan
+            | Square
+            | IsInf
+            | IsPosInf
+            | IsNegInf
+            | IsFinite
+            | IsReal
+            | Signbit
+            | Sgn
+            | Frac
+    )
+}
+
+/// Binary ops cheap enough to recompute in every reader (see [`cheap_unary`]).
+///
+/// ```
+/// use lazyfuse_ir::schedule::cheap_binary;
+/// use lazyfuse_ir::BinaryOp;
+/// assert!(cheap_binary(BinaryOp::Add));
+/// assert!(!cheap_binary(BinaryOp::Pow));
+/// ```
+pub fn cheap_binary(op: BinaryOp) -> bool {
+    use BinaryOp::*;
+    !matches!(
+        op,
+        Pow | Atan2 | Hypot | Logaddexp | Logaddexp2 | Xlogy | Gcd | Lcm | Remainder | Fmod
+    )
+}
+
+/// Whether a dtype may appear in a loop kernel's arithmetic (float8 only in loads,
+/// stores and casts; complex and float4 never).
+pub(super) fn arith_dtype(d: DType) -> bool {
+    !d.is_complex()
+        && !d.is_float8()
+        && d.size_in_bytes() > 0
+        && !matches!(d, DType::C32 | DType::BC32 | DType::F4E2M1FNX2)
+}

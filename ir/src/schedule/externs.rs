@@ -1,0 +1,240 @@
+//! Extern steps: which nodes run outside loop kernels (matmul, large `cat`, the
+//! ops without a loop form), and the strided operand views a host matmul reads in
+//! place.
+
+use super::{arith_dtype, ScheduleOptions, MAX_CAT_KERNELS};
+use crate::dtype::DType;
+use crate::graph::{Graph, Node, NodeId};
+use crate::kernel::{ExternView, MathMode};
+use crate::op::{Op, ReduceOp};
+use crate::scalar::Scalar;
+
+/// How the float matmul `n` reads its operand view `l` in place (a transposed or
+/// batch-broadcast operand), or `None` where the view is stored first: a matmul of
+/// float32/float64 in Fast math that runs on the host (`gemm` takes any strides;
+/// the interpreter's routine of Exact math gathers the view first, which costs
+/// what storing it would).
+pub(super) fn strided_operand(
+    graph: &Graph,
+    n: NodeId,
+    l: &crate::layout::Layout,
+    opts: &ScheduleOptions,
+) -> Option<ExternView> {
+    let node = graph.node(n);
+    let host_float = matches!(node.op, Op::Matmul)
+        && !opts.matmul_kernels
+        && opts.math == MathMode::Fast
+        && matches!(node.dtype, DType::F32 | DType::F64);
+    let strides = l
+        .strides
+        .iter()
+        .map(|&s| usize::try_from(s).ok())
+        .collect::<Option<Vec<usize>>>()?;
+    (host_float && l.shape.len() == 3).then_some(ExternView {
+        offset: l.offset,
+        strides,
+    })
+}
+
+/// Why a node runs as an extern step, or `None` for loop-kernel nodes.
+pub(super) fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> Option<String> {
+    let node = graph.node(n);
+    let ins: Vec<&Node> = graph.inputs(n).iter().map(|&i| graph.node(i)).collect();
+    let input_dt = ins.first().map(|i| i.dtype);
+    // Sizes that overflow memory arithmetic are the interpreter's errors to report
+    // (and 64-bit loop indices must not overflow).
+    let fits = |n: &Node| {
+        crate::shape::checked_count(&n.shape)
+            .ok()
+            .and_then(|c| c.checked_mul(n.dtype.size_in_bytes().max(1)))
+            .is_some_and(|b| b <= isize::MAX as usize)
+    };
+    if !fits(node) || !ins.iter().all(|i| fits(i)) {
+        return Some("a size that overflows memory arithmetic (the interpreter reports it)".into());
+    }
+    let all_dt = ins.iter().map(|i| i.dtype).chain([node.dtype]);
+    if !matches!(node.op, Op::Input(_)) {
+        for d in all_dt {
+            if d.is_complex() || (!arith_dtype(d) && !d.is_float8()) {
+                return Some(format!("{d} values do not enter loop kernels"));
+            }
+        }
+    }
+    // Ops that only move float8 codes or convert them (a fill is a constant cast).
+    let float8_ok = matches!(
+        node.op,
+        Op::Input(_)
+            | Op::View(_)
+            | Op::Cast
+            | Op::Flip { .. }
+            | Op::Full(_)
+            | Op::Arange { .. }
+            | Op::Cat { .. }
+            | Op::WriteView(_)
+            | Op::Gather { .. }
+            | Op::IndexSelect { .. }
+            | Op::Take
+    );
+    if !float8_ok && (node.dtype.is_float8() || ins.iter().any(|i| i.dtype.is_float8())) {
+        return Some("float8 is storage only in loop kernels".into());
+    }
+    let empty_extreme = |reduced: usize| reduced == 0 && node.numel() > 0;
+    Some(match &node.op {
+        Op::Matmul
+            if opts.library_float_matmul
+                && matches!(
+                    node.dtype,
+                    DType::F32 | DType::F64 | DType::F16 | DType::BF16
+                ) =>
+        {
+            "float matmul through the device's BLAS".into()
+        }
+        Op::Matmul if opts.matmul_kernels && node.dtype != DType::Bool => return None,
+        Op::Matmul => "matmul is its own kernel kind".into(),
+        Op::Cumsum { .. } | Op::Scan { .. } => {
+            let (acc, axis) = super::lower::scan_accum(&node.op)?;
+            let x = ins.first()?;
+            let rank = x.shape.len().max(1);
+            if axis >= rank {
+                "scan axis out of range (the interpreter reports it)".into()
+            } else if acc.output_dtype(x.dtype) != Some(node.dtype)
+                || (node.shape != x.shape && !(x.shape.is_empty() && node.numel() == 1))
+            {
+                format!(
+                    "{} of {} giving {} (not a loop-IR scan; the interpreter decides)",
+                    node.op.name(),
+                    x.dtype,
+                    node.dtype
+                )
+            } else {
+                return None;
+            }
+        }
+        Op::Scatter { .. } => "scatter writes through data-dependent indices".into(),
+        Op::Random { .. } => "philox sampling is not expressed in the loop IR".into(),
+        Op::Bitcast => "a bitcast moves bytes between dtypes (the interpreter's)".into(),
+        Op::Linspace { .. } => {
+            "linspace computes with fused multiply-adds (no kernel-IR op)".into()
+        }
+        // The interpreter checks every index value, even where the output is empty
+        // (`[0, 3].index_select(1, [5])` fails): a kernel over an empty space would not.
+        Op::IndexSelect { .. }
+            if node.numel() == 0 && ins.get(1).is_some_and(|i| i.numel() > 0) =>
+        {
+            "index_select with an empty output still checks its indices".into()
+        }
+        Op::Full(Scalar::Complex(..)) => "complex fill".into(),
+        Op::WriteView(l) if l.has_internal_overlap() => {
+            "write_view through an overlapping layout (last write wins)".into()
+        }
+        Op::Reduce { op, axes, .. } => {
+            let x = ins.first()?;
+            let shape = if x.shape.is_empty() {
+                vec![1]
+            } else {
+                x.shape.clone()
+            };
+            let reduced: usize = axes
+                .iter()
+                .map(|&a| shape.get(a).copied().unwrap_or(1))
+                .product();
+            if axes.iter().any(|&a| a >= shape.len()) {
+                return Some("reduce axes out of range (the interpreter reports it)".into());
+            }
+            let dt = input_dt?;
+            match op {
+                ReduceOp::RunningMean => "Welford's running mean is sequential".into(),
+                // A kernel would hoist loads that do not depend on the (empty)
+                // reduction dims out of its never-running loop, reading an empty
+                // buffer once per output point; the interpreter fills the identity.
+                _ if empty_extreme(reduced) => {
+                    "reduction over an empty dim (the interpreter fills the identity)".into()
+                }
+                ReduceOp::Sum | ReduceOp::Prod if dt == DType::Bool => {
+                    "bool sum/prod (the interpreter decides)".into()
+                }
+                ReduceOp::Mean
+                | ReduceOp::Var { .. }
+                | ReduceOp::Std { .. }
+                | ReduceOp::LogSumExp
+                | ReduceOp::NanMean
+                | ReduceOp::Norm { .. }
+                    if !dt.is_floating_point() =>
+                {
+                    format!("{} of {dt} (the interpreter decides)", node.op.name())
+                }
+                ReduceOp::NanSum if dt == DType::Bool => "nansum of bool".into(),
+                // The interpreter (as PyTorch) sums these in float32, overflowing to inf
+                // where the kernel IR's float64 accumulator of a float32 sum would not.
+                ReduceOp::NanSum | ReduceOp::NanMean
+                    if dt.is_floating_point() && dt != DType::F64 =>
+                {
+                    format!(
+                        "{} accumulates in float32 (overflows as PyTorch does)",
+                        node.op.name()
+                    )
+                }
+                ReduceOp::Norm { ord }
+                    if dt != DType::F64
+                        && !(ord.value() == 0.0 || ord.value().is_infinite() || reduced == 1) =>
+                {
+                    "norm accumulates in float32 (overflows as PyTorch does)".into()
+                }
+                _ if super::lower::reduce_output_dtype(*op, dt) != Some(node.dtype) => {
+                    format!("{} to {} is not lowered", node.op.name(), node.dtype)
+                }
+                _ => return None,
+            }
+        }
+        Op::ArgReduce { axis, .. } => {
+            let x = ins.first()?;
+            let reduced = match axis {
+                Some(a) => {
+                    let shape = if x.shape.is_empty() {
+                        vec![1]
+                    } else {
+                        x.shape.clone()
+                    };
+                    match shape.get(*a) {
+                        Some(&s) => s,
+                        None => return Some("arg-reduce axis out of range".into()),
+                    }
+                }
+                None => x.numel(),
+            };
+            if reduced == 0 && node.numel() > 0 || (axis.is_none() && x.numel() == 0) {
+                "arg-reduce over an empty dim (the interpreter reports it)".into()
+            } else {
+                return None;
+            }
+        }
+        Op::Softmax { axis, .. } => {
+            let x = ins.first()?;
+            let shape = if x.shape.is_empty() {
+                vec![1]
+            } else {
+                x.shape.clone()
+            };
+            match shape.get(*axis) {
+                None => "softmax axis out of range".into(),
+                Some(0) => "softmax over an empty dim".into(),
+                Some(_) if !x.dtype.is_floating_point() || x.dtype != node.dtype => {
+                    "softmax of a non-float".into()
+                }
+                _ => return None,
+            }
+        }
+        Op::Arange { .. } if node.shape.len() != 1 => "arange of rank other than 1".into(),
+        Op::Cat { axis } if ins.iter().any(|i| *axis >= i.shape.len()) => {
+            "cat axis out of range".into()
+        }
+        // A loop-kernel cat is one kernel per input slice, each of its own structure
+        // (the slice's offset is a constant of its stores): past a few dozen inputs,
+        // compiling them costs far more than one copy routine over stored inputs.
+        Op::Cat { .. } if ins.len() > MAX_CAT_KERNELS => format!(
+            "cat of {} inputs (one copy routine instead of a kernel per input)",
+            ins.len()
+        ),
+        _ => return None,
+    })
+}

@@ -1,0 +1,253 @@
+//! Node → expression generation: the value of one element of a node inside a
+//! kernel, inlined from its producers unless they are materialized, with constant
+//! casts folded as the interpreter computes them.
+
+use super::{flat, unravel, Aff, Builder, Ctx, Fail, MAX_DEPTH, MAX_EXPRS};
+use crate::dtype::DType;
+use crate::graph::NodeId;
+use crate::kernel::{Const, Expr, ExprId};
+use crate::op::{BinaryOp, Op};
+use crate::scalar::Scalar;
+
+impl Builder {
+    /// The value of element `coords` of node `n` (inlined unless materialized).
+    pub(crate) fn gen(
+        &mut self,
+        ctx: &Ctx,
+        n: NodeId,
+        coords: &[Aff],
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        crate::work::add(1);
+        let inner = coords.iter().any(|c| self.is_inner(c)) || self.empty_reduction();
+        let key_phase = if inner { phase } else { None };
+        let key = (n, coords.to_vec(), key_phase);
+        if let Some(&e) = self.memo.get(&key) {
+            return Ok(e);
+        }
+        let node = ctx.graph.node(n);
+        let v = if matches!(node.op, Op::Input(_)) || ctx.materialized.contains_key(&n) {
+            if self.roots.contains(&n) {
+                // A root of this kernel read at other coordinates than its own.
+                return Err(Fail::Merge);
+            }
+            let idx = flat(&node.shape, coords);
+            self.load(ctx, ctx.buf_of[&n], idx, key_phase)?
+        } else if self.depth > MAX_DEPTH {
+            // Inlining recurses once per producer: a deep chain is cut into kernels
+            // (each restart stores one more value) instead of overflowing the stack.
+            return Err(Fail::Materialize(
+                n,
+                format!("inlining deeper than {MAX_DEPTH} producers (recursion bound)"),
+            ));
+        } else if self.exprs.len() > MAX_EXPRS {
+            // Recomputing through many index maps can grow a kernel without bound:
+            // past this size, values are stored and loaded instead.
+            return Err(Fail::Materialize(
+                n,
+                format!("kernel over {MAX_EXPRS} expressions (recompute bound)"),
+            ));
+        } else {
+            self.note_node(ctx, n);
+            self.depth += 1;
+            let v = self.gen_by_op(ctx, n, coords, key_phase);
+            self.depth -= 1;
+            v?
+        };
+        self.memo.insert(key, v);
+        Ok(v)
+    }
+
+    /// The value of element `coords` of node `n`, computed from its op.
+    pub(super) fn gen_by_op(
+        &mut self,
+        ctx: &Ctx,
+        n: NodeId,
+        coords: &[Aff],
+        phase: Option<u32>,
+    ) -> Result<ExprId, Fail> {
+        let node = ctx.graph.node(n);
+        let ins = ctx.graph.inputs(n);
+        let dt = node.dtype;
+        match &node.op {
+            Op::Input(_) => Err(Fail::Error("input computed by op".into())),
+            Op::Full(s) => {
+                let (c, nat) = match *s {
+                    Scalar::Bool(b) => (Const::Bool(b), DType::Bool),
+                    Scalar::Int(i) => (Const::Int(i as i128), DType::I64),
+                    Scalar::Float(f) => (Const::Float(f), DType::F64),
+                    Scalar::Complex(..) => {
+                        return Err(Fail::Error("complex fill in a loop kernel".into()))
+                    }
+                };
+                if let Some(folded) = fold_cast(c, dt) {
+                    // no dead constant of the natural dtype left behind (it would
+                    // make the kernel mixed-dtype)
+                    return Ok(self.constant(folded, dt));
+                }
+                let c = self.constant(c, nat);
+                self.cast(c, dt, phase)
+            }
+            Op::Arange { start, step } => {
+                let i = self.affine_value(&coords[0], phase)?;
+                if dt.is_integer() {
+                    // The interpreter: `(start as i64).wrapping_add(i * (step as i64))`.
+                    let s = self.constant(Const::Int(*start as i64 as i128), DType::I64);
+                    let st = self.constant(Const::Int(*step as i64 as i128), DType::I64);
+                    let m = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Mul,
+                            a: i,
+                            b: st,
+                        },
+                        DType::I64,
+                        phase,
+                    )?;
+                    let v = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Add,
+                            a: s,
+                            b: m,
+                        },
+                        DType::I64,
+                        phase,
+                    )?;
+                    self.cast(v, dt, phase)
+                } else {
+                    // The interpreter: `start + i as f64 * step` in f64, then converted.
+                    let f = self.cast(i, DType::F64, phase)?;
+                    let st = self.constant(Const::Float(*step), DType::F64);
+                    let s = self.constant(Const::Float(*start), DType::F64);
+                    let m = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Mul,
+                            a: f,
+                            b: st,
+                        },
+                        DType::F64,
+                        phase,
+                    )?;
+                    let v = self.emit(
+                        Expr::Binary {
+                            op: BinaryOp::Add,
+                            a: s,
+                            b: m,
+                        },
+                        DType::F64,
+                        phase,
+                    )?;
+                    self.cast(v, dt, phase)
+                }
+            }
+            Op::View(layout) => {
+                let p = ins[0];
+                let pnode = ctx.graph.node(p);
+                let f = coords
+                    .iter()
+                    .zip(&layout.strides)
+                    .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
+                        c.scaled_add(s as i64, &acc)
+                    });
+                let here = self.roots.contains(&p);
+                if !here && (matches!(pnode.op, Op::Input(_)) || ctx.materialized.contains_key(&p))
+                {
+                    let k = phase.filter(|_| self.is_inner(&f) || self.empty_reduction());
+                    let v = self.load(ctx, ctx.buf_of[&p], f, k)?;
+                    return Ok(v);
+                }
+                match unravel(&f, &pnode.shape, &self.dims()) {
+                    // (a root of this kernel is found at its own coordinates, or the
+                    // merge fails)
+                    Some(pc) => self.gen(ctx, p, &pc, phase),
+                    None if here => Err(Fail::Merge),
+                    None => Err(Fail::Materialize(
+                        p,
+                        format!(
+                            "read through view {n} whose index does not decompose into its dims"
+                        ),
+                    )),
+                }
+            }
+            Op::Flip { axes } => {
+                let shape = &node.shape;
+                let pc: Vec<Aff> = coords
+                    .iter()
+                    .enumerate()
+                    .map(|(d, c)| {
+                        if axes.contains(&d) {
+                            c.scaled_add(-1, &Aff::constant(shape[d] as i64 - 1))
+                        } else {
+                            c.clone()
+                        }
+                    })
+                    .collect();
+                self.gen(ctx, ins[0], &pc, phase)
+            }
+            Op::Cast => {
+                let x = self.gen(ctx, ins[0], coords, phase)?;
+                self.cast(x, dt, phase)
+            }
+            Op::Unary(op) => {
+                let x = self.gen(ctx, ins[0], coords, phase)?;
+                self.emit(Expr::Unary { op: *op, x }, dt, phase)
+            }
+            Op::UnaryParam(op) => {
+                let x = self.gen(ctx, ins[0], coords, phase)?;
+                self.emit(Expr::UnaryParam { op: *op, x }, dt, phase)
+            }
+            Op::Binary(op) => {
+                let a = self.gen(ctx, ins[0], coords, phase)?;
+                let b = self.gen(ctx, ins[1], coords, phase)?;
+                self.emit(Expr::Binary { op: *op, a, b }, dt, phase)
+            }
+            Op::Where => {
+                let cond = self.gen(ctx, ins[0], coords, phase)?;
+                let a = self.gen(ctx, ins[1], coords, phase)?;
+                let b = self.gen(ctx, ins[2], coords, phase)?;
+                self.emit(Expr::Where { cond, a, b }, dt, phase)
+            }
+            Op::Reduce { .. } | Op::ArgReduce { .. } => {
+                super::lower::reduce(self, ctx, n, coords, phase)
+            }
+            Op::Gather { .. } | Op::IndexSelect { .. } | Op::Take => {
+                super::lower::indexing(self, ctx, n, coords, phase)
+            }
+            Op::WriteView(_) => self.folded_write(ctx, n, coords, phase),
+            other => Err(Fail::Materialize(
+                n,
+                format!("{} is computed in its own step", other.name()),
+            )),
+        }
+    }
+}
+
+/// `c` converted to `to` exactly as the interpreter's cast (`runtime`'s
+/// `interp::cast`) converts it, for the cases where that is plain: floats to
+/// float32/float64/float16/bfloat16 (rounded once to nearest; float16 and bfloat16
+/// through float32, as the interpreter does), bools to numbers, integers to
+/// integers they fit and to floats that hold them exactly. `None`: leave the cast
+/// to the kernel.
+pub(super) fn fold_cast(c: Const, to: DType) -> Option<Const> {
+    let float = |f: f64| -> Option<Const> {
+        Some(Const::Float(match to {
+            DType::F64 => f,
+            DType::F32 => f as f32 as f64,
+            DType::F16 => half::f16::from_f32(f as f32).to_f64(),
+            DType::BF16 => half::bf16::from_f32(f as f32).to_f64(),
+            _ => return None,
+        }))
+    };
+    match c {
+        Const::Float(f) => float(f),
+        Const::Bool(b) if to == DType::Bool => Some(Const::Bool(b)),
+        Const::Bool(b) if to.integer_range().is_some() => Some(Const::Int(b as i128)),
+        Const::Bool(b) => float(b as u8 as f64),
+        Const::Int(i) => match to.integer_range() {
+            Some((lo, hi)) if (lo..=hi).contains(&i) => Some(Const::Int(i)),
+            Some(_) => None,
+            // within +-2048 every float dtype holds the integer exactly
+            None if i.unsigned_abs() <= 2048 => float(i as f64),
+            None => None,
+        },
+    }
+}

@@ -1,0 +1,620 @@
+//! The planner: the whole-graph decisions of a schedule (order, readers, extern
+//! nodes, which nodes are materialized and why), and the trial loop that builds
+//! every kernel and restarts when a read turns out to need a buffer.
+
+use super::{
+    canonical, cheap_binary, cheap_unary, extern_reason, strided_operand, Builder, Ctx, Fail,
+    ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
+};
+use crate::graph::{Graph, NodeId};
+use crate::kernel::{BufDecl, BufId, BufKind, ExternStep, ExternView, MathMode, Schedule, Step};
+use crate::op::{InputId, Op};
+use crate::shape::contiguous_strides;
+use hashbrown::HashMap;
+
+/// The whole-graph decisions: order, consumers, extern nodes, materialized nodes.
+pub(super) struct Planner<'g> {
+    graph: &'g Graph,
+    targets: Vec<NodeId>,
+    fuse: bool,
+    /// the math mode kernels are lowered for (see [`ScheduleOptions::math`])
+    math: MathMode,
+    order: Vec<NodeId>,
+    /// nodes computed by extern steps, with the reason
+    externs: HashMap<NodeId, String>,
+    /// materialized nodes (not inputs), with the reason
+    materialized: HashMap<NodeId, String>,
+    /// identity views that extern steps read as their producer's buffer
+    views_of: HashMap<NodeId, NodeId>,
+    /// the strided ones among them (see [`strided_operand`])
+    extern_views: HashMap<NodeId, ExternView>,
+    /// the nodes reading each node, once per input slot
+    readers: HashMap<NodeId, Vec<NodeId>>,
+    /// inputs whose buffers the caller gave up (see [`schedule_donating`](super::schedule_donating))
+    pub(super) donate: Vec<InputId>,
+    /// write_views found unable to store into their base's buffer
+    pub(super) unshared: hashbrown::HashSet<NodeId>,
+}
+
+impl<'g> Planner<'g> {
+    pub(super) fn new(
+        graph: &'g Graph,
+        targets: &[NodeId],
+        opts: &ScheduleOptions,
+    ) -> Result<Self, String> {
+        let order = graph.topo_order(targets);
+        crate::work::add(order.len() as u64);
+        let mut consumers: HashMap<NodeId, usize> = HashMap::new();
+        let mut readers: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+        for &n in &order {
+            for &i in graph.inputs(n) {
+                *consumers.entry(i).or_default() += 1;
+                readers.entry(i).or_default().push(n);
+            }
+        }
+        let mut externs = HashMap::new();
+        let mut materialized: HashMap<NodeId, String> = HashMap::new();
+        let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut extern_views: HashMap<NodeId, ExternView> = HashMap::new();
+        // how many nodes each inlined value carries (the cost rule's size) and how deep
+        // it inlines producers; stored values have no entry (they count 0)
+        let mut cone: HashMap<NodeId, usize> = HashMap::new();
+        let mut depth: HashMap<NodeId, usize> = HashMap::new();
+        for &n in &order {
+            let node = graph.node(n);
+            if let Some(why) = extern_reason(graph, n, opts) {
+                for &i in graph.inputs(n) {
+                    let mut i = i;
+                    // A reshape that is the identity of its producer's buffer (matmul's
+                    // operands) is that buffer: the extern reads the producer's. So is
+                    // a strided view of it that the float matmul reads in place (a
+                    // transposed operand).
+                    if let Op::View(l) = &graph.node(i).op {
+                        let p = graph.inputs(i)[0];
+                        if l.is_identity_of(graph.node(p).numel()) && !targets.contains(&i) {
+                            views_of.insert(i, p);
+                            i = p;
+                        } else if let Some(v) = strided_operand(graph, n, l, opts) {
+                            if !targets.contains(&i) {
+                                views_of.insert(i, p);
+                                extern_views.insert(i, v);
+                                i = p;
+                            }
+                        }
+                    }
+                    if !matches!(graph.node(i).op, Op::Input(_)) {
+                        materialized
+                            .entry(i)
+                            .or_insert_with(|| format!("read by extern {} {n}", node.op.name()));
+                    }
+                }
+                materialized.insert(n, format!("computed by extern: {why}"));
+                externs.insert(n, why);
+                continue;
+            }
+            // A reduction read through a broadcasting view is stored (found here
+            // rather than by a failed attempt: each failure costs a restart), unless
+            // the view spreads it back over its own rows: a row kernel then computes
+            // it and its readers together.
+            if let Op::View(l) = &node.op {
+                let p = graph.inputs(n)[0];
+                let broadcast = l
+                    .strides
+                    .iter()
+                    .zip(&l.shape)
+                    .any(|(&st, &sz)| st == 0 && sz > 1);
+                if broadcast
+                    && opts.fuse
+                    && matches!(graph.node(p).op, Op::Reduce { .. } | Op::ArgReduce { .. })
+                    && !spreads_over_rows(graph, p, l)
+                {
+                    materialized
+                        .entry(p)
+                        .or_insert_with(|| BROADCAST_REDUCTION.to_string());
+                }
+            }
+            let uses = consumers.get(&n).copied().unwrap_or(0);
+            let why = match &node.op {
+                Op::Input(_) => None,
+                Op::Softmax { .. } => Some("softmax kernel (rows of its own shape)".to_string()),
+                Op::Matmul => {
+                    // Its operands are read once per output element they meet: a
+                    // computed operand is stored first (through views, which stay
+                    // index arithmetic), never recomputed in the product's loop.
+                    for &i in graph.inputs(n) {
+                        let mut src = i;
+                        while let Op::View(_) = graph.node(src).op {
+                            src = graph.inputs(src)[0];
+                        }
+                        if !matches!(graph.node(src).op, Op::Input(_)) {
+                            materialized
+                                .entry(src)
+                                .or_insert_with(|| format!("read by matmul kernel {n}"));
+                        }
+                    }
+                    Some("matmul kernel (a reduction over the contracted dim)".to_string())
+                }
+                Op::Cumsum { .. } | Op::Scan { .. } => {
+                    Some("scan kernel (rows of its own shape; no epilogue fusion)".to_string())
+                }
+                Op::Cat { .. } => Some("cat kernels (one per input slice)".to_string()),
+                Op::WriteView(_) if opts.fuse && folds_into_reader(graph, n, &readers, targets) => {
+                    None
+                }
+                Op::WriteView(_) => Some(WRITE_VIEW_STORED.to_string()),
+                Op::View(_) if !opts.fuse => None,
+                _ if !opts.fuse => Some("fusion off (LAZYFUSE_NOFUSE)".to_string()),
+                Op::Reduce { .. } | Op::ArgReduce { .. } if uses >= 2 => {
+                    Some(format!("reduction read by {uses} consumers (cost rule)"))
+                }
+                Op::Unary(u) if uses >= 2 && !cheap_unary(*u) => Some(format!(
+                    "transcendental read by {uses} consumers (cost rule)"
+                )),
+                Op::UnaryParam(_) if uses >= 2 => Some(format!(
+                    "transcendental read by {uses} consumers (cost rule)"
+                )),
+                Op::Binary(b) if uses >= 2 && !cheap_binary(*b) => {
+                    Some(format!("expensive op read by {uses} consumers (cost rule)"))
+                }
+                _ => None,
+            };
+            if let Some(w) = why {
+                materialized.entry(n).or_insert(w);
+            }
+            // The cost rule by size: a value that readers inline is recomputed by
+            // each of them, with everything inlined into it; past a bound, two or
+            // more readers store it instead. Without it a chain whose every step is
+            // read twice (an iterative update, `t = t - t.mean(1) + 1`) makes
+            // kernels whose size grows with the square of the depth.
+            let inlined = !matches!(node.op, Op::Input(_)) && !materialized.contains_key(&n);
+            if !inlined || !opts.fuse {
+                continue;
+            }
+            // What the inputs inline (a producer stored by a decision taken after its
+            // own turn counts 0): the nodes, and the depth.
+            let (size, deep) = graph
+                .inputs(n)
+                .iter()
+                .filter(|i| !materialized.contains_key(*i))
+                .fold((1usize, 0usize), |(size, deep), i| {
+                    (
+                        size.saturating_add(cone.get(i).copied().unwrap_or(0)),
+                        deep.max(depth.get(i).copied().unwrap_or(0)),
+                    )
+                });
+            let deep = deep + 1;
+            if deep > PLANNED_DEPTH {
+                // Found here, not by the builder's bound: each bound the builder
+                // meets costs a restart of the whole schedule.
+                materialized.insert(
+                    n,
+                    format!("inlining deeper than {PLANNED_DEPTH} producers (recursion bound)"),
+                );
+                continue;
+            }
+            depth.insert(n, deep);
+            let distinct = if size > MAX_SHARED_CONE {
+                readers
+                    .get(&n)
+                    .map_or(0, |r| r.iter().collect::<hashbrown::HashSet<_>>().len())
+            } else {
+                0
+            };
+            if distinct >= 2 {
+                materialized.insert(
+                    n,
+                    format!(
+                        "{size} inlined ops read by {distinct} consumers (cost rule: recomputing them per reader grows with depth)"
+                    ),
+                );
+            } else {
+                cone.insert(n, size);
+            }
+        }
+        for (i, &t) in targets.iter().enumerate() {
+            if !matches!(graph.node(t).op, Op::Input(_)) {
+                materialized
+                    .entry(t)
+                    .or_insert_with(|| format!("target t{i}"));
+            }
+        }
+        Ok(Planner {
+            graph,
+            targets: targets.to_vec(),
+            fuse: opts.fuse,
+            math: opts.math,
+            order,
+            externs,
+            materialized,
+            views_of,
+            extern_views,
+            readers,
+            donate: Vec::new(),
+            unshared: hashbrown::HashSet::new(),
+        })
+    }
+
+    /// Attempts until the materialized set is stable (see [`schedule`](super::schedule)).
+    pub(super) fn run(&mut self) -> Result<Schedule, String> {
+        // Each failed attempt materializes one more node or unshares one more
+        // write_view; the bound is a safety net.
+        for _ in 0..=2 * self.order.len() + 2 {
+            match self.attempt() {
+                Ok(s) => return Ok(s),
+                Err(Fail::Materialize(n, why)) => {
+                    if self.materialized.contains_key(&n) {
+                        return Err(format!("scheduler: {n} is already materialized ({why})"));
+                    }
+                    self.materialized.insert(n, why);
+                }
+                Err(Fail::Unshare(n)) => {
+                    if !self.unshared.insert(n) {
+                        return Err(format!("scheduler: write_view {n} is already unshared"));
+                    }
+                }
+                Err(Fail::Rows { reduction, .. }) => {
+                    // (only a kernel that cannot take the row form lets this out)
+                    if self.materialized.contains_key(&reduction) {
+                        return Err(format!("scheduler: {reduction} is already materialized"));
+                    }
+                    self.materialized
+                        .insert(reduction, BROADCAST_REDUCTION.to_string());
+                }
+                Err(Fail::Split(w)) => {
+                    if self.materialized.contains_key(&w) {
+                        return Err(format!("scheduler: {w} is already materialized"));
+                    }
+                    self.materialized.insert(w, WRITE_VIEW_STORED.to_string());
+                }
+                Err(Fail::Merge) => return Err("scheduler: unexpected merge failure".into()),
+                Err(Fail::Error(e)) => return Err(e),
+            }
+        }
+        Err("scheduler: materialization did not converge".into())
+    }
+
+    /// Whether every path from `start` (a reader of a write_view's base) leads into
+    /// the write_view `w` through nodes inlined into its store kernel only: no
+    /// materialized node, target or input on the way.
+    fn feeds_only(&self, start: NodeId, w: NodeId, targets: &HashMap<NodeId, usize>) -> bool {
+        let mut stack = vec![start];
+        let mut seen = hashbrown::HashSet::new();
+        while let Some(c) = stack.pop() {
+            if c == w || !seen.insert(c) {
+                continue;
+            }
+            if self.materialized.contains_key(&c)
+                || targets.contains_key(&c)
+                || matches!(self.graph.node(c).op, Op::Input(_))
+            {
+                return false;
+            }
+            match self.readers.get(&c) {
+                Some(r) if !r.is_empty() => stack.extend(r.iter().copied()),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Builds the schedule with the current materialized set.
+    fn attempt(&self) -> Result<Schedule, Fail> {
+        let g = self.graph;
+        // each of the loops below walks the order once
+        crate::work::add(3 * self.order.len() as u64);
+        let mut buffers: Vec<BufDecl> = Vec::new();
+        let mut buf_of: HashMap<NodeId, BufId> = HashMap::new();
+        let mut input_bufs: HashMap<InputId, BufId> = HashMap::new();
+        let mut first_target: HashMap<NodeId, usize> = HashMap::new();
+        for (i, &t) in self.targets.iter().enumerate() {
+            first_target.entry(t).or_insert(i);
+        }
+        // In-place writes: the base of a write_view is computed straight into the
+        // write_view's buffer (no copy of the storage) when nothing but the
+        // write_view's own store kernel reads it; a donated input base is that buffer
+        // (see `schedule_donating`). The store kernel's reads of the buffer are
+        // checked in `lower::special_kernels` (`Fail::Unshare` on a hazard).
+        let mut into: HashMap<NodeId, NodeId> = HashMap::new();
+        // How many input nodes name each input buffer (a donated base must be its
+        // buffer's only node).
+        let mut input_nodes: HashMap<InputId, usize> = HashMap::new();
+        for &m in &self.order {
+            if let Op::Input(id) = g.node(m).op {
+                *input_nodes.entry(id).or_default() += 1;
+            }
+        }
+        for &n in &self.order {
+            let node = g.node(n);
+            if !matches!(node.op, Op::WriteView(_)) || self.unshared.contains(&n) {
+                continue;
+            }
+            if !self.materialized.contains_key(&n) {
+                continue; // folded into its reader: no buffer of its own
+            }
+            let base = g.inputs(n)[0];
+            let bnode = g.node(base);
+            let base_ok = match bnode.op {
+                Op::Input(id) => self.donate.contains(&id) && input_nodes.get(&id) == Some(&1),
+                _ => self.materialized.contains_key(&base),
+            };
+            if base_ok
+                && !first_target.contains_key(&base)
+                && bnode.dtype == node.dtype
+                && bnode.numel() == node.numel()
+                && self.readers.get(&base).is_some_and(|r| {
+                    r.iter()
+                        .all(|&c| c == n || self.feeds_only(c, n, &first_target))
+                })
+            {
+                into.insert(base, n);
+            }
+        }
+        // The write_view each node is computed into, at the end of its chain of
+        // in-place writes (later nodes first: a chain of writes resolves in one pass).
+        let mut rep_of: HashMap<NodeId, NodeId> = HashMap::with_capacity(into.len());
+        for &n in self.order.iter().rev() {
+            if let Some(&w) = into.get(&n) {
+                let r = rep_of.get(&w).copied().unwrap_or(w);
+                rep_of.insert(n, r);
+            }
+        }
+        // A target that is a reshape of a stored value read by nothing else is that
+        // value's buffer: the producer stores straight into the output (a 2-D
+        // matmul's `[1, m, n]` product realized as `[m, n]`), with no copy kernel.
+        for &t in &self.targets {
+            let Op::View(l) = &g.node(t).op else { continue };
+            let p = g.inputs(t)[0];
+            let alone = self.readers.get(&p).is_some_and(|r| r.as_slice() == [t]);
+            if l.is_identity_of(g.node(p).numel())
+                && alone
+                && self.materialized.contains_key(&p)
+                && !matches!(g.node(p).op, Op::Input(_) | Op::WriteView(_))
+                && !first_target.contains_key(&p)
+                && !rep_of.contains_key(&p)
+                && !into.contains_key(&p)
+            {
+                rep_of.insert(p, t);
+            }
+        }
+        let resolve = |n: NodeId| rep_of.get(&n).copied().unwrap_or(n);
+        for &n in &self.order {
+            let node = g.node(n);
+            if let Some(p) = self.views_of.get(&n) {
+                if let (Some(&b), false) = (buf_of.get(p), self.materialized.contains_key(&n)) {
+                    buf_of.insert(n, b);
+                    continue;
+                }
+            }
+            let rep = resolve(n);
+            if let Some(&b) = buf_of.get(&rep) {
+                buf_of.insert(n, b);
+                continue;
+            }
+            let kind = match node.op {
+                Op::Input(id) => {
+                    if let Some(&b) = input_bufs.get(&id) {
+                        buf_of.insert(n, b);
+                        continue;
+                    }
+                    if into.contains_key(&n) {
+                        BufKind::Donated(id)
+                    } else {
+                        BufKind::Input(id)
+                    }
+                }
+                _ if self.materialized.contains_key(&n) => match first_target.get(&rep) {
+                    Some(&i) => BufKind::Output(i),
+                    None => BufKind::Temp,
+                },
+                _ => continue,
+            };
+            let b = BufId(buffers.len() as u32);
+            buffers.push(BufDecl {
+                dtype: node.dtype,
+                len: node.numel(),
+                kind,
+            });
+            if let Op::Input(id) = node.op {
+                input_bufs.insert(id, b);
+            }
+            buf_of.insert(n, b);
+            buf_of.insert(rep, b);
+        }
+        let mut steps: Vec<Step> = Vec::new();
+        let mut notes = Vec::new();
+        // The kernel being built (roots may still join it) and its roots.
+        let mut open: Option<(Builder, Vec<NodeId>)> = None;
+        let ctx = Ctx {
+            graph: g,
+            materialized: &self.materialized,
+            buf_of: &buf_of,
+            buffers: &buffers,
+            math: self.math,
+        };
+        for &n in &self.order {
+            let node = g.node(n);
+            if matches!(node.op, Op::Input(_)) || !self.materialized.contains_key(&n) {
+                continue;
+            }
+            if let Op::View(_) = node.op {
+                let p = g.inputs(n)[0];
+                if buf_of.get(&p) == buf_of.get(&n) {
+                    notes.push(format!(
+                        "{n} view{}: the buffer of {p}, which stores into it",
+                        crate::shape::fmt_shape(&node.shape)
+                    ));
+                    continue;
+                }
+            }
+            let shared = match into.get(&n) {
+                Some(w) => format!(" (computed into the buffer of write_view {w})"),
+                None => String::new(),
+            };
+            notes.push(format!(
+                "{n} {}{}: materialized: {}{shared}",
+                node.op.name(),
+                crate::shape::fmt_shape(&node.shape),
+                self.materialized[&n]
+            ));
+            if let Some(why) = self.externs.get(&n) {
+                if let Some((b, _)) = open.take() {
+                    steps.push(Step::Loop(b.finish(steps.len())));
+                }
+                let inputs = g.inputs(n).iter().map(|i| buf_of[i]).collect();
+                steps.push(Step::Extern(ExternStep {
+                    node: n,
+                    op: node.op.clone(),
+                    dtype: node.dtype,
+                    shape: node.shape.clone(),
+                    inputs,
+                    input_shapes: g
+                        .inputs(n)
+                        .iter()
+                        .map(|i| g.node(*i).shape.clone())
+                        .collect(),
+                    // a view stored for another reader has a row-major buffer
+                    input_views: g
+                        .inputs(n)
+                        .iter()
+                        .map(|i| match (self.extern_views.get(i), self.views_of.get(i)) {
+                            (Some(v), Some(p)) if buf_of.get(i) == buf_of.get(p) => Some(v.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                    output: buf_of[&n],
+                    reason: why.clone(),
+                }));
+                continue;
+            }
+            match &node.op {
+                Op::Cat { .. }
+                | Op::WriteView(_)
+                | Op::Softmax { .. }
+                | Op::Matmul
+                | Op::Cumsum { .. }
+                | Op::Scan { .. } => {
+                    if let Some((b, _)) = open.take() {
+                        steps.push(Step::Loop(b.finish(steps.len())));
+                    }
+                    for k in super::lower::special_kernels(&ctx, n)? {
+                        steps.push(Step::Loop(k.finish(steps.len())));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            // Try to join the open kernel (same iteration space, no conflicting reads,
+            // room for another output). The join edits the builder in place; where
+            // it fails, the builder is rebuilt from its roots (once per kernel, so a
+            // kernel of many roots costs its size, not a copy per root).
+            if self.fuse {
+                if let Some((b, roots)) = open.as_mut() {
+                    if b.parallel == canonical(&node.shape) && roots.len() < MAX_ROOTS {
+                        b.roots.push(n);
+                        // Any failure here only means "not in this kernel": the root
+                        // is tried again on its own below.
+                        match b.add_root(&ctx, n) {
+                            Ok(()) => {
+                                roots.push(n);
+                                continue;
+                            }
+                            Err(
+                                Fail::Merge
+                                | Fail::Materialize(..)
+                                | Fail::Rows { .. }
+                                | Fail::Split(_),
+                            ) => {
+                                *b = Builder::replay(&ctx, roots)?;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            }
+            if let Some((b, _)) = open.take() {
+                steps.push(Step::Loop(b.finish(steps.len())));
+            }
+            let mut started = Builder::start(&ctx, n)?;
+            if started.len() == 1 {
+                open = started.pop().map(|b| (b, vec![n]));
+            } else {
+                // a root split around a folded write: its kernels take no other root
+                if let Some(Split { write, .. }) = &started[0].split {
+                    notes.push(format!(
+                        "{write} write_view: folded into {n}, computed over every point from the base, then over the written region"
+                    ));
+                }
+                for k in started {
+                    steps.push(Step::Loop(k.finish(steps.len())));
+                }
+            }
+        }
+        if let Some((b, _)) = open.take() {
+            steps.push(Step::Loop(b.finish(steps.len())));
+        }
+        let outputs = self.targets.iter().map(|t| buf_of[t]).collect();
+        Ok(Schedule {
+            buffers,
+            steps,
+            outputs,
+            notes,
+        })
+    }
+}
+
+/// Why a write_view is stored.
+pub(super) const WRITE_VIEW_STORED: &str = "write_view (copy of the base, then stores)";
+
+/// Whether write_view `w` folds into its reader (see [`Builder::split`]): not a
+/// target, read once, by an elementwise op of its own shape. Its readers then
+/// never see the write as a buffer, and it costs no copy of the base.
+pub(super) fn folds_into_reader(
+    graph: &Graph,
+    w: NodeId,
+    readers: &HashMap<NodeId, Vec<NodeId>>,
+    targets: &[NodeId],
+) -> bool {
+    let Some([r]) = readers.get(&w).map(|r| r.as_slice()) else {
+        return false;
+    };
+    let reader = graph.node(*r);
+    !targets.contains(&w)
+        && reader.shape == graph.node(w).shape
+        && matches!(
+            reader.op,
+            Op::Unary(_) | Op::UnaryParam(_) | Op::Binary(_) | Op::Where | Op::Cast
+        )
+}
+
+/// Why a reduction read through a broadcast is stored.
+pub(crate) const BROADCAST_REDUCTION: &str =
+    "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)";
+
+/// Whether view `l` of reduction `r` spreads each result over the row it reduced,
+/// innermost dim included (the shape of `r`'s input, the reduced dims broadcast,
+/// the kept ones at their own positions): what a row kernel computes in place.
+pub(super) fn spreads_over_rows(graph: &Graph, r: NodeId, l: &crate::layout::Layout) -> bool {
+    let Op::Reduce { axes, .. } = &graph.node(r).op else {
+        return false;
+    };
+    let input = &graph.node(graph.inputs(r)[0]).shape;
+    if l.shape != *input || l.offset != 0 {
+        return false;
+    }
+    let kept: Vec<usize> = (0..input.len())
+        .filter(|a| !axes.contains(a))
+        .map(|a| input[a])
+        .collect();
+    let mut strides = contiguous_strides(&kept).into_iter();
+    let mut ok = true;
+    for (a, (&st, &sz)) in l.strides.iter().zip(&l.shape).enumerate() {
+        let want = if axes.contains(&a) {
+            0
+        } else {
+            strides.next().unwrap_or(1)
+        };
+        ok &= sz == 1 || st == want;
+    }
+    let innermost = input.iter().rposition(|&s| s > 1);
+    ok && innermost.is_some_and(|a| axes.contains(&a))
+}

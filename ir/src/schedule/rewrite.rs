@@ -1,0 +1,147 @@
+//! Rewrites of a finished loop kernel that change its iteration order, never its
+//! values: merging dims walked as one, and tiling transposes.
+
+use crate::kernel::{Affine, Expr, LoopKernel};
+
+/// Tile edge for [`tile_transposes`], largest first. Small on purpose: the source
+/// rows of a power-of-two matrix lie a multiple of 4 KiB apart, so all the lines of a
+/// tile's column fall in one L1 set; 16 of them stay near its associativity (measured
+/// on W7: 8 to 64 all within noise of each other on the shared machine).
+pub(super) const TRANSPOSE_TILES: [usize; 2] = [16, 8];
+
+/// Elements below which a transposing kernel is left alone (its source fits in cache,
+/// so the strided walk already hits it).
+pub(super) const TRANSPOSE_MIN_POINTS: usize = 1 << 16;
+
+/// Loads whose stride along the innermost dim is at least this many elements touch a
+/// new cache line on every step: the walk that tiling fixes.
+pub(super) const TRANSPOSE_MIN_STRIDE: i64 = 16;
+
+/// Runs an elementwise kernel that transposes (a load walks a large stride along
+/// the innermost dim, where the stores are contiguous, and is contiguous along an
+/// outer dim `d`) in square tiles: dims `d` and the last are split into
+/// `tile × in-tile` and reordered as `[others.., d_tile, last_tile, d_in, last_in]`,
+/// so each tile's source lines are reused from cache before they are evicted. A
+/// reordering of parallel points with rescaled affine strides: the codegen needs
+/// nothing new, the verifier still proves every access, and the values (a copy or any
+/// elementwise expression of each point) are unchanged. Only sizes that the tile
+/// divides are tiled; other kernels stay as they are.
+pub(super) fn tile_transposes(k: &mut LoopKernel) {
+    let nd = k.dims.len();
+    if nd < 2 || k.n_parallel != nd || k.stores.is_empty() {
+        return;
+    }
+    if k.exprs.iter().any(|e| match &e.expr {
+        Expr::LoopIndex { .. } => true,
+        Expr::Load { dynamic, .. } => dynamic.is_some(),
+        _ => false,
+    }) {
+        return;
+    }
+    let last = nd - 1;
+    if k.stores.iter().any(|s| s.index.strides[last].abs() > 1) {
+        return;
+    }
+    if k.dims.iter().product::<usize>() < TRANSPOSE_MIN_POINTS {
+        return;
+    }
+    // The outer dim along which a strided load is contiguous.
+    let d = k.exprs.iter().find_map(|e| match &e.expr {
+        Expr::Load { index, .. } if index.strides[last].abs() >= TRANSPOSE_MIN_STRIDE => {
+            (0..last).rev().find(|&d| index.strides[d].abs() == 1)
+        }
+        _ => None,
+    });
+    let Some(d) = d else { return };
+    let Some(t) = TRANSPOSE_TILES.into_iter().find(|&t| {
+        k.dims[d].is_multiple_of(t)
+            && k.dims[last].is_multiple_of(t)
+            && k.dims[d] > t
+            && k.dims[last] > t
+    }) else {
+        return;
+    };
+    let others: Vec<usize> = (0..last).filter(|&i| i != d).collect();
+    let remap = |a: &mut Affine| {
+        let st = a.strides.clone();
+        let mut out: Vec<i64> = others.iter().map(|&i| st[i]).collect();
+        let ti = t as i64;
+        out.extend([st[d] * ti, st[last] * ti, st[d], st[last]]);
+        a.strides = out;
+    };
+    for e in &mut k.exprs {
+        if let Expr::Load { index, .. } = &mut e.expr {
+            remap(index);
+        }
+    }
+    for s in &mut k.stores {
+        remap(&mut s.index);
+    }
+    let mut dims: Vec<usize> = others.iter().map(|&i| k.dims[i]).collect();
+    dims.extend([k.dims[d] / t, k.dims[last] / t, t, t]);
+    k.n_parallel = dims.len();
+    k.dims = dims;
+}
+
+/// Merges adjacent dims of one kind (both parallel or both reduction) where every
+/// load and store walks them as one dim (`stride[d] == stride[d+1] * size[d+1]`) and
+/// no expression reads their loop indices: `[3, 4]` contiguous becomes `[12]`, so
+/// that the innermost loop is long. Row-major order, and so `ArgMax` positions over
+/// the reduction dims, is unchanged.
+pub(super) fn merge_dims(k: &mut LoopKernel) {
+    loop {
+        let nd = k.dims.len();
+        let indices: Vec<usize> = k
+            .exprs
+            .iter()
+            .filter_map(|e| match e.expr {
+                Expr::LoopIndex { dim } => Some(dim),
+                _ => None,
+            })
+            .collect();
+        let dynamic = k.exprs.iter().any(|e| {
+            matches!(
+                e.expr,
+                Expr::Load {
+                    dynamic: Some(_),
+                    ..
+                }
+            )
+        });
+        let mergeable = |d: usize| {
+            let same_kind = (d + 1 < k.n_parallel) || (d >= k.n_parallel);
+            let walks = |a: &Affine| a.strides[d] == a.strides[d + 1] * k.dims[d + 1] as i64;
+            same_kind
+                && !dynamic
+                && !indices.contains(&d)
+                && !indices.contains(&(d + 1))
+                && k.stores.iter().all(|s| walks(&s.index))
+                && k.exprs.iter().all(|e| match &e.expr {
+                    Expr::Load { index, .. } => walks(index),
+                    _ => true,
+                })
+        };
+        let Some(d) = (0..nd.saturating_sub(1)).find(|&d| mergeable(d)) else {
+            return;
+        };
+        k.dims[d] *= k.dims[d + 1];
+        k.dims.remove(d + 1);
+        let drop = |a: &mut Affine| {
+            a.strides[d] = a.strides[d + 1];
+            a.strides.remove(d + 1);
+        };
+        for s in &mut k.stores {
+            drop(&mut s.index);
+        }
+        for e in &mut k.exprs {
+            match &mut e.expr {
+                Expr::Load { index, .. } => drop(index),
+                Expr::LoopIndex { dim } if *dim > d + 1 => *dim -= 1,
+                _ => {}
+            }
+        }
+        if d < k.n_parallel {
+            k.n_parallel -= 1;
+        }
+    }
+}
