@@ -1,0 +1,280 @@
+//! Programs: a [`LoopKernel`], an [`ExternStep`], the [`Schedule`] of one realize,
+//! the queries codegen asks of them, and the [`MathMode`] they are lowered for.
+
+use super::{Accum, BufDecl, BufId, BufKind, Expr, ExprId, ExprNode, Param, Stage, StoreOp};
+use crate::dtype::DType;
+use crate::graph::NodeId;
+use crate::op::{InputId, Op};
+use std::fmt;
+
+impl LoopKernel {
+    /// The reduction dims' sizes.
+    pub fn reduce_dims(&self) -> &[usize] {
+        &self.dims[self.n_parallel..]
+    }
+
+    /// The parallel dims' sizes.
+    pub fn parallel_dims(&self) -> &[usize] {
+        &self.dims[..self.n_parallel]
+    }
+
+    /// Number of parallel points (the range a kernel call covers is a slice of
+    /// `0..parallel_points()` in row-major order).
+    pub fn parallel_points(&self) -> usize {
+        self.parallel_dims().iter().product()
+    }
+
+    /// Number of phases (passes over the reduction dims).
+    pub fn phases(&self) -> u32 {
+        self.exprs
+            .iter()
+            .filter_map(|e| match e.stage {
+                Stage::Inner(k) => Some(k + 1),
+                Stage::Outer(_) => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Which expressions a store needs, directly or through its operands (the others
+    /// are dead: code generators skip them).
+    pub fn needed_exprs(&self) -> Vec<bool> {
+        self.needed_exprs_given(&[])
+    }
+
+    /// [`LoopKernel::needed_exprs`] with the values of `given` supplied from
+    /// elsewhere: what only they read is not needed.
+    pub fn needed_exprs_given(&self, given: &[usize]) -> Vec<bool> {
+        let mut needed = vec![false; self.exprs.len()];
+        for s in &self.stores {
+            needed[s.value.0 as usize] = true;
+        }
+        for i in (0..self.exprs.len()).rev() {
+            if needed[i] && !given.contains(&i) {
+                for o in Self::operands(&self.exprs[i].expr) {
+                    needed[o.0 as usize] = true;
+                }
+            }
+        }
+        needed
+    }
+
+    /// The buffers the kernel stores into.
+    pub fn written_bufs(&self) -> Vec<BufId> {
+        self.params
+            .iter()
+            .filter(|p| p.writes)
+            .map(|p| p.buf)
+            .collect()
+    }
+
+    /// The reductions phase `phase` accumulates (stage `Outer(phase + 1)`): each
+    /// expression's index, its rule and its operand.
+    pub fn phase_reductions(&self, phase: u32) -> Vec<(usize, Accum, ExprId)> {
+        self.exprs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match (&e.expr, e.stage) {
+                (Expr::Reduce { op, x }, Stage::Outer(s)) if s == phase + 1 => Some((i, *op, *x)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The expression `id`.
+    pub fn expr(&self, id: ExprId) -> &ExprNode {
+        &self.exprs[id.0 as usize]
+    }
+
+    /// The operands of an expression.
+    pub fn operands(expr: &Expr) -> Vec<ExprId> {
+        match expr {
+            Expr::Load { dynamic, .. } => dynamic.iter().map(|d| d.value).collect(),
+            Expr::Const(_) | Expr::LoopIndex { .. } => vec![],
+            Expr::Unary { x, .. }
+            | Expr::UnaryParam { x, .. }
+            | Expr::Cast { x }
+            | Expr::Reduce { x, .. }
+            | Expr::Scan { x, .. } => vec![*x],
+            Expr::Binary { a, b, .. } => vec![*a, *b],
+            Expr::Where { cond, a, b } => vec![*cond, *a, *b],
+        }
+    }
+}
+
+impl Schedule {
+    /// The inputs whose buffers this schedule writes ([`BufKind::Donated`]).
+    pub fn donated(&self) -> Vec<InputId> {
+        self.buffers
+            .iter()
+            .filter_map(|b| match b.kind {
+                BufKind::Donated(id) => Some(id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Number of steps (kernels, loop and extern).
+    pub fn kernel_count(&self) -> usize {
+        self.steps.len()
+    }
+}
+
+/// A fused loop kernel (see the module doc).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopKernel {
+    /// a readable name (`k2_add_tanh`); not part of the structure
+    pub name: String,
+    /// the graph nodes whose values it computes, for dumps; not part of the structure
+    pub nodes: Vec<NodeId>,
+    /// the buffers it touches
+    pub params: Vec<Param>,
+    /// the iteration space: parallel dims first
+    pub dims: Vec<usize>,
+    /// how many of `dims` are parallel
+    pub n_parallel: usize,
+    /// the expression DAG, in topological order
+    pub exprs: Vec<ExprNode>,
+    /// the stores, in order
+    pub stores: Vec<StoreOp>,
+}
+
+/// One graph node run by a Rust routine on whole buffers: matmul (its own kernel
+/// kind), and the ops the loop IR does not express yet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternStep {
+    /// the node (in the graph the schedule was made from)
+    pub node: NodeId,
+    /// its op
+    pub op: Op,
+    /// its dtype
+    pub dtype: DType,
+    /// its shape
+    pub shape: Vec<usize>,
+    /// one buffer per input slot, holding that input's value
+    pub inputs: Vec<BufId>,
+    /// the shape of each input
+    pub input_shapes: Vec<Vec<usize>>,
+    /// how each input lies in its buffer: `None`, row-major (the buffer is the
+    /// input); else a strided view of the buffer (a transposed matmul operand,
+    /// which the float matmul reads in place; other routines gather it first)
+    pub input_views: Vec<Option<ExternView>>,
+    /// where the result goes (contiguous)
+    pub output: BufId,
+    /// why this node is not in a loop kernel
+    pub reason: String,
+}
+
+/// A strided read of an extern step's input from its buffer: element
+/// `(i_0, i_1, …)` of the input is `buffer[offset + Σ strides[d] · i_d]`.
+///
+/// ```
+/// use lazyfuse_ir::kernel::ExternView;
+/// // a [3, 2] transpose of a row-major [2, 3] buffer
+/// let t = ExternView { offset: 0, strides: vec![1, 3] };
+/// assert_eq!(t.last_index(&[3, 2]), Some(5));
+/// assert_eq!(t.to_string(), "view(offset=0, strides=[1, 3])");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExternView {
+    /// the buffer index of element 0
+    pub offset: usize,
+    /// the buffer step of each dim
+    pub strides: Vec<usize>,
+}
+
+impl ExternView {
+    /// The largest buffer index the view reads over `shape` (`None` when it reads
+    /// nothing, or the index overflows).
+    pub fn last_index(&self, shape: &[usize]) -> Option<usize> {
+        if shape.contains(&0) {
+            return None;
+        }
+        shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset, |acc, (&n, &st)| {
+                acc.checked_add((n - 1).checked_mul(st)?)
+            })
+    }
+}
+
+impl fmt::Display for ExternView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "view(offset={}, strides={:?})",
+            self.offset, self.strides
+        )
+    }
+}
+
+/// A step of a schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// a compiled loop kernel
+    Loop(LoopKernel),
+    /// a Rust routine
+    Extern(ExternStep),
+}
+
+/// A realize, cut into steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// every buffer the steps touch
+    pub buffers: Vec<BufDecl>,
+    /// in execution order
+    pub steps: Vec<Step>,
+    /// the buffer holding each target's value (contiguous, the target's shape)
+    pub outputs: Vec<BufId>,
+    /// one line per value that was materialized, saying why (`LAZYFUSE_DEBUG=3`)
+    pub notes: Vec<String>,
+}
+
+/// How generated code may compute floating-point math.
+///
+/// `Fast` (the default) lets a backend use inline vector approximations of the
+/// transcendentals, reorder reductions (several accumulators, split across
+/// threads) and contract a product into the add that takes it (one `fma`):
+/// results stay within the conformance tolerances but are not bit-identical to
+/// the reference interpreter. `Exact` gives the interpreter's
+/// values bit for bit (libm calls, sequential reductions), for differential
+/// testing and for users who need reproducibility across backends.
+///
+/// ```
+/// use lazyfuse_ir::kernel::MathMode;
+/// assert_eq!("exact".parse::<MathMode>(), Ok(MathMode::Exact));
+/// assert_eq!(MathMode::default().to_string(), "fast");
+/// assert!("slow".parse::<MathMode>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MathMode {
+    /// vector approximations and reordered reductions, within the tolerances
+    #[default]
+    Fast,
+    /// bit-identical to the reference interpreter
+    Exact,
+}
+
+impl std::fmt::Display for MathMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MathMode::Fast => "fast",
+            MathMode::Exact => "exact",
+        })
+    }
+}
+
+impl std::str::FromStr for MathMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fast" => Ok(MathMode::Fast),
+            "exact" => Ok(MathMode::Exact),
+            other => Err(format!(
+                "unknown math mode '{other}': expected 'fast' or 'exact'"
+            )),
+        }
+    }
+}
