@@ -1,6 +1,34 @@
-//! The verifier: the invariants every loop kernel and schedule holds, each
-//! checked before codegen (every affine access proven in bounds over the whole
-//! iteration space).
+//! The verifier: the invariants every loop kernel and schedule holds, checked
+//! before codegen. A kernel that passes cannot read or write outside its buffers.
+//!
+//! A loop kernel ([`LoopKernel::verify`]):
+//! 1. `n_parallel` is at most the number of dims.
+//! 2. Every operand names an earlier expression, of a stage its reader may use: an
+//!    `Outer(k)` expression reads `Outer(j ≤ k)`; an `Inner(k)` one reads `Inner(k)`
+//!    or `Outer(j ≤ k)`; a reduction is `Outer(k + 1)` of an `Inner(k)` operand;
+//!    a scan is `Inner(k)` of an `Inner(k)` operand.
+//! 3. Every load and store names a present param and has one stride per dim; over
+//!    its whole iteration space (the parallel dims alone for an `Outer` access,
+//!    which must not depend on a reduction dim) its index, plus the span of a
+//!    data-dependent term, stays in `[0, len)` of that param.
+//! 4. A load has its param's dtype; a data-dependent index is an integer whose size
+//!    fits in `i64` (size 0: the load never happens).
+//! 5. A loop index names a dim, is an integer, and an `Outer` expression reads only
+//!    parallel ones.
+//! 6. Binary operands share a dtype and the result has the op's dtype (bool for a
+//!    comparison); `where` takes a bool condition and two values of its own dtype.
+//! 7. A reduction has its operand's dtype (`int64` for `ArgMax`/`ArgMin`; `Any`
+//!    and `All` reduce bools); a scan has its accumulator's output dtype for its
+//!    operand.
+//! 8. No expression is complex.
+//! 9. A store writes a present value into a param that `writes`, of the value's
+//!    dtype, and an `Outer` value's store does not depend on a reduction dim.
+//!
+//! A schedule ([`Schedule::verify`]): every loop kernel verifies; every param and
+//! extern buffer is declared with the param's dtype and length; only outputs,
+//! temporaries and donated inputs are written; an extern step has one view and one
+//! shape per input, each view inside its buffer, and an output buffer of its
+//! dtype and element count.
 
 use super::{Accum, Affine, BufId, BufKind, Expr, ExprId, LoopKernel, Schedule, Stage, Step};
 use crate::dtype::DType;
