@@ -90,7 +90,7 @@ fn a_large_transpose_is_tiled() {
     assert!(text.contains("dims [24, 32, 16, 16] parallel 4"), "{text}");
 }
 
-/// The register-transpose path (`codegen/src/cpu/vtranspose.rs`) moves 4- and
+/// The register-transpose path (`codegen/src/cpu/lower/vtranspose.rs`) moves 4- and
 /// 8-byte elements as bits in 4×4 and 2×2 blocks; other widths, flipped sources
 /// and in-place copies take the scalar path. [264, 328] splits into two thread
 /// ranges that end mid-tile (86592 points, 64-point tiles), so both paths meet.

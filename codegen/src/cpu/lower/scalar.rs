@@ -1,0 +1,333 @@
+//! Scalar values of one point: expressions dispatched by kind, addresses, loads,
+//! constants, runtime calls, the status block, and rounding of narrow floats.
+
+use super::CodegenError;
+use super::{flags, reg, rep, unsupported, Lower, Rep, R};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, I16, I32, I64, I8};
+use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_module::{Linkage, Module};
+use lazyfuse_ir::kernel::{Const, Expr, ExprId, Status};
+use lazyfuse_ir::DType;
+
+impl Lower<'_, '_> {
+    pub(super) fn iconst(&mut self, ty: Type, v: i64) -> Value {
+        self.b.ins().iconst(ty, v)
+    }
+}
+
+impl Lower<'_, '_> {
+    pub(super) fn val(&self, id: ExprId) -> Value {
+        self.vals[id.0 as usize].expect("operands are evaluated before their users")
+    }
+
+    pub(super) fn dtype(&self, id: ExprId) -> DType {
+        self.k.exprs[id.0 as usize].dtype
+    }
+
+    /// `base + (offset + Σ strides·i_d + extra) · size`
+    pub(super) fn address(
+        &mut self,
+        param: usize,
+        offset: &i64,
+        strides: &[i64],
+        extra: Option<Value>,
+    ) -> R<Value> {
+        let mut ix = self.iconst(I64, *offset);
+        for (d, &s) in strides.iter().enumerate() {
+            if s != 0 {
+                let v = self.b.use_var(self.idx[d]);
+                let t = self.b.ins().imul_imm_s(v, s);
+                ix = self.b.ins().iadd(ix, t);
+            }
+        }
+        if let Some(e) = extra {
+            ix = self.b.ins().iadd(ix, e);
+        }
+        let size = self.k.params[param].dtype.size_in_bytes() as i64;
+        let off = self.b.ins().imul_imm_s(ix, size);
+        Ok(self.b.ins().iadd(self.bases[param], off))
+    }
+
+    /// [`Lower::address`] of the point `shift` points along the last dim.
+    pub(super) fn shifted_address(
+        &mut self,
+        param: usize,
+        offset: &i64,
+        strides: &[i64],
+        shift: i64,
+    ) -> R<Value> {
+        let last = strides[self.k.n_parallel - 1];
+        let extra = (shift != 0).then(|| self.iconst(I64, shift * last));
+        self.address(param, offset, strides, extra)
+    }
+
+    /// Calls runtime function `name` (declared on first use).
+    pub(super) fn call(&mut self, name: &str, args: &[Value], ret: Type) -> R<Value> {
+        let f = match self.imports.get(name) {
+            Some(f) => *f,
+            None => {
+                let mut sig = self.module.make_signature();
+                for &a in args {
+                    sig.params
+                        .push(AbiParam::new(self.b.func.dfg.value_type(a)));
+                }
+                sig.returns.push(AbiParam::new(ret));
+                let id = self
+                    .module
+                    .declare_function(name, Linkage::Import, &sig)
+                    .map_err(|e| CodegenError::Backend(format!("import {name}: {e}")))?;
+                let f = self.module.declare_func_in_func(id, self.b.func);
+                self.imports.insert(name.to_string(), f);
+                self.names.push(name.to_string());
+                f
+            }
+        };
+        let inst = self.b.ins().call(f, args);
+        Ok(self.b.inst_results(inst)[0])
+    }
+
+    /// Sets the status (code and details) unless one is already set; emitted in a
+    /// cold block the caller branches to, ending with a jump to `cont`. The code is
+    /// claimed with a compare-and-swap, so that of threads sharing one status block
+    /// exactly one writes its details.
+    pub(super) fn set_status(
+        &mut self,
+        code: i64,
+        details: [Value; 3],
+        cont: cranelift_codegen::ir::Block,
+        args: &[BlockArg],
+    ) {
+        let write = self.b.create_block();
+        self.b.set_cold_block(write);
+        let zero = self.iconst(I64, 0);
+        let c = self.iconst(I64, code);
+        // The status block is an aligned `[u64; STATUS_SLOTS]`.
+        let old = self
+            .b
+            .ins()
+            .atomic_cas(MemFlagsData::trusted(), self.status, zero, c);
+        self.b.ins().brif(old, cont, args, write, &[]);
+        self.b.switch_to_block(write);
+        for (slot, d) in details.into_iter().enumerate() {
+            self.b
+                .ins()
+                .store(flags(), d, self.status, 8 * (slot as i32 + 1));
+        }
+        self.b.ins().jump(cont, args);
+    }
+
+    /// Rounds an f32 register to `dt` when `dt` is float16/bfloat16.
+    pub(super) fn round(&mut self, v: Value, dt: DType) -> R<Value> {
+        match dt {
+            DType::F16 => self.call("lf_round_f16", &[v], F32),
+            DType::BF16 => Ok(self.round_bf16(v)),
+            _ => Ok(v),
+        }
+    }
+
+    /// `half::bf16::from_f32(v).to_f32()` inline: round to nearest even on the
+    /// upper 16 bits; a NaN keeps its upper bits and gets the quiet bit.
+    pub(super) fn round_bf16(&mut self, v: Value) -> Value {
+        let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+        let abs = self.b.ins().band_imm_s(x, 0x7FFF_FFFF);
+        let nan = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7F80_0000);
+        let hi = self.b.ins().ushr_imm_s(x, 16);
+        let quiet = self.b.ins().bor_imm_s(hi, 0x40);
+        let half = self.b.ins().band_imm_s(x, 0x8000);
+        let half = self.b.ins().icmp_imm_s(IntCC::NotEqual, half, 0);
+        // Above the tie, or a tie with an odd upper part: round up.
+        let rest = self.b.ins().band_imm_s(x, 3 * 0x8000 - 1);
+        let rest = self.b.ins().icmp_imm_s(IntCC::NotEqual, rest, 0);
+        let up = self.b.ins().band(half, rest);
+        let up = self.b.ins().uextend(I32, up);
+        let r = self.b.ins().iadd(hi, up);
+        let r = self.b.ins().select(nan, quiet, r);
+        let bits = self.b.ins().ishl_imm_s(r, 16);
+        self.b.ins().bitcast(F32, MemFlagsData::new(), bits)
+    }
+
+    pub(super) fn expr(&mut self, i: usize) -> R<Value> {
+        let e = self.k.exprs[i].clone();
+        let dt = e.dtype;
+        let r = rep(dt)?;
+        match e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic,
+            } => {
+                let Some(d) = dynamic else {
+                    let addr = self.address(param, &index.offset, &index.strides, None)?;
+                    return self.load(addr, dt);
+                };
+                let vdt = self.dtype(d.value);
+                let v = self.val(d.value);
+                let w = self.widen_int(v, vdt)?;
+                // Only signed values wrap from the end (a uint64 above 2^63 is
+                // large, not negative), and only where the op wraps; unwrapped, a
+                // negative value is huge as unsigned and fails the check below.
+                let wrapped = if !d.wrap || vdt.is_unsigned() || vdt == DType::Bool {
+                    w
+                } else {
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
+                    let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
+                    self.b.ins().select(neg, plus, w)
+                };
+                let ok = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedLessThan, wrapped, d.size as i64);
+                let good = self.b.create_block();
+                let bad = self.b.create_block();
+                let merge = self.b.create_block();
+                let out = self.b.append_block_param(merge, reg(r));
+                self.b.ins().brif(ok, good, &[], bad, &[]);
+                self.b.switch_to_block(good);
+                let extra = self.b.ins().imul_imm_s(wrapped, d.stride);
+                let addr = self.address(param, &index.offset, &index.strides, Some(extra))?;
+                let x = self.load(addr, dt)?;
+                self.b.ins().jump(merge, &[BlockArg::Value(x)]);
+                self.b.switch_to_block(bad);
+                self.b.set_cold_block(bad);
+                let z = self.zero(r);
+                let size = self.iconst(I64, d.size as i64);
+                // slot 3: which load failed, so that the executor words its op's error
+                let id = self.iconst(I64, i as i64);
+                self.set_status(
+                    Status::IndexOutOfRange as i64,
+                    [w, size, id],
+                    merge,
+                    &[BlockArg::Value(z)],
+                );
+                self.b.switch_to_block(merge);
+                Ok(out)
+            }
+            Expr::Const(c) => self.constant(c, dt),
+            Expr::LoopIndex { dim } => {
+                let v = self.b.use_var(self.idx[dim]);
+                self.index_value(v, r)
+            }
+            Expr::Unary { op, x } => {
+                let xdt = self.dtype(x);
+                let v = self.val(x);
+                self.unary(op, v, xdt)
+            }
+            Expr::UnaryParam { op, x } => {
+                let v = self.val(x);
+                self.unary_param(op, v, dt)
+            }
+            Expr::Binary { op, a, b } => {
+                let adt = self.dtype(a);
+                let (x, y) = (self.val(a), self.val(b));
+                self.binary(op, x, y, adt)
+            }
+            Expr::Where { cond, a, b } => {
+                let c = self.val(cond);
+                let (x, y) = (self.val(a), self.val(b));
+                Ok(self.b.ins().select(c, x, y))
+            }
+            Expr::Cast { x } => {
+                let from = self.dtype(x);
+                let v = self.val(x);
+                self.cast(v, from, dt)
+            }
+            Expr::Reduce { .. } => self.finish_acc(i),
+            Expr::Scan { op, x } => self.scan_step(i, op, x),
+        }
+    }
+
+    pub(super) fn zero(&mut self, r: Rep) -> Value {
+        match r {
+            Rep::F32 => self.b.ins().f32const(0.0),
+            Rep::F64 => self.b.ins().f64const(0.0),
+            other => self.iconst(reg(other), 0),
+        }
+    }
+
+    pub(super) fn load(&mut self, addr: Value, dt: DType) -> R<Value> {
+        Ok(match dt {
+            DType::F16 => {
+                let bits = self.b.ins().load(I16, flags(), addr, 0);
+                let w = self.b.ins().uextend(I32, bits);
+                self.call("lf_f16_to_f32", &[w], F32)?
+            }
+            // bfloat16 is the upper half of a float32.
+            DType::BF16 => {
+                let bits = self.b.ins().load(I16, flags(), addr, 0);
+                let w = self.b.ins().uextend(I32, bits);
+                let w = self.b.ins().ishl_imm_s(w, 16);
+                self.b.ins().bitcast(F32, MemFlagsData::new(), w)
+            }
+            _ => self.b.ins().load(reg(rep(dt)?), flags(), addr, 0),
+        })
+    }
+
+    /// The register value of `dt` as stored bits.
+    pub(super) fn storage_bits(&mut self, v: Value, dt: DType) -> R<Value> {
+        Ok(match dt {
+            DType::F16 => {
+                let bits = self.call("lf_f32_to_f16", &[v], I32)?;
+                self.b.ins().ireduce(I16, bits)
+            }
+            // Values of bfloat16 exprs are already rounded: their low half is zero.
+            DType::BF16 => {
+                let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+                let hi = self.b.ins().ushr_imm_s(x, 16);
+                self.b.ins().ireduce(I16, hi)
+            }
+            _ => v,
+        })
+    }
+
+    pub(super) fn constant(&mut self, c: Const, dt: DType) -> R<Value> {
+        let r = rep(dt)?;
+        Ok(match (r, c) {
+            (Rep::Bool, Const::Bool(b)) => self.iconst(I8, b as i64),
+            (Rep::Int { ty, .. }, Const::Int(i)) => self.iconst(ty, i as i64),
+            (Rep::F32, Const::Float(f)) => self.b.ins().f32const(f as f32),
+            (Rep::F64, Const::Float(f)) => self.b.ins().f64const(f),
+            _ => return Err(CodegenError::Malformed(format!("constant {c} of {dt}"))),
+        })
+    }
+
+    /// An i64 as a value of representation `r` (loop indices).
+    pub(super) fn index_value(&mut self, v: Value, r: Rep) -> R<Value> {
+        Ok(match r {
+            Rep::Int { ty: I64, .. } => v,
+            Rep::Int { ty, .. } => self.b.ins().ireduce(ty, v),
+            _ => return Err(CodegenError::Malformed("a non-integer loop index".into())),
+        })
+    }
+
+    /// An integer (or bool) value widened to i64 by its signedness.
+    pub(super) fn widen_int(&mut self, v: Value, dt: DType) -> R<Value> {
+        Ok(match rep(dt)? {
+            Rep::Int { ty: I64, .. } => v,
+            Rep::Int { signed: true, .. } => self.b.ins().sextend(I64, v),
+            Rep::Int { signed: false, .. } | Rep::Bool => self.b.ins().uextend(I64, v),
+            _ => return Err(unsupported("an integer view", dt)),
+        })
+    }
+
+    pub(super) fn bool_of(&mut self, c: Value) -> Value {
+        // icmp/fcmp already give i8 0/1.
+        c
+    }
+
+    pub(super) fn ftruthy(&mut self, v: Value, r: Rep) -> Value {
+        let z = self.zero(r);
+        self.b.ins().fcmp(FloatCC::NotEqual, v, z)
+    }
+
+    pub(super) fn fconst(&mut self, r: Rep, x: f64) -> Value {
+        if r == Rep::F64 {
+            self.b.ins().f64const(x)
+        } else {
+            self.b.ins().f32const(x as f32)
+        }
+    }
+}

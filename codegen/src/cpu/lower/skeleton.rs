@@ -1,0 +1,380 @@
+//! The loop skeleton of a lowered kernel: the parallel points (split into tiers:
+//! vector groups, then scalar points), the odometer that advances the multi-index,
+//! the row loop of a vectorized kernel with its hoisted row values, and the stages
+//! and phases of one point.
+
+use super::{
+    flags, interleaves, mixed_vector, vector_type, Lower, Tier, INTERLEAVED, MIXED_LANES, R,
+};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{Block, InstBuilder, StackSlotData, StackSlotKind, Type, Value};
+use cranelift_frontend::Variable;
+use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, Stage, StoreOp};
+
+impl Lower<'_, '_> {
+    /// The vector tiers `body` tries for this kernel, in order (see `rows`).
+    pub(super) fn tiers(&self) -> Vec<(i64, Tier)> {
+        // Elementwise kernels: `vt` vectors of one dtype, or several dtypes that
+        // all fit 4 lanes (`vector_point_mixed` reads its lane types per
+        // expression); column reductions: chunks of `super::vreduce::CHUNKS` points where
+        // they fit, then blocks of `super::vreduce::COLUMNS`; tried in this order, each
+        // falling through to the next.
+        let mut tiers: Vec<(i64, Tier)> = Vec::new();
+        if let Some(vt) = vector_type(self.k, self.math) {
+            if interleaves(self.k, &self.needed, &self.hoisted) {
+                let lanes = i64::from(vt.lane_count()) * INTERLEAVED as i64;
+                tiers.push((lanes, Tier::Interleaved(vt)));
+            }
+            tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
+        } else if mixed_vector(self.k, self.math) {
+            tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
+        } else if super::vreduce::columns_vectorize(self.k, &self.needed, self.math) {
+            if super::vreduce::chunk_vectorize(self.k, &self.needed) {
+                let columns = self.k.dims[self.k.n_parallel - 1] as i64;
+                for width in super::vreduce::CHUNKS.into_iter().filter(|&w| w <= columns) {
+                    tiers.push((width, Tier::ColumnChunk(width)));
+                }
+            }
+            tiers.push((super::vreduce::COLUMNS, Tier::Columns));
+        }
+        tiers
+    }
+
+    /// One block of `lanes` consecutive points of the last parallel dim.
+    pub(super) fn tier_point(&mut self, tier: Tier) -> R<()> {
+        match tier {
+            Tier::Single(vt) => self.vector_points(vt, 1),
+            Tier::Interleaved(vt) => self.vector_points(vt, INTERLEAVED),
+            Tier::Mixed => self.vector_point_mixed(),
+            Tier::ColumnChunk(width) => self.vector_column_chunk(width),
+            Tier::Columns => self.vector_columns(),
+        }
+    }
+
+    pub(super) fn body(&mut self, begin: Value, end: Value) -> R<()> {
+        let np = self.k.n_parallel;
+        let pdims: Vec<i64> = self.k.parallel_dims().iter().map(|&d| d as i64).collect();
+        let exit = self.b.create_block();
+        if pdims.contains(&0) {
+            // No point exists: nothing to do (and nothing to divide by).
+            self.b.ins().jump(exit, &[]);
+        } else {
+            // Start multi-index of `begin`, once.
+            let mut inner: i64 = 1;
+            for d in (0..np).rev() {
+                let q = if inner == 1 {
+                    begin
+                } else {
+                    self.b.ins().udiv_imm_s(begin, inner)
+                };
+                let r = if d == 0 {
+                    q
+                } else {
+                    self.b.ins().urem_imm_s(q, pdims[d])
+                };
+                self.b.def_var(self.idx[d], r);
+                inner = inner.saturating_mul(pdims[d]);
+            }
+            let p = self.b.declare_var(I64);
+            self.b.def_var(p, begin);
+            let head = self.b.create_block();
+            let bodyb = self.b.create_block();
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            let pv = self.b.use_var(p);
+            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, pv, end);
+            self.b.ins().brif(more, bodyb, &[], exit, &[]);
+            self.b.switch_to_block(bodyb);
+            if let Some(lanes) = super::vtranspose::transpose_block(self.k, &self.needed) {
+                self.transpose_step(p, end, lanes, head)?;
+            } else if np == 0 {
+                // The one point of a kernel without parallel dims.
+                self.point()?;
+                let pv = self.b.use_var(p);
+                let pn = self.b.ins().iadd_imm_s(pv, 1);
+                self.b.def_var(p, pn);
+                self.b.ins().jump(head, &[]);
+            } else {
+                self.row(p, end, pdims[np - 1], head)?;
+            }
+        }
+        self.b.switch_to_block(exit);
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// The points of the current row (the last parallel dim from its current
+    /// index) that lie in the range (`p` up to `end`) as tight loops: whole blocks
+    /// of each vector tier while they fit, then single points; only the last
+    /// parallel dim's variable moves inside the row, so the address terms of the
+    /// outer dims are loop invariant (Cranelift hoists them). Then advances `p` and
+    /// the outer dims' odometer, and jumps back to `head`.
+    pub(super) fn row(&mut self, p: Variable, end: Value, n_last: i64, head: Block) -> R<()> {
+        let np = self.k.n_parallel;
+        let last = self.idx[np - 1];
+        let i0 = self.b.use_var(last);
+        let pv = self.b.use_var(p);
+        // Row end (exclusive, in the last dim): the row's end or the range's,
+        // whichever comes first (`end - p` ≥ 1 here).
+        let room_row = self.iconst(I64, n_last);
+        let room_row = self.b.ins().isub(room_row, i0);
+        let room_range = self.b.ins().isub(end, pv);
+        let n = self.b.ins().umin(room_row, room_range);
+        let re = self.b.ins().iadd(i0, n);
+        let tiers = self.tiers();
+        // (a kernel has at most one single-dtype tier)
+        if let Some(vt) = tiers.iter().find_map(|&(_, t)| match t {
+            Tier::Single(vt) => Some(vt),
+            _ => None,
+        }) {
+            self.hoist_row_values()?;
+            self.row_loop_values(vt);
+        }
+        for (lanes, tier) in tiers {
+            let vhead = self.b.create_block();
+            let vb = self.b.create_block();
+            let next = self.b.create_block();
+            self.b.ins().jump(vhead, &[]);
+            self.b.switch_to_block(vhead);
+            let iv = self.b.use_var(last);
+            let ie = self.b.ins().iadd_imm_s(iv, lanes);
+            let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, ie, re);
+            self.b.ins().brif(fits, vb, &[], next, &[]);
+            self.b.switch_to_block(vb);
+            self.tier_point(tier)?;
+            let iv = self.b.use_var(last);
+            let inx = self.b.ins().iadd_imm_s(iv, lanes);
+            self.b.def_var(last, inx);
+            self.b.ins().jump(vhead, &[]);
+            self.b.switch_to_block(next);
+        }
+        // The scalar points below compute every value themselves.
+        self.vals.iter_mut().for_each(|v| *v = None);
+        let shead = self.b.create_block();
+        let sb = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(shead, &[]);
+        self.b.switch_to_block(shead);
+        let iv = self.b.use_var(last);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, re);
+        self.b.ins().brif(more, sb, &[], done, &[]);
+        self.b.switch_to_block(sb);
+        self.point()?;
+        let iv = self.b.use_var(last);
+        let inx = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(last, inx);
+        self.b.ins().jump(shead, &[]);
+        self.b.switch_to_block(done);
+        let pn = self.b.ins().iadd(pv, n);
+        self.b.def_var(p, pn);
+        // The row ended (rather than the range): back to its start and carry.
+        let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, re, n_last);
+        let z = self.iconst(I64, 0);
+        let nl = self.b.ins().select(wrap, z, re);
+        self.b.def_var(last, nl);
+        self.carry(0..np - 1, wrap);
+        self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// Computes the row's [`row_invariant`](super::row_invariant) values once (scalar code, in the
+    /// row's first block, which dominates its vector loops) into `vals`.
+    /// The scalar code's values are the vector lanes' (a kernel vectorizes only
+    /// with ops whose vector form gives the scalar result).
+    pub(super) fn hoist_row_values(&mut self) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            if self.hoisted[i] {
+                let v = self.expr(i)?;
+                self.vals[i] = Some(v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Splats the hoisted values that the vector loop's other code reads (not
+    /// constants, which stay memory operands) to `vt` here, in the row's first
+    /// block, for the loop to use, and anchors each here with a store to a stack
+    /// slot (once per row, never read). Cranelift's optimizer places a pure op
+    /// where its value is first used (in dominator order) and reuses it below:
+    /// with its only uses in the loop it would compute it per vector, since it
+    /// moves no op of a rematerialized constant out of a loop (nor, as measured,
+    /// a splat of a load), and a block param carrying the value is a constant
+    /// phi that it removes. So a layernorm's `sqrt(var + eps)` ran per vector;
+    /// the store is the first use, so the row block computes it.
+    pub(super) fn row_loop_values(&mut self, vt: Type) {
+        let mut read = vec![false; self.k.exprs.len()];
+        for (i, e) in self.k.exprs.iter().enumerate() {
+            if self.needed[i] && !self.hoisted[i] {
+                for o in LoopKernel::operands(&e.expr) {
+                    read[o.0 as usize] = true;
+                }
+            }
+        }
+        for st in &self.k.stores {
+            read[st.value.0 as usize] = true;
+        }
+        for (i, &read) in read.iter().enumerate() {
+            if self.hoisted[i] && read && !matches!(self.k.exprs[i].expr, Expr::Const(_)) {
+                let x = self.val(ExprId(i as u32));
+                let v = self.b.ins().splat(vt, x);
+                self.anchor(v);
+                self.row_vectors[i] = Some(v);
+            }
+        }
+    }
+
+    /// Makes vector `v` the operand of a store to a stack slot of its own (never
+    /// read) here, so that Cranelift's optimizer, which places a pure op at its
+    /// first use, computes it here (see `row_loop_values` and `vector_points`).
+    /// One slot per anchor: of several stores to one slot, the optimizer kept
+    /// only some (measured), and the others' values moved to their later uses.
+    pub(super) fn anchor(&mut self, v: Value) {
+        let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4);
+        let slot = self.b.create_sized_stack_slot(data);
+        self.b.ins().stack_store(I64, v, slot, 0);
+    }
+
+    /// Adds `carry` (a bool) to the last of `dims` and carries into the others.
+    pub(super) fn carry(&mut self, dims: std::ops::Range<usize>, carry: Value) {
+        let mut carry = carry;
+        for d in dims.rev() {
+            let n = self.k.dims[d] as i64;
+            let v = self.b.use_var(self.idx[d]);
+            let inc = self.b.ins().uextend(I64, carry);
+            let nv = self.b.ins().iadd(v, inc);
+            let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, nv, n);
+            let z = self.iconst(I64, 0);
+            let nv = self.b.ins().select(wrap, z, nv);
+            self.b.def_var(self.idx[d], nv);
+            carry = wrap;
+        }
+    }
+
+    /// Advances the loop variables of `dims` (row-major, last fastest) by one.
+    pub(super) fn odometer(&mut self, dims: std::ops::Range<usize>) {
+        self.odometer_by(dims, 1);
+    }
+
+    /// Advances the last of `dims` by `step` (which must not pass its size) and
+    /// carries into the others.
+    pub(super) fn odometer_by(&mut self, dims: std::ops::Range<usize>, step: i64) {
+        let mut carry: Option<Value> = None;
+        for d in dims.rev() {
+            let n = self.k.dims[d] as i64;
+            let v = self.b.use_var(self.idx[d]);
+            let inc = match carry {
+                None => self.iconst(I64, step),
+                Some(c) => self.b.ins().uextend(I64, c),
+            };
+            let nv = self.b.ins().iadd(v, inc);
+            let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, nv, n);
+            let z = self.iconst(I64, 0);
+            let nv = self.b.ins().select(wrap, z, nv);
+            self.b.def_var(self.idx[d], nv);
+            carry = Some(wrap);
+        }
+    }
+}
+
+impl Lower<'_, '_> {
+    /// One parallel point with all its phases.
+    pub(super) fn point(&mut self) -> R<()> {
+        let nd = self.k.dims.len();
+        let rdims: Vec<usize> = self.k.reduce_dims().to_vec();
+        let total: usize = rdims.iter().product();
+        self.stage(Stage::Outer(0))?;
+        for ph in 0..self.k.phases() {
+            self.init_accs(ph)?;
+            self.init_scans(ph)?;
+            if total > 0 {
+                // Fast mode: whole vectors first where the phase allows it, then
+                // the scalar loop below does the rest from `start`.
+                let start = self.vector_phase(ph)?;
+                let zero = self.iconst(I64, 0);
+                for d in self.k.n_parallel..nd {
+                    self.b.def_var(self.idx[d], zero);
+                }
+                if start > 0 {
+                    // (one reduction dim: `vector_phase` requires it)
+                    let s = self.iconst(I64, start);
+                    self.b.def_var(self.idx[nd - 1], s);
+                    self.b.def_var(self.pos, s);
+                } else {
+                    self.b.def_var(self.pos, zero);
+                }
+                let head = self.b.create_block();
+                let bodyb = self.b.create_block();
+                let after = self.b.create_block();
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(head);
+                let pv = self.b.use_var(self.pos);
+                let more = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedLessThan, pv, total as i64);
+                self.b.ins().brif(more, bodyb, &[], after, &[]);
+                self.b.switch_to_block(bodyb);
+                self.stage(Stage::Inner(ph))?;
+                self.update_accs(ph)?;
+                self.odometer(self.k.n_parallel..nd);
+                let pv = self.b.use_var(self.pos);
+                let pn = self.b.ins().iadd_imm_s(pv, 1);
+                self.b.def_var(self.pos, pn);
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(after);
+            }
+            // Inner values die with the loop.
+            for (i, e) in self.k.exprs.iter().enumerate() {
+                if e.stage == Stage::Inner(ph) {
+                    self.vals[i] = None;
+                }
+            }
+            self.stage(Stage::Outer(ph + 1))?;
+        }
+        // Outer stages past the last phase (nothing reduces there, but the verifier
+        // allows them) still run, in order.
+        let last = self
+            .k
+            .exprs
+            .iter()
+            .filter_map(|e| match e.stage {
+                Stage::Outer(k) => Some(k),
+                Stage::Inner(_) => None,
+            })
+            .max()
+            .unwrap_or(0);
+        for k in self.k.phases() + 1..=last {
+            self.stage(Stage::Outer(k))?;
+        }
+        for v in self.vals.iter_mut() {
+            *v = None;
+        }
+        Ok(())
+    }
+
+    /// Evaluates the needed expressions of `stage` and does its stores.
+    pub(super) fn stage(&mut self, stage: Stage) -> R<()> {
+        for i in 0..self.k.exprs.len() {
+            if self.k.exprs[i].stage == stage && self.needed[i] {
+                let v = self.expr(i)?;
+                self.vals[i] = Some(v);
+            }
+        }
+        let stores: Vec<StoreOp> = self
+            .k
+            .stores
+            .iter()
+            .filter(|s| self.k.exprs[s.value.0 as usize].stage == stage)
+            .cloned()
+            .collect();
+        for s in stores {
+            let v = self.val(s.value);
+            let dt = self.k.params[s.param].dtype;
+            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+            let stored = self.storage_bits(v, dt)?;
+            self.b.ins().store(flags(), stored, addr, 0);
+        }
+        Ok(())
+    }
+}
