@@ -1,0 +1,123 @@
+//! A run's buffers: allocation (fresh, or a kept buffer for one every point of
+//! which is overwritten), the temporaries dead after each step, and the donated
+//! inputs a failed run gives back unwritten.
+
+use super::Slot;
+use crate::buffer::{check_allocation, Buffer};
+use crate::error::Result;
+use lazyfuse_ir::kernel::{BufId, BufKind, Expr, LoopKernel, Schedule, Step};
+use lazyfuse_ir::InputId;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// After step `failed` failed: hands the donated buffers that no step up to it
+/// writes back to the caller (their contents are the old version, untouched).
+pub(super) fn give_back_unwritten(
+    schedule: &Schedule,
+    failed: usize,
+    slots: &mut [Slot],
+    donated: &mut HashMap<InputId, Arc<Buffer>>,
+) {
+    for (idx, id) in unwritten_donations(schedule, failed + 1) {
+        if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
+            donated.insert(id, buf);
+        }
+    }
+}
+
+/// The donated buffers (slot and input id) that none of the first `steps_run` steps
+/// of `schedule` writes: after a failed run, their contents are still the old
+/// version, theirs to hand back.
+pub(crate) fn unwritten_donations(schedule: &Schedule, steps_run: usize) -> Vec<(usize, InputId)> {
+    let ran = &schedule.steps[..steps_run.min(schedule.steps.len())];
+    schedule
+        .buffers
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, decl)| match decl.kind {
+            BufKind::Donated(id) => Some((idx, id)),
+            _ => None,
+        })
+        .filter(|&(idx, _)| {
+            let b = BufId(idx as u32);
+            !ran.iter().any(|s| match s {
+                Step::Loop(k) => k.params.iter().any(|p| p.buf == b && p.writes),
+                Step::Extern(e) => e.output == b,
+            })
+        })
+        .collect()
+}
+
+/// The temporaries (by slot) that step `i` reads or writes last: dead after it.
+pub(crate) fn dead_temps(
+    schedule: &Schedule,
+    last_use: &[usize],
+    i: usize,
+    step: &Step,
+) -> Vec<usize> {
+    step_buffers(step)
+        .into_iter()
+        .filter(|b| {
+            let idx = b.0 as usize;
+            last_use[idx] == i
+                && schedule.buffers[idx].kind == BufKind::Temp
+                && !schedule.outputs.contains(b)
+        })
+        .map(|b| b.0 as usize)
+        .collect()
+}
+
+pub(crate) fn step_buffers(step: &Step) -> Vec<BufId> {
+    match step {
+        Step::Loop(k) => k.params.iter().map(|p| p.buf).collect(),
+        Step::Extern(e) => e.inputs.iter().copied().chain([e.output]).collect(),
+    }
+}
+
+/// A buffer for `b` (reused memory from the buffer cache when it has some, see
+/// `crate::buffer_cache`), refusing sizes the allocator cannot give: zeroed, unless
+/// `overwritten` (its writer stores every element before reading any, see
+/// [`fully_overwrites`]).
+pub(super) fn allocate(schedule: &Schedule, b: BufId, overwritten: bool) -> Result<Buffer> {
+    let decl = &schedule.buffers[b.0 as usize];
+    if !crate::buffer_cache::has(decl.dtype, decl.len) {
+        check_allocation(&[decl.len], decl.dtype, false)?;
+    }
+    Ok(if overwritten {
+        crate::buffer_cache::take_for_overwrite(decl.dtype, decl.len)
+    } else {
+        crate::buffer_cache::take_zeroed(decl.dtype, decl.len)
+    })
+}
+
+/// Whether kernel `k` stores every element of param `i` and never loads its buffer: no
+/// reduction dims (every point runs its stores once), no `Load` of the param, and
+/// a store at offset 0 with the row-major strides of `dims` covering exactly the
+/// param's length. Such a buffer's initial contents are never observed, so it
+/// need not be zeroed.
+pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
+    let Some(p) = k.params.get(i) else {
+        return false;
+    };
+    if !k.reduce_dims().is_empty()
+        || k.parallel_points() != p.len
+        || k.exprs
+            .iter()
+            // A load through any param naming the same buffer reads it.
+            .any(|e| {
+                matches!(e.expr, Expr::Load { param, .. }
+                if k.params.get(param).is_none_or(|q| q.buf == p.buf))
+            })
+    {
+        return false;
+    }
+    let mut row_major = vec![0i64; k.dims.len()];
+    let mut step = 1i64;
+    for (s, &d) in row_major.iter_mut().zip(&k.dims).rev() {
+        *s = step;
+        step = step.saturating_mul(d as i64);
+    }
+    k.stores
+        .iter()
+        .any(|s| s.param == i && s.index.offset == 0 && s.index.strides == row_major)
+}

@@ -1,0 +1,183 @@
+//! Running extern steps on the host: the interpreter's node evaluation, the
+//! float matmul of Fast math reading strided operands in place, and the gather of
+//! an operand view for the routines that need row-major inputs.
+
+use super::Slot;
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use lazyfuse_ir::kernel::{ExternStep, ExternView, MathMode, Schedule};
+use lazyfuse_ir::{Graph, InputId, Op};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Runs one node on whole contiguous buffers: a float matmul in
+/// [`MathMode::Fast`] through [`crate::blas`], anything else with the interpreter's
+/// routine.
+pub(super) fn run_extern(
+    schedule: &Schedule,
+    e: &ExternStep,
+    math: MathMode,
+    slots: &mut [Slot],
+) -> Result<u64> {
+    let inputs = e
+        .inputs
+        .iter()
+        .map(|b| match &slots[b.0 as usize] {
+            Slot::Ready(arc) => Ok(arc.clone()),
+            Slot::Empty => Err(Error::Malformed(format!(
+                "extern {} reads {b} before it was written",
+                e.op.name()
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut bytes: u64 = inputs
+        .iter()
+        .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
+        .sum();
+    let out = extern_on_host(schedule, e, math, inputs)?;
+    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
+    slots[e.output.0 as usize] = Slot::Ready(out);
+    Ok(bytes)
+}
+
+/// The output of extern step `e` computed on the host from its input buffers (in
+/// `e.inputs` order): a float matmul in [`MathMode::Fast`] through [`crate::blas`],
+/// anything else with the interpreter's routine for the one node. Checked against the
+/// schedule's declaration of the output buffer.
+pub(crate) fn extern_on_host(
+    schedule: &Schedule,
+    e: &ExternStep,
+    math: MathMode,
+    inputs: Vec<Arc<Buffer>>,
+) -> Result<Arc<Buffer>> {
+    if inputs.len() != e.inputs.len() || e.input_views.len() != e.inputs.len() {
+        return Err(Error::Malformed(format!(
+            "extern {} got {} inputs for {}",
+            e.op.name(),
+            inputs.len(),
+            e.inputs.len()
+        )));
+    }
+    if let Some(out) = strided_matmul(e, math, &inputs) {
+        return checked_output(schedule, e, out);
+    }
+    let inputs = row_major_inputs(e, inputs);
+    let mut g = Graph::new();
+    let mut args = HashMap::new();
+    let mut ids = Vec::with_capacity(e.inputs.len());
+    for (slot_no, (buf, shape)) in inputs.into_iter().zip(&e.input_shapes).enumerate() {
+        let id = ids_input(slot_no);
+        ids.push(g.add(Op::Input(id), buf.dtype(), shape.clone(), &[]));
+        args.insert(id, buf);
+    }
+    if ids.len() != e.inputs.len() {
+        return Err(Error::Malformed(format!(
+            "extern {} got {} inputs for {}",
+            e.op.name(),
+            ids.len(),
+            e.inputs.len()
+        )));
+    }
+    let fast = match (&e.op, e.input_shapes.as_slice()) {
+        (Op::Matmul, [a, b]) if math == MathMode::Fast && a.len() == 3 && b.len() == 3 => {
+            let d = crate::interp::matmul::Dims {
+                b: a[0],
+                m: a[1],
+                k: a[2],
+                n: b[2],
+            };
+            let ok = a[0] == b[0] && a[2] == b[1] && e.shape == [d.b, d.m, d.n];
+            ok.then(|| crate::blas::matmul(&args[&ids_input(0)], &args[&ids_input(1)], d))
+                .flatten()
+                .map(Arc::new)
+        }
+        _ => None,
+    };
+    let out = match fast {
+        Some(out) => out,
+        None => {
+            let node = g.add(e.op.clone(), e.dtype, e.shape.clone(), &ids);
+            crate::interp::execute(&g, &args, &[node])?
+                .pop()
+                .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?
+        }
+    };
+    checked_output(schedule, e, out)
+}
+
+/// A matmul step with a strided operand, read in place by the float product of
+/// Fast math; `None` for any other step (or dtype), which reads row-major inputs.
+pub(super) fn strided_matmul(
+    e: &ExternStep,
+    math: MathMode,
+    inputs: &[Arc<Buffer>],
+) -> Option<Arc<Buffer>> {
+    let (Op::Matmul, [a, b], [x, y]) = (&e.op, e.input_shapes.as_slice(), inputs) else {
+        return None;
+    };
+    if math != MathMode::Fast || e.input_views.iter().all(Option::is_none) {
+        return None;
+    }
+    let [batch, m, k] = <[usize; 3]>::try_from(a.as_slice()).ok()?;
+    let [b2, k2, n] = <[usize; 3]>::try_from(b.as_slice()).ok()?;
+    if batch != b2 || k != k2 || e.shape != [batch, m, n] {
+        return None;
+    }
+    let strided = |v: &Option<ExternView>, rows: usize, cols: usize| match v {
+        None => Some(crate::blas::Strided::row_major(rows, cols)),
+        Some(v) => match v.strides.as_slice() {
+            &[batch, row, col] => Some(crate::blas::Strided {
+                offset: v.offset,
+                batch,
+                row,
+                col,
+            }),
+            _ => None,
+        },
+    };
+    let xs = strided(&e.input_views[0], m, k)?;
+    let ys = strided(&e.input_views[1], k, n)?;
+    let d = crate::interp::matmul::Dims { b: batch, m, k, n };
+    crate::blas::matmul_strided(x, &xs, y, &ys, d).map(Arc::new)
+}
+
+/// The inputs of extern step `e` as row-major buffers: a strided one gathered.
+pub(crate) fn row_major_inputs(e: &ExternStep, inputs: Vec<Arc<Buffer>>) -> Vec<Arc<Buffer>> {
+    inputs
+        .into_iter()
+        .zip(e.input_views.iter().zip(&e.input_shapes))
+        .map(|(b, (v, shape))| match v {
+            None => b,
+            Some(v) => Arc::new(b.gather(&lazyfuse_ir::Layout {
+                shape: shape.clone(),
+                strides: v.strides.iter().map(|&s| s as isize).collect(),
+                offset: v.offset,
+            })),
+        })
+        .collect()
+}
+
+/// `out` checked against the schedule's declaration of `e`'s output buffer.
+pub(super) fn checked_output(
+    schedule: &Schedule,
+    e: &ExternStep,
+    out: Arc<Buffer>,
+) -> Result<Arc<Buffer>> {
+    let decl = &schedule.buffers[e.output.0 as usize];
+    if out.dtype() != decl.dtype || out.len() != decl.len {
+        return Err(Error::Malformed(format!(
+            "extern {} produced {}[{}] for {}[{}]",
+            e.op.name(),
+            out.dtype(),
+            out.len(),
+            decl.dtype,
+            decl.len
+        )));
+    }
+    Ok(out)
+}
+
+/// The id under which [`run_extern`] passes its input slot `i` to the interpreter.
+pub(super) fn ids_input(i: usize) -> InputId {
+    InputId(i as u64)
+}
