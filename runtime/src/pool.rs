@@ -20,19 +20,20 @@ use std::time::{Duration, Instant};
 /// cores back at once.
 const SPIN: Duration = Duration::from_micros(100);
 
-/// Spins until `ready()` or until [`SPIN`] has passed; says whether `ready()` held.
-fn spin_until(ready: impl Fn() -> bool) -> bool {
+/// Spins until `ready()` or until [`SPIN`] has passed (the caller checks again
+/// under its lock either way).
+fn spin_until(ready: impl Fn() -> bool) {
     let start = Instant::now();
     loop {
         // Checking the clock every few rounds keeps the loop tight.
         for _ in 0..64 {
             if ready() {
-                return true;
+                return;
             }
             std::hint::spin_loop();
         }
         if start.elapsed() >= SPIN {
-            return ready();
+            return;
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::broadcast_shapes;
 use lazyfuse_ir::promote::{result_type, OperandType, Priority};
 use lazyfuse_ir::shape::{checked_numel, fmt_shape, numel, wrap_dim};
-use lazyfuse_ir::{typing, DType, Error as IrError, Layout, NodeId, Op};
+use lazyfuse_ir::{typing, DType, Error as IrError, Layout, Op};
 
 impl Tensor {
     /// Matrix product with `torch.matmul`'s shape rules: dot product (1-D·1-D),
@@ -82,42 +82,35 @@ impl Tensor {
         let b = checked_numel(&batch, dtype)?;
         let full = |mat: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(mat).collect() };
         let transposed = [column_major(self), column_major(other)];
-        let record = move |s: &mut crate::store::Store, product, inputs: Vec<NodeId>| {
-            if transposed.contains(&true) {
-                s.custom_rule(product, Custom::Matmul { transposed }, inputs);
-            }
-        };
-        let foldable = batch_b.is_empty()
+        // A batched left operand whose rows stack without a copy, times one matrix,
+        // is one product of the stacked rows, as PyTorch folds it: one larger gemm
+        // instead of `b` small ones, and a gradient for the matrix that needs no sum
+        // over the batch. Otherwise both operands are expanded to the full batch.
+        let fold = batch_b.is_empty()
             && !batch_a.is_empty()
             && self.0.layout.view(&[(b * m) as isize, k as isize]).is_ok();
-        if foldable {
-            // A batched left operand whose rows stack without a copy, times one
-            // matrix, is one product of the stacked rows, as PyTorch folds it: one
-            // larger gemm instead of `b` small ones, and a gradient for the matrix
-            // that needs no sum over the batch.
-            let rows = b * m;
-            return with_store(|s| {
-                let read_a = self.node(s);
-                let a3 = s.view_node(read_a, &Layout::contiguous(&[1, rows, k]));
-                let read_b = other.node(s);
-                let b3 = s.view_node(read_b, &Layout::contiguous(&[1, k, n]));
-                let product = s.add(Op::Matmul, dtype, vec![1, rows, n], &[a3, b3]);
-                record(s, product, vec![a3, b3]);
-                let out = s.view_node(product, &Layout::contiguous(&out_shape));
-                Ok(Tensor::from_node(s, out))
-            });
-        }
+        let (nb, rows) = if fold { (1, b * m) } else { (b, m) };
         with_store(|s| {
             let read_a = self.node(s);
-            let a_layout = Layout::contiguous(&a_mat).expand(&to_isize(&full([m, k])))?;
-            let a_full = s.view_node(read_a, &a_layout);
-            let a3 = s.view_node(a_full, &Layout::contiguous(&[b, m, k]));
+            let a_full = if fold {
+                read_a
+            } else {
+                let a_layout = Layout::contiguous(&a_mat).expand(&to_isize(&full([m, k])))?;
+                s.view_node(read_a, &a_layout)
+            };
+            let a3 = s.view_node(a_full, &Layout::contiguous(&[nb, rows, k]));
             let read_b = other.node(s);
-            let b_layout = Layout::contiguous(&b_mat).expand(&to_isize(&full([k, n])))?;
-            let b_full = s.view_node(read_b, &b_layout);
-            let b3 = s.view_node(b_full, &Layout::contiguous(&[b, k, n]));
-            let product = s.add(Op::Matmul, dtype, vec![b, m, n], &[a3, b3]);
-            record(s, product, vec![a3, b3]);
+            let b_full = if fold {
+                read_b
+            } else {
+                let b_layout = Layout::contiguous(&b_mat).expand(&to_isize(&full([k, n])))?;
+                s.view_node(read_b, &b_layout)
+            };
+            let b3 = s.view_node(b_full, &Layout::contiguous(&[nb, k, n]));
+            let product = s.add(Op::Matmul, dtype, vec![nb, rows, n], &[a3, b3]);
+            if transposed.contains(&true) {
+                s.custom_rule(product, Custom::Matmul { transposed }, vec![a3, b3]);
+            }
             let out = s.view_node(product, &Layout::contiguous(&out_shape));
             Ok(Tensor::from_node(s, out))
         })
