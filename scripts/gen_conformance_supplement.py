@@ -4,7 +4,7 @@ The public corpus (tests/data/conformance, SCHEMA.md) names ops that none of its
 reach: much of the unary list of §4, `fmax`/`fmin`/`nansum`/`logsumexp`/`cumprod`/
 `clamp_tensor` of §7, and `clamp_min_`/`maximum_out_self` plus several binary in-place
 ops of §3. This script writes cases for exactly those, in the same schema, so that the
-runner of examples/conformance.rs checks each op's mapping end to end (values, dtypes
+conformance runner (conformance/) checks each op's mapping end to end (values, dtypes
 and refusals) with the schema's tolerances. Run:
 
     python scripts/gen_conformance_supplement.py tests/data/conformance_supplement

@@ -23,7 +23,7 @@ warnings.simplefilter("ignore")  # `T` on n-D tensors is deprecated in PyTorch
 
 
 def apply(t, op, args):
-    """Applies one step as the runner of examples/conformance.rs does."""
+    """Applies one step as the conformance runner (conformance/src/dispatch.rs) does."""
     if op == "T":
         return t.T
     if op == "mH":

@@ -1,11 +1,7 @@
 //! Runs the PyTorch-generated conformance corpus (`tests/data/conformance`) through the
-//! runner of `examples/conformance.rs` and fails when any case fails.
+//! conformance runner (`lazyfuse-conformance`) and fails when any case fails.
 
-// The runner also serves other test files (decoders of tensor objects) this one
-// does not call.
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 use std::path::Path;
 

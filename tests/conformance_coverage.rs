@@ -8,9 +8,7 @@
 //! with "expected error … got Ok"); only an op the runner cannot dispatch, or a case it
 //! cannot read, comes back as a `runner:` failure, which is what this test refuses.
 
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 use runner::{run_case, Outcome};
 use serde_json::{json, Value};

@@ -2,9 +2,7 @@
 //! it on the default backend, the JIT). A separate test binary, because the backend
 //! is process-wide state.
 
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 use std::path::Path;
 

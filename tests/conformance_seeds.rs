@@ -1,11 +1,9 @@
 //! Runs the PyTorch-generated cases of the seeds' statements that the public corpus
 //! never reaches (`tests/data/seeds`: views, value views, memory formats, devices,
-//! shell dtypes) through the runner of `examples/conformance.rs`, and fails when any
+//! shell dtypes) through the conformance runner (`lazyfuse-conformance`), and fails when any
 //! case fails or is unsupported.
 
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 use std::path::Path;
 

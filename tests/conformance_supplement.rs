@@ -1,10 +1,8 @@
 //! Runs the PyTorch-generated supplement of the conformance corpus
 //! (`tests/data/conformance_supplement`: the schema's ops that the public cases never
-//! reach) through the runner of `examples/conformance.rs`, and fails when any case fails.
+//! reach) through the conformance runner (`lazyfuse-conformance`), and fails when any case fails.
 
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 use std::path::Path;
 

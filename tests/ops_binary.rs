@@ -10,9 +10,7 @@
 use lazyfuse::{BinaryOp, Complex, DType, Operand, Scalar, Tensor};
 use serde_json::Value;
 
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 /// A tensor object of the data file, decoded as the conformance runner decodes them.
 fn build(v: &Value) -> Tensor {

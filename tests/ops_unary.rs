@@ -14,9 +14,7 @@ fn dtype(name: &str) -> R<DType> {
         .map_err(|e| format!("dtype {name}: {e}"))
 }
 
-#[allow(dead_code)]
-#[path = "../examples/conformance.rs"]
-mod runner;
+use lazyfuse_conformance as runner;
 
 fn num(v: &Value) -> R<f64> {
     runner::float_element(v)

@@ -3,7 +3,14 @@
 //! the case's `grad_output`, or none for a single value), and each leaf's `.grad`
 //! against PyTorch's. Autograd's own refusals are compared word for word.
 
-use super::*;
+use crate::{
+    apply_input_view, apply_view_step, arg_isize, as_array, as_i64, as_isize, as_str,
+    build_base_tensor, build_tensor, check_result, describe, field, harness, isize_list, json_bool,
+    json_f64, judge, keepdim, lib_err_text, reduce_dims, unary, usize_list, values_op, Outcome,
+    RunErr, R,
+};
+use lazyfuse::{Scalar, Tensor};
+use serde_json::Value;
 
 /// Runs one case.
 pub fn run_gradients(case: &Value) -> R<Outcome> {

@@ -1,8 +1,10 @@
 //! The runner of `devices.jsonl` (tests/data/seeds/README.md): `Device` parsing,
 //! printing and equality, `Device::from(int)`, and the device of a CPU tensor.
 
-use super::*;
+use crate::{as_i64, as_str, as_usize, field, harness, json_bool, Outcome, R};
 use lazyfuse::Device;
+use lazyfuse::{DType, Tensor};
+use serde_json::Value;
 
 /// Compares a device with `{type, index, str}`.
 fn same_device(d: Device, expected: &Value) -> R<Outcome> {

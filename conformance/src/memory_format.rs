@@ -1,8 +1,13 @@
 //! The runner of `memory_format.jsonl` (tests/data/seeds/README.md): elementwise ops,
 //! copies and memory-format queries, judged on values and on the result's strides.
 
-use super::*;
+use crate::{
+    as_array, as_str, binary, build_tensor, check_result, dtype_of, field, harness, isize_list,
+    json_bool, json_f64, judge, realized, shape_str, unary, Arg, Outcome, R,
+};
 use lazyfuse::MemoryFormat;
+use lazyfuse::{DType, Scalar, Tensor};
+use serde_json::Value;
 
 fn format_of(args: &Value) -> R<MemoryFormat> {
     Ok(

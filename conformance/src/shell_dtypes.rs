@@ -3,8 +3,12 @@
 //! Where PyTorch has no kernel for a wide unsigned dtype and lazyfuse computes one,
 //! the case is "extended" (lazyfuse goes further on purpose; README says so).
 
-use super::*;
-use lazyfuse::Complex;
+use crate::{
+    as_array, as_str, compare_vals, decode_vals, dtype_of, field, harness, read_vals, realized,
+    shape_str, usize_list, Outcome, RunErr, Vals, R,
+};
+use lazyfuse::{Complex, DType, Scalar, Tensor};
+use serde_json::Value;
 
 /// `[1, 2]` (`[1+1j, 2-1j]` for complex dtypes) in `dtype`.
 fn input(dtype: DType) -> R<Tensor> {

@@ -3,8 +3,13 @@
 //! the conjugate), each step's geometry, bits and values, PyTorch's refusals word for
 //! word, and writes through the last view.
 
-use super::*;
-use lazyfuse::Complex;
+use crate::{
+    arg_isize, arg_usize, as_array, as_i64, as_str, as_usize, compare_vals, decode_vals, dtype_of,
+    field, harness, isize_list, json_bool, json_complex, json_f64, read_vals, tensor_from_vals,
+    usize_list, Outcome, RunErr, R,
+};
+use lazyfuse::{Complex, DType, Scalar, Tensor};
+use serde_json::Value;
 
 /// The base of a case: complex `(i + 1) - ((i % 3) + 0.5)i`, or real `i - 2.5`.
 fn base_of(dtype: DType, shape: &[usize]) -> R<Tensor> {
