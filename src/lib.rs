@@ -19,7 +19,6 @@
 #![deny(missing_docs)]
 
 pub mod autograd;
-mod backend;
 mod cuda_check;
 mod device;
 mod display;
@@ -29,16 +28,12 @@ mod memory_format;
 mod operand;
 mod ops;
 mod reading;
+mod realize;
 mod realize_all;
-mod realize_cache;
 mod store;
 mod tensor;
 
 pub use autograd::{is_grad_enabled, no_grad, set_grad_enabled};
-pub use backend::{
-    cpu_backend, last_realize_stats, math_mode, set_cpu_backend, set_math_mode, CpuBackend,
-    RealizeStats,
-};
 pub use cuda_check::{
     cuda_compile_check, cuda_compile_check_counts, set_cuda_compile_check, CHECK_ARCH,
 };
@@ -58,10 +53,12 @@ pub use operand::Operand;
 pub use ops::activation::GeluApproximate;
 pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
-pub use realize_all::realize_all;
-pub use store::{
-    live_buffers, live_grad_records, live_graph_nodes, set_dump_ir, set_passes, set_verify,
+pub use realize::{
+    cpu_backend, last_realize_stats, math_mode, set_cpu_backend, set_dump_ir, set_math_mode,
+    set_passes, set_verify, CpuBackend, RealizeStats,
 };
+pub use realize_all::realize_all;
+pub use store::{live_buffers, live_grad_records, live_graph_nodes};
 pub use tensor::Tensor;
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -25,5 +25,5 @@ use crate::Tensor;
 /// ```
 pub fn realize_all(tensors: &[&Tensor]) -> Result<()> {
     let storages: Vec<&crate::store::Storage> = tensors.iter().map(|t| &*t.0.storage).collect();
-    crate::store::realize_all(&storages)
+    crate::realize::realize_all(&storages)
 }

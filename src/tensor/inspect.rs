@@ -54,7 +54,7 @@ impl Tensor {
         let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.text())
+            Ok(crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.text())
         })
     }
 
@@ -84,11 +84,11 @@ impl Tensor {
 
     /// `text` of each loop kernel of this tensor's schedule with the current math
     /// mode, each after a line naming the kernel.
-    pub(super) fn loop_kernel_texts(&self, text: crate::backend::KernelText) -> Result<String> {
+    pub(super) fn loop_kernel_texts(&self, text: crate::realize::KernelText) -> Result<String> {
         let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
+            let sched = crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
             let mut out = String::new();
             for step in &sched.steps {
                 if let lazyfuse_ir::kernel::Step::Loop(k) = step {
@@ -113,7 +113,7 @@ impl Tensor {
         let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
+            let sched = crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
             let math = crate::math_mode()?;
             let mut out = String::new();
             for step in &sched.steps {
@@ -144,7 +144,7 @@ impl Tensor {
         let on_gpu = self.device() != Device::CPU;
         with_store(|s| {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::backend::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.kernel_count())
+            Ok(crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.kernel_count())
         })
     }
 }

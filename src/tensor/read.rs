@@ -39,7 +39,7 @@ impl Tensor {
     /// assert_eq!(h.to_vec::<f32>().unwrap(), vec![2.0; 3]); // computed now
     /// ```
     pub fn realize(&self) -> Result<Tensor> {
-        crate::store::realize(&self.0.storage)?;
+        crate::realize::realize(&self.0.storage)?;
         Ok(self.clone())
     }
 
@@ -49,7 +49,7 @@ impl Tensor {
             // values that differ from the storage's: computed, then read
             return self.fresh_copy().read_buffer();
         }
-        let buffer = crate::store::realized_buffer(&self.0.storage)?;
+        let buffer = crate::realize::realized_buffer(&self.0.storage)?;
         // A view may have far more elements than its storage (expand).
         lazyfuse_runtime::buffer::check_allocation(&self.0.layout.shape, self.0.dtype, false)?;
         Ok(buffer.gather(&self.0.layout))
@@ -65,7 +65,7 @@ impl Tensor {
         if count == self.numel() || !self.0.reading.is_direct() {
             return self.read_buffer();
         }
-        let buffer = crate::store::realized_buffer(&self.0.storage)?;
+        let buffer = crate::realize::realized_buffer(&self.0.storage)?;
         {
             let layout = &self.0.layout;
             let mut offsets = vec![layout.offset as isize];

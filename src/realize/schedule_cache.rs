@@ -1,0 +1,194 @@
+//! The schedule cache: a graph's text form → its schedule and compiled kernels, so
+//! that rebuilding and realizing the same computation schedules nothing new.
+
+use super::{
+    dump::dump_schedule,
+    execute::schedule_of,
+    settings::{math_mode, NOFUSE},
+};
+use crate::error::{Error, Result};
+use lazyfuse_ir::kernel::{BufKind, Schedule};
+use lazyfuse_ir::{Graph, InputId, NodeId};
+use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// Most schedules the schedule cache keeps.
+pub(super) const SCHEDULE_CACHE_CAPACITY: usize = 1024;
+
+/// The schedule cache: graph structure → schedule, so that rebuilding and realizing
+/// the same computation schedules nothing new. The key is the graph's text form
+/// ([`Graph::dump`]: ops, attributes, dtypes, shapes, with input buffers numbered by
+/// first appearance) and the fusion setting; a cached schedule names its input
+/// buffers by that number (`InputId(k)` is the k-th input), and each realize maps
+/// its own buffers onto those numbers.
+pub(super) static SCHEDULES: LazyLock<Mutex<ScheduleCache>> = LazyLock::new(|| {
+    Mutex::new(ScheduleCache {
+        entries: HashMap::new(),
+        clock: 0,
+    })
+});
+
+pub(super) struct ScheduleCache {
+    entries: HashMap<String, (Arc<Schedule>, Arc<CompiledSchedule>, u64)>,
+    clock: u64,
+}
+
+/// A schedule from the cache, ready to run; `B` is what holds an input's elements
+/// (a host buffer, or a device array).
+pub(super) struct Cached<B> {
+    pub(super) schedule: Arc<Schedule>,
+    /// its loop kernels, compiled
+    pub(super) compiled: Arc<CompiledSchedule>,
+    /// what getting them took (compiles, kernel cache hits)
+    pub(super) stats: RunStats,
+    /// the input buffers, numbered as the schedule names them
+    pub(super) inputs: HashMap<InputId, B>,
+    /// the graph's inputs in the schedule's numbering order (`None`: a fresh
+    /// schedule, which names the graph's inputs by their own ids)
+    pub(super) order: Option<Vec<InputId>>,
+    /// whether the graph was scheduled now (a schedule cache miss)
+    pub(super) scheduled: bool,
+}
+
+/// What an executor runs for `graph`: with `dump`, a fresh schedule (so that the dump
+/// names this graph's nodes) printed and compiled; otherwise the schedule cache's
+/// ([`cached_schedule`]). A schedule made now is also compiled by NVRTC when the CUDA
+/// compile check is on (under the emulation, this is what proves a device's kernels
+/// compile for a GPU). `donated` names the inputs in-place writes may take.
+pub(super) fn prepare<B: Clone>(
+    graph: &Graph,
+    targets: &[NodeId],
+    buffers: &HashMap<InputId, B>,
+    donated: &HashMap<InputId, B>,
+    compiler: KernelCompiler,
+    on_gpu: bool,
+    dump: bool,
+) -> Result<Cached<B>> {
+    let donate: Vec<InputId> = donated.keys().copied().collect();
+    let prepared = if dump {
+        let sched = Arc::new(schedule_of(graph, targets, &donate, on_gpu)?);
+        dump_schedule(graph, targets, &sched, on_gpu);
+        let (compiled, stats) =
+            lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
+        Cached {
+            schedule: sched,
+            compiled: Arc::new(compiled),
+            stats,
+            inputs: buffers.clone(),
+            order: None,
+            scheduled: true,
+        }
+    } else {
+        cached_schedule(graph, targets, buffers, &donate, compiler, on_gpu)?
+    };
+    if prepared.scheduled && crate::cuda_check::cuda_compile_check() {
+        crate::cuda_check::check(&prepared.schedule, math_mode()?)?;
+    }
+    Ok(prepared)
+}
+
+/// The schedule of `graph` and its compiled kernels from the cache (scheduling and
+/// compiling on a miss), and the input buffers renumbered the way the cached
+/// schedule names them.
+pub(super) fn cached_schedule<B: Clone>(
+    graph: &Graph,
+    targets: &[NodeId],
+    buffers: &HashMap<InputId, B>,
+    donate: &[InputId],
+    compiler: KernelCompiler,
+    on_gpu: bool,
+) -> Result<Cached<B>> {
+    // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
+    let mut order: Vec<InputId> = Vec::new();
+    for n in graph.topo_order(targets) {
+        if let lazyfuse_ir::Op::Input(id) = graph.node(n).op {
+            if !order.contains(&id) {
+                order.push(id);
+            }
+        }
+    }
+    let renumbered = order
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| !donate.contains(id))
+        .map(|(k, id)| {
+            buffers
+                .get(id)
+                .map(|b| (InputId(k as u64), b.clone()))
+                .ok_or_else(|| {
+                    Error::Runtime(lazyfuse_runtime::Error::Malformed(format!(
+                        "input {id} has no buffer"
+                    )))
+                })
+        })
+        .collect::<Result<HashMap<_, _>>>()?;
+    // Which inputs are donated changes the schedule (stores in place or a copy).
+    let donated_at: Vec<usize> = order
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| donate.contains(id))
+        .map(|(k, _)| k)
+        .collect();
+    let key = format!(
+        "fuse={} math={} {compiler:?} gpu={on_gpu} donate={donated_at:?}\n{}",
+        !*NOFUSE,
+        math_mode()?,
+        graph.dump(targets)
+    );
+    let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
+    cache.clock += 1;
+    let now = cache.clock;
+    if let Some((sched, compiled, used)) = cache.entries.get_mut(&key) {
+        *used = now;
+        let stats = RunStats {
+            cache_hits: compiled.loop_kernels(),
+            ..RunStats::default()
+        };
+        return Ok(Cached {
+            schedule: sched.clone(),
+            compiled: compiled.clone(),
+            stats,
+            inputs: renumbered,
+            order: Some(order),
+            scheduled: false,
+        });
+    }
+    drop(cache);
+    let mut sched = schedule_of(graph, targets, donate, on_gpu)?;
+    for b in &mut sched.buffers {
+        if let BufKind::Input(id) | BufKind::Donated(id) = b.kind {
+            let k = order.iter().position(|o| *o == id).ok_or_else(|| {
+                Error::Runtime(lazyfuse_runtime::Error::Malformed(format!(
+                    "the schedule reads input {id}, which the graph does not hold"
+                )))
+            })?;
+            let k = InputId(k as u64);
+            b.kind = match b.kind {
+                BufKind::Donated(_) => BufKind::Donated(k),
+                _ => BufKind::Input(k),
+            };
+        }
+    }
+    let sched = Arc::new(sched);
+    let (compiled, stats) = lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
+    let compiled = Arc::new(compiled);
+    let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {
+        let mut uses: Vec<u64> = cache.entries.values().map(|(_, _, u)| *u).collect();
+        uses.sort_unstable();
+        let cutoff = uses[uses.len() / 2];
+        cache.entries.retain(|_, (_, _, u)| *u > cutoff);
+    }
+    cache
+        .entries
+        .insert(key, (sched.clone(), compiled.clone(), now));
+    Ok(Cached {
+        schedule: sched,
+        compiled,
+        stats,
+        inputs: renumbered,
+        order: Some(order),
+        scheduled: true,
+    })
+}
