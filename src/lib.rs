@@ -30,6 +30,7 @@ mod ops;
 mod reading;
 mod realize;
 mod realize_all;
+mod settings;
 mod store;
 mod tensor;
 
@@ -53,11 +54,12 @@ pub use operand::Operand;
 pub use ops::activation::GeluApproximate;
 pub use ops::creation::{initial_seed, manual_seed};
 pub use ops::elementwise::RoundingMode;
-pub use realize::{
-    cpu_backend, last_realize_stats, math_mode, set_cpu_backend, set_dump_ir, set_math_mode,
-    set_passes, set_verify, CpuBackend, RealizeStats,
-};
+pub use realize::{last_realize_stats, RealizeStats};
 pub use realize_all::realize_all;
+pub use settings::{
+    cpu_backend, math_mode, set_cpu_backend, set_dump_ir, set_math_mode, set_passes, set_verify,
+    CpuBackend,
+};
 pub use store::{live_buffers, live_grad_records, live_graph_nodes};
 pub use tensor::Tensor;
 

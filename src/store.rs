@@ -9,7 +9,7 @@
 //! deadlock), and the graph stays bounded in a build-and-realize loop.
 
 use crate::autograd::record::{differentiable, Custom, GradRecord, LeafCell, Records, Rule};
-use crate::realize::VERIFY;
+use crate::settings::VERIFY;
 use crate::Device;
 use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
 use lazyfuse_runtime::resident::DeviceArray;

@@ -389,9 +389,9 @@ pub(crate) fn enabled() -> bool {
 /// The settings of a realize on `device` now.
 pub(crate) fn current_flags(device: crate::Device) -> Result<Flags> {
     Ok(Flags {
-        passes: super::settings::passes_enabled(),
-        fuse: super::settings::fuse_enabled(),
-        math: super::settings::math_mode()?,
+        passes: crate::settings::passes_enabled(),
+        fuse: crate::settings::fuse_enabled(),
+        math: crate::settings::math_mode()?,
         device,
         emulated: device != crate::Device::CPU && lazyfuse_runtime::resident::emulated(),
     })

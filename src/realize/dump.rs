@@ -1,7 +1,7 @@
 //! `LAZYFUSE_DUMP_IR`'s kernel stages: the schedule, each kernel's Cranelift IR (and
 //! machine code), its CUDA C, and the DOT picture.
 
-use super::settings::math_mode;
+use crate::settings::math_mode;
 use lazyfuse_ir::kernel::{MathMode, Schedule, Step};
 use lazyfuse_ir::{Graph, NodeId};
 use std::sync::atomic::Ordering;

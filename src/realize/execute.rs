@@ -5,10 +5,10 @@
 use super::{
     cache::Ran,
     schedule_cache::{prepare, Cached},
-    settings::{cpu_backend, math_mode, CpuBackend, DEBUG, NOFUSE},
     stats::report,
 };
 use crate::error::{Error, Result};
+use crate::settings::{cpu_backend, math_mode, CpuBackend, DEBUG, NOFUSE};
 use lazyfuse_ir::kernel::{MathMode, Schedule};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};

@@ -1,8 +1,8 @@
 //! The realize driver: what `Tensor::realize`, every read and `realize_all` run.
 //!
 //! A realize passes through these stages, each in its own file:
-//! 1. **settings** (`settings.rs`): the backend, math mode, fusion, passes and dump
-//!    switches it runs with;
+//! 1. **settings** (`crate::settings`): the backend, math mode, fusion, passes and
+//!    dump switches it runs with;
 //! 2. **plan** (`plan.rs`, under the store's lock): the targets, the realize cache's
 //!    lookup (`cache.rs`), the graph passes, the buffers read and donated;
 //! 3. **schedule and compile** (`schedule_cache.rs`, `execute.rs`): fusion into
@@ -18,16 +18,10 @@ mod dump;
 mod execute;
 mod plan;
 mod schedule_cache;
-mod settings;
 mod stats;
 
 pub(crate) use dump::KernelText;
 pub(crate) use execute::schedule_of;
-pub(crate) use settings::VERIFY;
-pub use settings::{
-    cpu_backend, math_mode, set_cpu_backend, set_dump_ir, set_math_mode, set_passes, set_verify,
-    CpuBackend,
-};
 pub use stats::{last_realize_stats, RealizeStats};
 
 use crate::error::Result;

@@ -2,11 +2,9 @@
 //! lookup, the graph passes, the buffers it reads and the ones in-place writes may
 //! take (donation); installing its results, or giving everything back.
 
-use super::{
-    cache,
-    settings::{cpu_backend, dump_ir_enabled, passes_enabled, VERIFY},
-};
+use super::cache;
 use crate::error::{Error, Result};
+use crate::settings::{cpu_backend, dump_ir_enabled, passes_enabled, VERIFY};
 use crate::store::{Realized, Storage, Store};
 use crate::Device;
 use lazyfuse_ir::{Graph, InputId, NodeId, Op};

@@ -1,12 +1,9 @@
 //! The schedule cache: a graph's text form → its schedule and compiled kernels, so
 //! that rebuilding and realizing the same computation schedules nothing new.
 
-use super::{
-    dump::dump_schedule,
-    execute::schedule_of,
-    settings::{math_mode, NOFUSE},
-};
+use super::{dump::dump_schedule, execute::schedule_of};
 use crate::error::{Error, Result};
+use crate::settings::{math_mode, NOFUSE};
 use lazyfuse_ir::kernel::{BufKind, Schedule};
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};

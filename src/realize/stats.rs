@@ -1,7 +1,7 @@
 //! What a realize did: [`RealizeStats`] for the calling thread, and the
 //! `LAZYFUSE_DEBUG` lines.
 
-use super::settings::DEBUG;
+use crate::settings::DEBUG;
 use lazyfuse_ir::kernel::{BufKind, Schedule};
 use lazyfuse_runtime::exec::RunStats;
 

@@ -1,4 +1,4 @@
-//! The settings a realize reads: the CPU backend (`LAZYFUSE_CPU_BACKEND`), the math
+//! The process-wide settings a realize reads: the CPU backend (`LAZYFUSE_CPU_BACKEND`), the math
 //! mode (`LAZYFUSE_MATH`), fusion (`LAZYFUSE_NOFUSE`), the graph passes, the graph
 //! verifier, and the inspection switches (`LAZYFUSE_DEBUG`, `LAZYFUSE_DUMP_IR`).
 
@@ -99,7 +99,7 @@ pub enum CpuBackend {
 
 impl CpuBackend {
     /// What compiles the loop kernels of this backend (`None`: the interpreter).
-    pub(super) fn compiler(self) -> Option<KernelCompiler> {
+    pub(crate) fn compiler(self) -> Option<KernelCompiler> {
         match self {
             CpuBackend::Jit => Some(KernelCompiler::Cranelift),
             CpuBackend::CudaHost => Some(KernelCompiler::CudaHost),
@@ -217,7 +217,7 @@ pub fn math_mode() -> Result<MathMode> {
 
 /// `LAZYFUSE_DEBUG`: 0 (off), 1 (one line per realize), 2 (and one per kernel),
 /// 3 (and why each materialized value was not fused).
-pub(super) static DEBUG: LazyLock<u8> = LazyLock::new(|| {
+pub(crate) static DEBUG: LazyLock<u8> = LazyLock::new(|| {
     std::env::var("LAZYFUSE_DEBUG")
         .ok()
         .and_then(|v| v.trim().parse().ok())
@@ -225,7 +225,7 @@ pub(super) static DEBUG: LazyLock<u8> = LazyLock::new(|| {
 });
 
 /// `LAZYFUSE_NOFUSE=1`: one kernel per node.
-pub(super) static NOFUSE: LazyLock<bool> =
+pub(crate) static NOFUSE: LazyLock<bool> =
     LazyLock::new(|| std::env::var_os("LAZYFUSE_NOFUSE").is_some_and(|v| v != "0"));
 
 /// Whether fusion is on (`LAZYFUSE_NOFUSE` unset).
