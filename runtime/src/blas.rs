@@ -101,7 +101,7 @@ pub(crate) fn matmul_strided(
 }
 
 /// The element types `gemm` multiplies, with their zero.
-trait GemmElement: Element + Copy + Send + Sync + 'static {
+trait GemmElement: Element + Copy + Send + Sync + std::ops::Add<Output = Self> + 'static {
     const ZERO: Self;
     const ONE: Self;
 }
@@ -210,6 +210,25 @@ fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims
                     gemm::Parallelism::None,
                 );
             }
+            // gemm's vector paths (one row or one column) and its k ≤ 2 path start
+            // each sum from its first product, so a sum of negative zeros stays -0;
+            // PyTorch's sums (and gemm's other paths) start from +0 and give +0.
+            // Adding zero turns -0 into +0 and leaves every other value as it is, so
+            // the result does not depend on which path the operands' shape picks.
+            if r1 - r0 <= 1 || n <= 1 || k <= 2 {
+                // SAFETY: this chunk's block of `out` (rows `r0..r1` of batch `bi`,
+                // `(r1 - r0) × n` elements from `bi * m * n + r0 * n`) lies inside
+                // `out`, and no other chunk reads or writes it.
+                let block = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        dst.get().add(bi * m * n + r0 * n),
+                        (r1 - r0) * n,
+                    )
+                };
+                for v in block {
+                    *v = *v + T::ZERO;
+                }
+            }
         }
     };
     pool::parallel_for(chunks, &body);
@@ -301,6 +320,45 @@ mod tests {
         let z = Buffer::from_vec(Vec::<f32>::new());
         crate::buffer_cache::recycle(std::sync::Arc::new(Buffer::from_vec(vec![f32::NAN; len])));
         assert_eq!(matmul(&z, &z, e), Some(Buffer::from_vec(vec![0f32; len])));
+    }
+
+    #[test]
+    fn sums_of_negative_zeros_are_positive_zero_on_every_path() {
+        // 0 × -1 = -0 for every product: a sum from a zero accumulator is +0, as
+        // PyTorch's and the interpreter's are, whichever gemm path the shape and the
+        // strides pick (one row, one column, k ≤ 2, a broadcast column, the kernels).
+        let shapes = [
+            (1, 5, 3),
+            (5, 1, 3),
+            (4, 4, 2),
+            (4, 4, 1),
+            (6, 7, 9),
+            (40, 40, 40),
+        ];
+        for (m, n, k) in shapes {
+            let d = Dims { b: 1, m, k, n };
+            let x = Buffer::from_vec(vec![0f64; m * k]);
+            let y = Buffer::from_vec(vec![-1f64; k * n]);
+            let broadcast = Strided {
+                offset: 0,
+                batch: 0,
+                row: 1,
+                col: 0,
+            };
+            let xs = [Strided::row_major(m, k), broadcast];
+            for xs in xs {
+                let out = matmul_strided(&x, &xs, &y, &Strided::row_major(k, n), d).unwrap();
+                for (what, out) in [("gemm", out), ("interp", reference(&x, &y, d).unwrap())] {
+                    let Buffer::F64(v) = &out else {
+                        panic!("a float64 product is float64");
+                    };
+                    assert!(
+                        v.iter().all(|e| *e == 0.0 && e.is_sign_positive()),
+                        "{what}: {m}x{k} @ {k}x{n} with {xs:?}: {v:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
