@@ -1,10 +1,13 @@
-//! The process-wide settings a realize reads: the CPU backend (`LAZYFUSE_CPU_BACKEND`), the math
+//! The process-wide settings a realize reads, and [`Settings`], their snapshot taken
+//! once per realize: the CPU backend (`LAZYFUSE_CPU_BACKEND`), the math
 //! mode (`LAZYFUSE_MATH`), fusion (`LAZYFUSE_NOFUSE`), the graph passes, the graph
 //! verifier, and the inspection switches (`LAZYFUSE_DEBUG`, `LAZYFUSE_DUMP_IR`).
 
 use crate::error::{Error, Result};
+use crate::Device;
 use lazyfuse_ir::kernel::MathMode;
 use lazyfuse_runtime::exec::KernelCompiler;
+use lazyfuse_runtime::resident;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::LazyLock;
 
@@ -231,4 +234,70 @@ pub(crate) static NOFUSE: LazyLock<bool> =
 /// Whether fusion is on (`LAZYFUSE_NOFUSE` unset).
 pub(crate) fn fuse_enabled() -> bool {
     !*NOFUSE
+}
+
+/// `LAZYFUSE_REALIZE_CACHE=0` turns the realize cache off (for bisecting and for
+/// measuring what it saves; the values are the same either way).
+static REALIZE_CACHE: LazyLock<bool> =
+    LazyLock::new(|| std::env::var_os("LAZYFUSE_REALIZE_CACHE").is_none_or(|v| v != "0"));
+
+/// What one realize runs with: the switches above, read once when the realize is
+/// planned and passed down every stage, so that a switch another thread flips
+/// meanwhile changes the next realize and never half of this one. The inspection
+/// methods (`Tensor::schedule_text` and its kin) take one too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// where the realize runs: the device of the storages it realizes
+    pub(crate) device: Device,
+    /// what compiles its loop kernels (`None`: the reference interpreter runs the
+    /// graph node by node)
+    pub(crate) compiler: Option<KernelCompiler>,
+    /// the math mode of its kernels
+    pub(crate) math: MathMode,
+    /// fusion (off: one kernel per node)
+    pub(crate) fuse: bool,
+    /// the graph passes (off: dead nodes are dropped, nothing else)
+    pub(crate) passes: bool,
+    /// the graph verifier after the passes
+    pub(crate) verify: bool,
+    /// `LAZYFUSE_DUMP_IR`: print every stage
+    pub(crate) dump: bool,
+    /// `LAZYFUSE_DEBUG`'s level
+    pub(crate) debug: u8,
+    /// the CUDA compile check of every new schedule (`crate::cuda_check`)
+    pub(crate) cuda_check: bool,
+    /// whether `device` is the host emulation of a GPU
+    pub(crate) emulated: bool,
+    /// whether the realize cache may serve or record the realize
+    pub(crate) realize_cache: bool,
+}
+
+impl Settings {
+    /// The settings of a realize on `device` now. `Err` names a malformed
+    /// environment variable (`LAZYFUSE_CPU_BACKEND`, `LAZYFUSE_MATH`).
+    pub(crate) fn current(device: Device) -> Result<Settings> {
+        let emulated = device != Device::CPU && resident::emulated();
+        Ok(Settings {
+            device,
+            compiler: match device.ordinal() {
+                None => cpu_backend()?.compiler(),
+                Some(ordinal) => Some(resident::kernel_compiler(ordinal)),
+            },
+            math: math_mode()?,
+            fuse: fuse_enabled(),
+            passes: passes_enabled(),
+            verify: VERIFY.load(Ordering::Relaxed),
+            dump: dump_ir_enabled(),
+            debug: *DEBUG,
+            cuda_check: crate::cuda_check::cuda_compile_check(),
+            emulated,
+            realize_cache: *REALIZE_CACHE,
+        })
+    }
+
+    /// Whether the realize runs on a GPU's arrays (its schedule then takes the
+    /// device's forms: matmul kernels, split reductions).
+    pub(crate) fn on_gpu(&self) -> bool {
+        self.device != Device::CPU
+    }
 }

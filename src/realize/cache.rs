@@ -20,7 +20,7 @@
 //! dumps and the interpreter backend never use the cache; a write of a whole
 //! storage (an optimizer's update) is its value after the passes, and is cached. Realizes on a CUDA device use it too, under their own flags.
 
-use crate::error::Result;
+use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
 use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, Scalar};
 use lazyfuse_runtime::exec::CompiledSchedule;
@@ -81,6 +81,19 @@ pub(crate) struct Flags {
     pub(crate) device: crate::Device,
     /// whether that device is the host emulation of `cuda:0`
     pub(crate) emulated: bool,
+}
+
+impl Flags {
+    /// The part of a realize's settings that its schedule depends on.
+    pub(crate) fn of(settings: &Settings) -> Flags {
+        Flags {
+            passes: settings.passes,
+            fuse: settings.fuse,
+            math: settings.math,
+            device: settings.device,
+            emulated: settings.emulated,
+        }
+    }
 }
 
 /// One node of a stored key.
@@ -376,25 +389,6 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
             last_use: now,
         },
     );
-}
-
-/// `LAZYFUSE_REALIZE_CACHE=0` turns the realize cache off (for bisecting and for
-/// measuring what it saves; the values are the same either way).
-pub(crate) fn enabled() -> bool {
-    static ON: LazyLock<bool> =
-        LazyLock::new(|| std::env::var_os("LAZYFUSE_REALIZE_CACHE").is_none_or(|v| v != "0"));
-    *ON
-}
-
-/// The settings of a realize on `device` now.
-pub(crate) fn current_flags(device: crate::Device) -> Result<Flags> {
-    Ok(Flags {
-        passes: crate::settings::passes_enabled(),
-        fuse: crate::settings::fuse_enabled(),
-        math: crate::settings::math_mode()?,
-        device,
-        emulated: device != crate::Device::CPU && lazyfuse_runtime::resident::emulated(),
-    })
 }
 
 #[cfg(test)]

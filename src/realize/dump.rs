@@ -1,7 +1,7 @@
 //! `LAZYFUSE_DUMP_IR`'s kernel stages: the schedule, each kernel's Cranelift IR (and
 //! machine code), its CUDA C, and the DOT picture.
 
-use crate::settings::math_mode;
+use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule, Step};
 use lazyfuse_ir::{Graph, NodeId};
 use std::sync::atomic::Ordering;
@@ -12,9 +12,15 @@ pub(crate) type KernelText =
     fn(&lazyfuse_ir::kernel::LoopKernel, MathMode) -> lazyfuse_runtime::Result<String>;
 
 /// Prints the kernels (with the graph nodes each holds), each kernel's loop IR and
-/// its Cranelift IR (for a CPU realize; `on_gpu`: its CUDA C); with
+/// its Cranelift IR (for a CPU realize; on a GPU: its CUDA C); with
 /// `LAZYFUSE_DUMP_IR=dot`, also writes the DOT picture.
-pub(super) fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule, on_gpu: bool) {
+pub(super) fn dump_schedule(
+    graph: &Graph,
+    targets: &[NodeId],
+    sched: &Schedule,
+    settings: &Settings,
+) {
+    let on_gpu = settings.on_gpu();
     eprintln!(
         "== lazyfuse: kernels ({} steps) ==\n{}",
         sched.kernel_count(),
@@ -30,7 +36,7 @@ pub(super) fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule,
     for step in sched.steps.iter().filter(|_| !on_gpu) {
         if let Step::Loop(k) = step {
             for (what, text) in stages {
-                match math_mode().and_then(|m| Ok(text(k, m)?)) {
+                match text(k, settings.math) {
                     Ok(t) => eprintln!("== lazyfuse: {what} of {} ==\n{t}", k.name),
                     Err(e) => eprintln!("== lazyfuse: {what} of {}: {e} ==", k.name),
                 }
@@ -42,8 +48,7 @@ pub(super) fn dump_schedule(graph: &Graph, targets: &[NodeId], sched: &Schedule,
         // preview; the device-independent prelude is `cuda::PRELUDE`).
         for step in &sched.steps {
             if let Step::Loop(k) = step {
-                let math = math_mode().unwrap_or_default();
-                match lazyfuse_codegen::cuda::kernel_source(k, math) {
+                match lazyfuse_codegen::cuda::kernel_source(k, settings.math) {
                     Ok(src) => eprintln!("== lazyfuse: CUDA C of {} ==\n{}", k.name, src.function),
                     Err(e) => eprintln!("== lazyfuse: CUDA C of {}: {e} ==", k.name),
                 }

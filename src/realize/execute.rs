@@ -8,7 +8,7 @@ use super::{
     stats::report,
 };
 use crate::error::{Error, Result};
-use crate::settings::{cpu_backend, math_mode, CpuBackend, DEBUG, NOFUSE};
+use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
@@ -19,32 +19,23 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The schedule of `graph` for `targets` with the current fusion setting and math
-/// mode; in-place writes may store into the buffers of the inputs `donate`. On a GPU
-/// (`on_gpu`), matmul is a generated kernel rather than an extern step on the host,
-/// and long reductions with few outputs are split (`passes::split_reductions`).
+/// The schedule stage: the schedule of `graph` (after the passes stage,
+/// [`super::passes`]) for `targets` with the settings' fusion and math mode;
+/// in-place writes may store into the buffers of the inputs `donate`. On a GPU,
+/// matmul is a generated kernel (or cuBLAS) rather than an extern step on the host.
 pub(crate) fn schedule_of(
     graph: &Graph,
     targets: &[NodeId],
     donate: &[InputId],
-    on_gpu: bool,
+    settings: &Settings,
 ) -> Result<Schedule> {
-    let math = math_mode()?;
+    let on_gpu = settings.on_gpu();
     let opts = ScheduleOptions {
-        fuse: !*NOFUSE,
-        math,
+        fuse: settings.fuse,
+        math: settings.math,
         matmul_kernels: on_gpu,
         // cuBLAS reorders the sum: fast math only, and a real GPU only.
-        library_float_matmul: on_gpu && math == MathMode::Fast && cublas_usable(),
-    };
-    let split;
-    let (graph, targets) = if on_gpu {
-        // Few outputs over a long extent would leave most of a GPU idle: split them.
-        let (g, t, _) = lazyfuse_ir::passes::split_reductions(graph, targets, opts.math);
-        split = (g, t);
-        (&split.0, &split.1[..])
-    } else {
-        (graph, targets)
+        library_float_matmul: on_gpu && settings.math == MathMode::Fast && cublas_usable(settings),
     };
     schedule_donating(graph, targets, &opts, donate)
         .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
@@ -61,12 +52,11 @@ pub(crate) fn execute(
     buffers: &HashMap<InputId, Arc<Buffer>>,
     donated: &mut HashMap<InputId, Arc<Buffer>>,
     targets: &[NodeId],
-    dump: bool,
+    settings: &Settings,
 ) -> Result<(Vec<Arc<Buffer>>, Option<Ran>)> {
-    let debug = *DEBUG;
-    match cpu_backend()? {
-        CpuBackend::Interp => {
-            if dump {
+    match settings.compiler {
+        None => {
+            if settings.dump {
                 eprintln!(
                     "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
                 );
@@ -77,7 +67,7 @@ pub(crate) fn execute(
             let mut all = buffers.clone();
             all.extend(donated.iter().map(|(k, v)| (*k, v.clone())));
             let out = lazyfuse_runtime::interp::execute(graph, &all, targets)?;
-            if debug >= 1 {
+            if settings.debug >= 1 {
                 eprintln!(
                     "realize: {} kernels (0 compiled, 0 cache hits), compile 0.000 ms, run {:.3} ms",
                     graph.topo_order(targets).len(),
@@ -86,8 +76,7 @@ pub(crate) fn execute(
             }
             Ok((out, None))
         }
-        backend @ (CpuBackend::Jit | CpuBackend::CudaHost | CpuBackend::Cuda) => {
-            let compiler = backend.compiler().unwrap_or_default();
+        Some(compiler) => {
             let t0 = Instant::now();
             let Cached {
                 schedule: sched,
@@ -96,7 +85,7 @@ pub(crate) fn execute(
                 inputs,
                 order: back,
                 scheduled,
-            } = prepare(graph, targets, buffers, donated, compiler, false, dump)?;
+            } = prepare(graph, targets, buffers, donated, compiler, settings)?;
             let schedule_time = t0.elapsed();
             let ran = with_renumbered(back.as_deref(), donated, |donated| {
                 lazyfuse_runtime::exec::run_compiled(
@@ -108,7 +97,14 @@ pub(crate) fn execute(
                 )
             });
             let (outs, stats) = ran?;
-            report(&stats, &sched, schedule_time, scheduled, false);
+            report(
+                &stats,
+                &sched,
+                schedule_time,
+                scheduled,
+                false,
+                settings.debug,
+            );
             let ran = back.map(|order| Ran {
                 schedule: sched,
                 compiled,
@@ -121,15 +117,15 @@ pub(crate) fn execute(
 
 /// Whether float matmul on a GPU goes to cuBLAS: a GPU (not the emulation) and the
 /// library present. Says why not once under `LAZYFUSE_DEBUG`.
-pub(super) fn cublas_usable() -> bool {
-    if resident::emulated() {
+pub(super) fn cublas_usable(settings: &Settings) -> bool {
+    if settings.emulated {
         return false;
     }
     match lazyfuse_runtime::cuda::blas::cublas_version() {
         Ok(_) => true,
         Err(why) => {
             static SAID: std::sync::Once = std::sync::Once::new();
-            if *DEBUG >= 1 {
+            if settings.debug >= 1 {
                 SAID.call_once(|| {
                     eprintln!("cublas: {why}; float matmul on the GPU is a generated kernel")
                 });
@@ -142,17 +138,19 @@ pub(super) fn cublas_usable() -> bool {
 /// Runs the (already optimized) `graph` for `targets` on `cuda:ordinal`, reading the
 /// device arrays `arrays`: schedule (through the schedule cache) → CUDA C → NVRTC
 /// (the kernel cache) → launches on device-resident buffers
-/// ([`lazyfuse_runtime::resident`]). `dump` prints the kernels and their CUDA C.
+/// ([`lazyfuse_runtime::resident`]). A dump prints the kernels and their CUDA C.
 pub(crate) fn execute_on_device(
     graph: &Graph,
     arrays: &HashMap<InputId, Arc<DeviceArray>>,
     donated: &mut HashMap<InputId, Arc<DeviceArray>>,
     targets: &[NodeId],
     ordinal: usize,
-    dump: bool,
+    settings: &Settings,
 ) -> Result<(Vec<Arc<DeviceArray>>, Option<Ran>)> {
     let t0 = Instant::now();
-    let compiler = resident::kernel_compiler(ordinal);
+    let compiler = settings
+        .compiler
+        .unwrap_or_else(|| resident::kernel_compiler(ordinal));
     let Cached {
         schedule: sched,
         compiled,
@@ -160,13 +158,20 @@ pub(crate) fn execute_on_device(
         inputs,
         order,
         scheduled,
-    } = prepare(graph, targets, arrays, donated, compiler, true, dump)?;
+    } = prepare(graph, targets, arrays, donated, compiler, settings)?;
     let schedule_time = t0.elapsed();
     let ran = with_renumbered(order.as_deref(), donated, |donated| {
         resident::run(&sched, &compiled, ordinal, &inputs, donated, stats)
     });
     let (outs, stats) = ran?;
-    report(&stats, &sched, schedule_time, scheduled, false);
+    report(
+        &stats,
+        &sched,
+        schedule_time,
+        scheduled,
+        false,
+        settings.debug,
+    );
     // What the realize cache records (a donating realize never reaches it).
     let ran = order.map(|order| Ran {
         schedule: sched,
@@ -183,6 +188,7 @@ pub(crate) fn execute_hit_on_device(
     compiled: &CompiledSchedule,
     arrays: &HashMap<InputId, Arc<DeviceArray>>,
     ordinal: usize,
+    settings: &Settings,
 ) -> Result<Vec<Arc<DeviceArray>>> {
     let stats = RunStats {
         cache_hits: compiled.loop_kernels(),
@@ -196,7 +202,14 @@ pub(crate) fn execute_hit_on_device(
         &mut HashMap::new(),
         stats,
     )?;
-    report(&stats, schedule, std::time::Duration::ZERO, false, true);
+    report(
+        &stats,
+        schedule,
+        std::time::Duration::ZERO,
+        false,
+        true,
+        settings.debug,
+    );
     Ok(outs)
 }
 
@@ -229,6 +242,7 @@ pub(crate) fn execute_hit(
     schedule: &Schedule,
     compiled: &CompiledSchedule,
     inputs: &HashMap<InputId, Arc<Buffer>>,
+    settings: &Settings,
 ) -> Result<Vec<Arc<Buffer>>> {
     let stats = RunStats {
         cache_hits: compiled.loop_kernels(),
@@ -241,6 +255,13 @@ pub(crate) fn execute_hit(
         &mut HashMap::new(),
         stats,
     )?;
-    report(&stats, schedule, std::time::Duration::ZERO, false, true);
+    report(
+        &stats,
+        schedule,
+        std::time::Duration::ZERO,
+        false,
+        true,
+        settings.debug,
+    );
     Ok(outs)
 }

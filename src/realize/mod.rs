@@ -22,6 +22,7 @@ mod stats;
 
 pub(crate) use dump::KernelText;
 pub(crate) use execute::schedule_of;
+pub(crate) use plan::passes;
 pub use stats::{last_realize_stats, RealizeStats};
 
 use crate::error::Result;
@@ -76,22 +77,26 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
     // its in-flight marks, or other threads would wait on them forever.
     let host = |outs: Vec<Arc<Buffer>>| outs.into_iter().map(Realized::Host).collect::<Vec<_>>();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        match (&plan.cached, plan.device.ordinal()) {
+        match (&plan.cached, plan.settings.device.ordinal()) {
             (Cached::Hit(hit), None) => {
-                execute::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs)
+                execute::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs, &plan.settings)
                     .map(|outs| (host(outs), None))
             }
-            (Cached::Hit(hit), Some(ordinal)) => {
-                execute::execute_hit_on_device(&hit.schedule, &hit.compiled, &plan.arrays, ordinal)
-                    .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None))
-            }
+            (Cached::Hit(hit), Some(ordinal)) => execute::execute_hit_on_device(
+                &hit.schedule,
+                &hit.compiled,
+                &plan.arrays,
+                ordinal,
+                &plan.settings,
+            )
+            .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None)),
             (_, Some(ordinal)) => execute::execute_on_device(
                 &plan.graph,
                 &plan.arrays,
                 &mut plan.donated_arrays,
                 &plan.targets,
                 ordinal,
-                plan.dump,
+                &plan.settings,
             )
             .map(|(outs, ran)| (outs.into_iter().map(Realized::Device).collect(), ran)),
             (Cached::Off | Cached::Miss(_), None) => execute::execute(
@@ -99,7 +104,7 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
                 &plan.inputs,
                 &mut plan.donated,
                 &plan.targets,
-                plan.dump,
+                &plan.settings,
             )
             .map(|(outs, ran)| (host(outs), ran)),
         }

@@ -3,15 +3,16 @@
 //! take (donation); installing its results, or giving everything back.
 
 use super::cache;
+use super::cache::Flags;
 use crate::error::{Error, Result};
-use crate::settings::{cpu_backend, dump_ir_enabled, passes_enabled, VERIFY};
+use crate::settings::Settings;
 use crate::store::{Realized, Storage, Store};
 use crate::Device;
 use lazyfuse_ir::{Graph, InputId, NodeId, Op};
+use lazyfuse_runtime::exec::KernelCompiler;
 use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 impl Store {
@@ -46,7 +47,11 @@ impl Store {
         if targets.is_empty() {
             return Planned::Done;
         }
-        let dump = dump_ir_enabled();
+        let settings = match Settings::current(device) {
+            Ok(s) => s,
+            Err(e) => return Planned::Failed(e),
+        };
+        let dump = settings.dump;
         if dump {
             eprintln!(
                 "== lazyfuse: graph as built ==\n{}",
@@ -70,71 +75,49 @@ impl Store {
         // take the full path.
         let mut probe = None;
         if !dump
-            && cache::enabled()
-            && (device != Device::CPU || matches!(cpu_backend(), Ok(crate::CpuBackend::Jit)))
-            && !order.iter().any(|&n| self.writes_in_place(n, &donatable))
+            && settings.realize_cache
+            && (settings.on_gpu() || settings.compiler == Some(KernelCompiler::Cranelift))
+            && !order
+                .iter()
+                .any(|&n| self.writes_in_place(n, &donatable, settings.passes))
         {
-            if let Ok(flags) = cache::current_flags(device) {
-                match cache::lookup(&self.graph, &order, &targets, flags) {
-                    Ok(hit) => {
-                        if hit.used.iter().any(|id| self.in_flight.contains(id)) {
-                            return Planned::Busy;
-                        }
-                        let (inputs, arrays) = if device == Device::CPU {
-                            (renumbered(&self.buffers, &hit.used), Some(HashMap::new()))
-                        } else {
-                            (
-                                Some(HashMap::new()),
-                                renumbered(&self.device_arrays, &hit.used),
-                            )
-                        };
-                        // A missing buffer is the full path's error to report.
-                        if let (Some(inputs), Some(arrays)) = (inputs, arrays) {
-                            for &t in &targets {
-                                self.graph.pin(t);
-                            }
-                            return Planned::Run(Box::new(Plan {
-                                graph: Graph::new(),
-                                targets: Vec::new(),
-                                store_targets: targets,
-                                device,
-                                arrays,
-                                inputs,
-                                donated: HashMap::new(),
-                                donated_arrays: HashMap::new(),
-                                donated_ids: Vec::new(),
-                                dump,
-                                cached: Cached::Hit(hit),
-                            }));
-                        }
+            match cache::lookup(&self.graph, &order, &targets, Flags::of(&settings)) {
+                Ok(hit) => {
+                    if hit.used.iter().any(|id| self.in_flight.contains(id)) {
+                        return Planned::Busy;
                     }
-                    Err(p) => probe = Some(p),
+                    let (inputs, arrays) = if device == Device::CPU {
+                        (renumbered(&self.buffers, &hit.used), Some(HashMap::new()))
+                    } else {
+                        (
+                            Some(HashMap::new()),
+                            renumbered(&self.device_arrays, &hit.used),
+                        )
+                    };
+                    // A missing buffer is the full path's error to report.
+                    if let (Some(inputs), Some(arrays)) = (inputs, arrays) {
+                        for &t in &targets {
+                            self.graph.pin(t);
+                        }
+                        return Planned::Run(Box::new(Plan {
+                            graph: Graph::new(),
+                            targets: Vec::new(),
+                            store_targets: targets,
+                            settings,
+                            arrays,
+                            inputs,
+                            donated: HashMap::new(),
+                            donated_arrays: HashMap::new(),
+                            donated_ids: Vec::new(),
+                            cached: Cached::Hit(hit),
+                        }));
+                    }
                 }
+                Err(p) => probe = Some(p),
             }
         }
-        let (graph, copy_targets) = if passes_enabled() {
-            // The passes make a copy holding what the targets need; its input nodes
-            // name the same buffers, and its targets come back in the same order.
-            let opt = lazyfuse_ir::passes::optimize_keeping(&self.graph, &targets, &donatable);
-            if VERIFY.load(Ordering::Relaxed) {
-                if let Err(broken) = opt.graph.verify() {
-                    panic!("lazyfuse bug: a graph pass broke an invariant: {broken}");
-                }
-            }
-            if dump {
-                eprintln!(
-                    "== lazyfuse: graph after passes ({}) ==\n{}",
-                    opt.report,
-                    opt.graph.dump(&opt.targets)
-                );
-            }
-            (opt.graph, opt.targets)
-        } else {
-            if dump {
-                eprintln!("== lazyfuse: graph after passes (passes off: unchanged) ==");
-            }
-            lazyfuse_ir::passes::remove_dead(&self.graph, &targets)
-        };
+        // The graph passes, then the device's own (see `passes`).
+        let (graph, copy_targets) = passes(&self.graph, &targets, &donatable, &settings);
         let read: Vec<InputId> = graph
             .topo_order(&copy_targets)
             .into_iter()
@@ -176,7 +159,7 @@ impl Store {
             graph,
             targets: copy_targets,
             store_targets: targets,
-            device,
+            settings,
             arrays,
             inputs,
             donated_ids: donated
@@ -186,7 +169,6 @@ impl Store {
                 .collect(),
             donated,
             donated_arrays,
-            dump,
             cached: match probe {
                 Some(p) => Cached::Miss(p),
                 None => Cached::Off,
@@ -198,7 +180,7 @@ impl Store {
     /// then depends on the store's state, which the realize cache does not key):
     /// every one, except a write of a whole storage whose old version is a value
     /// that cannot be donated, which the graph passes fold into the written value.
-    pub(super) fn writes_in_place(&self, n: NodeId, donatable: &[InputId]) -> bool {
+    pub(super) fn writes_in_place(&self, n: NodeId, donatable: &[InputId], passes: bool) -> bool {
         let Op::WriteView(layout) = &self.graph.node(n).op else {
             return false;
         };
@@ -209,7 +191,7 @@ impl Store {
             Op::Full(_) => true,
             _ => false,
         };
-        !(whole && folded && passes_enabled())
+        !(whole && folded && passes)
     }
 
     /// Checks that every buffer in `read` lives on `device` (a device array of its
@@ -388,8 +370,8 @@ pub(super) struct Plan {
     pub(super) graph: Graph,
     pub(super) targets: Vec<NodeId>,
     pub(super) store_targets: Vec<NodeId>,
-    /// where it runs: the device of the storage realized
-    pub(super) device: Device,
+    /// what it runs with, `device` included (the device of the storages realized)
+    pub(super) settings: Settings,
     /// the device arrays it reads (a realize on a CUDA device)
     pub(super) arrays: HashMap<InputId, Arc<DeviceArray>>,
     /// the host buffers it reads (a realize on the CPU)
@@ -400,7 +382,6 @@ pub(super) struct Plan {
     pub(super) donated_arrays: HashMap<InputId, Arc<DeviceArray>>,
     /// every input donated, in flight until the plan is installed or abandoned
     pub(super) donated_ids: Vec<InputId>,
-    pub(super) dump: bool,
     /// what the realize cache said
     pub(super) cached: Cached,
 }
@@ -421,8 +402,59 @@ pub(super) enum Planned {
     Done,
     /// the realize reads a buffer another realize is writing in place: retry
     Busy,
-    /// the graph reads buffers of another device than the one it runs on
+    /// the graph reads buffers of another device than the one it runs on, or a
+    /// setting is malformed (`Settings::current`)
     Failed(Error),
     /// run this
     Run(Box<Plan>),
+}
+
+/// The passes stage: a copy of what `targets` need, through the graph passes
+/// (`lazyfuse_ir::passes::optimize_keeping`, keeping the `write_view`s of the
+/// `donatable` inputs) unless the settings turn them off (then dead nodes alone go),
+/// then through the device's own pass on a GPU (long reductions with few outputs
+/// split, `passes::split_reductions`, which the schedule needs whether or not the
+/// graph passes run). Input nodes name the same buffers; the targets come back in
+/// the same order. Prints each graph when the settings ask for dumps.
+pub(crate) fn passes(
+    graph: &Graph,
+    targets: &[NodeId],
+    donatable: &[InputId],
+    settings: &Settings,
+) -> (Graph, Vec<NodeId>) {
+    let dump = settings.dump;
+    let (graph, targets) = if settings.passes {
+        let opt = lazyfuse_ir::passes::optimize_keeping(graph, targets, donatable);
+        if settings.verify {
+            if let Err(broken) = opt.graph.verify() {
+                panic!("lazyfuse bug: a graph pass broke an invariant: {broken}");
+            }
+        }
+        if dump {
+            eprintln!(
+                "== lazyfuse: graph after passes ({}) ==\n{}",
+                opt.report,
+                opt.graph.dump(&opt.targets)
+            );
+        }
+        (opt.graph, opt.targets)
+    } else {
+        if dump {
+            eprintln!("== lazyfuse: graph after passes (passes off: unchanged) ==");
+        }
+        lazyfuse_ir::passes::remove_dead(graph, targets)
+    };
+    if !settings.on_gpu() {
+        return (graph, targets);
+    }
+    // Few outputs over a long extent would leave most of a GPU idle: split them.
+    let (graph, targets, split) =
+        lazyfuse_ir::passes::split_reductions(&graph, &targets, settings.math);
+    if dump && split > 0 {
+        eprintln!(
+            "== lazyfuse: graph after the device pass ({split} reductions split) ==\n{}",
+            graph.dump(&targets)
+        );
+    }
+    (graph, targets)
 }

@@ -3,7 +3,7 @@
 
 use super::{dump::dump_schedule, execute::schedule_of};
 use crate::error::{Error, Result};
-use crate::settings::{math_mode, NOFUSE};
+use crate::settings::Settings;
 use lazyfuse_ir::kernel::{BufKind, Schedule};
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
@@ -59,15 +59,14 @@ pub(super) fn prepare<B: Clone>(
     buffers: &HashMap<InputId, B>,
     donated: &HashMap<InputId, B>,
     compiler: KernelCompiler,
-    on_gpu: bool,
-    dump: bool,
+    settings: &Settings,
 ) -> Result<Cached<B>> {
     let donate: Vec<InputId> = donated.keys().copied().collect();
-    let prepared = if dump {
-        let sched = Arc::new(schedule_of(graph, targets, &donate, on_gpu)?);
-        dump_schedule(graph, targets, &sched, on_gpu);
+    let prepared = if settings.dump {
+        let sched = Arc::new(schedule_of(graph, targets, &donate, settings)?);
+        dump_schedule(graph, targets, &sched, settings);
         let (compiled, stats) =
-            lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
+            lazyfuse_runtime::exec::compile_using(&sched, settings.math, compiler)?;
         Cached {
             schedule: sched,
             compiled: Arc::new(compiled),
@@ -77,10 +76,10 @@ pub(super) fn prepare<B: Clone>(
             scheduled: true,
         }
     } else {
-        cached_schedule(graph, targets, buffers, &donate, compiler, on_gpu)?
+        cached_schedule(graph, targets, buffers, &donate, compiler, settings)?
     };
-    if prepared.scheduled && crate::cuda_check::cuda_compile_check() {
-        crate::cuda_check::check(&prepared.schedule, math_mode()?)?;
+    if prepared.scheduled && settings.cuda_check {
+        crate::cuda_check::check(&prepared.schedule, settings.math)?;
     }
     Ok(prepared)
 }
@@ -94,7 +93,7 @@ pub(super) fn cached_schedule<B: Clone>(
     buffers: &HashMap<InputId, B>,
     donate: &[InputId],
     compiler: KernelCompiler,
-    on_gpu: bool,
+    settings: &Settings,
 ) -> Result<Cached<B>> {
     // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
     let mut order: Vec<InputId> = Vec::new();
@@ -128,9 +127,10 @@ pub(super) fn cached_schedule<B: Clone>(
         .map(|(k, _)| k)
         .collect();
     let key = format!(
-        "fuse={} math={} {compiler:?} gpu={on_gpu} donate={donated_at:?}\n{}",
-        !*NOFUSE,
-        math_mode()?,
+        "fuse={} math={} {compiler:?} gpu={} donate={donated_at:?}\n{}",
+        settings.fuse,
+        settings.math,
+        settings.on_gpu(),
         graph.dump(targets)
     );
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
@@ -152,7 +152,7 @@ pub(super) fn cached_schedule<B: Clone>(
         });
     }
     drop(cache);
-    let mut sched = schedule_of(graph, targets, donate, on_gpu)?;
+    let mut sched = schedule_of(graph, targets, donate, settings)?;
     for b in &mut sched.buffers {
         if let BufKind::Input(id) | BufKind::Donated(id) = b.kind {
             let k = order.iter().position(|o| *o == id).ok_or_else(|| {
@@ -168,7 +168,7 @@ pub(super) fn cached_schedule<B: Clone>(
         }
     }
     let sched = Arc::new(sched);
-    let (compiled, stats) = lazyfuse_runtime::exec::compile_using(&sched, math_mode()?, compiler)?;
+    let (compiled, stats) = lazyfuse_runtime::exec::compile_using(&sched, settings.math, compiler)?;
     let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {

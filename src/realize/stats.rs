@@ -1,7 +1,6 @@
 //! What a realize did: [`RealizeStats`] for the calling thread, and the
 //! `LAZYFUSE_DEBUG` lines.
 
-use crate::settings::DEBUG;
 use lazyfuse_ir::kernel::{BufKind, Schedule};
 use lazyfuse_runtime::exec::RunStats;
 
@@ -13,8 +12,8 @@ pub(super) fn report(
     schedule_time: std::time::Duration,
     scheduled: bool,
     reused: bool,
+    debug: u8,
 ) {
-    let debug = *DEBUG;
     LAST.with(|l| {
         l.set(RealizeStats {
             kernels: stats.kernels,

@@ -3,8 +3,9 @@
 
 use super::Tensor;
 use crate::error::Result;
+use crate::settings::Settings;
 use crate::store::with_store;
-use crate::Device;
+use lazyfuse_ir::kernel::{Schedule, Step};
 
 impl Tensor {
     /// The text form of the graph this tensor's storage depends on (what
@@ -40,9 +41,10 @@ impl Tensor {
         })
     }
 
-    /// The schedule of this tensor's graph alone (after the passes): the kernels
-    /// with the graph nodes each holds and their loop IR, as `LAZYFUSE_DUMP_IR`
-    /// prints it. `Err` when the scheduler refuses the graph.
+    /// The schedule of this tensor's graph alone (after the passes stage, as a
+    /// realize runs it with the current settings): the kernels with the graph nodes
+    /// each holds and their loop IR, as `LAZYFUSE_DUMP_IR` prints it. `Err` when the
+    /// scheduler refuses the graph.
     ///
     /// ```
     /// use lazyfuse::{DType, Tensor};
@@ -51,10 +53,22 @@ impl Tensor {
     /// assert!(y.schedule_text().unwrap().contains("step 0: loop"));
     /// ```
     pub fn schedule_text(&self) -> Result<String> {
-        let on_gpu = self.device() != Device::CPU;
+        Ok(self.inspected_schedule()?.0.text())
+    }
+
+    /// What realizing this tensor alone would schedule, through the realize's own
+    /// stages (`realize::passes`, `realize::schedule_of`) with the current settings
+    /// (dumps off), and those settings.
+    fn inspected_schedule(&self) -> Result<(Schedule, Settings)> {
+        let settings = Settings {
+            dump: false,
+            ..Settings::current(self.device())?
+        };
         with_store(|s| {
-            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.text())
+            let (graph, targets) =
+                crate::realize::passes(&s.graph, &[self.0.storage.node()], &[], &settings);
+            let schedule = crate::realize::schedule_of(&graph, &targets, &[], &settings)?;
+            Ok((schedule, settings))
         })
     }
 
@@ -85,19 +99,15 @@ impl Tensor {
     /// `text` of each loop kernel of this tensor's schedule with the current math
     /// mode, each after a line naming the kernel.
     pub(super) fn loop_kernel_texts(&self, text: crate::realize::KernelText) -> Result<String> {
-        let on_gpu = self.device() != Device::CPU;
-        with_store(|s| {
-            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
-            let mut out = String::new();
-            for step in &sched.steps {
-                if let lazyfuse_ir::kernel::Step::Loop(k) = step {
-                    out.push_str(&format!("; {}\n", k.name));
-                    out.push_str(&text(k, crate::math_mode()?)?);
-                }
+        let (sched, settings) = self.inspected_schedule()?;
+        let mut out = String::new();
+        for step in &sched.steps {
+            if let Step::Loop(k) = step {
+                out.push_str(&format!("; {}\n", k.name));
+                out.push_str(&text(k, settings.math)?);
             }
-            Ok(out)
-        })
+        }
+        Ok(out)
     }
 
     /// The CUDA C (`lazyfuse_codegen::cuda`) of every loop kernel of
@@ -110,25 +120,20 @@ impl Tensor {
     /// assert!(y.cuda_text().unwrap().contains("__global__"));
     /// ```
     pub fn cuda_text(&self) -> Result<String> {
-        let on_gpu = self.device() != Device::CPU;
-        with_store(|s| {
-            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            let sched = crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?;
-            let math = crate::math_mode()?;
-            let mut out = String::new();
-            for step in &sched.steps {
-                if let lazyfuse_ir::kernel::Step::Loop(k) = step {
-                    let src = lazyfuse_codegen::cuda::kernel_source(k, math).map_err(|e| {
-                        lazyfuse_runtime::Error::Unsupported(format!(
-                            "compiling kernel {} to CUDA C: {e}",
-                            k.name
-                        ))
-                    })?;
-                    out.push_str(&src.function);
-                }
+        let (sched, settings) = self.inspected_schedule()?;
+        let mut out = String::new();
+        for step in &sched.steps {
+            if let Step::Loop(k) = step {
+                let src = lazyfuse_codegen::cuda::kernel_source(k, settings.math).map_err(|e| {
+                    lazyfuse_runtime::Error::Unsupported(format!(
+                        "compiling kernel {} to CUDA C: {e}",
+                        k.name
+                    ))
+                })?;
+                out.push_str(&src.function);
             }
-            Ok(out)
-        })
+        }
+        Ok(out)
     }
 
     /// Number of kernels (loop kernels and extern steps) that realizing this tensor
@@ -141,10 +146,6 @@ impl Tensor {
     /// assert_eq!(w1.kernel_count().unwrap(), 1);
     /// ```
     pub fn kernel_count(&self) -> Result<usize> {
-        let on_gpu = self.device() != Device::CPU;
-        with_store(|s| {
-            let opt = lazyfuse_ir::passes::optimize(&s.graph, &[self.0.storage.node()]);
-            Ok(crate::realize::schedule_of(&opt.graph, &opt.targets, &[], on_gpu)?.kernel_count())
-        })
+        Ok(self.inspected_schedule()?.0.kernel_count())
     }
 }
