@@ -1,6 +1,9 @@
-//! Running a planned graph: the interpreter, or schedule → compile → run on the
-//! host (the JIT, CUDA C built for the host, NVRTC kernels with copied buffers) or on
-//! a device's resident arrays, and a realize cache hit's recorded schedule.
+//! The schedule, compile and run stages: [`schedule_of`], then [`execute`] (the
+//! schedule and its compiled kernels through the caches, then the run) in host
+//! memory (the JIT, CUDA C built for the host, NVRTC kernels with copied buffers)
+//! or in a device's resident arrays, both behind [`Memory`]; a realize cache hit's
+//! recorded schedule ([`execute_hit`]); or the reference interpreter
+//! ([`interpret`]).
 
 use super::{
     cache::Ran,
@@ -9,10 +12,11 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::settings::Settings;
+use crate::store::Realized;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
 use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
 use lazyfuse_ir::{Graph, InputId, NodeId};
-use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
+use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
 use lazyfuse_runtime::resident::{self, DeviceArray};
 use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;
@@ -41,78 +45,182 @@ pub(crate) fn schedule_of(
         .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
 }
 
-/// Runs the (already optimized) `graph` for `targets`: the interpreter, or
-/// schedule → compile → execute. `dump` prints the kernels and their code.
+/// A run's outputs, and what the realize cache records of it (`None`: nothing).
+pub(crate) type Executed<A> = (Vec<Arc<A>>, Option<Ran>);
+
+/// Where a realize's values live, and what runs a compiled schedule there: host
+/// buffers (`lazyfuse_runtime::exec`, every CPU backend that compiles) or a GPU's
+/// resident arrays (`lazyfuse_runtime::resident`). The stages above the run are the
+/// same for both.
+pub(crate) trait Memory {
+    /// One input's or output's elements.
+    type Array;
+
+    /// Runs `schedule`'s steps on `inputs` (numbered the way the schedule names
+    /// them); in-place writes take the `donated` arrays the schedule donates and
+    /// leave the others in the map. `stats` holds what compiling took.
+    fn run(
+        &self,
+        schedule: &Schedule,
+        compiled: &CompiledSchedule,
+        inputs: &HashMap<InputId, Arc<Self::Array>>,
+        donated: &mut HashMap<InputId, Arc<Self::Array>>,
+        stats: RunStats,
+    ) -> Result<(Vec<Arc<Self::Array>>, RunStats)>;
+
+    /// An output as the store keeps it.
+    fn realized(array: Arc<Self::Array>) -> Realized;
+}
+
+/// Host memory: the CPU executor runs the schedule.
+pub(crate) struct Host;
+
+impl Memory for Host {
+    type Array = Buffer;
+
+    fn run(
+        &self,
+        schedule: &Schedule,
+        compiled: &CompiledSchedule,
+        inputs: &HashMap<InputId, Arc<Buffer>>,
+        donated: &mut HashMap<InputId, Arc<Buffer>>,
+        stats: RunStats,
+    ) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
+        Ok(lazyfuse_runtime::exec::run_compiled(
+            schedule, compiled, inputs, donated, stats,
+        )?)
+    }
+
+    fn realized(array: Arc<Buffer>) -> Realized {
+        Realized::Host(array)
+    }
+}
+
+/// The memory of `cuda:N`: the device executor launches the schedule there.
+pub(crate) struct OnDevice(pub(crate) usize);
+
+impl Memory for OnDevice {
+    type Array = DeviceArray;
+
+    fn run(
+        &self,
+        schedule: &Schedule,
+        compiled: &CompiledSchedule,
+        inputs: &HashMap<InputId, Arc<DeviceArray>>,
+        donated: &mut HashMap<InputId, Arc<DeviceArray>>,
+        stats: RunStats,
+    ) -> Result<(Vec<Arc<DeviceArray>>, RunStats)> {
+        Ok(resident::run(
+            schedule, compiled, self.0, inputs, donated, stats,
+        )?)
+    }
+
+    fn realized(array: Arc<DeviceArray>) -> Realized {
+        Realized::Device(array)
+    }
+}
+
+/// Schedule → compile → run of the (already optimized) `graph` for `targets` in
+/// `memory`, the loop kernels compiled by `compiler`. The schedule and its kernels
+/// come from the schedule cache (or are made now and cached; a dump makes and
+/// prints a fresh one). Also hands back what the realize cache records, when the
+/// schedule came through the schedule cache.
 ///
-/// `donated` holds input buffers the store gave up (see `Store::plan`): the JIT
-/// writes in place into those the schedule donates (`BufKind::Donated`) and leaves
-/// the others in the map; on an error, the ones no step wrote are back in the map.
-pub(crate) fn execute(
+/// `donated` holds input arrays the store gave up (see `Store::plan`): in-place
+/// writes store into those the schedule donates (`BufKind::Donated`); on an error,
+/// the ones no step wrote are back in the map.
+pub(crate) fn execute<M: Memory>(
+    memory: &M,
+    compiler: KernelCompiler,
     graph: &Graph,
-    buffers: &HashMap<InputId, Arc<Buffer>>,
-    donated: &mut HashMap<InputId, Arc<Buffer>>,
+    inputs: &HashMap<InputId, Arc<M::Array>>,
+    donated: &mut HashMap<InputId, Arc<M::Array>>,
     targets: &[NodeId],
     settings: &Settings,
-) -> Result<(Vec<Arc<Buffer>>, Option<Ran>)> {
-    match settings.compiler {
-        None => {
-            if settings.dump {
-                eprintln!(
-                    "== lazyfuse: kernels: none (reference interpreter, one node at a time) =="
-                );
-            }
-            let t0 = Instant::now();
-            // The interpreter never writes its inputs: donated buffers are only read
-            // (and stay in `donated` for the store to take back).
-            let mut all = buffers.clone();
-            all.extend(donated.iter().map(|(k, v)| (*k, v.clone())));
-            let out = lazyfuse_runtime::interp::execute(graph, &all, targets)?;
-            if settings.debug >= 1 {
-                eprintln!(
-                    "realize: {} kernels (0 compiled, 0 cache hits), compile 0.000 ms, run {:.3} ms",
-                    graph.topo_order(targets).len(),
-                    t0.elapsed().as_secs_f64() * 1e3
-                );
-            }
-            Ok((out, None))
-        }
-        Some(compiler) => {
-            let t0 = Instant::now();
-            let Cached {
-                schedule: sched,
-                compiled,
-                stats: compile_stats,
-                inputs,
-                order: back,
-                scheduled,
-            } = prepare(graph, targets, buffers, donated, compiler, settings)?;
-            let schedule_time = t0.elapsed();
-            let ran = with_renumbered(back.as_deref(), donated, |donated| {
-                lazyfuse_runtime::exec::run_compiled(
-                    &sched,
-                    &compiled,
-                    &inputs,
-                    donated,
-                    compile_stats,
-                )
-            });
-            let (outs, stats) = ran?;
-            report(
-                &stats,
-                &sched,
-                schedule_time,
-                scheduled,
-                false,
-                settings.debug,
-            );
-            let ran = back.map(|order| Ran {
-                schedule: sched,
-                compiled,
-                order,
-            });
-            Ok((outs, ran))
-        }
+) -> Result<Executed<M::Array>> {
+    let t0 = Instant::now();
+    // Schedule and compile (through the schedule cache and the kernel cache).
+    let Cached {
+        schedule,
+        compiled,
+        stats,
+        inputs,
+        order,
+        scheduled,
+    } = prepare(graph, targets, inputs, donated, compiler, settings)?;
+    let schedule_time = t0.elapsed();
+    // Run, the donated arrays numbered as the schedule names its inputs.
+    let (outs, stats) = with_renumbered(order.as_deref(), donated, |donated| {
+        memory.run(&schedule, &compiled, &inputs, donated, stats)
+    })?;
+    report(
+        &stats,
+        &schedule,
+        schedule_time,
+        scheduled,
+        false,
+        settings.debug,
+    );
+    // What the realize cache records (a donating realize never reaches it).
+    let ran = order.map(|order| Ran {
+        schedule,
+        compiled,
+        order,
+    });
+    Ok((outs, ran))
+}
+
+/// Runs a schedule the realize cache had (see `super::cache`) in `memory`: `inputs`
+/// are numbered the way the schedule names them; nothing is donated.
+pub(crate) fn execute_hit<M: Memory>(
+    memory: &M,
+    schedule: &Schedule,
+    compiled: &CompiledSchedule,
+    inputs: &HashMap<InputId, Arc<M::Array>>,
+    settings: &Settings,
+) -> Result<Vec<Arc<M::Array>>> {
+    let stats = RunStats {
+        cache_hits: compiled.loop_kernels(),
+        ..RunStats::default()
+    };
+    let (outs, stats) = memory.run(schedule, compiled, inputs, &mut HashMap::new(), stats)?;
+    report(
+        &stats,
+        schedule,
+        std::time::Duration::ZERO,
+        false,
+        true,
+        settings.debug,
+    );
+    Ok(outs)
+}
+
+/// The reference interpreter's run of the (already optimized) `graph` for
+/// `targets`, one node at a time (the CPU backend `interp`). It never writes its
+/// inputs: the `donated` buffers are only read, and stay in the map for the store
+/// to take back.
+pub(crate) fn interpret(
+    graph: &Graph,
+    buffers: &HashMap<InputId, Arc<Buffer>>,
+    donated: &HashMap<InputId, Arc<Buffer>>,
+    targets: &[NodeId],
+    settings: &Settings,
+) -> Result<Vec<Arc<Buffer>>> {
+    if settings.dump {
+        eprintln!("== lazyfuse: kernels: none (reference interpreter, one node at a time) ==");
     }
+    let t0 = Instant::now();
+    let mut all = buffers.clone();
+    all.extend(donated.iter().map(|(k, v)| (*k, v.clone())));
+    let out = lazyfuse_runtime::interp::execute(graph, &all, targets)?;
+    if settings.debug >= 1 {
+        eprintln!(
+            "realize: {} kernels (0 compiled, 0 cache hits), compile 0.000 ms, run {:.3} ms",
+            graph.topo_order(targets).len(),
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    Ok(out)
 }
 
 /// Whether float matmul on a GPU goes to cuBLAS: a GPU (not the emulation) and the
@@ -133,84 +241,6 @@ pub(super) fn cublas_usable(settings: &Settings) -> bool {
             false
         }
     }
-}
-
-/// Runs the (already optimized) `graph` for `targets` on `cuda:ordinal`, reading the
-/// device arrays `arrays`: schedule (through the schedule cache) → CUDA C → NVRTC
-/// (the kernel cache) → launches on device-resident buffers
-/// ([`lazyfuse_runtime::resident`]). A dump prints the kernels and their CUDA C.
-pub(crate) fn execute_on_device(
-    graph: &Graph,
-    arrays: &HashMap<InputId, Arc<DeviceArray>>,
-    donated: &mut HashMap<InputId, Arc<DeviceArray>>,
-    targets: &[NodeId],
-    ordinal: usize,
-    settings: &Settings,
-) -> Result<(Vec<Arc<DeviceArray>>, Option<Ran>)> {
-    let t0 = Instant::now();
-    let compiler = settings
-        .compiler
-        .unwrap_or_else(|| resident::kernel_compiler(ordinal));
-    let Cached {
-        schedule: sched,
-        compiled,
-        stats,
-        inputs,
-        order,
-        scheduled,
-    } = prepare(graph, targets, arrays, donated, compiler, settings)?;
-    let schedule_time = t0.elapsed();
-    let ran = with_renumbered(order.as_deref(), donated, |donated| {
-        resident::run(&sched, &compiled, ordinal, &inputs, donated, stats)
-    });
-    let (outs, stats) = ran?;
-    report(
-        &stats,
-        &sched,
-        schedule_time,
-        scheduled,
-        false,
-        settings.debug,
-    );
-    // What the realize cache records (a donating realize never reaches it).
-    let ran = order.map(|order| Ran {
-        schedule: sched,
-        compiled,
-        order,
-    });
-    Ok((outs, ran))
-}
-
-/// Runs a schedule the realize cache had, on `cuda:ordinal`: `arrays` are numbered
-/// the way the schedule names them; nothing is donated.
-pub(crate) fn execute_hit_on_device(
-    schedule: &Schedule,
-    compiled: &CompiledSchedule,
-    arrays: &HashMap<InputId, Arc<DeviceArray>>,
-    ordinal: usize,
-    settings: &Settings,
-) -> Result<Vec<Arc<DeviceArray>>> {
-    let stats = RunStats {
-        cache_hits: compiled.loop_kernels(),
-        ..RunStats::default()
-    };
-    let (outs, stats) = resident::run(
-        schedule,
-        compiled,
-        ordinal,
-        arrays,
-        &mut HashMap::new(),
-        stats,
-    )?;
-    report(
-        &stats,
-        schedule,
-        std::time::Duration::ZERO,
-        false,
-        true,
-        settings.debug,
-    );
-    Ok(outs)
 }
 
 /// Runs `run` on the donated buffers numbered the way a cached schedule names its
@@ -234,34 +264,4 @@ pub(super) fn with_renumbered<B, R>(
         donated.insert(order[k.0 as usize], b);
     }
     ran
-}
-
-/// Runs a schedule the realize cache had (see `super::cache`): `inputs` are
-/// numbered the way the schedule names them; nothing is donated.
-pub(crate) fn execute_hit(
-    schedule: &Schedule,
-    compiled: &CompiledSchedule,
-    inputs: &HashMap<InputId, Arc<Buffer>>,
-    settings: &Settings,
-) -> Result<Vec<Arc<Buffer>>> {
-    let stats = RunStats {
-        cache_hits: compiled.loop_kernels(),
-        ..RunStats::default()
-    };
-    let (outs, stats) = lazyfuse_runtime::exec::run_compiled(
-        schedule,
-        compiled,
-        inputs,
-        &mut HashMap::new(),
-        stats,
-    )?;
-    report(
-        &stats,
-        schedule,
-        std::time::Duration::ZERO,
-        false,
-        true,
-        settings.debug,
-    );
-    Ok(outs)
 }

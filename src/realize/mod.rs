@@ -28,8 +28,9 @@ pub use stats::{last_realize_stats, RealizeStats};
 use crate::error::Result;
 use crate::store::{with_store, Realized, Storage};
 use crate::Device;
+use execute::{execute, execute_hit, interpret, Host, Memory, OnDevice};
 use lazyfuse_runtime::Buffer;
-use plan::{Cached, Planned};
+use plan::{Cached, Plan, Planned};
 use std::sync::Arc;
 
 /// Executes the storage's current node, unless it is an input already, and turns
@@ -60,8 +61,10 @@ pub(crate) fn realize_all(storages: &[&Storage]) -> Result<()> {
     Ok(())
 }
 
-/// Realizes `storages`, every one on `device`, in one plan.
+/// Realizes `storages`, every one on `device`, in one plan: the driver.
 fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
+    // 1. Plan, under the store's lock: the settings, the targets, the realize
+    //    cache's lookup, the passes stage, the buffers read and donated.
     let mut plan = loop {
         match with_store(|s| s.plan(storages, device)) {
             Planned::Done => return Ok(()),
@@ -73,42 +76,10 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
             Planned::Busy => std::thread::sleep(std::time::Duration::from_micros(50)),
         }
     };
-    // A panic while running (a lazyfuse bug) must still release the plan's pins and
-    // its in-flight marks, or other threads would wait on them forever.
-    let host = |outs: Vec<Arc<Buffer>>| outs.into_iter().map(Realized::Host).collect::<Vec<_>>();
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        match (&plan.cached, plan.settings.device.ordinal()) {
-            (Cached::Hit(hit), None) => {
-                execute::execute_hit(&hit.schedule, &hit.compiled, &plan.inputs, &plan.settings)
-                    .map(|outs| (host(outs), None))
-            }
-            (Cached::Hit(hit), Some(ordinal)) => execute::execute_hit_on_device(
-                &hit.schedule,
-                &hit.compiled,
-                &plan.arrays,
-                ordinal,
-                &plan.settings,
-            )
-            .map(|outs| (outs.into_iter().map(Realized::Device).collect(), None)),
-            (_, Some(ordinal)) => execute::execute_on_device(
-                &plan.graph,
-                &plan.arrays,
-                &mut plan.donated_arrays,
-                &plan.targets,
-                ordinal,
-                &plan.settings,
-            )
-            .map(|(outs, ran)| (outs.into_iter().map(Realized::Device).collect(), ran)),
-            (Cached::Off | Cached::Miss(_), None) => execute::execute(
-                &plan.graph,
-                &plan.inputs,
-                &mut plan.donated,
-                &plan.targets,
-                &plan.settings,
-            )
-            .map(|(outs, ran)| (host(outs), ran)),
-        }
-    }));
+    // 2.–4. Schedule → compile → run, outside the lock (`run`). A panic there (a
+    // lazyfuse bug) must still release the plan's pins and its in-flight marks, or
+    // other threads would wait on them forever.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mut plan)));
     let run = match run {
         Ok(run) => run,
         Err(panic) => {
@@ -116,6 +87,8 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
             std::panic::resume_unwind(panic);
         }
     };
+    // 5. Install the results (recording a new structure in the realize cache), or
+    //    give everything back.
     match run {
         Ok((outputs, ran)) => {
             if let (Some(ran), Cached::Miss(probe)) =
@@ -130,6 +103,57 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
             with_store(|s| s.abandon(plan));
             Err(e)
         }
+    }
+}
+
+/// Stages 2–4 of a plan in its memory: a realize cache hit runs its recorded
+/// schedule; otherwise schedule → compile → run (`execute`), or the interpreter.
+fn run(plan: &mut Plan) -> Result<(Vec<Realized>, Option<cache::Ran>)> {
+    let settings = plan.settings;
+    let outputs = |outs: Vec<Arc<_>>| outs.into_iter().map(Host::realized).collect::<Vec<_>>();
+    let on_device =
+        |outs: Vec<Arc<_>>| outs.into_iter().map(OnDevice::realized).collect::<Vec<_>>();
+    match (&plan.cached, settings.device.ordinal(), settings.compiler) {
+        (Cached::Hit(hit), None, _) => {
+            execute_hit(&Host, &hit.schedule, &hit.compiled, &plan.inputs, &settings)
+                .map(|outs| (outputs(outs), None))
+        }
+        (Cached::Hit(hit), Some(ordinal), _) => execute_hit(
+            &OnDevice(ordinal),
+            &hit.schedule,
+            &hit.compiled,
+            &plan.arrays,
+            &settings,
+        )
+        .map(|outs| (on_device(outs), None)),
+        (_, _, None) => interpret(
+            &plan.graph,
+            &plan.inputs,
+            &plan.donated,
+            &plan.targets,
+            &settings,
+        )
+        .map(|outs| (outputs(outs), None)),
+        (_, None, Some(compiler)) => execute(
+            &Host,
+            compiler,
+            &plan.graph,
+            &plan.inputs,
+            &mut plan.donated,
+            &plan.targets,
+            &settings,
+        )
+        .map(|(outs, ran)| (outputs(outs), ran)),
+        (_, Some(ordinal), Some(compiler)) => execute(
+            &OnDevice(ordinal),
+            compiler,
+            &plan.graph,
+            &plan.arrays,
+            &mut plan.donated_arrays,
+            &plan.targets,
+            &settings,
+        )
+        .map(|(outs, ran)| (on_device(outs), ran)),
     }
 }
 
