@@ -1,12 +1,12 @@
 //! Golden tests of the graph's text form: each case builds a graph through the
 //! public API and compares `graph_text()` with `tests/golden/<name>.txt`.
 //! `LAZYFUSE_BLESS=1 cargo test --test golden` rewrites the files; a mismatch
-//! prints a line diff.
+//! prints a unified line diff.
 
 use lazyfuse::{DType, Scalar, Tensor};
 #[path = "support/golden.rs"]
 mod golden;
-use golden::check;
+use golden::{check, line_diff};
 
 #[test]
 fn promotion_inserts_casts_and_expands() {
@@ -89,4 +89,22 @@ fn view_chain_and_shared_work_after_passes() {
         .neg()
         .unwrap();
     check("shared_after_passes", &y.optimized_graph_text());
+}
+
+#[test]
+fn a_diff_shows_each_change_once_with_its_context() {
+    let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    // One line inserted after line 5, line 15 changed.
+    let new = old
+        .replace("line 5\n", "line 5\ninserted\n")
+        .replace("line 15\n", "line fifteen\n");
+    assert_eq!(
+        line_diff(&old, &new),
+        "@@ -3,6 +3,7 @@\n  line 3\n  line 4\n  line 5\n+ inserted\n  line 6\n  line 7\n  line 8\n\
+         @@ -12,7 +13,7 @@\n  line 12\n  line 13\n  line 14\n- line 15\n+ line fifteen\n  line 16\n  line 17\n  line 18\n"
+    );
+    assert_eq!(line_diff(&old, &old), "");
+    // Everything removed, everything added.
+    assert_eq!(line_diff("a\nb\n", ""), "@@ -1,2 +1,0 @@\n- a\n- b\n");
+    assert_eq!(line_diff("", "a\n"), "@@ -1,0 +1,1 @@\n+ a\n");
 }
