@@ -10,8 +10,8 @@
 //! Each case runs a C++ compiler, so the default case count is small;
 //! `PROPTEST_CASES=2000` runs it long. Without a C++ compiler (`CXX`, else `c++`) the
 //! test prints why and passes, unless `LAZYFUSE_REQUIRE_CXX=1` (CI) makes that a
-//! failure. The backend is process-wide: every test here
-//! holds `BACKEND` while it builds and realizes.
+//! failure. The backend is process-wide: every test here holds
+//! `differential::SETTINGS` while it builds and realizes.
 
 #[path = "support/random_program.rs"]
 mod random_program;
@@ -20,19 +20,10 @@ mod random_program;
 mod cases;
 use lazyfuse::CpuBackend;
 use proptest::prelude::*;
-use random_program::{build, observe, source, step, Step};
-use std::sync::Mutex;
-
-static BACKEND: Mutex<()> = Mutex::new(());
-
-/// What every tensor of the program prints on `backend`.
-fn realized(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend) -> Vec<String> {
-    lazyfuse::set_cpu_backend(backend);
-    let pool = build(sources, steps);
-    let seen = pool.iter().map(observe).collect();
-    lazyfuse::set_cpu_backend(CpuBackend::Jit);
-    seen
-}
+#[path = "support/differential.rs"]
+mod differential;
+use differential::{settings_guard, Run};
+use random_program::{source, step, Step};
 
 /// Whether a C++ compiler runs here; `false` (after printing why) lets the test
 /// pass where none is installed and none is required.
@@ -55,20 +46,18 @@ fn have_cxx() -> bool {
     })
 }
 
+/// The CUDA C built for the host against the interpreter (see
+/// `support/differential.rs`).
 fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
     if !have_cxx() {
         return Ok(());
     }
-    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
-    lazyfuse::set_verify(true);
-    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
-    let interp = realized(sources, steps, CpuBackend::Interp);
-    let cuda = realized(sources, steps, CpuBackend::CudaHost);
-    lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
-    for (i, (a, b)) in interp.iter().zip(&cuda).enumerate() {
-        prop_assert_eq!(a, b, "tensor {} differs in the CUDA C run on the host", i);
-    }
-    Ok(())
+    differential::compare(
+        sources,
+        steps,
+        Run::reference(),
+        Run::exact(CpuBackend::CudaHost),
+    )
 }
 
 proptest! {
@@ -93,7 +82,7 @@ fn vectorized_elementwise_kernels_agree() {
         return;
     }
     use lazyfuse::{DType, Tensor};
-    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = settings_guard();
     lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
     let build = |rows: usize, cols: usize, dt: DType| -> Vec<Tensor> {
         let n = rows * cols;
@@ -161,7 +150,7 @@ fn block_reductions_agree_in_fast_math() {
         return;
     }
     use lazyfuse::{DType, Tensor};
-    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = settings_guard();
     lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
     let outs = |rows: usize, cols: usize, dt: DType| -> Vec<Tensor> {
         let n = rows * cols;

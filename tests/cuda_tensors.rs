@@ -16,7 +16,11 @@ mod cases;
 
 use lazyfuse::{DType, Device, Error, Tensor};
 use proptest::prelude::*;
-use random_program::{build, build_on, observe, source, step, Step};
+#[path = "support/differential.rs"]
+mod differential;
+use differential::Run;
+use lazyfuse::CpuBackend;
+use random_program::{source, step, Step};
 
 const GPU: Device = Device::cuda(0);
 
@@ -258,27 +262,15 @@ fn device_kernel_errors_are_the_ops_errors() {
 }
 
 /// Random programs (every op family, all dtypes) built on `cuda:0` print what the
-/// same programs print on the CPU in exact math (the reference interpreter's values).
+/// same programs print on the CPU in exact math (the reference interpreter's values;
+/// the generated CUDA C's agree bit for bit where it shares the host's libm, as the
+/// emulation does).
 fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
     if !have_device() {
         return Ok(());
     }
-    lazyfuse::set_verify(true);
-    // Exact math: the JIT's values are the interpreter's, bit for bit, and so are the
-    // generated CUDA C's where it shares the host's libm (the emulation).
-    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
-    let reference = build(sources, steps);
-    let on_device = build_on(sources, steps, GPU);
-    prop_assert_eq!(reference.len(), on_device.len());
-    for (i, (r, d)) in reference.iter().zip(&on_device).enumerate() {
-        prop_assert_eq!(d.device(), GPU);
-        let seen = match d.realize() {
-            Ok(d) => observe(&d.to_device(Device::CPU).unwrap()),
-            Err(_) => observe(d),
-        };
-        prop_assert_eq!(observe(r), seen, "tensor {} differs on the device", i);
-    }
-    Ok(())
+    let device = Run::exact(CpuBackend::Jit).on(GPU);
+    differential::compare(sources, steps, Run::reference(), device)
 }
 
 proptest! {

@@ -9,8 +9,8 @@
 //! kernels are also compiled to sm_90 CUBINs (the CUDA compile check), so a kernel the
 //! GPU backend cannot compile fails here too.
 //!
-//! The backend is process-wide: every test here holds `BACKEND` while it builds and
-//! realizes.
+//! The comparison is `support/differential.rs`'s, which holds the process-wide
+//! settings while it builds and realizes.
 
 #[path = "support/random_program.rs"]
 mod random_program;
@@ -19,10 +19,10 @@ mod random_program;
 mod cases;
 use lazyfuse::CpuBackend;
 use proptest::prelude::*;
-use random_program::{build, build_with_grad, observe, source, step, Step};
-use std::sync::Mutex;
-
-static BACKEND: Mutex<()> = Mutex::new(());
+#[path = "support/differential.rs"]
+mod differential;
+use differential::Run;
+use random_program::{source, step, Step};
 
 /// Whether every realize here also compiles its kernels' CUDA C with NVRTC (the CUDA
 /// compile check): where NVRTC is installed, or required (`LAZYFUSE_REQUIRE_NVRTC=1`,
@@ -42,53 +42,26 @@ fn cuda_check_on() -> bool {
     })
 }
 
-/// What every tensor of the program prints on `backend`.
-fn realized(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend) -> Vec<String> {
-    lazyfuse::set_cpu_backend(backend);
-    let pool = build(sources, steps);
-    let seen = pool.iter().map(observe).collect();
-    lazyfuse::set_cpu_backend(CpuBackend::Jit);
-    seen
-}
-
+/// The JIT against the interpreter (see `support/differential.rs`); a kernel the
+/// CUDA backend cannot compile is the realize's error on the JIT.
 fn compare(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
-    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
-    lazyfuse::set_verify(true);
-    // A kernel the CUDA backend cannot compile is this realize's error on the JIT.
     lazyfuse::set_cuda_compile_check(cuda_check_on());
-    // Bit-identical values are the contract of exact math; fast math (vector
-    // approximations, reordered sums) is checked against tolerances elsewhere.
-    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
-    let interp = realized(sources, steps, CpuBackend::Interp);
-    let jit = realized(sources, steps, CpuBackend::Jit);
-    for (i, (a, b)) in interp.iter().zip(&jit).enumerate() {
-        prop_assert_eq!(a, b, "tensor {} differs on the JIT", i);
-    }
-    Ok(())
+    differential::compare(
+        sources,
+        steps,
+        Run::reference(),
+        Run::exact(CpuBackend::Jit),
+    )
 }
 
-/// What the leaves' gradients of the program print on `backend`.
-fn gradients(sources: &[(usize, usize, u64)], steps: &[Step], backend: CpuBackend) -> Vec<String> {
-    lazyfuse::set_cpu_backend(backend);
-    let seen = match build_with_grad(sources, steps) {
-        Ok(grads) => grads
-            .iter()
-            .map(|g| g.as_ref().map_or("None".to_string(), observe))
-            .collect(),
-        Err(e) => vec![e],
-    };
-    lazyfuse::set_cpu_backend(CpuBackend::Jit);
-    seen
-}
-
+/// The leaves' gradients on the JIT against the interpreter's.
 fn compare_gradients(sources: &[(usize, usize, u64)], steps: &[Step]) -> Result<(), TestCaseError> {
-    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
-    lazyfuse::set_verify(true);
-    lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
-    let interp = gradients(sources, steps, CpuBackend::Interp);
-    let jit = gradients(sources, steps, CpuBackend::Jit);
-    prop_assert_eq!(interp, jit, "the gradients differ on the JIT");
-    Ok(())
+    differential::compare_gradients(
+        sources,
+        steps,
+        Run::reference(),
+        Run::exact(CpuBackend::Jit),
+    )
 }
 
 proptest! {

@@ -4,8 +4,8 @@
 //! (values, dtype, shape, or the same error). With the verifier on, realize also
 //! checks every node of the optimized graph.
 //!
-//! `set_passes` is global to the process: every test here holds `PASSES` while it
-//! builds and realizes.
+//! `set_passes` is global to the process: every test here holds
+//! `differential::SETTINGS` while it builds and realizes.
 
 #[path = "support/random_program.rs"]
 mod random_program;
@@ -14,19 +14,11 @@ mod random_program;
 mod cases;
 use lazyfuse::{DType, Tensor};
 use proptest::prelude::*;
-use random_program::{build, observe, source, step, Step};
-use std::sync::Mutex;
-
-static PASSES: Mutex<()> = Mutex::new(());
-
-/// What every tensor of the program prints with the passes on or off.
-fn realized(sources: &[(usize, usize, u64)], steps: &[Step], passes: bool) -> Vec<String> {
-    lazyfuse::set_passes(passes);
-    let pool = build(sources, steps);
-    let seen = pool.iter().map(observe).collect();
-    lazyfuse::set_passes(true);
-    seen
-}
+#[path = "support/differential.rs"]
+mod differential;
+use differential::{settings_guard, Run};
+use lazyfuse::{CpuBackend, MathMode};
+use random_program::{source, step};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases::cases(128)))]
@@ -36,13 +28,9 @@ proptest! {
         sources in proptest::collection::vec(source(), 1..4),
         steps in proptest::collection::vec(step(), 1..16),
     ) {
-        let _guard = PASSES.lock().unwrap_or_else(|p| p.into_inner());
-        lazyfuse::set_verify(true);
-        let off = realized(&sources, &steps, false);
-        let on = realized(&sources, &steps, true);
-        for (i, (a, b)) in off.iter().zip(&on).enumerate() {
-            prop_assert_eq!(a, b, "tensor {} differs with the passes on", i);
-        }
+        // The default settings: the JIT in fast math.
+        let jit = Run { math: MathMode::Fast, ..Run::exact(CpuBackend::Jit) };
+        differential::compare(&sources, &steps, jit.with_passes(false), jit.with_passes(true))?;
     }
 }
 
@@ -81,7 +69,7 @@ fn every_pass() -> Vec<String> {
 
 #[test]
 fn a_program_that_hits_every_pass_prints_the_same() {
-    let _guard = PASSES.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = settings_guard();
     lazyfuse::set_verify(true);
     lazyfuse::set_passes(false);
     let off = every_pass();
@@ -92,7 +80,7 @@ fn a_program_that_hits_every_pass_prints_the_same() {
 
 #[test]
 fn shared_subexpressions_are_computed_once() {
-    let _guard = PASSES.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = settings_guard();
     let x = Tensor::ones(&[4], DType::F64);
     let a = x.sin().unwrap().add(&x.sin().unwrap()).unwrap();
     assert_eq!(

@@ -269,6 +269,7 @@ fn pointwise(o: usize, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
 /// (another test's thread) may draw in between.
 static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+#[allow(dead_code)] // the differentials build through `build_on`
 pub fn build(sources: &[(usize, usize, u64)], steps: &[Step]) -> Vec<Tensor> {
     build_on(sources, steps, lazyfuse::Device::CPU)
 }
