@@ -10,3 +10,6 @@
 
 pub mod cpu;
 pub mod cuda;
+mod error;
+
+pub use error::CodegenError;

@@ -13,6 +13,7 @@
 mod lower;
 mod vmath;
 
+pub use crate::CodegenError;
 pub use lower::{param_code, param_op};
 
 use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
@@ -38,26 +39,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// [`CpuModule`] that made the function must still be alive.
 pub type KernelFn =
     unsafe extern "C" fn(params: *const *mut u8, status: *mut u64, begin: u64, end: u64);
-
-/// Why a kernel could not be compiled.
-#[derive(Debug, thiserror::Error)]
-pub enum CodegenError {
-    /// An op or dtype the CPU backend (like the interpreter) has no kernel for.
-    #[error("the CPU backend cannot compile {0}")]
-    Unsupported(String),
-    /// An op or dtype the CUDA code generator has no translation for.
-    #[error("the CUDA backend cannot compile {0}")]
-    CudaUnsupported(String),
-    /// Cranelift failed (a bug here, or an unusable host).
-    #[error("cranelift: {0}")]
-    Backend(String),
-    /// A runtime function the kernel calls is not in the symbol table.
-    #[error("the CPU backend needs the runtime function `{0}`, which the symbol table lacks")]
-    MissingSymbol(String),
-    /// The kernel is malformed (it fails [`LoopKernel::verify`]).
-    #[error("malformed kernel: {0}")]
-    Malformed(String),
-}
 
 /// A batch of compiled kernels. Owns the machine code: the [`KernelFn`]s that
 /// [`CpuModule::entry`] returns must not be called after the module is dropped.

@@ -6,7 +6,7 @@ use super::{
     binary, block_reduces, cast, combine, constant, ilit, index, lane_value, load, reg, rep, round,
     storage, stored_bits, unary, unary_param, unsupported, vectorizes, Rep, BLOCK_THREADS, LANES,
 };
-use crate::cpu::CodegenError;
+use crate::CodegenError;
 use lazyfuse_ir::kernel::{Accum, Expr, LoopKernel, MathMode, ScanAccum, Stage, Status, StoreOp};
 use lazyfuse_ir::DType;
 use std::fmt::Write as _;

@@ -76,7 +76,7 @@ pub const PRELUDE: &str = include_str!("prelude.cu");
 
 /// Threads per block the launcher uses (the kernels declare it as their launch bound).
 pub const BLOCK_THREADS: u32 = 256;
-use crate::cpu::CodegenError;
+use crate::CodegenError;
 use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 
 mod emit;

@@ -2,7 +2,7 @@
 //! dtype, exact float and integer literals, rounding of narrow floats, and the
 //! float8 codecs' layouts.
 
-use crate::cpu::CodegenError;
+use crate::CodegenError;
 use lazyfuse_ir::DType;
 
 pub(super) fn unsupported(what: impl std::fmt::Display, dt: DType) -> CodegenError {

@@ -3,7 +3,7 @@
 //! function of the interpreter's semantics.
 
 use super::{f8_decode, f8_encode, flit, ilit, lane_value, reg, rep, round, unsupported, Rep};
-use crate::cpu::CodegenError;
+use crate::CodegenError;
 use half::{bf16, f16};
 use lazyfuse_ir::kernel::{Affine, Const, Expr, LoopKernel};
 use lazyfuse_ir::{BinaryOp, DType, Op, UnaryOp, UnaryParamOp};
