@@ -4,34 +4,12 @@
 //! Inputs of a binary op share one dtype (the builder promoted them); float16 and
 //! bfloat16 compute each element in float32 and round once ([`FloatStore`]).
 
+use super::map::{map, map2, not_for, try_map2};
 use super::num::{cadd, cmul, cneg, complex_div, csub, CReal, FloatStore, Int, Real};
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 use num_complex::Complex;
-
-/// The error for an op the builder should have refused for a dtype.
-pub(crate) fn not_for(op: impl std::fmt::Debug, dtype: DType) -> Error {
-    Error::Malformed(format!("{op:?} is not defined for {dtype} inputs"))
-}
-
-pub(crate) fn map<T: Copy, U: Element>(x: &[T], f: impl Fn(T) -> U) -> Buffer {
-    Buffer::from_vec(x.iter().map(|&a| f(a)).collect::<Vec<U>>())
-}
-
-fn map2<T: Copy, U: Element>(x: &[T], y: &[T], f: impl Fn(T, T) -> U) -> Buffer {
-    Buffer::from_vec(x.iter().zip(y).map(|(&a, &b)| f(a, b)).collect::<Vec<U>>())
-}
-
-/// Like [`map2`] for kernels that can fail on data (integer division by zero).
-fn try_map2<T: Copy, U: Element>(
-    x: &[T],
-    y: &[T],
-    f: impl Fn(T, T) -> Result<U>,
-) -> Result<Buffer> {
-    let out: Result<Vec<U>> = x.iter().zip(y).map(|(&a, &b)| f(a, b)).collect();
-    Ok(Buffer::from_vec(out?))
-}
 
 // ---------------------------------------------------------------------------
 // Unary

@@ -25,11 +25,13 @@ mod creation;
 pub(crate) mod elementwise;
 pub mod float8;
 mod index;
+mod map;
 pub(crate) mod matmul;
 pub(crate) mod num;
 pub(crate) mod pointwise;
 mod reduce;
 mod reduce_special;
+mod rows;
 mod scan;
 
 pub use pointwise::nan_to_num_defaults;

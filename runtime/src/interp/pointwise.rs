@@ -10,7 +10,7 @@
 //! come from the `libm` crate (a port of musl's), `erfinv` is PyTorch's own
 //! rational approximation refined by two Newton steps.
 
-use super::elementwise::{map, not_for};
+use super::map::{map, not_for};
 use super::num::{cmul, complex_div, CReal, FloatStore, Int, Real};
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};

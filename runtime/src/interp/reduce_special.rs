@@ -9,7 +9,7 @@
 //! result is rounded once.
 
 use super::num::{CReal, FloatStore, Int, Real};
-use super::reduce::{rows, sum};
+use super::rows::{rows, sum};
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
 use lazyfuse_ir::ReduceOp;

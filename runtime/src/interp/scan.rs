@@ -7,7 +7,7 @@
 //! output element is rounded from it, as PyTorch's CPU kernels do.
 
 use super::num::{cmul, CReal, FloatStore, Int, Real};
-use super::reduce::{axes_last, restore_axis};
+use super::rows::{axes_last, restore_axis};
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
 use lazyfuse_ir::ScanOp;
