@@ -515,6 +515,31 @@ fn no_fusion_is_one_step_per_node_and_schedules_are_deterministic() {
         "{:?}",
         two.notes
     );
+    // The cost rule's one definition of expensive (`schedule::expensive`): gelu
+    // (an erf) read twice is stored; leaky_relu (a compare and a select) is not.
+    let read_twice = |v: &Tensor| {
+        sched(
+            &[
+                &v.add(&b).unwrap().sum(&[0], false).unwrap(),
+                &v.mul(&b).unwrap().sum(&[1], false).unwrap(),
+            ],
+            true,
+        )
+    };
+    let gelu = read_twice(&a.gelu(lazyfuse::GeluApproximate::None).unwrap());
+    assert!(
+        gelu.notes.iter().any(|n| n.contains("cost rule")),
+        "{:?}",
+        gelu.notes
+    );
+    let leaky = read_twice(&a.leaky_relu(0.1).unwrap());
+    assert!(
+        !leaky.notes.iter().any(|n| n.contains("cost rule")),
+        "{:?}",
+        leaky.notes
+    );
+    assert!(leaky.kernel_count() < gelu.kernel_count());
+    check(&[&a.leaky_relu(0.1).unwrap().add(&b).unwrap()]).unwrap();
 }
 
 #[test]

@@ -90,7 +90,7 @@ mod tests;
 use affine::{canonical, flat, unravel, Aff};
 use builder::{Builder, Ctx, Split};
 use cost::arith_dtype;
-pub use cost::{cheap_binary, cheap_unary};
+pub use cost::{cheap_binary, cheap_unary, cheap_unary_param, expensive};
 use externs::{extern_reason, strided_operand};
 use gen::fold_cast;
 use plan::{Planner, BROADCAST_REDUCTION, WRITE_VIEW_STORED};

@@ -3,8 +3,8 @@
 //! every kernel and restarts when a read turns out to need a buffer.
 
 use super::{
-    canonical, cheap_binary, cheap_unary, extern_reason, strided_operand, Builder, Ctx, Fail,
-    ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
+    canonical, cheap_binary, cheap_unary, cheap_unary_param, extern_reason, strided_operand,
+    Builder, Ctx, Fail, ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
 };
 use crate::graph::{Graph, NodeId};
 use crate::kernel::{BufDecl, BufId, BufKind, ExternStep, ExternView, MathMode, Schedule, Step};
@@ -150,7 +150,7 @@ impl<'g> Planner<'g> {
                 Op::Unary(u) if uses >= 2 && !cheap_unary(*u) => Some(format!(
                     "transcendental read by {uses} consumers (cost rule)"
                 )),
-                Op::UnaryParam(_) if uses >= 2 => Some(format!(
+                Op::UnaryParam(p) if uses >= 2 && !cheap_unary_param(*p) => Some(format!(
                     "transcendental read by {uses} consumers (cost rule)"
                 )),
                 Op::Binary(b) if uses >= 2 && !cheap_binary(*b) => {

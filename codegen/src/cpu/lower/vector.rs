@@ -8,7 +8,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F64, I16, I32};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
-use lazyfuse_ir::schedule::{cheap_binary, cheap_unary};
+use lazyfuse_ir::schedule::expensive;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 
 impl Lower<'_, '_> {
@@ -45,7 +45,7 @@ impl Lower<'_, '_> {
                 continue;
             }
             let e = self.k.exprs[i].expr.clone();
-            let anchored = copies > 1 && expensive_op(&e);
+            let anchored = copies > 1 && expensive(&e);
             for (c, block) in vv.iter_mut().enumerate() {
                 let get = |id: ExprId| block[id.0 as usize].expect("operands come first");
                 let v = match &e {
@@ -419,25 +419,6 @@ pub(super) fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
 /// Vector blocks per step of the [`Tier::Interleaved`](super::Tier::Interleaved) tier.
 pub(super) const INTERLEAVED: usize = 4;
 
-/// Whether expression `e` applies an op that the scheduler's cost rule calls
-/// expensive (a transcendental, `sqrt`, `pow`, …; `div` is cheap there).
-pub(super) fn expensive_op(e: &Expr) -> bool {
-    match e {
-        Expr::Unary { op, .. } => !cheap_unary(*op),
-        // the ones that take exp or log (NaN replacement, rounding, leaky_relu
-        // and hardtanh are a few selects)
-        Expr::UnaryParam { op, .. } => matches!(
-            op,
-            UnaryParamOp::Logit { .. }
-                | UnaryParamOp::Gelu { .. }
-                | UnaryParamOp::Softplus { .. }
-                | UnaryParamOp::Elu { .. }
-        ),
-        Expr::Binary { op, .. } => !cheap_binary(*op),
-        _ => false,
-    }
-}
-
 /// Whether a [`vector_type`] kernel takes the [`Tier::Interleaved`](super::Tier::Interleaved) tier: its
 /// vector loop (the needed expressions not hoisted out of the row) applies at
 /// least two expensive ops: interleaving pays on chains of transcendentals, but it
@@ -447,7 +428,7 @@ pub(super) fn interleaves(k: &LoopKernel, needed: &[bool], hoisted: &[bool]) -> 
         .exprs
         .iter()
         .enumerate()
-        .filter(|&(i, e)| needed[i] && !hoisted[i] && expensive_op(&e.expr))
+        .filter(|&(i, e)| needed[i] && !hoisted[i] && expensive(&e.expr))
         .count();
     expensive >= 2
 }

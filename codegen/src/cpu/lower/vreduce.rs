@@ -28,7 +28,6 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
-use lazyfuse_ir::schedule::{cheap_binary, cheap_unary};
 use lazyfuse_ir::{BinaryOp, DType};
 
 /// Positions per vector step: one `f32x4`, or two `f64x2`.
@@ -214,7 +213,7 @@ const ROW_SLOT_BYTES: i64 = 64 << 10;
 /// Values a vectorized phase computes that a later vectorized phase would compute
 /// again, as pairs `(earlier, later)` of expressions: `later` (of the later phase)
 /// applies the same ops to the same loads and outer values as `earlier`, and
-/// includes an op that [`cheap_unary`]/[`cheap_binary`] call expensive. Softmax's
+/// includes an expensive op (`lazyfuse_ir::schedule::expensive`). Softmax's
 /// `exp(x - max)` is the case: its sum phase keeps the row of exps in a stack
 /// slot and the store phase reads it back instead of computing exp again. Values
 /// of the positions the vector loops do are the same either way (the same code
@@ -268,14 +267,10 @@ fn expensive(k: &LoopKernel, i: usize, ph: u32) -> bool {
     if e.stage != Stage::Inner(ph) {
         return false;
     }
-    let own = match e.expr {
-        Expr::Unary { op, .. } => !cheap_unary(op),
-        Expr::Binary { op, .. } => !cheap_binary(op),
-        _ => false,
-    };
-    own || LoopKernel::operands(&e.expr)
-        .iter()
-        .any(|o| expensive(k, o.0 as usize, ph))
+    lazyfuse_ir::schedule::expensive(&e.expr)
+        || LoopKernel::operands(&e.expr)
+            .iter()
+            .any(|o| expensive(k, o.0 as usize, ph))
 }
 
 /// Whether expressions `a` and `b` compute the same value at every position: the
