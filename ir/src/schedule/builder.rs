@@ -3,8 +3,8 @@
 //! finished [`LoopKernel`].
 
 use super::{
-    canonical, flat, fold_cast, may_fail, merge_dims, tile_transposes, unravel, Aff, Fail,
-    ROW_KERNEL_POINTS, WRITE_VIEW_STORED,
+    canonical, flat, fold_cast, may_fail, merge_dims, tile_transposes, unravel, Aff, Fail, Reason,
+    ROW_KERNEL_POINTS,
 };
 use crate::dtype::DType;
 use crate::graph::{Graph, NodeId};
@@ -19,7 +19,7 @@ use hashbrown::HashMap;
 /// Read-only facts every kernel builder needs.
 pub(crate) struct Ctx<'a> {
     pub(crate) graph: &'a Graph,
-    pub(crate) materialized: &'a HashMap<NodeId, String>,
+    pub(crate) materialized: &'a HashMap<NodeId, Reason>,
     pub(crate) buf_of: &'a HashMap<NodeId, BufId>,
     pub(crate) buffers: &'a [BufDecl],
     /// Fast lets composite lowerings (softmax) compute narrow floats in float32
@@ -186,7 +186,7 @@ impl Builder {
     /// itself is never stored: no copy of the base, no kernel of its own.
     fn split(ctx: &Ctx, n: NodeId, w: NodeId) -> Result<Vec<Builder>, Fail> {
         let (node, wnode) = (ctx.graph.node(n), ctx.graph.node(w));
-        let unfit = |why: &str| Fail::Materialize(w, format!("{WRITE_VIEW_STORED}: {why}"));
+        let unfit = |why: &'static str| Fail::Materialize(w, Reason::WriteViewUnfolded(why));
         let Op::WriteView(layout) = &wnode.op else {
             return Err(Fail::Error(format!("scheduler: {w} is not a write_view")));
         };
@@ -252,7 +252,7 @@ impl Builder {
             }
             _ => Err(Fail::Materialize(
                 w,
-                format!("{WRITE_VIEW_STORED}: read at other points than its reader's"),
+                Reason::WriteViewUnfolded("read at other points than its reader's"),
             )),
         }
     }
@@ -560,10 +560,7 @@ impl Builder {
                 return Ok((ctx.buf_of[&p], l.offset as i64, strides));
             }
         }
-        Err(Fail::Materialize(
-            x,
-            "read through data-dependent indices (loaded by position)".into(),
-        ))
+        Err(Fail::Materialize(x, Reason::DataDependentIndices))
     }
 
     /// A constant of `dtype`.

@@ -2,7 +2,7 @@
 //! kernel, inlined from its producers unless they are materialized, with constant
 //! casts folded as the interpreter computes them.
 
-use super::{flat, unravel, Aff, Builder, Ctx, Fail, MAX_DEPTH, MAX_EXPRS};
+use super::{flat, unravel, Aff, Builder, Ctx, Fail, Reason, MAX_DEPTH, MAX_EXPRS};
 use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::kernel::{Const, Expr, ExprId};
@@ -36,17 +36,11 @@ impl Builder {
         } else if self.depth > MAX_DEPTH {
             // Inlining recurses once per producer: a deep chain is cut into kernels
             // (each restart stores one more value) instead of overflowing the stack.
-            return Err(Fail::Materialize(
-                n,
-                format!("inlining deeper than {MAX_DEPTH} producers (recursion bound)"),
-            ));
+            return Err(Fail::Materialize(n, Reason::DeeperThan(MAX_DEPTH)));
         } else if self.exprs.len() > MAX_EXPRS {
             // Recomputing through many index maps can grow a kernel without bound:
             // past this size, values are stored and loaded instead.
-            return Err(Fail::Materialize(
-                n,
-                format!("kernel over {MAX_EXPRS} expressions (recompute bound)"),
-            ));
+            return Err(Fail::Materialize(n, Reason::MoreExpressionsThan(MAX_EXPRS)));
         } else {
             self.note_node(ctx, n);
             self.depth += 1;
@@ -160,12 +154,7 @@ impl Builder {
                     // merge fails)
                     Some(pc) => self.gen(ctx, p, &pc, phase),
                     None if here => Err(Fail::Merge),
-                    None => Err(Fail::Materialize(
-                        p,
-                        format!(
-                            "read through view {n} whose index does not decompose into its dims"
-                        ),
-                    )),
+                    None => Err(Fail::Materialize(p, Reason::ViewDoesNotDecompose(n))),
                 }
             }
             Op::Flip { axes } => {
@@ -213,10 +202,7 @@ impl Builder {
                 super::lower::indexing(self, ctx, n, coords, phase)
             }
             Op::WriteView(_) => self.folded_write(ctx, n, coords, phase),
-            other => Err(Fail::Materialize(
-                n,
-                format!("{} is computed in its own step", other.name()),
-            )),
+            other => Err(Fail::Materialize(n, Reason::OwnStep(other.name()))),
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::kernel::{Accum, Const, DynIndex, Expr, ExprId, IndexError, MathMode, ScanAccum};
 use crate::op::{ArgReduceOp, BinaryOp, Op, ReduceOp, ScanOp, UnaryOp};
-use crate::schedule::{canonical, flat, Aff, Builder, Ctx, Fail};
+use crate::schedule::{canonical, flat, Aff, Builder, Ctx, Fail, Reason};
 
 /// The interpreter's accumulation type of a float dtype (`FloatStore::A`).
 fn acc(d: DType) -> DType {
@@ -150,10 +150,7 @@ pub(crate) fn reduce(
     let node = g.node(n);
     let is_root = b.roots.contains(&n);
     if phase.is_some() {
-        return Err(Fail::Materialize(
-            n,
-            "reduction read inside another reduction's loop".into(),
-        ));
+        return Err(Fail::Materialize(n, Reason::ReductionInReduction));
     }
     let x = g.inputs(n)[0];
     let xnode = g.node(x);
@@ -177,14 +174,14 @@ pub(crate) fn reduce(
     if !is_root && !b.once_per_point(coords) {
         return Err(match b.row_dims(coords, &canonical(&sizes)) {
             Some(dims) => Fail::Rows { reduction: n, dims },
-            None => Fail::Materialize(n, crate::schedule::BROADCAST_REDUCTION.into()),
+            None => Fail::Materialize(n, Reason::BroadcastReduction),
         });
     }
     if !b.set_red(canonical(&sizes)) {
         return Err(if is_root {
             Fail::Merge
         } else {
-            Fail::Materialize(n, "reduction over other dims than its kernel's".into())
+            Fail::Materialize(n, Reason::ReductionOverOtherDims)
         });
     }
     let np = b.parallel.len();
@@ -559,10 +556,7 @@ pub(crate) fn indexing(
                 .zip(&contiguous)
                 .all(|((&size, &s), &cs)| size == 1 || s == cs as i64);
             if !row_major {
-                return Err(Fail::Materialize(
-                    x,
-                    "take reads it by flat position (not row-major in its buffer)".into(),
-                ));
+                return Err(Fail::Materialize(x, Reason::TakenByFlatPosition));
             }
             let v = b.gen(ctx, ix, coords, phase)?;
             let dynamic = DynIndex {

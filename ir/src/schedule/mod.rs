@@ -83,6 +83,7 @@ mod externs;
 mod gen;
 mod lower;
 mod plan;
+mod reason;
 mod rewrite;
 #[cfg(test)]
 mod tests;
@@ -93,7 +94,8 @@ use cost::arith_dtype;
 pub use cost::{cheap_binary, cheap_unary, cheap_unary_param, expensive};
 use externs::{extern_reason, strided_operand};
 use gen::fold_cast;
-use plan::{Planner, BROADCAST_REDUCTION, WRITE_VIEW_STORED};
+use plan::Planner;
+pub use reason::Reason;
 use rewrite::{merge_dims, tile_transposes};
 
 /// The size past which a kernel stops inlining producers (see [`Builder::gen`]).
@@ -279,7 +281,7 @@ fn may_fail(exprs: &[ExprNode]) -> bool {
 #[derive(Debug)]
 pub(crate) enum Fail {
     /// this node needs a buffer (the reason)
-    Materialize(NodeId, String),
+    Materialize(NodeId, Reason),
     /// the root cannot join the kernel being built (it goes into a new one)
     Merge,
     /// a real error

@@ -4,7 +4,7 @@
 
 use super::{
     canonical, cheap_binary, cheap_unary, cheap_unary_param, extern_reason, strided_operand,
-    Builder, Ctx, Fail, ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
+    Builder, Ctx, Fail, Reason, ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
 };
 use crate::graph::{Graph, NodeId};
 use crate::kernel::{BufDecl, BufId, BufKind, ExternStep, ExternView, MathMode, Schedule, Step};
@@ -23,7 +23,7 @@ pub(super) struct Planner<'g> {
     /// nodes computed by extern steps, with the reason
     externs: HashMap<NodeId, String>,
     /// materialized nodes (not inputs), with the reason
-    materialized: HashMap<NodeId, String>,
+    materialized: HashMap<NodeId, Reason>,
     /// identity views that extern steps read as their producer's buffer
     views_of: HashMap<NodeId, NodeId>,
     /// the strided ones among them (see [`strided_operand`])
@@ -53,7 +53,7 @@ impl<'g> Planner<'g> {
             }
         }
         let mut externs = HashMap::new();
-        let mut materialized: HashMap<NodeId, String> = HashMap::new();
+        let mut materialized: HashMap<NodeId, Reason> = HashMap::new();
         let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
         let mut extern_views: HashMap<NodeId, ExternView> = HashMap::new();
         // how many nodes each inlined value carries (the cost rule's size) and how deep
@@ -85,10 +85,13 @@ impl<'g> Planner<'g> {
                     if !matches!(graph.node(i).op, Op::Input(_)) {
                         materialized
                             .entry(i)
-                            .or_insert_with(|| format!("read by extern {} {n}", node.op.name()));
+                            .or_insert_with(|| Reason::ReadByExtern {
+                                op: node.op.name(),
+                                reader: n,
+                            });
                     }
                 }
-                materialized.insert(n, format!("computed by extern: {why}"));
+                materialized.insert(n, Reason::ComputedByExtern(why.clone()));
                 externs.insert(n, why);
                 continue;
             }
@@ -108,15 +111,13 @@ impl<'g> Planner<'g> {
                     && matches!(graph.node(p).op, Op::Reduce { .. } | Op::ArgReduce { .. })
                     && !spreads_over_rows(graph, p, l)
                 {
-                    materialized
-                        .entry(p)
-                        .or_insert_with(|| BROADCAST_REDUCTION.to_string());
+                    materialized.entry(p).or_insert(Reason::BroadcastReduction);
                 }
             }
             let uses = consumers.get(&n).copied().unwrap_or(0);
             let why = match &node.op {
                 Op::Input(_) => None,
-                Op::Softmax { .. } => Some("softmax kernel (rows of its own shape)".to_string()),
+                Op::Softmax { .. } => Some(Reason::SoftmaxKernel),
                 Op::Matmul => {
                     // Its operands are read once per output element they meet: a
                     // computed operand is stored first (through views, which stay
@@ -129,32 +130,30 @@ impl<'g> Planner<'g> {
                         if !matches!(graph.node(src).op, Op::Input(_)) {
                             materialized
                                 .entry(src)
-                                .or_insert_with(|| format!("read by matmul kernel {n}"));
+                                .or_insert(Reason::ReadByMatmulKernel(n));
                         }
                     }
-                    Some("matmul kernel (a reduction over the contracted dim)".to_string())
+                    Some(Reason::MatmulKernel)
                 }
-                Op::Cumsum { .. } | Op::Scan { .. } => {
-                    Some("scan kernel (rows of its own shape; no epilogue fusion)".to_string())
-                }
-                Op::Cat { .. } => Some("cat kernels (one per input slice)".to_string()),
+                Op::Cumsum { .. } | Op::Scan { .. } => Some(Reason::ScanKernel),
+                Op::Cat { .. } => Some(Reason::CatKernels),
                 Op::WriteView(_) if opts.fuse && folds_into_reader(graph, n, &readers, targets) => {
                     None
                 }
-                Op::WriteView(_) => Some(WRITE_VIEW_STORED.to_string()),
+                Op::WriteView(_) => Some(Reason::WriteViewStored),
                 Op::View(_) if !opts.fuse => None,
-                _ if !opts.fuse => Some("fusion off (LAZYFUSE_NOFUSE)".to_string()),
+                _ if !opts.fuse => Some(Reason::FusionOff),
                 Op::Reduce { .. } | Op::ArgReduce { .. } if uses >= 2 => {
-                    Some(format!("reduction read by {uses} consumers (cost rule)"))
+                    Some(Reason::ReductionReadBy(uses))
                 }
-                Op::Unary(u) if uses >= 2 && !cheap_unary(*u) => Some(format!(
-                    "transcendental read by {uses} consumers (cost rule)"
-                )),
-                Op::UnaryParam(p) if uses >= 2 && !cheap_unary_param(*p) => Some(format!(
-                    "transcendental read by {uses} consumers (cost rule)"
-                )),
+                Op::Unary(u) if uses >= 2 && !cheap_unary(*u) => {
+                    Some(Reason::TranscendentalReadBy(uses))
+                }
+                Op::UnaryParam(p) if uses >= 2 && !cheap_unary_param(*p) => {
+                    Some(Reason::TranscendentalReadBy(uses))
+                }
                 Op::Binary(b) if uses >= 2 && !cheap_binary(*b) => {
-                    Some(format!("expensive op read by {uses} consumers (cost rule)"))
+                    Some(Reason::ExpensiveReadBy(uses))
                 }
                 _ => None,
             };
@@ -186,10 +185,7 @@ impl<'g> Planner<'g> {
             if deep > PLANNED_DEPTH {
                 // Found here, not by the builder's bound: each bound the builder
                 // meets costs a restart of the whole schedule.
-                materialized.insert(
-                    n,
-                    format!("inlining deeper than {PLANNED_DEPTH} producers (recursion bound)"),
-                );
+                materialized.insert(n, Reason::DeeperThan(PLANNED_DEPTH));
                 continue;
             }
             depth.insert(n, deep);
@@ -203,9 +199,10 @@ impl<'g> Planner<'g> {
             if distinct >= 2 {
                 materialized.insert(
                     n,
-                    format!(
-                        "{size} inlined ops read by {distinct} consumers (cost rule: recomputing them per reader grows with depth)"
-                    ),
+                    Reason::InlinedOpsReadBy {
+                        size,
+                        consumers: distinct,
+                    },
                 );
             } else {
                 cone.insert(n, size);
@@ -213,9 +210,7 @@ impl<'g> Planner<'g> {
         }
         for (i, &t) in targets.iter().enumerate() {
             if !matches!(graph.node(t).op, Op::Input(_)) {
-                materialized
-                    .entry(t)
-                    .or_insert_with(|| format!("target t{i}"));
+                materialized.entry(t).or_insert(Reason::Target(i));
             }
         }
         Ok(Planner {
@@ -258,13 +253,13 @@ impl<'g> Planner<'g> {
                         return Err(format!("scheduler: {reduction} is already materialized"));
                     }
                     self.materialized
-                        .insert(reduction, BROADCAST_REDUCTION.to_string());
+                        .insert(reduction, Reason::BroadcastReduction);
                 }
                 Err(Fail::Split(w)) => {
                     if self.materialized.contains_key(&w) {
                         return Err(format!("scheduler: {w} is already materialized"));
                     }
-                    self.materialized.insert(w, WRITE_VIEW_STORED.to_string());
+                    self.materialized.insert(w, Reason::WriteViewStored);
                 }
                 Err(Fail::Merge) => return Err("scheduler: unexpected merge failure".into()),
                 Err(Fail::Error(e)) => return Err(e),
@@ -562,9 +557,6 @@ impl<'g> Planner<'g> {
     }
 }
 
-/// Why a write_view is stored.
-pub(super) const WRITE_VIEW_STORED: &str = "write_view (copy of the base, then stores)";
-
 /// Whether write_view `w` folds into its reader (see [`Builder::split`]): not a
 /// target, read once, by an elementwise op of its own shape. Its readers then
 /// never see the write as a buffer, and it costs no copy of the base.
@@ -585,10 +577,6 @@ pub(super) fn folds_into_reader(
             Op::Unary(_) | Op::UnaryParam(_) | Op::Binary(_) | Op::Where | Op::Cast
         )
 }
-
-/// Why a reduction read through a broadcast is stored.
-pub(crate) const BROADCAST_REDUCTION: &str =
-    "reduction result broadcast or permuted by its consumer (recomputing it would multiply its work)";
 
 /// Whether view `l` of reduction `r` spreads each result over the row it reduced,
 /// innermost dim included (the shape of `r`'s input, the reduced dims broadcast,
