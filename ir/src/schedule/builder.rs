@@ -3,7 +3,7 @@
 //! finished [`LoopKernel`].
 
 use super::{
-    canonical, flat, fold_cast, may_fail, merge_dims, tile_transposes, unravel, Aff, Fail, Reason,
+    canonical, flat, fold_cast, may_fail, merge_dims, tile_transposes, unravel, Fail, Reason,
     ROW_KERNEL_POINTS,
 };
 use crate::dtype::DType;
@@ -31,17 +31,18 @@ pub(super) struct Split {
     /// the write_view
     pub(super) write: NodeId,
     /// the point at which the root reads it (the root's own)
-    pub(super) at: Vec<Aff>,
+    pub(super) at: Vec<Affine>,
     /// over the written region: the written values' point (the kernel's loop
     /// variables); `None` over every point, where the base's values stand in
-    pub(super) region: Option<Vec<Aff>>,
+    pub(super) region: Option<Vec<Affine>>,
 }
 
 /// Whether two coordinate lists name the same point.
-pub(super) fn same_point(a: &[Aff], b: &[Aff]) -> bool {
+pub(super) fn same_point(a: &[Affine], b: &[Affine]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
-            x.off == y.off && (0..x.c.len().max(y.c.len())).all(|d| x.coef(d) == y.coef(d))
+            x.offset == y.offset
+                && (0..x.strides.len().max(y.strides.len())).all(|d| x.coef(d) == y.coef(d))
         })
 }
 
@@ -55,15 +56,15 @@ pub(crate) struct Builder {
     pub(crate) roots: Vec<NodeId>,
     params: Vec<Param>,
     pub(super) exprs: Vec<ExprNode>,
-    stores: Vec<(usize, Aff, ExprId)>,
+    stores: Vec<(usize, Affine, ExprId)>,
     /// expression hash-consing (debug text of expr, dtype and stage)
     interned: HashMap<String, ExprId>,
     /// (node, coords, inner phase) → value
-    pub(super) memo: HashMap<(NodeId, Vec<Aff>, Option<u32>), ExprId>,
+    pub(super) memo: HashMap<(NodeId, Vec<Affine>, Option<u32>), ExprId>,
     /// structural phase level of nodes (see [`Builder::level`])
     levels: HashMap<NodeId, u32>,
     /// the affine index of each Load expr (patched to full width at the end)
-    load_index: HashMap<u32, Aff>,
+    load_index: HashMap<u32, Affine>,
     nodes: Vec<NodeId>,
     /// the members of `nodes`
     noted: hashbrown::HashSet<NodeId>,
@@ -116,16 +117,16 @@ impl Builder {
     }
 
     /// The coordinates of the root's own elements: one loop var per non-1 dim.
-    pub(crate) fn identity_coords(shape: &[usize], first_dim: usize) -> Vec<Aff> {
+    pub(crate) fn identity_coords(shape: &[usize], first_dim: usize) -> Vec<Affine> {
         let mut k = first_dim;
         shape
             .iter()
             .map(|&s| {
                 if s == 1 {
-                    Aff::constant(0)
+                    Affine::constant(0)
                 } else {
                     k += 1;
-                    Aff::var(k - 1)
+                    Affine::var(k - 1)
                 }
             })
             .collect()
@@ -214,7 +215,7 @@ impl Builder {
         let f = src
             .iter()
             .zip(&layout.strides)
-            .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
+            .fold(Affine::constant(layout.offset as i64), |acc, (c, &s)| {
                 c.scaled_add(s as i64, &acc)
             });
         let at = unravel(&f, &wnode.shape, &dims)
@@ -238,7 +239,7 @@ impl Builder {
         &mut self,
         ctx: &Ctx,
         w: NodeId,
-        coords: &[Aff],
+        coords: &[Affine],
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
         let ins = ctx.graph.inputs(w);
@@ -279,12 +280,12 @@ impl Builder {
             })
             .collect();
         let mut next = var.iter();
-        let coords: Vec<Aff> = node
+        let coords: Vec<Affine> = node
             .shape
             .iter()
             .map(|&s| match s {
-                1 => Aff::constant(0),
-                _ => Aff::var(*next.next().expect("a var per non-1 dim")),
+                1 => Affine::constant(0),
+                _ => Affine::var(*next.next().expect("a var per non-1 dim")),
             })
             .collect();
         let last = b.level(ctx, n);
@@ -301,7 +302,7 @@ impl Builder {
     /// reduction over `red` (canonical sizes), read at `coords`, is computed once
     /// per row: the parallel dims `coords` do not use, innermost included, when
     /// this kernel may still take the row form (see [`Builder::start`]).
-    pub(crate) fn row_dims(&self, coords: &[Aff], red: &[usize]) -> Option<Vec<usize>> {
+    pub(crate) fn row_dims(&self, coords: &[Affine], red: &[usize]) -> Option<Vec<usize>> {
         let points: usize = self.parallel.iter().product();
         if !self.alone || self.red.is_some() || self.roots.len() != 1 || points > ROW_KERNEL_POINTS
         {
@@ -327,7 +328,7 @@ impl Builder {
         Ok(())
     }
 
-    pub(crate) fn store(&mut self, param: usize, idx: Aff, v: ExprId) {
+    pub(crate) fn store(&mut self, param: usize, idx: Affine, v: ExprId) {
         self.stores.push((param, idx, v));
     }
 
@@ -368,19 +369,19 @@ impl Builder {
 
     /// Whether every load of `buf` is at exactly `idx` with no data-dependent term
     /// (each point reads only the element it stores: no store hazard).
-    pub(crate) fn loads_only_at(&self, buf: BufId, idx: &Aff) -> bool {
+    pub(crate) fn loads_only_at(&self, buf: BufId, idx: &Affine) -> bool {
         let Some(p) = self.params.iter().position(|q| q.buf == buf) else {
             return true;
         };
         let nd = self.dims().len();
-        let want = idx.to_affine(nd);
+        let want = idx.over(nd);
         self.exprs.iter().enumerate().all(|(i, e)| match &e.expr {
             Expr::Load { param, dynamic, .. } if *param == p => {
                 dynamic.is_none()
                     && self
                         .load_index
                         .get(&(i as u32))
-                        .is_some_and(|a| a.to_affine(nd) == want)
+                        .is_some_and(|a| a.over(nd) == want)
             }
             _ => true,
         })
@@ -403,8 +404,8 @@ impl Builder {
     }
 
     /// Whether an index uses a reduction loop variable.
-    pub(super) fn is_inner(&self, a: &Aff) -> bool {
-        a.uses_from(self.n_parallel())
+    pub(super) fn is_inner(&self, a: &Affine) -> bool {
+        !a.ignores_from(self.n_parallel())
     }
 
     /// Whether a reduction dim is empty: then even a read the reduction loops do not
@@ -465,7 +466,7 @@ impl Builder {
         &mut self,
         ctx: &Ctx,
         buf: BufId,
-        idx: Aff,
+        idx: Affine,
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
         let p = self.readable_param(ctx, buf)?;
@@ -483,7 +484,7 @@ impl Builder {
         &mut self,
         ctx: &Ctx,
         buf: BufId,
-        idx: Aff,
+        idx: Affine,
         dynamic: DynIndex,
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
@@ -509,7 +510,13 @@ impl Builder {
 
     /// The load expression of param `p` at `idx` (+ `dynamic`) at `stage`, interned;
     /// its affine index is resolved when the kernel is finished (`load_index`).
-    fn push_load(&mut self, p: usize, idx: Aff, dynamic: Option<DynIndex>, stage: Stage) -> ExprId {
+    fn push_load(
+        &mut self,
+        p: usize,
+        idx: Affine,
+        dynamic: Option<DynIndex>,
+        stage: Stage,
+    ) -> ExprId {
         crate::work::add(1);
         let dtype = self.params[p].dtype;
         let key = format!("load {p} {idx:?} {dynamic:?}|{stage}");
@@ -569,9 +576,9 @@ impl Builder {
     }
 
     /// The value of an affine index as an `int64` expression.
-    pub(crate) fn affine_value(&mut self, a: &Aff, phase: Option<u32>) -> Result<ExprId, Fail> {
-        let mut acc = self.constant(Const::Int(a.off as i128), DType::I64);
-        for d in 0..a.c.len() {
+    pub(crate) fn affine_value(&mut self, a: &Affine, phase: Option<u32>) -> Result<ExprId, Fail> {
+        let mut acc = self.constant(Const::Int(a.offset as i128), DType::I64);
+        for d in 0..a.strides.len() {
             let k = a.coef(d);
             if k == 0 {
                 continue;
@@ -670,11 +677,11 @@ impl Builder {
 
     /// Which parallel dims `coords` read, when each coordinate is a constant or a
     /// distinct parallel loop variable with coefficient ±1 (`None` otherwise).
-    fn parallel_vars_read(&self, coords: &[Aff]) -> Option<Vec<bool>> {
+    fn parallel_vars_read(&self, coords: &[Affine]) -> Option<Vec<bool>> {
         let np = self.n_parallel();
         let mut used = vec![false; np];
         for c in coords {
-            let vars: Vec<usize> = (0..c.c.len()).filter(|&d| c.coef(d) != 0).collect();
+            let vars: Vec<usize> = (0..c.strides.len()).filter(|&d| c.coef(d) != 0).collect();
             match vars.as_slice() {
                 [] => {}
                 [d] if *d < np && c.coef(*d).abs() == 1 && !used[*d] => used[*d] = true,
@@ -687,7 +694,7 @@ impl Builder {
     /// Checks that a reduction inlined at `coords` is computed once per parallel
     /// point (each coordinate a distinct parallel loop variable, or a constant, and
     /// every parallel dim used): otherwise recomputing it would multiply its work.
-    pub(crate) fn once_per_point(&self, coords: &[Aff]) -> bool {
+    pub(crate) fn once_per_point(&self, coords: &[Affine]) -> bool {
         let Some(used) = self.parallel_vars_read(coords) else {
             return false;
         };
@@ -713,7 +720,7 @@ impl Builder {
         let mut exprs = self.exprs;
         for (id, idx) in &self.load_index {
             if let Expr::Load { index, .. } = &mut exprs[*id as usize].expr {
-                *index = idx.to_affine(nd);
+                *index = idx.over(nd);
             }
         }
         let mut k = LoopKernel {
@@ -728,7 +735,7 @@ impl Builder {
                 .into_iter()
                 .map(|(param, idx, value)| StoreOp {
                     param,
-                    index: idx.to_affine(nd),
+                    index: idx.over(nd),
                     value,
                 })
                 .collect(),

@@ -2,7 +2,7 @@
 //! kernel, inlined from its producers unless they are materialized, with constant
 //! casts folded as the interpreter computes them.
 
-use super::{flat, unravel, Aff, Builder, Ctx, Fail, Reason, MAX_DEPTH, MAX_EXPRS};
+use super::{flat, unravel, Affine, Builder, Ctx, Fail, Reason, MAX_DEPTH, MAX_EXPRS};
 use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::kernel::{Const, Expr, ExprId};
@@ -15,7 +15,7 @@ impl Builder {
         &mut self,
         ctx: &Ctx,
         n: NodeId,
-        coords: &[Aff],
+        coords: &[Affine],
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
         crate::work::add(1);
@@ -57,7 +57,7 @@ impl Builder {
         &mut self,
         ctx: &Ctx,
         n: NodeId,
-        coords: &[Aff],
+        coords: &[Affine],
         phase: Option<u32>,
     ) -> Result<ExprId, Fail> {
         let node = ctx.graph.node(n);
@@ -139,7 +139,7 @@ impl Builder {
                 let f = coords
                     .iter()
                     .zip(&layout.strides)
-                    .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
+                    .fold(Affine::constant(layout.offset as i64), |acc, (c, &s)| {
                         c.scaled_add(s as i64, &acc)
                     });
                 let here = self.roots.contains(&p);
@@ -159,12 +159,12 @@ impl Builder {
             }
             Op::Flip { axes } => {
                 let shape = &node.shape;
-                let pc: Vec<Aff> = coords
+                let pc: Vec<Affine> = coords
                     .iter()
                     .enumerate()
                     .map(|(d, c)| {
                         if axes.contains(&d) {
-                            c.scaled_add(-1, &Aff::constant(shape[d] as i64 - 1))
+                            c.scaled_add(-1, &Affine::constant(shape[d] as i64 - 1))
                         } else {
                             c.clone()
                         }

@@ -21,7 +21,7 @@ use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::kernel::{Accum, Const, DynIndex, Expr, ExprId, IndexError, MathMode, ScanAccum};
 use crate::op::{ArgReduceOp, BinaryOp, Op, ReduceOp, ScanOp, UnaryOp};
-use crate::schedule::{canonical, flat, Aff, Builder, Ctx, Fail, Reason};
+use crate::schedule::{canonical, flat, Affine, Builder, Ctx, Fail, Reason};
 
 /// The interpreter's accumulation type of a float dtype (`FloatStore::A`).
 fn acc(d: DType) -> DType {
@@ -143,7 +143,7 @@ pub(crate) fn reduce(
     b: &mut Builder,
     ctx: &Ctx,
     n: NodeId,
-    coords: &[Aff],
+    coords: &[Affine],
     phase: Option<u32>,
 ) -> Result<ExprId, Fail> {
     let g = ctx.graph;
@@ -191,9 +191,9 @@ pub(crate) fn reduce(
     for (d, &s) in xshape.iter().enumerate() {
         if axes.contains(&d) {
             if s == 1 {
-                xc.push(Aff::constant(0));
+                xc.push(Affine::constant(0));
             } else {
-                xc.push(Aff::var(next_red));
+                xc.push(Affine::var(next_red));
                 next_red += 1;
             }
             if keepdim {
@@ -201,9 +201,9 @@ pub(crate) fn reduce(
             }
         } else {
             let c = if matches!(node.op, Op::ArgReduce { axis: None, .. }) {
-                Aff::constant(0)
+                Affine::constant(0)
             } else {
-                coords.get(next_out).cloned().unwrap_or(Aff::constant(0))
+                coords.get(next_out).cloned().unwrap_or(Affine::constant(0))
             };
             xc.push(c);
             next_out += 1;
@@ -426,7 +426,7 @@ pub(crate) fn scan_accum(op: &Op) -> Option<(ScanAccum, usize)> {
 /// A kernel over the rows of `shape` along `axis`: the other non-1 dims are
 /// parallel, the axis (when not 1) is the reduction dim. Returns the builder and
 /// the coordinates of element `(parallel point, reduction point)` of `shape`.
-fn row_kernel(shape: &[usize], axis: usize, n: NodeId) -> (Builder, Vec<Aff>) {
+fn row_kernel(shape: &[usize], axis: usize, n: NodeId) -> (Builder, Vec<Affine>) {
     let others: Vec<usize> = (0..shape.len())
         .filter(|&d| d != axis)
         .map(|d| shape[d])
@@ -435,17 +435,17 @@ fn row_kernel(shape: &[usize], axis: usize, n: NodeId) -> (Builder, Vec<Aff>) {
     b.set_red(canonical(&[shape[axis]]));
     let np = b.parallel.len();
     let mut next = 0;
-    let xc: Vec<Aff> = shape
+    let xc: Vec<Affine> = shape
         .iter()
         .enumerate()
         .map(|(d, &s)| {
             if s == 1 {
-                Aff::constant(0)
+                Affine::constant(0)
             } else if d == axis {
-                Aff::var(np)
+                Affine::var(np)
             } else {
                 next += 1;
-                Aff::var(next - 1)
+                Affine::var(next - 1)
             }
         })
         .collect();
@@ -466,7 +466,7 @@ fn scan_kernel(ctx: &Ctx, n: NodeId, op: ScanAccum, axis: usize) -> Result<Build
         xnode.shape.clone()
     };
     let (mut b, xc) = row_kernel(&shape, axis, n);
-    let gen_xc: Vec<Aff> = if xnode.shape.is_empty() {
+    let gen_xc: Vec<Affine> = if xnode.shape.is_empty() {
         vec![]
     } else {
         xc.clone()
@@ -489,7 +489,7 @@ pub(crate) fn indexing(
     b: &mut Builder,
     ctx: &Ctx,
     n: NodeId,
-    coords: &[Aff],
+    coords: &[Affine],
     phase: Option<u32>,
 ) -> Result<ExprId, Fail> {
     let g = ctx.graph;
@@ -507,8 +507,8 @@ pub(crate) fn indexing(
     if strides.is_empty() {
         strides.push(0);
     }
-    let c: Vec<Aff> = if coords.is_empty() {
-        vec![Aff::constant(0)]
+    let c: Vec<Affine> = if coords.is_empty() {
+        vec![Affine::constant(0)]
     } else {
         coords.to_vec()
     };
@@ -516,7 +516,7 @@ pub(crate) fn indexing(
     let others = |axis: usize| {
         (0..xs.len())
             .filter(|&d| d != axis)
-            .fold(Aff::constant(off), |acc, d| {
+            .fold(Affine::constant(off), |acc, d| {
                 c[d].scaled_add(strides[d], &acc)
             })
     };
@@ -566,7 +566,7 @@ pub(crate) fn indexing(
                 wrap: true,
                 error: IndexError::Take,
             };
-            b.load_dyn(ctx, buf, Aff::constant(off), dynamic, phase)
+            b.load_dyn(ctx, buf, Affine::constant(off), dynamic, phase)
         }
         other => Err(Fail::Error(format!(
             "{} is not an indexing op",
@@ -591,7 +591,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 xnode.shape.clone()
             };
             let (mut b, xc) = row_kernel(&shape, *axis, n);
-            let gen_xc: Vec<Aff> = if xnode.shape.is_empty() {
+            let gen_xc: Vec<Affine> = if xnode.shape.is_empty() {
                 vec![]
             } else {
                 xc.clone()
@@ -691,7 +691,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                     let coords = Builder::identity_coords(&shape, 0);
                     let v = b.gen(ctx, i, &coords, None)?;
                     let mut oc = coords.clone();
-                    oc[*axis] = oc[*axis].scaled_add(1, &Aff::constant(start as i64));
+                    oc[*axis] = oc[*axis].scaled_add(1, &Affine::constant(start as i64));
                     let p = b.param(out_buf, ctx, true);
                     b.store(p, flat(&node.shape, &oc), v);
                     b.note_node(ctx, n);
@@ -727,7 +727,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 let idx = coords
                     .iter()
                     .zip(&layout.strides)
-                    .fold(Aff::constant(layout.offset as i64), |acc, (c, &s)| {
+                    .fold(Affine::constant(layout.offset as i64), |acc, (c, &s)| {
                         c.scaled_add(s as i64, &acc)
                     });
                 // Reading the destination is sound only in place, and only where each

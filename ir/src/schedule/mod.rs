@@ -88,7 +88,8 @@ mod rewrite;
 #[cfg(test)]
 mod tests;
 
-use affine::{canonical, flat, unravel, Aff};
+use crate::kernel::Affine;
+use affine::{canonical, flat, unravel};
 use builder::{Builder, Ctx, Split};
 use cost::arith_dtype;
 pub use cost::{cheap_binary, cheap_unary, cheap_unary_param, expensive};

@@ -61,8 +61,11 @@ fn matmul_is_extern_or_a_kernel_as_the_options_say() {
     }
 }
 
-fn aff(off: i64, c: &[i64]) -> Aff {
-    Aff { off, c: c.to_vec() }
+fn aff(off: i64, c: &[i64]) -> Affine {
+    Affine {
+        offset: off,
+        strides: c.to_vec(),
+    }
 }
 
 #[test]
@@ -91,6 +94,6 @@ fn canonical_drops_size_one_dims() {
     assert_eq!(canonical(&[1, 4, 1, 0]), vec![4, 0]);
     assert_eq!(
         Builder::identity_coords(&[1, 4, 3], 0),
-        vec![aff(0, &[]), Aff::var(0), Aff::var(1)]
+        vec![aff(0, &[]), Affine::var(0), Affine::var(1)]
     );
 }
