@@ -219,7 +219,7 @@ fn run_kernel(k: &LoopKernel, bufs: &mut [Option<Arc<Buffer>>]) -> Result<()> {
                 index: idx,
                 dynamic,
             } => {
-                let p = &k.params[*param];
+                let p = &k.params[param.index()];
                 let src = match &bufs[p.buf.0 as usize] {
                     Some(b) => b.clone(),
                     None => Arc::new(Buffer::zeros(p.dtype, p.len)),
@@ -327,7 +327,7 @@ fn run_kernel(k: &LoopKernel, bufs: &mut [Option<Arc<Buffer>>]) -> Result<()> {
                     .map_err(|_| Error::Malformed(format!("kernel {} stores at {o}", k.name)))
             })
             .collect::<Result<Vec<_>>>()?;
-        let dst = outs.get_mut(&s.param).ok_or_else(|| {
+        let dst = outs.get_mut(&s.param.index()).ok_or_else(|| {
             Error::Malformed(format!("kernel {}: store into a read param", k.name))
         })?;
         scatter(dst, &offs, &vals[s.value.0 as usize])?;

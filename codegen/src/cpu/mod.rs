@@ -310,7 +310,9 @@ fn translated(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lazyfuse_ir::kernel::{Affine, BufId, Expr, ExprId, ExprNode, Param, Stage, StoreOp};
+    use lazyfuse_ir::kernel::{
+        Affine, BufId, Expr, ExprId, ExprNode, Param, ParamId, Stage, StoreOp,
+    };
     use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 
     /// `out[i] = tanh(x[i]) + x[i]` over 8 points.
@@ -345,7 +347,7 @@ mod tests {
             n_parallel: 1,
             exprs: vec![
                 node(Expr::Load {
-                    param: 0,
+                    param: ParamId(0),
                     index: index.clone(),
                     dynamic: None,
                 }),
@@ -360,7 +362,7 @@ mod tests {
                 }),
             ],
             stores: vec![StoreOp {
-                param: 1,
+                param: ParamId(1),
                 index,
                 value: ExprId(2),
             }],

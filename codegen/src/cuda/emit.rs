@@ -267,10 +267,10 @@ impl Emit<'_> {
             ) = (self.needed[i], &k.exprs[i].expr)
             {
                 if ix.strides[np - 1] == 1 {
-                    let t = storage(k.params[*param].dtype)?;
+                    let t = storage(k.params[param.index()].dtype)?;
                     let at = index(ix, sfx);
                     self.line(format!(
-                        "const lf_v4<{t}> L{i} = lf_vload4(&p{param}[{at}]);"
+                        "const lf_v4<{t}> L{i} = lf_vload4(&{param}[{at}]);"
                     ));
                 }
             }
@@ -285,14 +285,14 @@ impl Emit<'_> {
         }
         self.lane = None;
         for st in &k.stores {
-            let dt = k.params[st.param].dtype;
+            let dt = k.params[st.param.index()].dtype;
             let t = storage(dt)?;
             let lanes: Vec<String> = (0..LANES)
                 .map(|l| stored_bits(&format!("v{}_{l}", st.value.0), dt))
                 .collect();
             let at = index(&st.index, sfx);
             self.line(format!(
-                "lf_vstore4(&p{}[{at}], lf_v4<{t}>{{{{{}}}}});",
+                "lf_vstore4(&{}[{at}], lf_v4<{t}>{{{{{}}}}});",
                 st.param,
                 lanes.join(", ")
             ));
@@ -369,10 +369,10 @@ impl Emit<'_> {
             ""
         };
         for s in stores {
-            let dt = self.k.params[s.param].dtype;
+            let dt = self.k.params[s.param.index()].dtype;
             let bits = stored_bits(&format!("v{}", s.value.0), dt);
             let idx = index(&s.index, self.suffix());
-            self.line(format!("{guard}p{}[{idx}] = {bits};", s.param));
+            self.line(format!("{guard}{}[{idx}] = {bits};", s.param));
         }
         Ok(())
     }
@@ -395,7 +395,7 @@ impl Emit<'_> {
                         Some(l) if ix.strides[self.k.n_parallel - 1] == 1 => {
                             lane_value(&format!("L{i}.v[{l}]"), dt)
                         }
-                        _ => load(param, &base, dt),
+                        _ => load(param.index(), &base, dt),
                     };
                     let name = self.var(i);
                     self.line(format!("const {ty} {name} = {v};"));
@@ -421,7 +421,7 @@ impl Emit<'_> {
                 self.line(format!("{ty} v{i};"));
                 self.open(format!("if ((u64)x{i} < {}ull)", d.size));
                 let at = format!("{base} + x{i} * {}ll", d.stride);
-                let v = load(param, &at, dt);
+                let v = load(param.index(), &at, dt);
                 self.line(format!("v{i} = {v};"));
                 self.depth -= 1;
                 self.open("} else");

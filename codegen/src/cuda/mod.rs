@@ -34,9 +34,9 @@
 //!
 //! ```
 //! use lazyfuse_codegen::cuda::kernel_source;
-//! use lazyfuse_ir::kernel::{Affine, Expr, ExprNode, LoopKernel, MathMode, Param, Stage, StoreOp, BufId, ExprId};
+//! use lazyfuse_ir::kernel::{Affine, Expr, ExprNode, LoopKernel, MathMode, Param, Stage, StoreOp, BufId, ExprId, ParamId};
 //! use lazyfuse_ir::{DType, UnaryOp};
-//! let load = Expr::Load { param: 0, index: Affine { offset: 0, strides: vec![1] }, dynamic: None };
+//! let load = Expr::Load { param: ParamId(0), index: Affine { offset: 0, strides: vec![1] }, dynamic: None };
 //! let k = LoopKernel {
 //!     name: "k0_exp".into(),
 //!     nodes: vec![],
@@ -50,7 +50,7 @@
 //!         ExprNode { expr: load, dtype: DType::F32, stage: Stage::Outer(0) },
 //!         ExprNode { expr: Expr::Unary { op: UnaryOp::Exp, x: ExprId(0) }, dtype: DType::F32, stage: Stage::Outer(0) },
 //!     ],
-//!     stores: vec![StoreOp { param: 1, index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
+//!     stores: vec![StoreOp { param: ParamId(1), index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
 //! };
 //! let src = kernel_source(&k, MathMode::Fast).unwrap();
 //! // contiguous and a multiple of four points: groups of four, one vector load each

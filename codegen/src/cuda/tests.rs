@@ -1,7 +1,7 @@
 //! The CUDA generator's unit tests.
 
 use super::*;
-use lazyfuse_ir::kernel::{Affine, Expr, Stage, StoreOp};
+use lazyfuse_ir::kernel::{Affine, Expr, ParamId, Stage, StoreOp};
 use lazyfuse_ir::DType;
 
 #[test]
@@ -43,7 +43,7 @@ fn strided_copy(n: usize, stride: i64) -> LoopKernel {
         n_parallel: 1,
         exprs: vec![ExprNode {
             expr: Expr::Load {
-                param: 0,
+                param: ParamId(0),
                 index: Affine {
                     offset: 0,
                     strides: vec![stride],
@@ -54,7 +54,7 @@ fn strided_copy(n: usize, stride: i64) -> LoopKernel {
             stage: Stage::Outer(0),
         }],
         stores: vec![StoreOp {
-            param: 1,
+            param: ParamId(1),
             index: Affine {
                 offset: 0,
                 strides: vec![1],

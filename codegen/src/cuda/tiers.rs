@@ -33,7 +33,7 @@ pub(super) fn vectorizes(k: &LoopKernel) -> bool {
             dynamic,
         } => {
             dynamic.is_none()
-                && !written.contains(&k.params[*param].buf)
+                && !written.contains(&k.params[param.index()].buf)
                 && match index.strides[last] {
                     0 => true,
                     1 => aligned(index),

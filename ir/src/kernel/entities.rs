@@ -26,6 +26,29 @@ impl fmt::Display for ExprId {
     }
 }
 
+/// Index of a param of a [`LoopKernel`](super::LoopKernel) (one of the buffers it
+/// reads or writes, [`LoopKernel::params`](super::LoopKernel::params)).
+///
+/// ```
+/// use lazyfuse_ir::kernel::ParamId;
+/// assert_eq!((ParamId(2).to_string(), ParamId(2).index()), ("p2".to_string(), 2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
+
+impl ParamId {
+    /// The position in [`LoopKernel::params`](super::LoopKernel::params).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ParamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "p{}", self.0)
+    }
+}
+
 /// Where a buffer of a schedule comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BufKind {
@@ -71,8 +94,8 @@ pub struct Param {
 /// A store of `value` at `index` of param `param`, at the value's stage.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StoreOp {
-    /// index into [`LoopKernel::params`](super::LoopKernel::params)
-    pub param: usize,
+    /// the param stored into
+    pub param: ParamId,
     /// where
     pub index: Affine,
     /// what (its dtype is the param's)

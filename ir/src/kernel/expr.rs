@@ -1,7 +1,7 @@
 //! The expression DAG of a loop kernel: constants, accumulators, scans, the
 //! expression ops, and the stage each expression is evaluated at.
 
-use super::{Affine, DynIndex, ExprId};
+use super::{Affine, DynIndex, ExprId, ParamId};
 use crate::dtype::DType;
 use crate::op::{BinaryOp, UnaryOp, UnaryParamOp};
 use std::fmt;
@@ -102,8 +102,8 @@ impl ScanAccum {
 pub enum Expr {
     /// The element of param `param` at `index` (plus `dynamic`).
     Load {
-        /// index into [`LoopKernel::params`](super::LoopKernel::params)
-        param: usize,
+        /// the param read
+        param: ParamId,
         /// the affine part of the index
         index: Affine,
         /// a data-dependent part, for gather-like reads

@@ -80,7 +80,7 @@ mod tests;
 mod verify;
 
 pub use affine::{Affine, DynIndex, IndexError};
-pub use entities::{BufDecl, BufId, BufKind, ExprId, Param, StoreOp};
+pub use entities::{BufDecl, BufId, BufKind, ExprId, Param, ParamId, StoreOp};
 pub use expr::{Accum, Const, Expr, ExprNode, ScanAccum, Stage};
 pub use program::{ExternStep, ExternView, LoopKernel, MathMode, Schedule, Step};
 pub use status::{Status, STATUS_SLOTS};

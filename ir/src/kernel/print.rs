@@ -46,7 +46,7 @@ impl LoopKernel {
             );
         }
         for s in &self.stores {
-            let _ = writeln!(out, "  store p{}[{}] = {}", s.param, s.index, s.value);
+            let _ = writeln!(out, "  store {}[{}] = {}", s.param, s.index, s.value);
         }
         out
     }
@@ -119,9 +119,9 @@ pub(super) fn expr_text(e: &Expr) -> String {
             index,
             dynamic,
         } => match dynamic {
-            None => format!("load p{param}[{index}]"),
+            None => format!("load {param}[{index}]"),
             Some(d) => format!(
-                "load p{param}[{index} + {}({}, {})*{}; {}]",
+                "load {param}[{index} + {}({}, {})*{}; {}]",
                 if d.wrap { "wrap" } else { "check" },
                 d.value,
                 d.size,

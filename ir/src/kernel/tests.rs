@@ -24,7 +24,7 @@ fn gather(table_len: usize, size: u64, stride: i64, wrap: bool) -> LoopKernel {
         exprs: vec![
             ExprNode {
                 expr: Expr::Load {
-                    param: 1,
+                    param: ParamId(1),
                     index: Affine {
                         offset: 0,
                         strides: vec![1],
@@ -36,7 +36,7 @@ fn gather(table_len: usize, size: u64, stride: i64, wrap: bool) -> LoopKernel {
             },
             ExprNode {
                 expr: Expr::Load {
-                    param: 0,
+                    param: ParamId(0),
                     index: Affine {
                         offset: 0,
                         strides: vec![0],
@@ -54,7 +54,7 @@ fn gather(table_len: usize, size: u64, stride: i64, wrap: bool) -> LoopKernel {
             },
         ],
         stores: vec![StoreOp {
-            param: 2,
+            param: ParamId(2),
             index: Affine {
                 offset: 0,
                 strides: vec![1],

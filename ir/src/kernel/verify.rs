@@ -30,7 +30,9 @@
 //! shape per input, each view inside its buffer, and an output buffer of its
 //! dtype and element count.
 
-use super::{Accum, Affine, BufId, BufKind, Expr, ExprId, LoopKernel, Schedule, Stage, Step};
+use super::{
+    Accum, Affine, BufId, BufKind, Expr, ExprId, LoopKernel, ParamId, Schedule, Stage, Step,
+};
 use crate::dtype::DType;
 
 impl LoopKernel {
@@ -51,11 +53,11 @@ impl LoopKernel {
     ///     dims: vec![2, 3],
     ///     n_parallel: 2,
     ///     exprs: vec![ExprNode {
-    ///         expr: Expr::Load { param: 0, index: Affine { offset: 0, strides: vec![1, 2] }, dynamic: None },
+    ///         expr: Expr::Load { param: ParamId(0), index: Affine { offset: 0, strides: vec![1, 2] }, dynamic: None },
     ///         dtype: DType::F32,
     ///         stage: Stage::Outer(0),
     ///     }],
-    ///     stores: vec![StoreOp { param: 1, index: Affine { offset: 0, strides: vec![3, 1] }, value: ExprId(0) }],
+    ///     stores: vec![StoreOp { param: ParamId(1), index: Affine { offset: 0, strides: vec![3, 1] }, value: ExprId(0) }],
     /// };
     /// assert!(k.verify().is_ok());
     /// let mut bad = k.clone();
@@ -82,16 +84,17 @@ impl LoopKernel {
             _ => &self.dims[..],
         };
         let check_index = |what: &str,
-                           p: usize,
+                           p: ParamId,
                            index: &Affine,
                            stage: Stage,
                            extra: Option<Option<(i128, i128)>>| {
-            let param = self.params.get(p).ok_or_else(|| {
-                format!("kernel {name}: {what} names param p{p}, which is absent")
-            })?;
+            let param = self
+                .params
+                .get(p.index())
+                .ok_or_else(|| format!("kernel {name}: {what} names param {p}, which is absent"))?;
             if index.strides.len() != nd {
                 return Err(format!(
-                    "kernel {name}: {what} of p{p} has {} strides for {nd} dims",
+                    "kernel {name}: {what} of {p} has {} strides for {nd} dims",
                     index.strides.len()
                 ));
             }
@@ -99,7 +102,7 @@ impl LoopKernel {
                 let (dlo, dhi) = extra.unwrap_or((0, 0));
                 if lo + dlo < 0 || hi + dhi >= param.len as i128 {
                     return Err(format!(
-                        "kernel {name}: {what} of p{p} reaches [{}, {}], out of bounds of its {} elements",
+                        "kernel {name}: {what} of {p} reaches [{}, {}], out of bounds of its {} elements",
                         lo + dlo,
                         hi + dhi,
                         param.len
@@ -256,7 +259,7 @@ impl LoopKernel {
             let p = check_index("store", s.param, &s.index, v.stage, Some(None))?;
             if !p.writes {
                 return Err(format!(
-                    "kernel {name}: store {j} into read-only p{}",
+                    "kernel {name}: store {j} into read-only {}",
                     s.param
                 ));
             }

@@ -10,7 +10,7 @@ use crate::dtype::DType;
 use crate::graph::{Graph, NodeId};
 use crate::kernel::{
     Affine, BufDecl, BufId, Const, DynIndex, Expr, ExprId, ExprNode, LoopKernel, MathMode, Param,
-    Stage, StoreOp,
+    ParamId, Stage, StoreOp,
 };
 use crate::op::{BinaryOp, Op};
 use crate::shape::contiguous_strides;
@@ -376,7 +376,7 @@ impl Builder {
         let nd = self.dims().len();
         let want = idx.over(nd);
         self.exprs.iter().enumerate().all(|(i, e)| match &e.expr {
-            Expr::Load { param, dynamic, .. } if *param == p => {
+            Expr::Load { param, dynamic, .. } if param.index() == p => {
                 dynamic.is_none()
                     && self
                         .load_index
@@ -526,7 +526,7 @@ impl Builder {
         let id = ExprId(self.exprs.len() as u32);
         self.exprs.push(ExprNode {
             expr: Expr::Load {
-                param: p,
+                param: ParamId(p as u32),
                 index: Affine {
                     offset: 0,
                     strides: vec![],
@@ -734,7 +734,7 @@ impl Builder {
                 .stores
                 .into_iter()
                 .map(|(param, idx, value)| StoreOp {
-                    param,
+                    param: ParamId(param as u32),
                     index: idx.over(nd),
                     value,
                 })

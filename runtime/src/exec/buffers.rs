@@ -106,7 +106,7 @@ pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
             // A load through any param naming the same buffer reads it.
             .any(|e| {
                 matches!(e.expr, Expr::Load { param, .. }
-                if k.params.get(param).is_none_or(|q| q.buf == p.buf))
+                if k.params.get(param.index()).is_none_or(|q| q.buf == p.buf))
             })
     {
         return false;
@@ -119,5 +119,5 @@ pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
     }
     k.stores
         .iter()
-        .any(|s| s.param == i && s.index.offset == 0 && s.index.strides == row_major)
+        .any(|s| s.param.index() == i && s.index.offset == 0 && s.index.strides == row_major)
 }

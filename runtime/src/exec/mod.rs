@@ -103,10 +103,10 @@ enum Slot {
 ///     dims: vec![3],
 ///     n_parallel: 1,
 ///     exprs: vec![
-///         ExprNode { expr: Expr::Load { param: 0, index: Affine { offset: 0, strides: vec![1] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
+///         ExprNode { expr: Expr::Load { param: ParamId(0), index: Affine { offset: 0, strides: vec![1] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
 ///         ExprNode { expr: Expr::Binary { op: lazyfuse_ir::BinaryOp::Add, a: ExprId(0), b: ExprId(0) }, dtype: DType::I32, stage: Stage::Outer(0) },
 ///     ],
-///     stores: vec![StoreOp { param: 1, index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
+///     stores: vec![StoreOp { param: ParamId(1), index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
 /// };
 /// let schedule = Schedule {
 ///     buffers: vec![
@@ -151,10 +151,10 @@ pub fn run(
 ///     dims: vec![],
 ///     n_parallel: 0,
 ///     exprs: vec![
-///         ExprNode { expr: Expr::Load { param: 0, index: Affine { offset: 1, strides: vec![] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
+///         ExprNode { expr: Expr::Load { param: ParamId(0), index: Affine { offset: 1, strides: vec![] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
 ///         ExprNode { expr: Expr::Binary { op: lazyfuse_ir::BinaryOp::Add, a: ExprId(0), b: ExprId(0) }, dtype: DType::I32, stage: Stage::Outer(0) },
 ///     ],
-///     stores: vec![StoreOp { param: 0, index: Affine { offset: 1, strides: vec![] }, value: ExprId(1) }],
+///     stores: vec![StoreOp { param: ParamId(0), index: Affine { offset: 1, strides: vec![] }, value: ExprId(1) }],
 /// };
 /// let schedule = Schedule {
 ///     buffers: vec![BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Donated(InputId(0)) }],

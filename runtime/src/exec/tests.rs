@@ -2,7 +2,7 @@
 
 use super::loops::{chunk_count, MIN_WORK_PER_CHUNK};
 use super::*;
-use lazyfuse_ir::kernel::{Affine, BufId, Expr, LoopKernel};
+use lazyfuse_ir::kernel::{Affine, BufId, Expr, LoopKernel, ParamId};
 
 #[test]
 fn small_loops_are_one_chunk_and_large_ones_split() {
@@ -41,7 +41,7 @@ fn add_kernel(out_buf: u32, store: Affine) -> LoopKernel {
         exprs: vec![
             ExprNode {
                 expr: Expr::Load {
-                    param: 0,
+                    param: ParamId(0),
                     index: Affine {
                         offset: 0,
                         strides: vec![3, 1],
@@ -62,7 +62,7 @@ fn add_kernel(out_buf: u32, store: Affine) -> LoopKernel {
             },
         ],
         stores: vec![StoreOp {
-            param: 1,
+            param: ParamId(1),
             index: store,
             value: ExprId(1),
         }],

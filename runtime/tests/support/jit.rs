@@ -6,7 +6,7 @@
 use half::{bf16, f16};
 use lazyfuse_codegen::cpu::{CodegenError, CpuModule};
 use lazyfuse_ir::kernel::{
-    Affine, BufId, DynIndex, Expr, ExprId, ExprNode, LoopKernel, Param, Stage, StoreOp,
+    Affine, BufId, DynIndex, Expr, ExprId, ExprNode, LoopKernel, Param, ParamId, Stage, StoreOp,
     STATUS_SLOTS,
 };
 use lazyfuse_ir::{DType, Graph, InputId, Op};
@@ -60,7 +60,7 @@ impl Kb {
         let dtype = self.k.params[p].dtype;
         self.push(
             Expr::Load {
-                param: p,
+                param: ParamId(p as u32),
                 index: Affine {
                     offset,
                     strides: strides.to_vec(),
@@ -77,7 +77,7 @@ impl Kb {
         let dtype = self.k.params[p].dtype;
         self.push(
             Expr::Load {
-                param: p,
+                param: ParamId(p as u32),
                 index: Affine {
                     offset: 0,
                     strides: strides.to_vec(),
@@ -92,7 +92,7 @@ impl Kb {
     /// A store of `v` into param `p`.
     pub fn store(&mut self, p: usize, offset: i64, strides: &[i64], v: ExprId) {
         self.k.stores.push(StoreOp {
-            param: p,
+            param: ParamId(p as u32),
             index: Affine {
                 offset,
                 strides: strides.to_vec(),

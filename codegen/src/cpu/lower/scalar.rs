@@ -161,7 +161,7 @@ impl Lower<'_, '_> {
                 dynamic,
             } => {
                 let Some(d) = dynamic else {
-                    let addr = self.address(param, &index.offset, &index.strides, None)?;
+                    let addr = self.address(param.index(), &index.offset, &index.strides, None)?;
                     return self.load(addr, dt);
                 };
                 let vdt = self.dtype(d.value);
@@ -188,7 +188,8 @@ impl Lower<'_, '_> {
                 self.b.ins().brif(ok, good, &[], bad, &[]);
                 self.b.switch_to_block(good);
                 let extra = self.b.ins().imul_imm_s(wrapped, d.stride);
-                let addr = self.address(param, &index.offset, &index.strides, Some(extra))?;
+                let addr =
+                    self.address(param.index(), &index.offset, &index.strides, Some(extra))?;
                 let x = self.load(addr, dt)?;
                 self.b.ins().jump(merge, &[BlockArg::Value(x)]);
                 self.b.switch_to_block(bad);

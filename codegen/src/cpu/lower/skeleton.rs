@@ -370,8 +370,8 @@ impl Lower<'_, '_> {
             .collect();
         for s in stores {
             let v = self.val(s.value);
-            let dt = self.k.params[s.param].dtype;
-            let addr = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+            let dt = self.k.params[s.param.index()].dtype;
+            let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
             let stored = self.storage_bits(v, dt)?;
             self.b.ins().store(flags(), stored, addr, 0);
         }

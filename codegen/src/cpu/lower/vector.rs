@@ -51,13 +51,18 @@ impl Lower<'_, '_> {
                 let v = match &e {
                     Expr::Load { param, index, .. } => {
                         if index.strides[np - 1] == 0 {
-                            let addr = self.address(*param, &index.offset, &index.strides, None)?;
+                            let addr =
+                                self.address(param.index(), &index.offset, &index.strides, None)?;
                             let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
                             self.b.ins().splat(vt, x)
                         } else {
                             let shift = c as i64 * lanes;
-                            let addr =
-                                self.shifted_address(*param, &index.offset, &index.strides, shift)?;
+                            let addr = self.shifted_address(
+                                param.index(),
+                                &index.offset,
+                                &index.strides,
+                                shift,
+                            )?;
                             self.b.ins().load(vt, flags(), addr, 0)
                         }
                     }
@@ -105,7 +110,7 @@ impl Lower<'_, '_> {
             if let (Expr::Load { param, index, .. }, None) = (&e.expr, mixed_lane_type(e.dtype)) {
                 // Likewise a broadcast load of another dtype (a 0-d float64 tensor
                 // operand): one scalar per vector, cast below.
-                let addr = self.address(*param, &index.offset, &index.strides, None)?;
+                let addr = self.address(param.index(), &index.offset, &index.strides, None)?;
                 consts[i] = Some(self.load(addr, e.dtype)?);
                 continue;
             }
@@ -113,7 +118,7 @@ impl Lower<'_, '_> {
             let get = |id: ExprId| vv[id.0 as usize].expect("operands come first");
             let v = match e.expr {
                 Expr::Load { param, index, .. } => {
-                    let addr = self.address(param, &index.offset, &index.strides, None)?;
+                    let addr = self.address(param.index(), &index.offset, &index.strides, None)?;
                     let splat = index.strides[np - 1] == 0;
                     match e.dtype {
                         DType::F16 | DType::BF16 => {
@@ -173,7 +178,8 @@ impl Lower<'_, '_> {
     pub(super) fn vector_stores(&mut self, vv: &[Option<Value>], shift: i64) -> R<()> {
         for s in &self.k.stores {
             let v = vv[s.value.0 as usize].expect("stored values are computed");
-            let addr = self.shifted_address(s.param, &s.index.offset, &s.index.strides, shift)?;
+            let addr =
+                self.shifted_address(s.param.index(), &s.index.offset, &s.index.strides, shift)?;
             self.b.ins().store(flags(), v, addr, 0);
         }
         Ok(())
@@ -397,7 +403,7 @@ pub(super) fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
                 dynamic.is_none()
                     && index.strides[np - 1] <= 1
                     && index.strides[np - 1] >= 0
-                    && !written.contains(&k.params[*param].buf)
+                    && !written.contains(&k.params[param.index()].buf)
             }
             Expr::Const(_) => true,
             Expr::Unary { op, .. } => vector_unary_ok(*op, float, math),
@@ -504,8 +510,8 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
             } => {
                 dynamic.is_none()
                     && index.strides[np - 1] == 0
-                    && k.params[*param].dtype == e.dtype
-                    && !written.contains(&k.params[*param].buf)
+                    && k.params[param.index()].dtype == e.dtype
+                    && !written.contains(&k.params[param.index()].buf)
             }
             _ => false,
         };
@@ -533,8 +539,8 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
             } => {
                 dynamic.is_none()
                     && (0..=1).contains(&index.strides[np - 1])
-                    && k.params[*param].dtype == e.dtype
-                    && !written.contains(&k.params[*param].buf)
+                    && k.params[param.index()].dtype == e.dtype
+                    && !written.contains(&k.params[param.index()].buf)
             }
             Expr::Const(_) => !narrow,
             Expr::Cast { x } => {
@@ -562,7 +568,7 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
         let v = k.exprs[s.value.0 as usize].dtype;
         s.index.strides[np - 1] == 1
             && matches!(v, DType::F32 | DType::I32)
-            && k.params[s.param].dtype == v
+            && k.params[s.param.index()].dtype == v
     })
 }
 

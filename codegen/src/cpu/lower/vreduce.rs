@@ -100,8 +100,8 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
             } => {
                 dynamic.is_none()
                     && (0..=1).contains(&index.strides[nd - 1])
-                    && k.params[*param].dtype == e.dtype
-                    && !written.contains(&k.params[*param].buf)
+                    && k.params[param.index()].dtype == e.dtype
+                    && !written.contains(&k.params[param.index()].buf)
             }
             Expr::Const(_) | Expr::Cast { .. } => true,
             Expr::Unary { op, x } => {
@@ -121,7 +121,7 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
     let stores_ok = k.stores.iter().all(|s| {
         let v = &k.exprs[s.value.0 as usize];
         v.stage != Stage::Inner(ph)
-            || (s.index.strides[nd - 1] == 1 && k.params[s.param].dtype == v.dtype)
+            || (s.index.strides[nd - 1] == 1 && k.params[s.param.index()].dtype == v.dtype)
     });
     any && stores_ok
 }
@@ -157,8 +157,8 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
             } => {
                 dynamic.is_none()
                     && (0..=1).contains(&index.strides[vdim])
-                    && k.params[*param].dtype == e.dtype
-                    && !written.contains(&k.params[*param].buf)
+                    && k.params[param.index()].dtype == e.dtype
+                    && !written.contains(&k.params[param.index()].buf)
             }
             Expr::Const(_) => true,
             Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
@@ -184,7 +184,8 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
         }
     }
     k.stores.iter().all(|s| {
-        s.index.strides[vdim] == 1 && k.params[s.param].dtype == k.exprs[s.value.0 as usize].dtype
+        s.index.strides[vdim] == 1
+            && k.params[s.param.index()].dtype == k.exprs[s.value.0 as usize].dtype
     })
 }
 
@@ -786,7 +787,8 @@ impl Lower<'_, '_> {
                     let addr = match addrs[i] {
                         Some(a) => a,
                         None => {
-                            let a = self.address(param, &index.offset, &index.strides, None)?;
+                            let a =
+                                self.address(param.index(), &index.offset, &index.strides, None)?;
                             addrs[i] = Some(a);
                             a
                         }
@@ -842,7 +844,8 @@ impl Lower<'_, '_> {
             let addr = match addrs[slot] {
                 Some(a) => a,
                 None => {
-                    let a = self.address(s.param, &s.index.offset, &s.index.strides, None)?;
+                    let a =
+                        self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
                     addrs[slot] = Some(a);
                     a
                 }

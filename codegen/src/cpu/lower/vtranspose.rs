@@ -50,8 +50,11 @@ pub(super) fn transpose_block(k: &LoopKernel, needed: &[bool]) -> Option<i64> {
     else {
         return None;
     };
-    let dtype = k.params[store.param].dtype;
-    if *param == store.param || k.params[*param].dtype != dtype || k.exprs[value].dtype != dtype {
+    let dtype = k.params[store.param.index()].dtype;
+    if *param == store.param
+        || k.params[param.index()].dtype != dtype
+        || k.exprs[value].dtype != dtype
+    {
         return None;
     }
     let lanes = match dtype.size_in_bytes() {
@@ -130,7 +133,7 @@ impl Lower<'_, '_> {
         else {
             unreachable!("transpose_block admits one load")
         };
-        let size = self.k.params[param].dtype.size_in_bytes() as i64;
+        let size = self.k.params[param.index()].dtype.size_in_bytes() as i64;
         // bytes between the block's loads (one per column) and its stores (one per row)
         let load_step = index.strides[nd - 1] * size;
         let store_step = store.index.strides[nd - 2] * size;
@@ -140,8 +143,13 @@ impl Lower<'_, '_> {
             s.counted_loop(cols / lanes, &mut |s, jb| {
                 let j0 = s.b.ins().imul_imm_s(jb, lanes);
                 s.b.def_var(s.idx[nd - 1], j0);
-                let from = s.address(param, &index.offset, &index.strides, None)?;
-                let to = s.address(store.param, &store.index.offset, &store.index.strides, None)?;
+                let from = s.address(param.index(), &index.offset, &index.strides, None)?;
+                let to = s.address(
+                    store.param.index(),
+                    &store.index.offset,
+                    &store.index.strides,
+                    None,
+                )?;
                 let loaded: Vec<Value> = (0..lanes)
                     .map(|c| {
                         let at = s.b.ins().iadd_imm_s(from, c * load_step);
