@@ -563,6 +563,10 @@ fn factories_make_tensors_on_the_device_named_or_the_default() {
     if !have_device() {
         return;
     }
+    // The default device and the random generator are process-wide: the random
+    // programs of `device_programs_agree_with_the_cpu` must not draw or build in
+    // between (they hold the same lock).
+    let _guard = differential::settings_guard();
     use lazyfuse::{manual_seed, DeviceGuard};
     let cpu = || -> Vec<Tensor> {
         manual_seed(5);
