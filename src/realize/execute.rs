@@ -1,20 +1,18 @@
-//! The schedule, compile and run stages: [`schedule_of`], then [`execute`] (the
-//! schedule and its compiled kernels through the caches, then the run) in host
-//! memory (the JIT, CUDA C built for the host, NVRTC kernels with copied buffers)
-//! or in a device's resident arrays, both behind [`Memory`]; a realize cache hit's
-//! recorded schedule ([`execute_hit`]); or the reference interpreter
-//! ([`interpret`]).
+//! The compile and run stages: [`execute`] (the schedule and its compiled kernels
+//! through the caches, then the run) in host memory (the JIT, CUDA C built for the
+//! host, NVRTC kernels with copied buffers) or in a device's resident arrays, both
+//! behind [`Memory`]; a realize cache hit's recorded schedule ([`execute_hit`]); or
+//! the reference interpreter ([`interpret`]).
 
 use super::{
     cache::Ran,
     schedule_cache::{prepare, Cached},
     stats::report,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::settings::Settings;
 use crate::store::Realized;
-use lazyfuse_ir::kernel::{MathMode, Schedule};
-use lazyfuse_ir::schedule::{schedule_donating, ScheduleOptions};
+use lazyfuse_ir::kernel::Schedule;
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
 use lazyfuse_runtime::resident::{self, DeviceArray};
@@ -22,28 +20,6 @@ use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The schedule stage: the schedule of `graph` (after the passes stage,
-/// [`super::passes`]) for `targets` with the settings' fusion and math mode;
-/// in-place writes may store into the buffers of the inputs `donate`. On a GPU,
-/// matmul is a generated kernel (or cuBLAS) rather than an extern step on the host.
-pub(crate) fn schedule_of(
-    graph: &Graph,
-    targets: &[NodeId],
-    donate: &[InputId],
-    settings: &Settings,
-) -> Result<Schedule> {
-    let on_gpu = settings.on_gpu();
-    let opts = ScheduleOptions {
-        fuse: settings.fuse,
-        math: settings.math,
-        matmul_kernels: on_gpu,
-        // cuBLAS reorders the sum: fast math only, and a real GPU only.
-        library_float_matmul: on_gpu && settings.math == MathMode::Fast && cublas_usable(settings),
-    };
-    schedule_donating(graph, targets, &opts, donate)
-        .map_err(|e| Error::Runtime(lazyfuse_runtime::Error::Unsupported(e)))
-}
 
 /// A run's outputs, and what the realize cache records of it (`None`: nothing).
 pub(crate) type Executed<A> = (Vec<Arc<A>>, Option<Ran>);
@@ -221,26 +197,6 @@ pub(crate) fn interpret(
         );
     }
     Ok(out)
-}
-
-/// Whether float matmul on a GPU goes to cuBLAS: a GPU (not the emulation) and the
-/// library present. Says why not once under `LAZYFUSE_DEBUG`.
-pub(super) fn cublas_usable(settings: &Settings) -> bool {
-    if settings.emulated {
-        return false;
-    }
-    match lazyfuse_runtime::cuda::blas::cublas_version() {
-        Ok(_) => true,
-        Err(why) => {
-            static SAID: std::sync::Once = std::sync::Once::new();
-            if settings.debug >= 1 {
-                SAID.call_once(|| {
-                    eprintln!("cublas: {why}; float matmul on the GPU is a generated kernel")
-                });
-            }
-            false
-        }
-    }
 }
 
 /// Runs `run` on the donated buffers numbered the way a cached schedule names its

@@ -5,7 +5,7 @@
 //!    dump switches it runs with;
 //! 2. **plan** (`plan.rs`, under the store's lock): the targets, the realize cache's
 //!    lookup (`cache.rs`), the graph passes, the buffers read and donated;
-//! 3. **schedule and compile** (`schedule_cache.rs`, `execute.rs`): fusion into
+//! 3. **schedule and compile** (`schedule.rs`, `schedule_cache.rs`): fusion into
 //!    kernels (through the schedule cache), each loop kernel compiled (through the
 //!    kernel cache), or the interpreter;
 //! 4. **run** (`execute.rs`): the steps on host buffers or on a device's arrays;
@@ -17,12 +17,13 @@ mod cache;
 mod dump;
 mod execute;
 mod plan;
+mod schedule;
 mod schedule_cache;
 mod stats;
 
 pub(crate) use dump::KernelText;
-pub(crate) use execute::schedule_of;
 pub(crate) use plan::passes;
+pub(crate) use schedule::schedule_of;
 pub use stats::{last_realize_stats, RealizeStats};
 
 use crate::error::Result;

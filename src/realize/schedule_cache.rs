@@ -1,7 +1,7 @@
 //! The schedule cache: a graph's text form → its schedule and compiled kernels, so
 //! that rebuilding and realizing the same computation schedules nothing new.
 
-use super::{dump::dump_schedule, execute::schedule_of};
+use super::{dump::dump_schedule, schedule::schedule_of};
 use crate::error::{Error, Result};
 use crate::settings::Settings;
 use lazyfuse_ir::kernel::{BufKind, Schedule};
