@@ -21,8 +21,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A run's outputs, and what the realize cache records of it (`None`: nothing).
-pub(crate) type Executed<A> = (Vec<Arc<A>>, Option<Ran>);
+/// A run's outputs as the store keeps them, and what the realize cache records of
+/// it (`None`: nothing).
+pub(crate) type Executed = (Vec<Realized>, Option<Ran>);
 
 /// Where a realize's values live, and what runs a compiled schedule there: host
 /// buffers (`lazyfuse_runtime::exec`, every CPU backend that compiles) or a GPU's
@@ -113,7 +114,7 @@ pub(crate) fn execute<M: Memory>(
     donated: &mut HashMap<InputId, Arc<M::Array>>,
     targets: &[NodeId],
     settings: &Settings,
-) -> Result<Executed<M::Array>> {
+) -> Result<Executed> {
     let t0 = Instant::now();
     // Schedule and compile (through the schedule cache and the kernel cache).
     let Cached {
@@ -143,7 +144,7 @@ pub(crate) fn execute<M: Memory>(
         compiled,
         order,
     });
-    Ok((outs, ran))
+    Ok((outs.into_iter().map(M::realized).collect(), ran))
 }
 
 /// Runs a schedule the realize cache had (see `super::cache`) in `memory`: `inputs`
@@ -154,7 +155,7 @@ pub(crate) fn execute_hit<M: Memory>(
     compiled: &CompiledSchedule,
     inputs: &HashMap<InputId, Arc<M::Array>>,
     settings: &Settings,
-) -> Result<Vec<Arc<M::Array>>> {
+) -> Result<Vec<Realized>> {
     let stats = RunStats {
         cache_hits: compiled.loop_kernels(),
         ..RunStats::default()
@@ -168,7 +169,7 @@ pub(crate) fn execute_hit<M: Memory>(
         true,
         settings.debug,
     );
-    Ok(outs)
+    Ok(outs.into_iter().map(M::realized).collect())
 }
 
 /// The reference interpreter's run of the (already optimized) `graph` for

@@ -29,7 +29,7 @@ pub use stats::{last_realize_stats, RealizeStats};
 use crate::error::Result;
 use crate::store::{with_store, Realized, Storage};
 use crate::Device;
-use execute::{execute, execute_hit, interpret, Host, Memory, OnDevice};
+use execute::{execute, execute_hit, interpret, Executed, Host, Memory, OnDevice};
 use lazyfuse_runtime::Buffer;
 use plan::{Cached, Plan, Planned};
 use std::sync::Arc;
@@ -109,15 +109,12 @@ fn realize_on(storages: &[&Storage], device: Device) -> Result<()> {
 
 /// Stages 2–4 of a plan in its memory: a realize cache hit runs its recorded
 /// schedule; otherwise schedule → compile → run (`execute`), or the interpreter.
-fn run(plan: &mut Plan) -> Result<(Vec<Realized>, Option<cache::Ran>)> {
+fn run(plan: &mut Plan) -> Result<Executed> {
     let settings = plan.settings;
-    let outputs = |outs: Vec<Arc<_>>| outs.into_iter().map(Host::realized).collect::<Vec<_>>();
-    let on_device =
-        |outs: Vec<Arc<_>>| outs.into_iter().map(OnDevice::realized).collect::<Vec<_>>();
     match (&plan.cached, settings.device.ordinal(), settings.compiler) {
         (Cached::Hit(hit), None, _) => {
             execute_hit(&Host, &hit.schedule, &hit.compiled, &plan.inputs, &settings)
-                .map(|outs| (outputs(outs), None))
+                .map(|outs| (outs, None))
         }
         (Cached::Hit(hit), Some(ordinal), _) => execute_hit(
             &OnDevice(ordinal),
@@ -126,7 +123,7 @@ fn run(plan: &mut Plan) -> Result<(Vec<Realized>, Option<cache::Ran>)> {
             &plan.arrays,
             &settings,
         )
-        .map(|outs| (on_device(outs), None)),
+        .map(|outs| (outs, None)),
         (_, _, None) => interpret(
             &plan.graph,
             &plan.inputs,
@@ -134,7 +131,7 @@ fn run(plan: &mut Plan) -> Result<(Vec<Realized>, Option<cache::Ran>)> {
             &plan.targets,
             &settings,
         )
-        .map(|outs| (outputs(outs), None)),
+        .map(|outs| (outs.into_iter().map(Host::realized).collect(), None)),
         (_, None, Some(compiler)) => execute(
             &Host,
             compiler,
@@ -143,8 +140,7 @@ fn run(plan: &mut Plan) -> Result<(Vec<Realized>, Option<cache::Ran>)> {
             &mut plan.donated,
             &plan.targets,
             &settings,
-        )
-        .map(|(outs, ran)| (outputs(outs), ran)),
+        ),
         (_, Some(ordinal), Some(compiler)) => execute(
             &OnDevice(ordinal),
             compiler,
@@ -153,8 +149,7 @@ fn run(plan: &mut Plan) -> Result<(Vec<Realized>, Option<cache::Ran>)> {
             &mut plan.donated_arrays,
             &plan.targets,
             &settings,
-        )
-        .map(|(outs, ran)| (on_device(outs), ran)),
+        ),
     }
 }
 

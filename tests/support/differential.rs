@@ -121,15 +121,7 @@ pub fn compare(
     reference: Run,
     candidate: Run,
 ) -> Result<(), TestCaseError> {
-    let _guard = settings_guard();
-    lazyfuse::set_verify(true);
-    let expected = realized(sources, steps, reference);
-    let seen = realized(sources, steps, candidate);
-    prop_assert_eq!(expected.len(), seen.len());
-    for (i, (a, b)) in expected.iter().zip(&seen).enumerate() {
-        prop_assert_eq!(a, b, "tensor {} differs under {:?}", i, candidate);
-    }
-    Ok(())
+    compare_prints(sources, steps, reference, candidate, realized, "tensor")
 }
 
 /// The leaves' gradients print the same under `candidate` as under `reference`.
@@ -140,10 +132,30 @@ pub fn compare_gradients(
     reference: Run,
     candidate: Run,
 ) -> Result<(), TestCaseError> {
+    compare_prints(sources, steps, reference, candidate, gradients, "gradient")
+}
+
+/// What one side of a comparison prints of a program under a run ([`realized`],
+/// [`gradients`]).
+type Printer = fn(&[(usize, usize, u64)], &[Step], Run) -> Vec<String>;
+
+/// What `print` shows of the program under `candidate` and under `reference`
+/// agrees, line for line, holding [`SETTINGS`] with the graph verifier on.
+fn compare_prints(
+    sources: &[(usize, usize, u64)],
+    steps: &[Step],
+    reference: Run,
+    candidate: Run,
+    print: Printer,
+    what: &str,
+) -> Result<(), TestCaseError> {
     let _guard = settings_guard();
     lazyfuse::set_verify(true);
-    let expected = gradients(sources, steps, reference);
-    let seen = gradients(sources, steps, candidate);
-    prop_assert_eq!(expected, seen, "the gradients differ under {:?}", candidate);
+    let expected = print(sources, steps, reference);
+    let seen = print(sources, steps, candidate);
+    prop_assert_eq!(expected.len(), seen.len(), "{} counts differ", what);
+    for (i, (a, b)) in expected.iter().zip(&seen).enumerate() {
+        prop_assert_eq!(a, b, "{} {} differs under {:?}", what, i, candidate);
+    }
     Ok(())
 }
