@@ -5,8 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::Device;
+use lazyfuse_compile::KernelCompiler;
 use lazyfuse_ir::kernel::MathMode;
-use lazyfuse_runtime::exec::KernelCompiler;
 use lazyfuse_runtime::resident;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::LazyLock;
@@ -281,7 +281,7 @@ impl Settings {
             device,
             compiler: match device.ordinal() {
                 None => cpu_backend()?.compiler(),
-                Some(ordinal) => Some(resident::kernel_compiler(ordinal)),
+                Some(ordinal) => Some(lazyfuse_compile::kernel_compiler(ordinal)),
             },
             math: math_mode()?,
             fuse: fuse_enabled(),

@@ -23,7 +23,7 @@ use crate::interp::num::Real;
 use crate::interp::pointwise::{erfinv, hardsigmoid, hardswish, mish, sigmoid, silu};
 use crate::interp::pointwise::{nan_to_num, param_real, Math};
 use half::{bf16, f16};
-use lazyfuse_codegen::cpu::param_op;
+use lazyfuse_ir::kernel::param_op;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -138,7 +138,7 @@ macro_rules! stored_fns {
 }
 
 /// `lf_unary_param_*`: a [`lazyfuse_ir::UnaryParamOp`] passed as a kind code and
-/// three parameters (`lazyfuse_codegen::cpu::param_code`).
+/// three parameters ([`lazyfuse_ir::kernel::param_code`]).
 extern "C" fn unary_param_f32(kind: i32, p0: f64, p1: f64, p2: f64, x: f32) -> f32 {
     match param_op(i64::from(kind), [p0, p1, p2]) {
         Some(op) => param_real(op, x),

@@ -1,19 +1,20 @@
 //! lazyfuse-runtime: buffers and execution.
 //!
-//! Today this crate holds host [`Buffer`]s and the reference interpreter
-//! ([`interp`]), which executes a graph node by node with PyTorch's numerics. The
-//! interpreter is the oracle every compiled backend is compared with. [`jit_symbols`]
-//! holds the functions JIT-compiled kernels call, thin wrappers over the
-//! interpreter's scalar code. [`cuda`] is the CUDA runtime: NVRTC compilation with
-//! caches, device memory and kernel launches, all loaded at run time, so nothing here
-//! needs CUDA to build.
+//! This crate holds host [`Buffer`]s and the reference interpreter ([`interp`]), which
+//! executes a graph node by node with PyTorch's numerics: the oracle every compiled
+//! backend is compared with. It runs compiled schedules ([`exec`] on the CPU,
+//! [`resident`] on a GPU) but compiles nothing itself and does not depend on the code
+//! generators: the compile stage (`lazyfuse-compile`) hands it loaded code through
+//! `lazyfuse_ir::kernel::KernelCode`. [`jit_symbols`] holds the functions JIT-compiled
+//! kernels call, thin wrappers over the interpreter's scalar code. [`cuda`] is the
+//! CUDA runtime: NVRTC with its caches, device memory and kernel launches, all loaded
+//! at run time, so nothing here needs CUDA to build.
 #![deny(missing_docs)]
 
 mod blas;
 pub mod buffer;
 pub mod buffer_cache;
 pub mod cuda;
-pub mod cuda_host;
 pub mod error;
 pub mod exec;
 pub mod interp;

@@ -3,8 +3,8 @@
 //!
 //! A [`DeviceArray`] is one storage's elements in device memory. [`run`] executes a
 //! schedule whose inputs are device arrays and returns its outputs as device arrays:
-//! loop kernels are the CUDA C of `lazyfuse_codegen::cuda`, compiled by NVRTC for the
-//! device and launched on its stream, one after another; temporaries live only on the
+//! loop kernels are the generated CUDA C, compiled by NVRTC for the device (by the
+//! compile stage, `lazyfuse-compile`) and launched on its stream, one after another; temporaries live only on the
 //! device, and nothing crosses to the host but each kernel's status block (read once,
 //! after the last launch) and the buffers of extern steps (a sort, a matmul: computed
 //! on the host with the interpreter's routine, their inputs downloaded and their
@@ -13,7 +13,7 @@
 //! # Host emulation
 //! Where no GPU exists, [`set_emulation`] (or `LAZYFUSE_CUDA_EMULATION=1`) makes
 //! `cuda:0` an emulated device, and only then: device arrays are host memory, and the
-//! same CUDA C is compiled for the host ([`crate::cuda_host`]) and run there. It is a
+//! same CUDA C is compiled for the host (`lazyfuse_codegen::cuda::host`) and run there. It is a
 //! test instrument, off by default: it runs everything of the device path but the
 //! CUDA driver calls (transfers, device-side temporaries, status blocks, extern steps
 //! across the boundary), so that this path is tested on machines without a GPU. It
@@ -29,12 +29,12 @@
 //! ```
 
 use crate::buffer::{check_allocation, Buffer};
-use crate::cuda::mirror::{device, DeviceKernels};
+use crate::cuda::mirror::device;
 use crate::cuda::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::exec::{
-    dead_temps, extern_on_host, fully_overwrites, status_error, step_buffers, unwritten_donations,
-    Code, CodeOwner, CompiledSchedule, KernelCompiler, RunStats, StepTiming,
+    dead_temps, extern_on_host, fully_overwrites, native_entry, status_error, step_buffers,
+    unwritten_donations, Code, CompiledSchedule, RunStats, StepTiming,
 };
 use lazyfuse_ir::kernel::{BufId, BufKind, ExternStep, LoopKernel, Schedule, Step, STATUS_SLOTS};
 use lazyfuse_ir::{DType, InputId, Op};
@@ -254,23 +254,6 @@ impl DeviceArray {
     }
 }
 
-/// What compiles the kernels of `cuda:ordinal`: NVRTC for the GPU, or under the
-/// emulation the host build of the same CUDA C. Pass it to
-/// [`crate::exec::compile_using`] for a schedule that [`run`] runs there.
-///
-/// ```
-/// use lazyfuse_runtime::{exec::KernelCompiler, resident};
-/// resident::set_emulation(false);
-/// assert_eq!(resident::kernel_compiler(1), KernelCompiler::Cuda(1));
-/// ```
-pub fn kernel_compiler(ordinal: usize) -> KernelCompiler {
-    if emulated() {
-        KernelCompiler::CudaHost
-    } else {
-        KernelCompiler::Cuda(ordinal)
-    }
-}
-
 /// A status block of a launched kernel, read after the last launch.
 struct PendingStatus {
     step: usize,
@@ -278,9 +261,9 @@ struct PendingStatus {
 }
 
 /// Runs `schedule` on `cuda:ordinal` with the kernels of `compiled` (compiled for this
-/// schedule by [`kernel_compiler`]`(ordinal)`). `inputs` holds the arrays its `BufKind::Input`
+/// schedule by the compiler `lazyfuse_compile::kernel_compiler(ordinal)` picks). `inputs` holds the arrays its `BufKind::Input`
 /// buffers name; `donated` holds arrays the caller gave up, as
-/// [`crate::exec::run_donating`]'s buffers: a `BufKind::Donated` array taken from
+/// [`crate::exec::run_compiled`]'s buffers: a `BufKind::Donated` array taken from
 /// there is written in place when this run holds it alone (else, or when it is only
 /// in `inputs`, it is copied on the device before the first write); on an error the
 /// ones no step wrote go back into the map. The result holds one array per target. A
@@ -424,17 +407,16 @@ impl Steps<'_> {
             let t0 = Instant::now();
             let (name, bytes) = match step {
                 Step::Loop(k) => {
-                    let (code, owner) = compiled.entry(i).ok_or_else(|| {
+                    let code = compiled.entry(i).ok_or_else(|| {
                         Error::Malformed(format!("kernel {} was not compiled", k.name))
                     })?;
-                    let bytes = run_loop(schedule, k, *code, owner, ordinal, slots).map(
-                        |(bytes, status)| {
+                    let bytes =
+                        run_loop(schedule, k, code, ordinal, slots).map(|(bytes, status)| {
                             if let Some(block) = status {
                                 pending.push(PendingStatus { step: i, block });
                             }
                             bytes
-                        },
-                    )?;
+                        })?;
                     (k.name.clone(), bytes)
                 }
                 Step::Extern(e) if on_device_blas(e, slots) => {
@@ -594,8 +576,7 @@ fn check_statuses(
 fn run_loop(
     schedule: &Schedule,
     k: &LoopKernel,
-    code: Code,
-    owner: &CodeOwner,
+    code: &Code,
     ordinal: usize,
     slots: &mut [Option<Arc<DeviceArray>>],
 ) -> Result<(u64, Option<DeviceBuffer>)> {
@@ -644,13 +625,13 @@ fn run_loop(
         return Ok((bytes, None));
     }
     match code {
-        Code::Device(j) => {
-            let kernels = owner
-                .downcast_ref::<DeviceKernels>()
-                .filter(|m| m.ordinal() == ordinal)
-                .ok_or_else(|| {
-                    Error::Malformed(format!("kernel {}: no code for cuda:{ordinal}", k.name))
-                })?;
+        Code::Device(kernels, j) => {
+            if kernels.ordinal() != ordinal {
+                return Err(Error::Malformed(format!(
+                    "kernel {}: no code for cuda:{ordinal}",
+                    k.name
+                )));
+            }
             let bufs = k
                 .params
                 .iter()
@@ -666,10 +647,11 @@ fn run_loop(
                 })
                 .collect::<Result<Vec<_>>>()?;
             let status = device(ordinal)?.alloc_zeroed(STATUS_SLOTS * 8)?;
-            kernels.launch(j, &bufs, &status)?;
+            kernels.launch(*j, k, &bufs, &status)?;
             Ok((bytes, Some(status)))
         }
-        Code::Native(entry) => {
+        Code::Native(code, j) => {
+            let entry = native_entry(k, code.as_ref(), *j)?;
             let mut ptrs: Vec<*mut u8> = Vec::with_capacity(k.params.len());
             for p in &k.params {
                 let arc = slots[p.buf.0 as usize]
@@ -699,8 +681,9 @@ fn run_loop(
                 ptrs.push(ptr);
             }
             let mut status = [0u64; STATUS_SLOTS];
-            // SAFETY: the kernel was verified in bounds for params of exactly these
-            // dtypes and lengths (checked above) when it was compiled; the pointers
+            // SAFETY: the code stays inside params of exactly these dtypes and lengths
+            // (its signature admits `k`; the arrays were checked against `k` above)
+            // for points up to `points`; the pointers
             // address host buffers held in `slots`, which this function borrows
             // mutably for the call, the written ones owned by this step alone
             // (`Arc::get_mut`); one call covers every point on this thread.

@@ -424,7 +424,7 @@ mod tests {
             outputs: vec![],
             notes: vec![],
         };
-        let (compiled, _) = lazyfuse_runtime::exec::compile(&schedule, flags.math).unwrap();
+        let (compiled, _) = lazyfuse_compile::compile(&schedule, flags.math).unwrap();
         Entry {
             flags,
             nodes,

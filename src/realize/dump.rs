@@ -29,8 +29,8 @@ pub(super) fn dump_schedule(
     // The Cranelift IR, and with `LAZYFUSE_DUMP_IR=asm` the machine code too.
     let asm = std::env::var("LAZYFUSE_DUMP_IR").is_ok_and(|v| v == "asm");
     let stages: [(&str, KernelText); 2] = [
-        ("Cranelift IR", lazyfuse_runtime::exec::clif_text),
-        ("machine code", lazyfuse_runtime::exec::asm_text),
+        ("Cranelift IR", lazyfuse_compile::clif_text),
+        ("machine code", lazyfuse_compile::asm_text),
     ];
     let stages = &stages[..if asm { 2 } else { 1 }];
     for step in sched.steps.iter().filter(|_| !on_gpu) {

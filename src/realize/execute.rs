@@ -12,9 +12,10 @@ use super::{
 use crate::error::Result;
 use crate::settings::Settings;
 use crate::store::Realized;
+use lazyfuse_compile::KernelCompiler;
 use lazyfuse_ir::kernel::Schedule;
 use lazyfuse_ir::{Graph, InputId, NodeId};
-use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
+use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
 use lazyfuse_runtime::resident::{self, DeviceArray};
 use lazyfuse_runtime::Buffer;
 use std::collections::HashMap;

@@ -6,8 +6,8 @@
 //! 2. **plan** (`plan.rs`, under the store's lock): the targets, the realize cache's
 //!    lookup (`cache.rs`), the graph passes, the buffers read and donated;
 //! 3. **schedule and compile** (`schedule.rs`, `schedule_cache.rs`): fusion into
-//!    kernels (through the schedule cache), each loop kernel compiled (through the
-//!    kernel cache), or the interpreter;
+//!    kernels (through the schedule cache), each loop kernel compiled by the compile
+//!    stage, `lazyfuse_compile` (through its kernel cache), or the interpreter;
 //! 4. **run** (`execute.rs`): the steps on host buffers or on a device's arrays;
 //! 5. **install** (`plan.rs`): the results become input nodes of the store's graph.
 //!

@@ -4,9 +4,10 @@
 use super::{dump::dump_schedule, schedule::schedule_of};
 use crate::error::{Error, Result};
 use crate::settings::Settings;
+use lazyfuse_compile::KernelCompiler;
 use lazyfuse_ir::kernel::{BufKind, Schedule};
 use lazyfuse_ir::{Graph, InputId, NodeId};
-use lazyfuse_runtime::exec::{CompiledSchedule, KernelCompiler, RunStats};
+use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -65,8 +66,7 @@ pub(super) fn prepare<B: Clone>(
     let prepared = if settings.dump {
         let sched = Arc::new(schedule_of(graph, targets, &donate, settings)?);
         dump_schedule(graph, targets, &sched, settings);
-        let (compiled, stats) =
-            lazyfuse_runtime::exec::compile_using(&sched, settings.math, compiler)?;
+        let (compiled, stats) = lazyfuse_compile::compile_using(&sched, settings.math, compiler)?;
         Cached {
             schedule: sched,
             compiled: Arc::new(compiled),
@@ -168,7 +168,7 @@ pub(super) fn cached_schedule<B: Clone>(
         }
     }
     let sched = Arc::new(sched);
-    let (compiled, stats) = lazyfuse_runtime::exec::compile_using(&sched, settings.math, compiler)?;
+    let (compiled, stats) = lazyfuse_compile::compile_using(&sched, settings.math, compiler)?;
     let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {

@@ -80,7 +80,7 @@ impl Tensor {
     /// assert!(y.clif_text().unwrap().contains("function"));
     /// ```
     pub fn clif_text(&self) -> Result<String> {
-        self.loop_kernel_texts(lazyfuse_runtime::exec::clif_text)
+        self.loop_kernel_texts(lazyfuse_compile::clif_text)
     }
 
     /// The machine code that Cranelift makes of every loop kernel of
@@ -93,7 +93,7 @@ impl Tensor {
     /// assert!(y.asm_text().unwrap().contains("ret"));
     /// ```
     pub fn asm_text(&self) -> Result<String> {
-        self.loop_kernel_texts(lazyfuse_runtime::exec::asm_text)
+        self.loop_kernel_texts(lazyfuse_compile::asm_text)
     }
 
     /// `text` of each loop kernel of this tensor's schedule with the current math

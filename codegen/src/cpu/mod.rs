@@ -14,7 +14,7 @@ mod lower;
 mod vmath;
 
 pub use crate::CodegenError;
-pub use lower::{param_code, param_op};
+pub use lazyfuse_ir::kernel::KernelFn;
 
 use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -22,29 +22,17 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
-use lazyfuse_ir::kernel::{LoopKernel, MathMode};
+use lazyfuse_ir::kernel::{KernelCode, KernelSignature, LoopKernel, MathMode};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// A compiled kernel: runs the parallel points `begin..end` (row-major over the
-/// parallel dims), each with all its phases.
-///
-/// `params[i]` points at element 0 of param `i`'s buffer; `status` at
-/// `[u64; STATUS_SLOTS]`, zero on entry.
-///
-/// # Safety
-/// Every param pointer must point at a live buffer of at least the param's `len`
-/// elements of its dtype (written ones exclusively, for the points given), `status`
-/// at `STATUS_SLOTS` writable words, `begin <= end <= parallel_points()`, and the
-/// [`CpuModule`] that made the function must still be alive.
-pub type KernelFn =
-    unsafe extern "C" fn(params: *const *mut u8, status: *mut u64, begin: u64, end: u64);
 
 /// A batch of compiled kernels. Owns the machine code: the [`KernelFn`]s that
 /// [`CpuModule::entry`] returns must not be called after the module is dropped.
 pub struct CpuModule {
     module: Option<JITModule>,
     entries: Vec<KernelFn>,
+    /// what each entry was compiled for (the [`KernelCode`] contract)
+    signatures: Vec<KernelSignature>,
 }
 
 // SAFETY: after `finalize_definitions` the module's code is immutable memory that
@@ -199,6 +187,7 @@ impl CpuModule {
         Ok(CpuModule {
             module: Some(module),
             entries,
+            signatures: kernels.iter().map(|k| KernelSignature::of(k)).collect(),
         })
     }
 
@@ -249,6 +238,20 @@ impl CpuModule {
     /// Whether the module holds no kernel.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+// SAFETY: `translate` verifies every kernel before lowering it, the lowering keeps
+// every access of the verified kernel's affine maps (data-dependent ones are checked
+// in the code), and `signatures[j]` is taken from kernel `j`; the code lives until
+// `Drop`, which `&self` excludes.
+unsafe impl KernelCode for CpuModule {
+    fn kernels(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn kernel(&self, j: usize) -> Option<(KernelFn, &KernelSignature)> {
+        Some((*self.entries.get(j)?, self.signatures.get(j)?))
     }
 }
 

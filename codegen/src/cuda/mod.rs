@@ -80,6 +80,7 @@ use crate::CodegenError;
 use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 
 mod emit;
+pub mod host;
 mod repr;
 mod scalar;
 #[cfg(test)]

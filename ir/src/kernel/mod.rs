@@ -69,6 +69,7 @@
 //! schedules, math modes), `status` (what a kernel reports instead of trapping),
 //! `print` (the text forms) and `verify` (the verifier).
 
+mod abi;
 mod affine;
 mod entities;
 mod expr;
@@ -79,6 +80,7 @@ mod status;
 mod tests;
 mod verify;
 
+pub use abi::{param_code, param_op, KernelCode, KernelFn, KernelSignature};
 pub use affine::{Affine, DynIndex, IndexError};
 pub use entities::{BufDecl, BufId, BufKind, ExprId, Param, ParamId, StoreOp};
 pub use expr::{Accum, Const, Expr, ExprNode, ScanAccum, Stage};

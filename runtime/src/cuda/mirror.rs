@@ -3,19 +3,19 @@
 //! one of CUDA tensors ([`crate::resident`]), and the mirrored one here, which runs
 //! loop kernels on `cuda:0` for host-resident buffers (the CPU executor's schedule
 //! runner with the kernel calls replaced by GPU launches,
-//! [`crate::exec::KernelCompiler::Cuda`], the facade's `CpuBackend::Cuda`).
+//! `lazyfuse_compile::KernelCompiler::Cuda`, the facade's `CpuBackend::Cuda`).
 //!
 //! A mirrored launch copies the kernel's params to the device, runs the generated
-//! CUDA C (`lazyfuse_codegen::cuda`, compiled by NVRTC for the device's architecture
-//! and loaded once per batch), and copies the written params and the status block
+//! CUDA C (compiled by NVRTC for the device's architecture and loaded once per batch
+//! by the compile stage, `lazyfuse-compile`), and copies the written params and the
+//! status block
 //! back. Everything else (buffers, extern steps, in-place writes, status errors) is
 //! the CPU executor's. The copies make it slow: it is a second check of the GPU
 //! code on whole workloads, with the CPU executor's buffers and steps around it.
 
 use super::{CudaDevice, DeviceBuffer, KernelArg, LaunchDims, Module};
 use crate::error::{Error, Result};
-use lazyfuse_codegen::cuda::{kernel_source_as, translation_unit, CudaKernel, BLOCK_THREADS};
-use lazyfuse_ir::kernel::{LoopKernel, MathMode, STATUS_SLOTS};
+use lazyfuse_ir::kernel::{KernelSignature, LoopKernel, STATUS_SLOTS};
 use std::sync::OnceLock;
 
 /// The process's handle of `cuda:ordinal`, opened on first use and kept: one context,
@@ -58,35 +58,34 @@ pub fn device_count() -> Result<usize> {
     devices().map(<[_]>::len)
 }
 
-/// A batch of kernels compiled and loaded on one device.
+/// A batch of kernels loaded on one device.
 pub struct DeviceKernels {
     module: Module,
-    kernels: Vec<CudaKernel>,
+    kernels: Vec<DeviceKernel>,
     ordinal: usize,
 }
 
+/// One kernel of a [`DeviceKernels`] batch: how it is launched, and the kernel it was
+/// compiled from.
+#[derive(Clone, Debug)]
+pub struct DeviceKernel {
+    /// the kernel's symbol in the module
+    pub symbol: String,
+    /// the grid and block it runs with
+    pub dims: LaunchDims,
+    /// the kernel it was compiled from; a step runs it only if this admits the
+    /// step's kernel
+    pub signature: KernelSignature,
+}
+
 impl DeviceKernels {
-    /// Generates the CUDA C of `batch` (one translation unit, symbols
-    /// `lf_kernel_<j>`), compiles it for the architecture of `cuda:ordinal` and loads
-    /// it there.
-    pub(crate) fn compile(batch: &[&LoopKernel], math: MathMode, ordinal: usize) -> Result<Self> {
-        let dev = device(ordinal)?;
-        let kernels = batch
-            .iter()
-            .enumerate()
-            .map(|(j, k)| {
-                kernel_source_as(k, math, &format!("lf_kernel_{j}"))
-                    .map_err(|e| Error::Unsupported(format!("kernel {} as CUDA C: {e}", k.name)))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let unit = translation_unit(&kernels);
-        let cubin = super::nvrtc::global()?.compile_cubin(&unit, dev.arch())?;
-        let module = dev.load(&cubin)?;
-        Ok(DeviceKernels {
+    /// The kernels of `module` (loaded on `cuda:ordinal`), in batch order.
+    pub fn new(module: Module, kernels: Vec<DeviceKernel>, ordinal: usize) -> Self {
+        DeviceKernels {
             module,
             kernels,
             ordinal,
-        })
+        }
     }
 
     /// The device the kernels are loaded on.
@@ -100,16 +99,26 @@ impl DeviceKernels {
     pub(crate) fn launch(
         &self,
         j: usize,
+        k: &LoopKernel,
         params: &[&DeviceBuffer],
         status: &DeviceBuffer,
     ) -> Result<()> {
-        let meta = self
-            .kernels
-            .get(j)
-            .ok_or_else(|| Error::Malformed(format!("no kernel {j} in this batch")))?;
+        let meta = self.kernel(j, k)?;
         let mut args: Vec<KernelArg<'_>> = params.iter().map(|b| KernelArg::Buffer(b)).collect();
         args.push(KernelArg::Buffer(status));
-        device(self.ordinal)?.launch(&self.module, &meta.symbol, launch_dims(meta), &args)
+        device(self.ordinal)?.launch(&self.module, &meta.symbol, meta.dims, &args)
+    }
+
+    /// Kernel `j`, once its signature admits `k`.
+    fn kernel(&self, j: usize, k: &LoopKernel) -> Result<&DeviceKernel> {
+        match self.kernels.get(j) {
+            Some(meta) if meta.signature.admits(k) => Ok(meta),
+            Some(_) => Err(Error::Malformed(format!(
+                "kernel {} was given device code compiled for another signature",
+                k.name
+            ))),
+            None => Err(Error::Malformed(format!("no kernel {j} in this batch"))),
+        }
     }
 
     /// Runs kernel `j` over all its points with the params at `params` (host memory,
@@ -119,7 +128,7 @@ impl DeviceKernels {
     /// # Safety
     /// `params[i]` must point at `k.params[i].len` live elements of its dtype, written
     /// through by nobody else during the call (the CPU executor's guarantee for its
-    /// kernel calls), and `k` must be the kernel `j` was compiled from.
+    /// kernel calls).
     pub(crate) unsafe fn run(
         &self,
         j: usize,
@@ -127,6 +136,7 @@ impl DeviceKernels {
         params: &[*mut u8],
         status: &mut [u64; STATUS_SLOTS],
     ) -> Result<()> {
+        self.kernel(j, k)?;
         let dev = device(self.ordinal)?;
         let mut bufs: Vec<DeviceBuffer> = Vec::with_capacity(params.len());
         for (p, &ptr) in k.params.iter().zip(params) {
@@ -141,7 +151,7 @@ impl DeviceKernels {
             });
         }
         let status_buf = dev.alloc_zeroed(STATUS_SLOTS * 8)?;
-        self.launch(j, &bufs.iter().collect::<Vec<_>>(), &status_buf)?;
+        self.launch(j, k, &bufs.iter().collect::<Vec<_>>(), &status_buf)?;
         for (p, (&ptr, buf)) in k.params.iter().zip(params.iter().zip(&bufs)) {
             let bytes = p.len * p.dtype.size_in_bytes();
             if p.writes && bytes > 0 {
@@ -157,26 +167,4 @@ impl DeviceKernels {
         }
         Ok(())
     }
-}
-
-/// The launch of a generated kernel: one block per point (up to 65,535 blocks, which
-/// then step through the points), or enough blocks of [`BLOCK_THREADS`] threads for one
-/// grid-stride step per thread (up to 65,535 blocks as well).
-///
-/// ```
-/// use lazyfuse_codegen::cuda::CudaKernel;
-/// use lazyfuse_runtime::cuda::mirror::launch_dims;
-/// let k = CudaKernel { symbol: "k".into(), function: String::new(), n_points: 1 << 20, group: 4, n_params: 2, block_per_point: false };
-/// assert_eq!(launch_dims(&k).grid.0, (1 << 18) / 256);
-/// let rows = CudaKernel { n_points: 3, group: 1, block_per_point: true, ..k };
-/// assert_eq!((launch_dims(&rows).grid.0, launch_dims(&rows).block.0), (3, 256));
-/// ```
-pub fn launch_dims(k: &CudaKernel) -> LaunchDims {
-    const MAX_BLOCKS: u64 = 65_535;
-    let blocks = if k.block_per_point {
-        k.n_points
-    } else {
-        (k.n_points / k.group.max(1)).div_ceil(u64::from(BLOCK_THREADS))
-    };
-    LaunchDims::linear(blocks.clamp(1, MAX_BLOCKS) as u32, BLOCK_THREADS)
 }

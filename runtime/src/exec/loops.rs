@@ -2,10 +2,11 @@
 //! call sound as the module doc's *Soundness of the kernel calls* says), and the
 //! status a kernel sets turned into the op's error.
 
-use super::{allocate, fully_overwrites, Code, CodeOwner, Slot};
+use super::{allocate, fully_overwrites, Code, Slot};
 use crate::error::{Error, Result};
 use crate::pool;
-use lazyfuse_ir::kernel::{BufId, Expr, LoopKernel, Schedule, Status, STATUS_SLOTS};
+use lazyfuse_ir::kernel::STATUS_SLOTS;
+use lazyfuse_ir::kernel::{BufId, Expr, KernelCode, KernelFn, LoopKernel, Schedule, Status};
 use std::sync::Arc;
 
 /// Parallel points per chunk: at least this many elements of work per chunk keeps
@@ -31,8 +32,7 @@ pub(super) fn chunk_count(points: usize, work_per_point: usize, threads: usize) 
 pub(super) fn run_loop(
     schedule: &Schedule,
     k: &LoopKernel,
-    entry: Code,
-    owner: &CodeOwner,
+    code: &Code,
     slots: &mut [Slot],
 ) -> Result<u64> {
     // Writable params first: each gets a buffer this step owns uniquely.
@@ -92,17 +92,14 @@ pub(super) fn run_loop(
     if points == 0 {
         return Ok(bytes);
     }
-    let entry = match entry {
-        Code::Native(f) => f,
-        Code::Device(j) => {
-            let kernels = owner
-                .downcast_ref::<crate::cuda::mirror::DeviceKernels>()
-                .ok_or_else(|| Error::Malformed(format!("kernel {}: no device code", k.name)))?;
+    let entry = match code {
+        Code::Native(code, j) => native_entry(k, code.as_ref(), *j)?,
+        Code::Device(kernels, j) => {
             let mut status = [0u64; STATUS_SLOTS];
             // SAFETY: `ptrs` holds each param's buffer, checked above to have exactly
             // the param's dtype and length, written ones owned by this step alone
-            // (`Arc::get_mut`); the kernel is the one compiled for this step.
-            unsafe { kernels.run(j, k, &ptrs, &mut status)? };
+            // (`Arc::get_mut`).
+            unsafe { kernels.run(*j, k, &ptrs, &mut status)? };
             if status[0] != 0 {
                 return Err(status_error(k, &status));
             }
@@ -117,8 +114,9 @@ pub(super) fn run_loop(
     let body = |c: usize| {
         let begin = points * c / chunks;
         let end = points * (c + 1) / chunks;
-        // SAFETY: see the module doc: the kernel was verified in bounds for params of
-        // exactly these dtypes and lengths (checked above), the pointers stay valid
+        // SAFETY: see the module doc: the code stays inside params of exactly these
+        // dtypes and lengths (its signature admits `k`; the buffers were checked
+        // against `k` above) for points up to `points`, the pointers stay valid
         // for the whole call (the buffers live in `slots`, which this function borrows
         // mutably, so nothing else touches them), chunks write disjoint parallel
         // points, and each chunk has its own status block.
@@ -138,6 +136,23 @@ pub(super) fn run_loop(
         }
     }
     Ok(bytes)
+}
+
+/// Kernel `j` of `code`, once its signature admits `k`: only then may it be called
+/// with `k`'s buffers (the [`KernelCode`] contract).
+pub(crate) fn native_entry(k: &LoopKernel, code: &dyn KernelCode, j: usize) -> Result<KernelFn> {
+    match code.kernel(j) {
+        Some((f, sig)) if sig.admits(k) => Ok(f),
+        Some(_) => Err(Error::Malformed(format!(
+            "kernel {} was given code compiled for another signature",
+            k.name
+        ))),
+        None => Err(Error::Malformed(format!(
+            "kernel {}: no kernel {j} in its code ({} kernels)",
+            k.name,
+            code.kernels()
+        ))),
+    }
 }
 
 /// A raw pointer that chunks on other threads may use (each chunk writes only its own

@@ -1,14 +1,15 @@
-//! The CPU executor of compiled schedules: compiles a schedule's loop kernels with
-//! Cranelift (through a process-wide kernel cache), allocates its buffers, runs its
-//! steps in order (loop kernels split across the thread pool, extern steps through
-//! the interpreter's routine for their one node) and frees temporaries after their
-//! last reader.
+//! The CPU executor of compiled schedules: given a schedule and its compiled loop
+//! kernels ([`CompiledSchedule`], made by the compile stage, `lazyfuse-compile`), it
+//! allocates the buffers, runs the steps in order (loop kernels split across the
+//! thread pool, extern steps through the interpreter's routine for their one node)
+//! and frees temporaries after their last reader.
 //!
 //! # Soundness of the kernel calls
 //! A compiled kernel reads and writes raw memory. It is called only
-//! - after [`LoopKernel::verify`] proved every affine access inside `0..len` of its
-//!   param over the whole iteration space (run when the kernel is compiled; the proof
-//!   depends only on the kernel's structure, which is the cache key), and
+//! - when its code is a [`KernelCode`] whose signature admits the step's kernel: the
+//!   code generator verified that kernel ([`LoopKernel::verify`] proved every affine
+//!   access inside `0..len` of its param over the whole iteration space) and
+//!   promises the code stays inside params of those dtypes and lengths, and
 //! - with `params[i]` pointing at a live buffer whose dtype and element count are
 //!   exactly param `i`'s (checked before every call), written only through params
 //!   that the executor owns uniquely at that moment.
@@ -16,22 +17,23 @@
 //! Data-dependent indices are checked by the generated code itself.
 //!
 //! # Files
-//! `compiler` (the kernel cache and the compilers), `buffers` (allocation, dead
+//! `compiled` (the compiled kernels of a schedule), `buffers` (allocation, dead
 //! temporaries, donations), `loops` (one loop kernel on the pool, its status) and
 //! `externs` (extern steps on the host); this file runs a schedule's steps.
 //!
 //! [`LoopKernel::verify`]: lazyfuse_ir::kernel::LoopKernel::verify
+//! [`KernelCode`]: lazyfuse_ir::kernel::KernelCode
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use lazyfuse_ir::kernel::{BufKind, MathMode, Schedule, Step};
+use lazyfuse_ir::kernel::{BufKind, Schedule, Step};
 use lazyfuse_ir::InputId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod buffers;
-mod compiler;
+mod compiled;
 mod externs;
 mod loops;
 #[cfg(test)]
@@ -39,13 +41,10 @@ mod tests;
 
 use buffers::{allocate, give_back_unwritten};
 pub(crate) use buffers::{dead_temps, fully_overwrites, step_buffers, unwritten_donations};
-pub use compiler::{
-    asm_text, cached_kernels, clif_text, compile, compile_using, CompiledSchedule, KernelCompiler,
-    KERNEL_CACHE_CAPACITY,
-};
-pub(crate) use compiler::{Code, CodeOwner};
+pub use compiled::{Code, CompiledSchedule};
 use externs::run_extern;
 pub(crate) use externs::{extern_on_host, row_major_inputs};
+pub(crate) use loops::native_entry;
 use loops::run_loop;
 pub use loops::status_error;
 
@@ -85,102 +84,19 @@ enum Slot {
     Ready(Arc<Buffer>),
 }
 
-/// Runs `schedule` on the CPU with compiled loop kernels. `inputs` holds the
-/// buffers its `BufKind::Input` buffers name; the result holds one buffer per target.
+/// Runs `schedule` on the CPU with its loop kernels compiled in `compiled` (for this
+/// schedule). `inputs` holds the buffers its `BufKind::Input` buffers name; the
+/// result holds one buffer per target. `donated` holds buffers the caller gave up:
+/// each [`BufKind::Donated`] buffer of the schedule is taken out of the map and
+/// written in place when this run owns it alone (an in-place write stores into it,
+/// no copy). A donated buffer the map lacks is read from `inputs` and copied before
+/// the first write, as any shared buffer; an input the schedule only reads may be in
+/// either map. On an error, the donated buffers that no step had written yet go back
+/// into the map (a written one is dropped: its old contents are gone); on success the
+/// map keeps the buffers the schedule did not take. `stats` is where the run's
+/// figures are added.
 ///
-/// ```
-/// use lazyfuse_ir::kernel::*;
-/// use lazyfuse_ir::{DType, InputId};
-/// use lazyfuse_runtime::{exec, Buffer};
-/// use std::{collections::HashMap, sync::Arc};
-/// let double = LoopKernel {
-///     name: "double".into(),
-///     nodes: vec![],
-///     params: vec![
-///         Param { buf: BufId(0), dtype: DType::I32, len: 3, writes: false },
-///         Param { buf: BufId(1), dtype: DType::I32, len: 3, writes: true },
-///     ],
-///     dims: vec![3],
-///     n_parallel: 1,
-///     exprs: vec![
-///         ExprNode { expr: Expr::Load { param: ParamId(0), index: Affine { offset: 0, strides: vec![1] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
-///         ExprNode { expr: Expr::Binary { op: lazyfuse_ir::BinaryOp::Add, a: ExprId(0), b: ExprId(0) }, dtype: DType::I32, stage: Stage::Outer(0) },
-///     ],
-///     stores: vec![StoreOp { param: ParamId(1), index: Affine { offset: 0, strides: vec![1] }, value: ExprId(1) }],
-/// };
-/// let schedule = Schedule {
-///     buffers: vec![
-///         BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Input(InputId(7)) },
-///         BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Output(0) },
-///     ],
-///     steps: vec![Step::Loop(double)],
-///     outputs: vec![BufId(1)],
-///     notes: vec![],
-/// };
-/// let inputs = HashMap::from([(InputId(7), Arc::new(Buffer::from_vec(vec![1i32, -2, 3])))]);
-/// let (out, stats) = exec::run(&schedule, &inputs).unwrap();
-/// assert_eq!(*out[0], Buffer::from_vec(vec![2i32, -4, 6]));
-/// assert_eq!(stats.kernels, 1);
-/// ```
-pub fn run(
-    schedule: &Schedule,
-    inputs: &HashMap<InputId, Arc<Buffer>>,
-) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
-    run_donating(schedule, inputs, &mut HashMap::new())
-}
-
-/// [`run`] (kernels compiled with the default [`MathMode`]), where `donated` holds
-/// buffers the caller gave up: each
-/// [`BufKind::Donated`] buffer of the schedule is taken out of the map and written in
-/// place when this run owns it alone (an in-place write stores into it, no copy).
-/// A donated buffer the map lacks is read from `inputs` and copied before the first
-/// write, as any shared buffer; an input the schedule only reads may be in either
-/// map. On an error, the donated buffers that no step had
-/// written yet go back into the map (a written one is dropped: its old contents
-/// are gone); on success the map keeps the buffers the schedule did not take.
-///
-/// ```
-/// use lazyfuse_ir::kernel::*;
-/// use lazyfuse_ir::{DType, InputId};
-/// use lazyfuse_runtime::{exec, Buffer};
-/// use std::{collections::HashMap, sync::Arc};
-/// let bump = LoopKernel {
-///     name: "bump".into(),
-///     nodes: vec![],
-///     params: vec![Param { buf: BufId(0), dtype: DType::I32, len: 3, writes: true }],
-///     dims: vec![],
-///     n_parallel: 0,
-///     exprs: vec![
-///         ExprNode { expr: Expr::Load { param: ParamId(0), index: Affine { offset: 1, strides: vec![] }, dynamic: None }, dtype: DType::I32, stage: Stage::Outer(0) },
-///         ExprNode { expr: Expr::Binary { op: lazyfuse_ir::BinaryOp::Add, a: ExprId(0), b: ExprId(0) }, dtype: DType::I32, stage: Stage::Outer(0) },
-///     ],
-///     stores: vec![StoreOp { param: ParamId(0), index: Affine { offset: 1, strides: vec![] }, value: ExprId(1) }],
-/// };
-/// let schedule = Schedule {
-///     buffers: vec![BufDecl { dtype: DType::I32, len: 3, kind: BufKind::Donated(InputId(0)) }],
-///     steps: vec![Step::Loop(bump)],
-///     outputs: vec![BufId(0)],
-///     notes: vec![],
-/// };
-/// let x = Arc::new(Buffer::from_vec(vec![1i32, 2, 3]));
-/// let at = x.as_ptr();
-/// let mut donated = HashMap::from([(InputId(0), x)]);
-/// let (out, _) = exec::run_donating(&schedule, &HashMap::new(), &mut donated).unwrap();
-/// assert_eq!(*out[0], Buffer::from_vec(vec![1i32, 4, 3]));
-/// assert_eq!(out[0].as_ptr(), at); // written in place
-/// assert!(donated.is_empty());
-/// ```
-pub fn run_donating(
-    schedule: &Schedule,
-    inputs: &HashMap<InputId, Arc<Buffer>>,
-    donated: &mut HashMap<InputId, Arc<Buffer>>,
-) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
-    let (compiled, stats) = compile(schedule, MathMode::default())?;
-    run_compiled(schedule, &compiled, inputs, donated, stats)
-}
-
-/// [`run_donating`] with the loop kernels already compiled (by [`compile()`], for this
-/// schedule); `stats` is where the run's figures are added.
+/// `lazyfuse_compile::run` compiles and runs a schedule in one call, with examples.
 pub fn run_compiled(
     schedule: &Schedule,
     compiled: &CompiledSchedule,
@@ -188,11 +104,10 @@ pub fn run_compiled(
     donated: &mut HashMap<InputId, Arc<Buffer>>,
     mut stats: RunStats,
 ) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
-    let entries = &compiled.entries;
-    if entries.len() != schedule.steps.len() {
+    if compiled.steps() != schedule.steps.len() {
         return Err(Error::Malformed(format!(
             "{} compiled entries for {} steps",
-            entries.len(),
+            compiled.steps(),
             schedule.steps.len()
         )));
     }
@@ -254,13 +169,13 @@ pub fn run_compiled(
     for (i, step) in schedule.steps.iter().enumerate() {
         let t0 = Instant::now();
         let done = match step {
-            Step::Loop(k) => entries[i]
-                .clone()
+            Step::Loop(k) => compiled
+                .entry(i)
                 .ok_or_else(|| Error::Malformed(format!("kernel {} was not compiled", k.name)))
-                .and_then(|(entry, module)| {
-                    run_loop(schedule, k, entry, &module, &mut slots).map(|b| (k.name.clone(), b))
+                .and_then(|code| {
+                    run_loop(schedule, k, code, &mut slots).map(|b| (k.name.clone(), b))
                 }),
-            Step::Extern(e) => run_extern(schedule, e, compiled.math, &mut slots)
+            Step::Extern(e) => run_extern(schedule, e, compiled.math(), &mut slots)
                 .map(|b| (format!("extern {}", e.op.name()), b)),
         };
         let (name, bytes) = match done {

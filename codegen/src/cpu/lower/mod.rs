@@ -31,7 +31,6 @@ use lazyfuse_ir::DType;
 use std::collections::HashMap;
 
 mod ops;
-mod params;
 mod reduce;
 mod scalar;
 mod skeleton;
@@ -39,7 +38,6 @@ mod vector;
 mod vreduce;
 mod vtranspose;
 
-pub use params::{param_code, param_op};
 use vector::{
     interleaves, mixed_vector, row_invariant, vector_binary_ok, vector_param_ok, vector_type,
     vector_unary_ok, INTERLEAVED, MIXED_LANES,

@@ -1,10 +1,11 @@
 //! The scalar ops with the interpreter's semantics: unary, parameterised unary,
 //! binary (integer division by zero sets the status), and casts.
 
-use super::{fsuffix, param_code, reg, rep, unsupported, vector_param_ok, Lower, Rep, R};
+use super::{fsuffix, reg, rep, unsupported, vector_param_ok, Lower, Rep, R};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
+use lazyfuse_ir::kernel::param_code;
 use lazyfuse_ir::kernel::{MathMode, Status};
 use lazyfuse_ir::op::Op;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};

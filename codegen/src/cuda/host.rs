@@ -3,20 +3,20 @@
 //!
 //! [`HostCudaModule::compile`] writes one translation unit (a host shim defining the
 //! CUDA keywords and intrinsics the source uses, software float16 conversions in
-//! place of `cuda_fp16.h`, then `lazyfuse_codegen::cuda`'s prelude and kernels, and
-//! one wrapper per kernel with the CPU backend's [`KernelFn`] signature), compiles it
+//! place of `cuda_fp16.h`, then this module's [`PRELUDE`] and kernels, and one
+//! wrapper per kernel with the CPU backend's [`KernelFn`] signature), compiles it
 //! with the system C++ compiler (`CXX`, else `c++`) into a shared library and loads
 //! it. The executor then runs those kernels exactly where it runs Cranelift's, so the
 //! conformance corpus and the differential tests check the generated CUDA C against
-//! the interpreter (`CpuBackend::CudaHost` in the facade). What differs from a GPU:
+//! the interpreter (`CpuBackend::CudaHost` in the facade). Like [`crate::cpu`]'s
+//! Cranelift module, it generates code and loads it; running it is the runtime's. What differs from a GPU:
 //! one thread runs a contiguous range of points (the shim's grid macros), the
 //! transcendentals are the host's libm instead of CUDA's libdevice, and float16
 //! conversions are software. Compiling is slow (a C++ compiler run per batch of
 //! kernels): this is for tests, not for speed.
 
-use lazyfuse_codegen::cpu::KernelFn;
-use lazyfuse_codegen::cuda::{kernel_source_as, PRELUDE};
-use lazyfuse_ir::kernel::{LoopKernel, MathMode};
+use super::{kernel_source_as, repr::storage, PRELUDE};
+use lazyfuse_ir::kernel::{KernelCode, KernelFn, KernelSignature, LoopKernel, MathMode};
 use std::ffi::{c_void, CString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -24,14 +24,16 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-const SHIM: &str = include_str!("cuda_host/shim.h");
-const FP16: &str = include_str!("cuda_host/cuda_fp16.h");
-const BF16: &str = include_str!("cuda_host/cuda_bf16.h");
+const SHIM: &str = include_str!("host/shim.h");
+const FP16: &str = include_str!("host/cuda_fp16.h");
+const BF16: &str = include_str!("host/cuda_bf16.h");
 
 /// Kernels compiled from their CUDA C for the host, loaded as a shared library.
 pub struct HostCudaModule {
     handle: *mut c_void,
     entries: Vec<KernelFn>,
+    /// what each entry was compiled for (the [`KernelCode`] contract)
+    signatures: Vec<KernelSignature>,
 }
 
 // SAFETY: the loaded library's code is immutable until `Drop` (which takes `&mut
@@ -138,7 +140,8 @@ impl HostCudaModule {
                 .enumerate()
                 .map(|(i, p)| {
                     let cv = if p.writes { "" } else { "const " };
-                    Ok(format!("({cv}{}*)params[{i}]", storage_c(p.dtype)?))
+                    let c = storage(p.dtype).map_err(|e| e.to_string())?;
+                    Ok(format!("({cv}{c}*)params[{i}]"))
                 })
                 .collect::<Result<Vec<String>, String>>()?;
             // The executor gives point ranges; a vectorized kernel steps over groups of
@@ -202,6 +205,7 @@ impl HostCudaModule {
         let mut module = HostCudaModule {
             handle,
             entries: Vec::new(),
+            signatures: kernels.iter().map(|k| KernelSignature::of(k)).collect(),
         };
         for j in 0..kernels.len() {
             let name = CString::new(format!("lf_host_entry_{j}")).expect("no NUL");
@@ -226,6 +230,20 @@ impl HostCudaModule {
     }
 }
 
+// SAFETY: `kernel_source_as` verifies every kernel before generating its CUDA C, the
+// generated code keeps the verified kernel's accesses (data-dependent ones checked in
+// the code), each wrapper runs the points `begin..end` of its kernel only, and
+// `signatures[j]` is taken from kernel `j`; the library stays loaded until `Drop`.
+unsafe impl KernelCode for HostCudaModule {
+    fn kernels(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn kernel(&self, j: usize) -> Option<(KernelFn, &KernelSignature)> {
+        Some((*self.entries.get(j)?, self.signatures.get(j)?))
+    }
+}
+
 impl Drop for HostCudaModule {
     fn drop(&mut self) {
         // SAFETY: `&mut self` means no entry of this module is running (the executor
@@ -234,23 +252,4 @@ impl Drop for HostCudaModule {
             libc::dlclose(self.handle);
         }
     }
-}
-
-/// The C type the generated code stores `dt` as (`lazyfuse_codegen::cuda`'s ABI).
-fn storage_c(dt: lazyfuse_ir::DType) -> Result<&'static str, String> {
-    use lazyfuse_ir::DType::*;
-    Ok(match dt {
-        Bool | U8 => "u8",
-        I8 => "i8",
-        I16 => "i16",
-        U16 | F16 | BF16 => "u16",
-        I32 => "i32",
-        U32 => "u32",
-        I64 => "i64",
-        U64 => "u64",
-        F32 => "float",
-        F64 => "double",
-        d if d.is_float8() => "u8",
-        d => return Err(format!("{d} buffers in a CUDA kernel")),
-    })
 }
