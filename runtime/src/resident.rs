@@ -33,15 +33,14 @@ use crate::cuda::mirror::device;
 use crate::cuda::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::exec::{
-    dead_temps, extern_on_host, fully_overwrites, native_entry, status_error, step_buffers,
-    unwritten_donations, Code, CompiledSchedule, RunStats, StepTiming,
+    fully_overwrites, native_entry, status_error, walk, Code, CompiledSchedule, Executor, RunStats,
+    Slots,
 };
-use lazyfuse_ir::kernel::{BufId, BufKind, ExternStep, LoopKernel, Schedule, Step, STATUS_SLOTS};
+use lazyfuse_ir::kernel::{BufDecl, BufId, ExternStep, LoopKernel, Schedule, Step, STATUS_SLOTS};
 use lazyfuse_ir::{DType, InputId, Op};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// 0: not set (read `LAZYFUSE_CUDA_EMULATION`), 1: on, 2: off.
 static EMULATION: AtomicU8 = AtomicU8::new(0);
@@ -278,214 +277,101 @@ pub fn run(
     ordinal: usize,
     inputs: &HashMap<InputId, Arc<DeviceArray>>,
     donated: &mut HashMap<InputId, Arc<DeviceArray>>,
-    mut stats: RunStats,
+    stats: RunStats,
 ) -> Result<(Vec<Arc<DeviceArray>>, RunStats)> {
-    if compiled.steps() != schedule.steps.len() {
-        return Err(Error::Malformed(format!(
-            "{} compiled entries for {} steps",
-            compiled.steps(),
-            schedule.steps.len()
-        )));
-    }
-    let run_start = Instant::now();
-    let emulation = emulated();
-    let mut last_use: Vec<usize> = vec![0; schedule.buffers.len()];
-    for (i, step) in schedule.steps.iter().enumerate() {
-        for b in step_buffers(step) {
-            last_use[b.0 as usize] = i;
-        }
-    }
-    // Every input checked before a donated array is taken (an error gives it back).
-    for decl in &schedule.buffers {
-        if let BufKind::Input(id) | BufKind::Donated(id) = decl.kind {
-            let a = inputs
-                .get(&id)
-                .or_else(|| donated.get(&id))
-                .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?;
-            if a.ordinal != ordinal || a.is_emulated() != emulation {
-                return Err(Error::Cuda(format!(
-                    "an input on {a:?} was given to a run on cuda:{ordinal}{}",
-                    if emulation { " (emulated)" } else { "" }
-                )));
-            }
-        }
-    }
-    let mut slots: Vec<Option<Arc<DeviceArray>>> = Vec::with_capacity(schedule.buffers.len());
-    // The donated arrays taken, by slot: one still in its slot at the end was
-    // written in place.
-    let mut taken: Vec<(usize, *const DeviceArray)> = Vec::new();
-    for decl in &schedule.buffers {
-        slots.push(match decl.kind {
-            BufKind::Input(id) | BufKind::Donated(id) => {
-                let own = match decl.kind {
-                    BufKind::Donated(_) => donated.remove(&id),
-                    _ => None,
-                };
-                if let Some(a) = &own {
-                    taken.push((slots.len(), Arc::as_ptr(a)));
-                }
-                own.or_else(|| inputs.get(&id).or_else(|| donated.get(&id)).cloned())
-            }
-            BufKind::Output(_) | BufKind::Temp if decl.len == 0 => {
-                match DeviceArray::alloc(ordinal, decl.dtype, 0, false) {
-                    Ok(a) => Some(Arc::new(a)),
-                    Err(e) => {
-                        give_back_unwritten(schedule, None, &mut slots, donated);
-                        return Err(e);
-                    }
-                }
-            }
-            BufKind::Output(_) | BufKind::Temp => None,
-        });
-    }
-    let steps = Steps {
-        schedule,
-        compiled,
+    let mut exec = Device {
         ordinal,
-        emulation,
-        last_use: &last_use,
+        emulation: emulated(),
+        pending: Vec::new(),
     };
-    if let Err((failed, e)) = steps.run_all(&mut slots, &mut stats) {
-        give_back_unwritten(schedule, Some(failed), &mut slots, donated);
-        return Err(e);
-    }
-    stats.kernels = schedule.steps.len();
-    stats.in_place = taken
-        .iter()
-        .filter(|(idx, at)| slots[*idx].as_ref().is_some_and(|a| Arc::as_ptr(a) == *at))
-        .count();
-    let outs = schedule
-        .outputs
-        .iter()
-        .map(|b| match slots.get(b.0 as usize) {
-            Some(Some(a)) => Ok(a.clone()),
-            _ => Err(Error::Malformed(format!("output {b} was never written"))),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    stats.run = run_start.elapsed();
-    Ok((outs, stats))
+    walk(schedule, compiled, &mut exec, inputs, donated, stats)
 }
 
-/// What the steps of one run share.
-struct Steps<'a> {
-    schedule: &'a Schedule,
-    compiled: &'a CompiledSchedule,
+/// The memory of `cuda:ordinal` (or its host emulation), with the status blocks of
+/// the kernels launched and not yet read.
+struct Device {
     ordinal: usize,
     emulation: bool,
-    last_use: &'a [usize],
+    pending: Vec<PendingStatus>,
 }
 
-impl Steps<'_> {
-    /// Runs every step, then waits for the device and reads the status blocks. An
-    /// error comes with the last step that had been issued when it surfaced.
-    fn run_all(
-        &self,
-        slots: &mut [Option<Arc<DeviceArray>>],
-        stats: &mut RunStats,
-    ) -> std::result::Result<(), (usize, Error)> {
-        let mut issued = 0;
-        self.issue(slots, stats, &mut issued)
-            .map_err(|e| (issued, e))
-    }
+impl Executor for Device {
+    type Array = DeviceArray;
 
-    fn issue(
-        &self,
-        slots: &mut [Option<Arc<DeviceArray>>],
-        stats: &mut RunStats,
-        issued: &mut usize,
-    ) -> Result<()> {
-        let Steps {
-            schedule,
-            compiled,
-            ordinal,
-            emulation,
-            last_use,
-        } = *self;
-        let mut pending: Vec<PendingStatus> = Vec::new();
-        for (i, step) in schedule.steps.iter().enumerate() {
-            *issued = i;
-            let t0 = Instant::now();
-            let (name, bytes) = match step {
-                Step::Loop(k) => {
-                    let code = compiled.entry(i).ok_or_else(|| {
-                        Error::Malformed(format!("kernel {} was not compiled", k.name))
-                    })?;
-                    let bytes =
-                        run_loop(schedule, k, code, ordinal, slots).map(|(bytes, status)| {
-                            if let Some(block) = status {
-                                pending.push(PendingStatus { step: i, block });
-                            }
-                            bytes
-                        })?;
-                    (k.name.clone(), bytes)
-                }
-                Step::Extern(e) if on_device_blas(e, slots) => {
-                    let bytes = device_matmul(schedule, e, ordinal, slots)?;
-                    (format!("cublas {}", e.op.name()), bytes)
-                }
-                Step::Extern(e) => {
-                    // The extern step reads values the kernels before it wrote: their
-                    // errors come first.
-                    check_statuses(schedule, ordinal, &mut pending)?;
-                    let host = e
-                        .inputs
-                        .iter()
-                        .map(|b| match &slots[b.0 as usize] {
-                            Some(a) => a.to_host().map(Arc::new),
-                            None => Err(Error::Malformed(format!(
-                                "extern {} reads {b} before it was written",
-                                e.op.name()
-                            ))),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    let mut bytes: u64 = host
-                        .iter()
-                        .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
-                        .sum();
-                    let out = extern_on_host(schedule, e, compiled.math(), host)?;
-                    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
-                    slots[e.output.0 as usize] =
-                        Some(Arc::new(DeviceArray::upload(ordinal, &out)?));
-                    (format!("extern {}", e.op.name()), bytes)
-                }
-            };
-            // On a GPU a step's time is its launch (kernels run asynchronously; the run's
-            // total waits for them).
-            stats.steps.push(StepTiming {
-                name,
-                time: t0.elapsed(),
-                bytes,
-            });
-            for idx in dead_temps(schedule, last_use, i, step) {
-                // Dropping returns the block to the device's allocator; the stream's
-                // order keeps its next user behind this step's kernels.
-                slots[idx] = None;
-            }
+    fn check_input(&self, a: &DeviceArray) -> Result<()> {
+        if a.ordinal != self.ordinal || a.is_emulated() != self.emulation {
+            return Err(Error::Cuda(format!(
+                "an input on {a:?} was given to a run on cuda:{}{}",
+                self.ordinal,
+                if self.emulation { " (emulated)" } else { "" }
+            )));
         }
-        if pending.is_empty() && !emulation && !schedule.steps.is_empty() {
-            // No status to read (the last steps were library calls): wait all the same,
-            // so that a realize returns with its values computed and a fault of its
-            // work is its error.
-            device(ordinal)?.synchronize()?;
-        }
-        check_statuses(schedule, ordinal, &mut pending)?;
         Ok(())
     }
-}
 
-/// After a failed run: hands back to `donated` the taken arrays that no step up to
-/// `failed` (`None`: none ran) writes (their contents are the old version, untouched);
-/// a written one is dropped, its old contents gone.
-fn give_back_unwritten(
-    schedule: &Schedule,
-    failed: Option<usize>,
-    slots: &mut [Option<Arc<DeviceArray>>],
-    donated: &mut HashMap<InputId, Arc<DeviceArray>>,
-) {
-    for (idx, id) in unwritten_donations(schedule, failed.map_or(0, |f| f + 1)) {
-        if let Some(a) = slots.get_mut(idx).and_then(Option::take) {
-            donated.entry(id).or_insert(a);
+    fn empty(&self, decl: &BufDecl) -> Result<DeviceArray> {
+        DeviceArray::alloc(self.ordinal, decl.dtype, 0, false)
+    }
+
+    fn address(a: &Arc<DeviceArray>) -> *const u8 {
+        Arc::as_ptr(a).cast()
+    }
+
+    fn run_loop(
+        &mut self,
+        schedule: &Schedule,
+        i: usize,
+        k: &LoopKernel,
+        code: &Code,
+        slots: &mut Slots<DeviceArray>,
+    ) -> Result<u64> {
+        let (bytes, status) = run_loop(schedule, k, code, self.ordinal, slots)?;
+        if let Some(block) = status {
+            self.pending.push(PendingStatus { step: i, block });
         }
+        Ok(bytes)
+    }
+
+    fn run_extern_here(
+        &mut self,
+        schedule: &Schedule,
+        e: &ExternStep,
+        slots: &mut Slots<DeviceArray>,
+    ) -> Result<Option<(String, u64)>> {
+        if !on_device_blas(e, slots) {
+            return Ok(None);
+        }
+        let bytes = device_matmul(schedule, e, self.ordinal, slots)?;
+        Ok(Some((format!("cublas {}", e.op.name()), bytes)))
+    }
+
+    fn before_host(&mut self, schedule: &Schedule) -> Result<()> {
+        // The host reads values the kernels before it wrote: their errors come first.
+        check_statuses(schedule, self.ordinal, &mut self.pending)
+    }
+
+    fn download(&self, a: &Arc<DeviceArray>) -> Result<Arc<Buffer>> {
+        a.to_host().map(Arc::new)
+    }
+
+    fn upload(&self, b: Arc<Buffer>) -> Result<Arc<DeviceArray>> {
+        DeviceArray::upload(self.ordinal, &b).map(Arc::new)
+    }
+
+    fn release(&mut self, a: Arc<DeviceArray>) {
+        // Dropping returns the block to the device's allocator; the stream's order
+        // keeps its next user behind this step's kernels.
+        drop(a);
+    }
+
+    fn finish(&mut self, schedule: &Schedule) -> Result<()> {
+        if self.pending.is_empty() && !self.emulation && !schedule.steps.is_empty() {
+            // No status to read (the last steps were library calls): wait all the
+            // same, so that a realize returns with its values computed and a fault of
+            // its work is its error.
+            device(self.ordinal)?.synchronize()?;
+        }
+        check_statuses(schedule, self.ordinal, &mut self.pending)
     }
 }
 

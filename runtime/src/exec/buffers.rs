@@ -1,29 +1,11 @@
 //! A run's buffers: allocation (fresh, or a kept buffer for one every point of
 //! which is overwritten), the temporaries dead after each step, and the donated
-//! inputs a failed run gives back unwritten.
+//! inputs a failed run may give back unwritten.
 
-use super::Slot;
 use crate::buffer::{check_allocation, Buffer};
 use crate::error::Result;
 use lazyfuse_ir::kernel::{BufId, BufKind, Expr, LoopKernel, Schedule, Step};
 use lazyfuse_ir::InputId;
-use std::collections::HashMap;
-use std::sync::Arc;
-
-/// After step `failed` failed: hands the donated buffers that no step up to it
-/// writes back to the caller (their contents are the old version, untouched).
-pub(super) fn give_back_unwritten(
-    schedule: &Schedule,
-    failed: usize,
-    slots: &mut [Slot],
-    donated: &mut HashMap<InputId, Arc<Buffer>>,
-) {
-    for (idx, id) in unwritten_donations(schedule, failed + 1) {
-        if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
-            donated.insert(id, buf);
-        }
-    }
-}
 
 /// The donated buffers (slot and input id) that none of the first `steps_run` steps
 /// of `schedule` writes: after a failed run, their contents are still the old

@@ -2,43 +2,12 @@
 //! float matmul of Fast math reading strided operands in place, and the gather of
 //! an operand view for the routines that need row-major inputs.
 
-use super::Slot;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use lazyfuse_ir::kernel::{ExternStep, ExternView, MathMode, Schedule};
 use lazyfuse_ir::{Graph, InputId, Op};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Runs one node on whole contiguous buffers: a float matmul in
-/// [`MathMode::Fast`] through [`crate::blas`], anything else with the interpreter's
-/// routine.
-pub(super) fn run_extern(
-    schedule: &Schedule,
-    e: &ExternStep,
-    math: MathMode,
-    slots: &mut [Slot],
-) -> Result<u64> {
-    let inputs = e
-        .inputs
-        .iter()
-        .map(|b| match &slots[b.0 as usize] {
-            Slot::Ready(arc) => Ok(arc.clone()),
-            Slot::Empty => Err(Error::Malformed(format!(
-                "extern {} reads {b} before it was written",
-                e.op.name()
-            ))),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut bytes: u64 = inputs
-        .iter()
-        .map(|b| (b.len() * b.dtype().size_in_bytes()) as u64)
-        .sum();
-    let out = extern_on_host(schedule, e, math, inputs)?;
-    bytes += (out.len() * out.dtype().size_in_bytes()) as u64;
-    slots[e.output.0 as usize] = Slot::Ready(out);
-    Ok(bytes)
-}
 
 /// The output of extern step `e` computed on the host from its input buffers (in
 /// `e.inputs` order): a float matmul in [`MathMode::Fast`] through [`crate::blas`],

@@ -2,7 +2,8 @@
 //! call sound as the module doc's *Soundness of the kernel calls* says), and the
 //! status a kernel sets turned into the op's error.
 
-use super::{allocate, fully_overwrites, Code, Slot};
+use super::{allocate, fully_overwrites, Code, Slots};
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::pool;
 use lazyfuse_ir::kernel::STATUS_SLOTS;
@@ -33,18 +34,18 @@ pub(super) fn run_loop(
     schedule: &Schedule,
     k: &LoopKernel,
     code: &Code,
-    slots: &mut [Slot],
+    slots: &mut Slots<Buffer>,
 ) -> Result<u64> {
     // Writable params first: each gets a buffer this step owns uniquely.
     for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.writes) {
         let idx = p.buf.0 as usize;
         let slot = &mut slots[idx];
         match slot {
-            Slot::Empty => {
+            None => {
                 let overwritten = fully_overwrites(k, i);
-                *slot = Slot::Ready(Arc::new(allocate(schedule, p.buf, overwritten)?))
+                *slot = Some(Arc::new(allocate(schedule, p.buf, overwritten)?))
             }
-            Slot::Ready(arc) => {
+            Some(arc) => {
                 // A buffer written by an earlier step and shared since (a target read
                 // back by the store, say) is copied rather than written under a reader.
                 Arc::make_mut(arc);
@@ -57,8 +58,8 @@ pub(super) fn run_loop(
     for p in &k.params {
         let idx = p.buf.0 as usize;
         let buf = match &mut slots[idx] {
-            Slot::Ready(arc) => arc,
-            Slot::Empty => {
+            Some(arc) => arc,
+            None => {
                 return Err(Error::Malformed(format!(
                     "kernel {} reads {} before it was written",
                     k.name, p.buf

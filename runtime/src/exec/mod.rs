@@ -17,7 +17,8 @@
 //! Data-dependent indices are checked by the generated code itself.
 //!
 //! # Files
-//! `compiled` (the compiled kernels of a schedule), `buffers` (allocation, dead
+//! `walk` (the steps in order, shared with the device executor), `compiled` (the
+//! compiled kernels of a schedule), `buffers` (allocation, dead
 //! temporaries, donations), `loops` (one loop kernel on the pool, its status) and
 //! `externs` (extern steps on the host); this file runs a schedule's steps.
 //!
@@ -25,12 +26,12 @@
 //! [`KernelCode`]: lazyfuse_ir::kernel::KernelCode
 
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use lazyfuse_ir::kernel::{BufKind, Schedule, Step};
+use crate::error::Result;
+use lazyfuse_ir::kernel::{BufDecl, ExternStep, LoopKernel, Schedule};
 use lazyfuse_ir::InputId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod buffers;
 mod compiled;
@@ -38,15 +39,16 @@ mod externs;
 mod loops;
 #[cfg(test)]
 mod tests;
+mod walk;
 
-use buffers::{allocate, give_back_unwritten};
+use buffers::allocate;
 pub(crate) use buffers::{dead_temps, fully_overwrites, step_buffers, unwritten_donations};
 pub use compiled::{Code, CompiledSchedule};
-use externs::run_extern;
 pub(crate) use externs::{extern_on_host, row_major_inputs};
 pub(crate) use loops::native_entry;
 use loops::run_loop;
 pub use loops::status_error;
+pub(crate) use walk::{walk, Executor, Slots};
 
 /// Timing of one step, for `LAZYFUSE_DEBUG=2`.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,10 +80,65 @@ pub struct RunStats {
     pub in_place: usize,
 }
 
-/// A buffer slot of a running schedule.
-enum Slot {
-    Empty,
-    Ready(Arc<Buffer>),
+/// The CPU's memory: host buffers, loop kernels on the thread pool, extern steps on
+/// the buffers themselves.
+struct Host;
+
+impl Executor for Host {
+    type Array = Buffer;
+
+    fn check_input(&self, _: &Buffer) -> Result<()> {
+        Ok(())
+    }
+
+    fn empty(&self, decl: &BufDecl) -> Result<Buffer> {
+        Ok(Buffer::zeros(decl.dtype, 0))
+    }
+
+    fn address(a: &Arc<Buffer>) -> *const u8 {
+        a.as_ptr()
+    }
+
+    fn run_loop(
+        &mut self,
+        schedule: &Schedule,
+        _: usize,
+        k: &LoopKernel,
+        code: &Code,
+        slots: &mut Slots<Buffer>,
+    ) -> Result<u64> {
+        run_loop(schedule, k, code, slots)
+    }
+
+    fn run_extern_here(
+        &mut self,
+        _: &Schedule,
+        _: &ExternStep,
+        _: &mut Slots<Buffer>,
+    ) -> Result<Option<(String, u64)>> {
+        Ok(None)
+    }
+
+    fn before_host(&mut self, _: &Schedule) -> Result<()> {
+        Ok(())
+    }
+
+    fn download(&self, a: &Arc<Buffer>) -> Result<Arc<Buffer>> {
+        Ok(a.clone())
+    }
+
+    fn upload(&self, b: Arc<Buffer>) -> Result<Arc<Buffer>> {
+        Ok(b)
+    }
+
+    fn release(&mut self, a: Arc<Buffer>) {
+        // A dead temporary's memory serves the next allocation of its size.
+        crate::buffer_cache::recycle(a);
+    }
+
+    fn finish(&mut self, _: &Schedule) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Runs `schedule` on the CPU with its loop kernels compiled in `compiled` (for this
@@ -102,114 +159,7 @@ pub fn run_compiled(
     compiled: &CompiledSchedule,
     inputs: &HashMap<InputId, Arc<Buffer>>,
     donated: &mut HashMap<InputId, Arc<Buffer>>,
-    mut stats: RunStats,
+    stats: RunStats,
 ) -> Result<(Vec<Arc<Buffer>>, RunStats)> {
-    if compiled.steps() != schedule.steps.len() {
-        return Err(Error::Malformed(format!(
-            "{} compiled entries for {} steps",
-            compiled.steps(),
-            schedule.steps.len()
-        )));
-    }
-    let run_start = Instant::now();
-    // The step after which each temporary is dead.
-    let mut last_use: Vec<usize> = vec![0; schedule.buffers.len()];
-    for (i, step) in schedule.steps.iter().enumerate() {
-        for b in step_buffers(step) {
-            last_use[b.0 as usize] = i;
-        }
-    }
-    // Every input first, so that a missing one fails before a donated buffer is
-    // taken.
-    for decl in &schedule.buffers {
-        match decl.kind {
-            BufKind::Input(id) | BufKind::Donated(id)
-                if !inputs.contains_key(&id) && !donated.contains_key(&id) =>
-            {
-                return Err(Error::Malformed(format!("input {id} was not provided")))
-            }
-            _ => {}
-        }
-    }
-    let mut slots: Vec<Slot> = Vec::with_capacity(schedule.buffers.len());
-    // The donated buffers taken, by slot, with their memory's address: a buffer
-    // still at that address at the end was written in place.
-    let mut taken: Vec<(usize, *const u8)> = Vec::new();
-    for decl in &schedule.buffers {
-        slots.push(match decl.kind {
-            // A donated buffer the schedule only reads is read in place (the
-            // caller keeps it).
-            BufKind::Input(id) => Slot::Ready(
-                inputs
-                    .get(&id)
-                    .or_else(|| donated.get(&id))
-                    .cloned()
-                    .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?,
-            ),
-            // An empty buffer needs no writer: a `cat` of empty tensors has no step,
-            // and its readers still read it.
-            BufKind::Output(_) | BufKind::Temp if decl.len == 0 => {
-                Slot::Ready(Arc::new(Buffer::zeros(decl.dtype, 0)))
-            }
-            BufKind::Donated(id) => match donated.remove(&id) {
-                Some(b) => {
-                    taken.push((slots.len(), b.as_ptr()));
-                    Slot::Ready(b)
-                }
-                None => Slot::Ready(
-                    inputs
-                        .get(&id)
-                        .cloned()
-                        .ok_or_else(|| Error::Malformed(format!("input {id} was not provided")))?,
-                ),
-            },
-            BufKind::Output(_) | BufKind::Temp => Slot::Empty,
-        });
-    }
-    for (i, step) in schedule.steps.iter().enumerate() {
-        let t0 = Instant::now();
-        let done = match step {
-            Step::Loop(k) => compiled
-                .entry(i)
-                .ok_or_else(|| Error::Malformed(format!("kernel {} was not compiled", k.name)))
-                .and_then(|code| {
-                    run_loop(schedule, k, code, &mut slots).map(|b| (k.name.clone(), b))
-                }),
-            Step::Extern(e) => run_extern(schedule, e, compiled.math(), &mut slots)
-                .map(|b| (format!("extern {}", e.op.name()), b)),
-        };
-        let (name, bytes) = match done {
-            Ok(x) => x,
-            Err(err) => {
-                give_back_unwritten(schedule, i, &mut slots, donated);
-                return Err(err);
-            }
-        };
-        stats.steps.push(StepTiming {
-            name,
-            time: t0.elapsed(),
-            bytes,
-        });
-        for idx in dead_temps(schedule, &last_use, i, step) {
-            // A dead temporary's memory serves the next allocation of its size.
-            if let Slot::Ready(buf) = std::mem::replace(&mut slots[idx], Slot::Empty) {
-                crate::buffer_cache::recycle(buf);
-            }
-        }
-    }
-    stats.kernels = schedule.steps.len();
-    stats.in_place = taken
-        .iter()
-        .filter(|(idx, at)| matches!(&slots[*idx], Slot::Ready(b) if b.as_ptr() == *at))
-        .count();
-    let outs = schedule
-        .outputs
-        .iter()
-        .map(|b| match slots.get(b.0 as usize) {
-            Some(Slot::Ready(buf)) => Ok(buf.clone()),
-            _ => Err(Error::Malformed(format!("output {b} was never written"))),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    stats.run = run_start.elapsed();
-    Ok((outs, stats))
+    walk(schedule, compiled, &mut Host, inputs, donated, stats)
 }
