@@ -11,5 +11,6 @@
 pub mod cpu;
 pub mod cuda;
 mod error;
+mod semantics;
 
 pub use error::CodegenError;

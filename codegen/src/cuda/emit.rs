@@ -3,11 +3,13 @@
 //! point's stages and phases, accumulators, scans and stores.
 
 use super::{
-    binary, block_reduces, cast, combine, constant, ilit, index, lane_value, load, reg, rep, round,
-    storage, stored_bits, unary, unary_param, unsupported, vectorizes, Rep, BLOCK_THREADS, LANES,
+    binary, block_reduces, cast, combine, constant, index, lane_value, load, reg, rep, round,
+    start, storage, stored_bits, unary, unary_param, unsupported, vectorizes, Rep, BLOCK_THREADS,
+    LANES,
 };
+use crate::semantics;
 use crate::CodegenError;
-use lazyfuse_ir::kernel::{Accum, Expr, LoopKernel, MathMode, ScanAccum, Stage, Status, StoreOp};
+use lazyfuse_ir::kernel::{Accum, Expr, LoopKernel, MathMode, ScanAccum, Stage, Status};
 use lazyfuse_ir::DType;
 use std::fmt::Write as _;
 
@@ -335,16 +337,7 @@ impl Emit<'_> {
             }
             self.stage(Stage::Outer(ph + 1))?;
         }
-        let last = k
-            .exprs
-            .iter()
-            .filter_map(|e| match e.stage {
-                Stage::Outer(s) => Some(s),
-                Stage::Inner(_) => None,
-            })
-            .max()
-            .unwrap_or(0);
-        for s in k.phases() + 1..=last {
+        for s in k.phases() + 1..=k.last_outer_stage() {
             self.stage(Stage::Outer(s))?;
         }
         Ok(())
@@ -356,13 +349,7 @@ impl Emit<'_> {
                 self.expr(i)?;
             }
         }
-        let stores: Vec<StoreOp> = self
-            .k
-            .stores
-            .iter()
-            .filter(|s| self.k.exprs[s.value.0 as usize].stage == stage)
-            .cloned()
-            .collect();
+        let stores = self.k.stage_stores(stage);
         let guard = if self.block && matches!(stage, Stage::Outer(_)) {
             "if (threadIdx.x == 0) "
         } else {
@@ -475,10 +462,10 @@ impl Emit<'_> {
 
     /// The C type a reduction of `xdt` values accumulates in.
     pub(super) fn acc_type(op: Accum, xdt: DType) -> Result<&'static str, CodegenError> {
-        Ok(match op {
-            Accum::Sum if xdt == DType::F32 => "double",
-            _ => reg(rep(xdt)?),
-        })
+        match semantics::accumulator(op, xdt) {
+            Some(acc) => Ok(reg(rep(acc)?)),
+            None => Err(unsupported(format!("reduce {op:?}"), xdt)),
+        }
     }
 
     pub(super) fn init_accs(&mut self, phase: u32) -> Result<(), CodegenError> {
@@ -487,40 +474,10 @@ impl Emit<'_> {
                 continue;
             }
             let xdt = self.dtype(x.0 as usize);
-            let r = rep(xdt)?;
-            if r == Rep::F8 || (matches!(op, Accum::Any | Accum::All) && r != Rep::Bool) {
-                return Err(unsupported(format!("reduce {op:?}"), xdt));
-            }
             let ty = Self::acc_type(op, xdt)?;
-            let init = match (r, op) {
-                (_, Accum::ArgMax | Accum::ArgMin) => format!("({ty})0"),
-                (Rep::Bool, Accum::Sum | Accum::Any | Accum::Max) => "false".into(),
-                (Rep::Bool, _) => "true".into(),
-                (_, Accum::Sum | Accum::Any) => format!("({ty})0"),
-                (_, Accum::Prod | Accum::All) => format!("({ty})1"),
-                (Rep::F32 | Rep::F64, Accum::Max) => format!("-lf_inf<{ty}>()"),
-                (Rep::F32 | Rep::F64, Accum::Min) => format!("lf_inf<{ty}>()"),
-                (Rep::Int { c, signed, bits }, Accum::Max) => {
-                    if signed {
-                        ilit(-(1i128 << (bits - 1)), c)
-                    } else {
-                        format!("({c})0")
-                    }
-                }
-                (Rep::Int { c, signed, bits }, Accum::Min) => {
-                    if signed {
-                        ilit((1i128 << (bits - 1)) - 1, c)
-                    } else {
-                        ilit((1i128 << bits) - 1, c)
-                    }
-                }
-                _ => return Err(unsupported(format!("reduce {op:?}"), xdt)),
-            };
+            let init = start(semantics::identity(op, xdt), ty);
             self.line(format!("{ty} a{i} = {init};"));
-            if op == Accum::Sum
-                && self.math == MathMode::Exact
-                && matches!(xdt, DType::F32 | DType::F64)
-            {
+            if self.compensated(op, xdt) {
                 self.line(format!("{ty} c{i} = ({ty})0;"));
             }
             if matches!(op, Accum::ArgMax | Accum::ArgMin) {
@@ -531,7 +488,7 @@ impl Emit<'_> {
     }
 
     pub(super) fn compensated(&self, op: Accum, xdt: DType) -> bool {
-        op == Accum::Sum && self.math == MathMode::Exact && matches!(xdt, DType::F32 | DType::F64)
+        semantics::compensated(op, xdt, self.math)
     }
 
     pub(super) fn update_accs(&mut self, phase: u32) -> Result<(), CodegenError> {
@@ -615,33 +572,26 @@ impl Emit<'_> {
         })
     }
 
+    /// The C type of a scan's running value over `xdt` values
+    /// ([`semantics::scan_state`]).
     pub(super) fn scan_type(op: ScanAccum, xdt: DType) -> Result<&'static str, CodegenError> {
-        Ok(match op {
-            ScanAccum::LogAddExp => "double",
-            ScanAccum::Sum | ScanAccum::Prod if xdt == DType::F32 => "double",
-            _ => reg(rep(xdt)?),
-        })
+        Ok(reg(rep(semantics::scan_state(op, xdt))?))
     }
 
     pub(super) fn init_scans(&mut self, phase: u32) -> Result<(), CodegenError> {
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Scan { op, x }, Stage::Inner(s)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if s != phase || !self.needed[i] {
+        for (i, op, x) in self.k.phase_scans(phase) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, xdt, dt) = (*op, self.dtype(x.0 as usize), e.dtype);
+            let (xdt, dt) = (self.dtype(x.0 as usize), self.dtype(i));
             if op.output_dtype(xdt) != Some(dt) {
                 return Err(unsupported(format!("scan {op:?}"), xdt));
             }
             let ty = Self::scan_type(op, xdt)?;
-            let init = match op {
-                ScanAccum::Prod => format!("({ty})1"),
-                ScanAccum::LogAddExp => "-lf_inf<double>()".into(),
-                _ => format!("({ty})0"),
-            };
+            let init = start(
+                semantics::scan_start(op, semantics::scan_state(op, xdt)),
+                ty,
+            );
             self.line(format!("{ty} a{i} = {init};"));
             if matches!(op, ScanAccum::ArgMax | ScanAccum::ArgMin) {
                 self.line(format!("i64 ai{i} = 0;"));

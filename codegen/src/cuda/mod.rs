@@ -88,7 +88,7 @@ mod tests;
 mod tiers;
 
 use emit::Emit;
-use repr::{f8_decode, f8_encode, flit, ilit, reg, rep, round, storage, unsupported, Rep};
+use repr::{f8_decode, f8_encode, flit, ilit, reg, rep, round, start, storage, unsupported, Rep};
 use scalar::{binary, cast, constant, fits_i32, index, load, unary, unary_param};
 use tiers::{block_reduces, combine, lane_value, stored_bits, vectorizes, LANES};
 

@@ -2,6 +2,7 @@
 //! dtype, exact float and integer literals, rounding of narrow floats, and the
 //! float8 codecs' layouts.
 
+use crate::semantics::Start;
 use crate::CodegenError;
 use lazyfuse_ir::DType;
 
@@ -142,5 +143,18 @@ pub(super) fn f8_encode(f: &str, dt: DType) -> String {
     match f8_layout(dt) {
         Some((m, b, s)) => format!("lf_f8_encode({f}, {m}, {b}, {s})"),
         None => format!("lf_e8m0_encode({f})"),
+    }
+}
+
+/// A starting value ([`crate::semantics`]) as a C expression of type `ty`.
+pub(super) fn start(s: Start, ty: &str) -> String {
+    match s {
+        Start::Bool(b) => b.to_string(),
+        Start::Int(v @ (0 | 1)) => format!("({ty}){v}"),
+        Start::Int(v) => ilit(v, ty),
+        Start::Float(x) if x.is_infinite() => {
+            format!("{}lf_inf<{ty}>()", if x < 0.0 { "-" } else { "" })
+        }
+        Start::Float(x) => format!("({ty}){x}"),
     }
 }

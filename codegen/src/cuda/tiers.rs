@@ -27,19 +27,9 @@ pub(super) fn vectorizes(k: &LoopKernel) -> bool {
     };
     let written = k.written_bufs();
     let loads_ok = k.exprs.iter().all(|e| match &e.expr {
-        Expr::Load {
-            param,
-            index,
-            dynamic,
-        } => {
-            dynamic.is_none()
-                && !written.contains(&k.params[param.index()].buf)
-                && match index.strides[last] {
-                    0 => true,
-                    1 => aligned(index),
-                    _ => false,
-                }
-        }
+        Expr::Load { .. } => k
+            .vector_load(&e.expr, last, &written)
+            .is_some_and(|(_, index)| index.strides[last] == 0 || aligned(index)),
         Expr::Reduce { .. } | Expr::Scan { .. } => false,
         _ => true,
     });

@@ -1,7 +1,8 @@
 //! Programs: a [`LoopKernel`], an [`ExternStep`], the [`Schedule`] of one realize,
 //! the queries codegen asks of them, and the [`MathMode`] they are lowered for.
 
-use super::{Accum, BufDecl, BufId, BufKind, Expr, ExprId, ExprNode, Param, Stage, StoreOp};
+use super::{Accum, BufDecl, BufId, BufKind, Expr, ExprId, ExprNode, Param, ScanAccum, Stage};
+use super::{Affine, ParamId, StoreOp};
 use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::op::{InputId, Op};
@@ -79,6 +80,68 @@ impl LoopKernel {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The scans phase `phase` runs (stage `Inner(phase)`): each expression's index,
+    /// its rule and its operand.
+    pub fn phase_scans(&self, phase: u32) -> Vec<(usize, ScanAccum, ExprId)> {
+        self.exprs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match (&e.expr, e.stage) {
+                (Expr::Scan { op, x }, Stage::Inner(s)) if s == phase => Some((i, *op, *x)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The last outer stage of any expression (0 when there is none). Stages past
+    /// the last phase reduce nothing, but the verifier allows them, and a point
+    /// runs them in order after its last phase.
+    pub fn last_outer_stage(&self) -> u32 {
+        self.exprs
+            .iter()
+            .filter_map(|e| match e.stage {
+                Stage::Outer(k) => Some(k),
+                Stage::Inner(_) => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The stores made at `stage` (each after its value), in order.
+    pub fn stage_stores(&self, stage: Stage) -> Vec<StoreOp> {
+        self.stores
+            .iter()
+            .filter(|s| self.exprs[s.value.0 as usize].stage == stage)
+            .cloned()
+            .collect()
+    }
+
+    /// A load that can be taken a vector at a time along dim `d`: its param and
+    /// index, for a load with no data-dependent term, of a buffer no store of this
+    /// kernel writes (`written`, from [`LoopKernel::written_bufs`]: another point's
+    /// vector could store before this one loads), whose stride along `d` is 0 (one
+    /// element for the whole vector) or 1 (consecutive elements). `None` for any
+    /// other expression.
+    pub fn vector_load<'k>(
+        &'k self,
+        e: &'k Expr,
+        d: usize,
+        written: &[BufId],
+    ) -> Option<(ParamId, &'k Affine)> {
+        match e {
+            Expr::Load {
+                param,
+                index,
+                dynamic: None,
+            } if (0..=1).contains(index.strides.get(d)?)
+                && !written.contains(&self.params.get(param.index())?.buf) =>
+            {
+                Some((*param, index))
+            }
+            _ => None,
+        }
     }
 
     /// The expression `id`.

@@ -4,20 +4,36 @@
 
 use super::CodegenError;
 use super::{reg, rep, unsupported, Acc, Lower, Rep, ScanState, R};
+use crate::semantics::{self, Start};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I64};
 use cranelift_codegen::ir::{InstBuilder, Type, Value};
 use cranelift_frontend::Variable;
-use lazyfuse_ir::kernel::{Accum, Expr, ExprId, MathMode, ScanAccum, Stage};
+use lazyfuse_ir::kernel::{Accum, Expr, ExprId, ScanAccum, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
 
 impl Lower<'_, '_> {
-    /// The accumulation type of a reduction of `dt`.
+    /// The accumulation type of a reduction of `dt` ([`semantics::accumulator`]).
     pub(super) fn acc_type(op: Accum, dt: DType) -> R<Type> {
-        Ok(match op {
-            Accum::Sum if dt == DType::F32 => F64,
-            _ => reg(rep(dt)?),
-        })
+        match semantics::accumulator(op, dt) {
+            Some(acc) => Ok(reg(rep(acc)?)),
+            None => Err(unsupported(format!("reduce {op:?}"), dt)),
+        }
+    }
+
+    /// A starting value as a constant of type `ty`.
+    fn start(&mut self, s: Start, ty: Type) -> Value {
+        match s {
+            Start::Float(x) if ty == F64 => self.b.ins().f64const(x),
+            Start::Float(x) => self.b.ins().f32const(x as f32),
+            Start::Bool(b) => self.iconst(ty, i64::from(b)),
+            Start::Int(v) => {
+                // The bit pattern of `v` in `ty`'s width, sign-extended as
+                // Cranelift's immediates are.
+                let shift = 64 - ty.bits();
+                self.iconst(ty, ((v as i64) << shift) >> shift)
+            }
+        }
     }
 
     pub(super) fn init_accs(&mut self, phase: u32) -> R<()> {
@@ -26,39 +42,8 @@ impl Lower<'_, '_> {
                 continue;
             }
             let xdt = self.dtype(x);
-            let r = rep(xdt)?;
-            if r == Rep::F8 || (matches!(op, Accum::Any | Accum::All) && r != Rep::Bool) {
-                return Err(unsupported(format!("reduce {op:?}"), xdt));
-            }
             let ty = Self::acc_type(op, xdt)?;
-            let float = ty == F32 || ty == F64;
-            let signed = matches!(r, Rep::Int { signed: true, .. });
-            let init = match op {
-                Accum::Sum | Accum::Any => 0.0,
-                Accum::Prod | Accum::All => 1.0,
-                Accum::Max => f64::NEG_INFINITY,
-                Accum::Min => f64::INFINITY,
-                Accum::ArgMax | Accum::ArgMin => 0.0,
-            };
-            let v = if float {
-                if ty == F64 {
-                    self.b.ins().f64const(init)
-                } else {
-                    self.b.ins().f32const(init as f32)
-                }
-            } else {
-                let bits = ty.bits();
-                let iv: i64 = match op {
-                    Accum::Max if r == Rep::Bool => 0,
-                    Accum::Min if r == Rep::Bool => 1,
-                    Accum::Max if signed => -(1i64 << (bits - 1).min(63)),
-                    Accum::Max => 0,
-                    Accum::Min if signed => ((1u64 << (bits - 1)) - 1) as i64,
-                    Accum::Min => -1,
-                    _ => init as i64,
-                };
-                self.iconst(ty, iv)
-            };
+            let v = self.start(semantics::identity(op, xdt), ty);
             let var = self.b.declare_var(ty);
             self.b.def_var(var, v);
             let idx = if matches!(op, Accum::ArgMax | Accum::ArgMin) {
@@ -69,12 +54,7 @@ impl Lower<'_, '_> {
             } else {
                 None
             };
-            // Compensation only where no per-step rounding intervenes (float32 and
-            // float64 values; narrower floats reach reductions widened).
-            let comp = (op == Accum::Sum
-                && self.math == MathMode::Exact
-                && matches!(xdt, DType::F32 | DType::F64))
-            .then(|| {
+            let comp = semantics::compensated(op, xdt, self.math).then(|| {
                 let c = self.b.declare_var(ty);
                 self.b.def_var(c, v);
                 c
@@ -227,47 +207,28 @@ impl Lower<'_, '_> {
 }
 
 impl Lower<'_, '_> {
-    /// The type of a scan's running value over `dt` values: the interpreter's
-    /// (`interp::scan`): float32 sums and products in float64, logcumsumexp in
-    /// float64, everything else in the register type (float16/bfloat16: float32).
+    /// The type of a scan's running value over `dt` values
+    /// ([`semantics::scan_state`], in its register type).
     pub(super) fn scan_type(op: ScanAccum, dt: DType) -> R<Type> {
-        Ok(match op {
-            ScanAccum::LogAddExp => F64,
-            ScanAccum::Sum | ScanAccum::Prod if dt == DType::F32 => F64,
-            _ => reg(rep(dt)?),
-        })
+        Ok(reg(rep(semantics::scan_state(op, dt))?))
     }
 
     /// Declares the running values of phase `phase`'s scans, before its loop.
     pub(super) fn init_scans(&mut self, phase: u32) -> R<()> {
-        for i in 0..self.k.exprs.len() {
-            let e = &self.k.exprs[i];
-            let (Expr::Scan { op, x }, Stage::Inner(k)) = (&e.expr, e.stage) else {
-                continue;
-            };
-            if k != phase || !self.needed[i] {
+        for (i, op, x) in self.k.phase_scans(phase) {
+            if !self.needed[i] {
                 continue;
             }
-            let (op, x, dt) = (*op, *x, e.dtype);
+            let dt = self.k.exprs[i].dtype;
             let xdt = self.dtype(x);
             if op.output_dtype(xdt) != Some(dt) {
                 return Err(unsupported(format!("scan {op:?}"), xdt));
             }
             let ty = Self::scan_type(op, xdt)?;
-            // Max/Min and their indices take the first element whatever the
-            // initial value (see `scan_step`).
-            let init = match op {
-                ScanAccum::Prod => 1.0,
-                ScanAccum::LogAddExp => f64::NEG_INFINITY,
-                _ => 0.0,
-            };
-            let v = if ty == F64 {
-                self.b.ins().f64const(init)
-            } else if ty == F32 {
-                self.b.ins().f32const(init as f32)
-            } else {
-                self.iconst(ty, init as i64)
-            };
+            let v = self.start(
+                semantics::scan_start(op, semantics::scan_state(op, xdt)),
+                ty,
+            );
             let var = self.b.declare_var(ty);
             self.b.def_var(var, v);
             let idx = if matches!(op, ScanAccum::ArgMax | ScanAccum::ArgMin) {

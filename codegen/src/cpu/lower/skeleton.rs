@@ -10,7 +10,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, StackSlotData, StackSlotKind, Type, Value};
 use cranelift_frontend::Variable;
-use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, Stage, StoreOp};
+use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, Stage};
 
 impl Lower<'_, '_> {
     /// The vector tiers `body` tries for this kernel, in order (see `rows`).
@@ -334,17 +334,7 @@ impl Lower<'_, '_> {
         }
         // Outer stages past the last phase (nothing reduces there, but the verifier
         // allows them) still run, in order.
-        let last = self
-            .k
-            .exprs
-            .iter()
-            .filter_map(|e| match e.stage {
-                Stage::Outer(k) => Some(k),
-                Stage::Inner(_) => None,
-            })
-            .max()
-            .unwrap_or(0);
-        for k in self.k.phases() + 1..=last {
+        for k in self.k.phases() + 1..=self.k.last_outer_stage() {
             self.stage(Stage::Outer(k))?;
         }
         for v in self.vals.iter_mut() {
@@ -361,13 +351,7 @@ impl Lower<'_, '_> {
                 self.vals[i] = Some(v);
             }
         }
-        let stores: Vec<StoreOp> = self
-            .k
-            .stores
-            .iter()
-            .filter(|s| self.k.exprs[s.value.0 as usize].stage == stage)
-            .cloned()
-            .collect();
+        let stores = self.k.stage_stores(stage);
         for s in stores {
             let v = self.val(s.value);
             let dt = self.k.params[s.param.index()].dtype;

@@ -395,16 +395,7 @@ pub(super) fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
             return None;
         }
         let ok = match &e.expr {
-            Expr::Load {
-                param,
-                index,
-                dynamic,
-            } => {
-                dynamic.is_none()
-                    && index.strides[np - 1] <= 1
-                    && index.strides[np - 1] >= 0
-                    && !written.contains(&k.params[param.index()].buf)
-            }
+            Expr::Load { .. } => k.vector_load(&e.expr, np - 1, &written).is_some(),
             Expr::Const(_) => true,
             Expr::Unary { op, .. } => vector_unary_ok(*op, float, math),
             Expr::UnaryParam { op, .. } => vector_param_ok(*op, float, math),

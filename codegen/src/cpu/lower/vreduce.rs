@@ -19,7 +19,8 @@
 //! through the elementwise vector path's [`Lower::vunary`]/[`Lower::vbinary`] and
 //! its predicates [`vector_unary_ok`]/[`vector_binary_ok`].
 
-use super::{vector_binary_ok, vector_unary_ok, Lower, R};
+use super::{unsupported, vector_binary_ok, vector_unary_ok, Lower, R};
+use crate::semantics::{self, Start};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I64, I8X16};
 use cranelift_codegen::ir::{
@@ -93,16 +94,9 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
             }
         }
         let ok = match &e.expr {
-            Expr::Load {
-                param,
-                index,
-                dynamic,
-            } => {
-                dynamic.is_none()
-                    && (0..=1).contains(&index.strides[nd - 1])
-                    && k.params[param.index()].dtype == e.dtype
-                    && !written.contains(&k.params[param.index()].buf)
-            }
+            Expr::Load { .. } => k
+                .vector_load(&e.expr, nd - 1, &written)
+                .is_some_and(|(p, _)| k.params[p.index()].dtype == e.dtype),
             Expr::Const(_) | Expr::Cast { .. } => true,
             Expr::Unary { op, x } => {
                 k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true, math)
@@ -730,10 +724,8 @@ impl Lower<'_, '_> {
             } else {
                 parts_of(xdt)
             };
-            let init = match op {
-                Accum::Sum => 0.0,
-                Accum::Max => f64::NEG_INFINITY,
-                _ => f64::INFINITY,
+            let Start::Float(init) = semantics::identity(op, xdt) else {
+                return Err(unsupported(format!("a vector reduce {op:?}"), xdt));
             };
             let s = if ty == F64X2 {
                 self.b.ins().f64const(init)
