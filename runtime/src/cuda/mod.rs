@@ -23,6 +23,7 @@ mod allocator;
 pub mod blas;
 pub mod device;
 mod disk_cache;
+mod matmul;
 pub mod mirror;
 pub mod nvrtc;
 

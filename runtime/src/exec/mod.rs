@@ -144,7 +144,7 @@ impl Executor for Host {
 /// Runs `schedule` on the CPU with its loop kernels compiled in `compiled` (for this
 /// schedule). `inputs` holds the buffers its `BufKind::Input` buffers name; the
 /// result holds one buffer per target. `donated` holds buffers the caller gave up:
-/// each [`BufKind::Donated`] buffer of the schedule is taken out of the map and
+/// each [`BufKind::Donated`](lazyfuse_ir::kernel::BufKind::Donated) buffer of the schedule is taken out of the map and
 /// written in place when this run owns it alone (an in-place write stores into it,
 /// no copy). A donated buffer the map lacks is read from `inputs` and copied before
 /// the first write, as any shared buffer; an input the schedule only reads may be in
