@@ -12,7 +12,7 @@ use crate::kernel::{
     Affine, BufDecl, BufId, Const, DynIndex, Expr, ExprId, ExprNode, LoopKernel, MathMode, Param,
     ParamId, Stage, StoreOp,
 };
-use crate::op::{BinaryOp, Op};
+use crate::op::{BinaryOp, Op, ReduceOp};
 use crate::shape::contiguous_strides;
 use hashbrown::HashMap;
 
@@ -290,7 +290,7 @@ impl Builder {
             .collect();
         let last = b.level(ctx, n);
         let v = b.gen_by_op(ctx, n, &coords, Some(last))?;
-        let v = super::lower::lift(&mut b, v, last)?;
+        let v = b.lift(v, last)?;
         b.memo.insert((n, coords.clone(), Some(last)), v);
         let p = b.param(ctx.buf_of[&n], ctx, true);
         b.stores.push((p, flat(&node.shape, &coords), v));
@@ -666,7 +666,7 @@ impl Builder {
                 .max()
                 .unwrap_or(0);
             let l = match &node.op {
-                Op::Reduce { op, .. } => inner + super::lower::reduce_phases(*op),
+                Op::Reduce { op, .. } => inner + reduce_phases(*op),
                 Op::ArgReduce { .. } => inner + 1,
                 _ => inner,
             };
@@ -749,4 +749,42 @@ impl Builder {
 pub(super) fn unreachable_stage() -> Stage {
     // Loads and loop indices get their stage where they are made.
     Stage::Outer(0)
+}
+
+/// How many phases a reduction needs (two-pass ones need two).
+pub(crate) fn reduce_phases(op: ReduceOp) -> u32 {
+    match op {
+        ReduceOp::Var { .. } | ReduceOp::Std { .. } | ReduceOp::LogSumExp => 2,
+        _ => 1,
+    }
+}
+
+impl Builder {
+    /// `x` as an inner value of phase `k`: `where(i == i, x, x)` over the first
+    /// reduction index when `x` itself is outer.
+    pub(super) fn lift(&mut self, x: ExprId, k: u32) -> Result<ExprId, Fail> {
+        if self.is_inner_expr(x) {
+            return Ok(x);
+        }
+        let i = self.reduction_index(k);
+        let t = self.emit(
+            Expr::Binary {
+                op: BinaryOp::Eq,
+                a: i,
+                b: i,
+            },
+            DType::Bool,
+            Some(k),
+        )?;
+        let dt = self.dtype_of(x);
+        self.emit(
+            Expr::Where {
+                cond: t,
+                a: x,
+                b: x,
+            },
+            dt,
+            Some(k),
+        )
+    }
 }

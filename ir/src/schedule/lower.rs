@@ -16,6 +16,11 @@
 //! schedule asks for matmul kernels: a reduction over the contracted dim), cat (one
 //! kernel per input, each writing its slice) and write_view (a copy of the base, then the values
 //! stored through the layout).
+//!
+//! With `gen.rs` this is one recursive descent: `Builder::gen` calls [`reduce`] and
+//! [`indexing`] here for a composite node, and they generate their operands through
+//! `Builder::gen`. The imports run one way (`gen` → `lower` → `builder`); the
+//! recursion goes through the `Builder` methods.
 
 use crate::dtype::DType;
 use crate::graph::NodeId;
@@ -36,14 +41,6 @@ fn compute(d: DType) -> DType {
     match d {
         DType::F64 => DType::F64,
         _ => DType::F32,
-    }
-}
-
-/// How many phases a reduction needs (two-pass ones need two).
-pub(crate) fn reduce_phases(op: ReduceOp) -> u32 {
-    match op {
-        ReduceOp::Var { .. } | ReduceOp::Std { .. } | ReduceOp::LogSumExp => 2,
-        _ => 1,
     }
 }
 
@@ -99,32 +96,12 @@ fn un(
 /// The reduction of `x` (made inner if it does not depend on the reduction dims,
 /// e.g. a broadcast read, so that the loop still visits every element).
 fn red(b: &mut Builder, op: Accum, x: ExprId, k: u32) -> Result<ExprId, Fail> {
-    let x = lift(b, x, k)?;
+    let x = b.lift(x, k)?;
     let dt = match op {
         Accum::ArgMax | Accum::ArgMin => DType::I64,
         _ => b.dtype_of(x),
     };
     b.emit(Expr::Reduce { op, x }, dt, None)
-}
-
-/// `x` as an inner value of phase `k`: `where(i == i, x, x)` over the first
-/// reduction index when `x` itself is outer.
-pub(crate) fn lift(b: &mut Builder, x: ExprId, k: u32) -> Result<ExprId, Fail> {
-    if b.is_inner_expr(x) {
-        return Ok(x);
-    }
-    let i = b.reduction_index(k);
-    let t = bin(b, BinaryOp::Eq, i, i, DType::Bool, Some(k))?;
-    let dt = b.dtype_of(x);
-    b.emit(
-        Expr::Where {
-            cond: t,
-            a: x,
-            b: x,
-        },
-        dt,
-        Some(k),
-    )
 }
 
 /// `x != 0` as bool (bool values are their own truth).
@@ -473,7 +450,7 @@ fn scan_kernel(ctx: &Ctx, n: NodeId, op: ScanAccum, axis: usize) -> Result<Build
     };
     let k = b.level(ctx, x);
     let v = b.gen(ctx, x, &gen_xc, Some(k))?;
-    let v = lift(&mut b, v, k)?;
+    let v = b.lift(v, k)?;
     let s = b.emit(Expr::Scan { op, x: v }, node.dtype, Some(k))?;
     let p = b.param(ctx.buf_of[&n], ctx, true);
     b.store(p, flat(&shape, &xc), s);
@@ -609,7 +586,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             let val = |b: &mut Builder, k: u32| -> Result<ExprId, Fail> {
                 let v = b.gen(ctx, x, &gen_xc, Some(k))?;
                 let v = b.cast(v, a, Some(k))?;
-                lift(b, v, k)
+                b.lift(v, k)
             };
             let v0 = val(&mut b, k)?;
             let m = red(&mut b, Accum::Max, v0, k)?;
@@ -634,7 +611,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 }
             };
             let r = b.cast(r, node.dtype, Some(k + 2))?;
-            let r = lift(&mut b, r, k + 2)?;
+            let r = b.lift(r, k + 2)?;
             let p = b.param(out_buf, ctx, true);
             b.store(p, flat(&shape, &xc), r);
             b.note_node(ctx, n);

@@ -2,7 +2,7 @@
 
 #[test]
 fn constant_casts_fold_to_the_interpreter_value() {
-    use super::gen::fold_cast;
+    use super::fold::fold_cast;
     use crate::kernel::Const;
     use crate::DType;
     // 0.1 rounds once to float32; float16 goes through float32 as the
