@@ -92,6 +92,47 @@ pub(crate) fn scan_start(op: ScanAccum, state: DType) -> Start {
     }
 }
 
+/// Integer (and boolean) `hardtanh`, a clamp to `[min_val, max_val]`, as the
+/// interpreter computes it: the bounds truncated to integers, the clamp in `i128`,
+/// and `x` kept where the result would not fit the dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntClamp {
+    /// the value unchanged
+    Keep,
+    /// this constant for every value (`min_val > max_val`: the upper bound wins)
+    Const(i128),
+    /// raised to `below` and lowered to `above` where given (a bound past the
+    /// dtype's own range clamps nothing)
+    Bounds {
+        below: Option<i128>,
+        above: Option<i128>,
+    },
+}
+
+/// The clamp `hardtanh(min_val, max_val)` makes of a `dt` value (bool or integer).
+pub(crate) fn int_hardtanh(min_val: f64, max_val: f64, dt: DType) -> IntClamp {
+    let (lo, hi) = (min_val as i128, max_val as i128);
+    let (tmin, tmax) = if dt == DType::Bool {
+        (0, 1)
+    } else {
+        dt.integer_range().unwrap_or((0, 0))
+    };
+    if lo > hi {
+        return if (tmin..=tmax).contains(&hi) {
+            IntClamp::Const(hi)
+        } else {
+            IntClamp::Keep
+        };
+    }
+    if lo > tmax || hi < tmin {
+        return IntClamp::Keep;
+    }
+    IntClamp::Bounds {
+        below: (lo > tmin).then_some(lo),
+        above: (hi < tmax).then_some(hi),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +161,42 @@ mod tests {
         assert!(compensated(Accum::Sum, DType::F32, MathMode::Exact));
         assert!(!compensated(Accum::Sum, DType::F32, MathMode::Fast));
         assert!(!compensated(Accum::Sum, DType::BF16, MathMode::Exact));
+    }
+
+    #[test]
+    fn integer_hardtanh_clamps_as_the_interpreter() {
+        use IntClamp::*;
+        assert_eq!(
+            int_hardtanh(-1.5, 2.7, DType::I8),
+            Bounds {
+                below: Some(-1),
+                above: Some(2)
+            }
+        );
+        assert_eq!(
+            int_hardtanh(-1.0, 300.0, DType::U8),
+            Bounds {
+                below: None,
+                above: None
+            }
+        );
+        assert_eq!(int_hardtanh(5.0, 3.0, DType::I32), Const(3));
+        assert_eq!(
+            int_hardtanh(5.0, 300.0, DType::I8),
+            Bounds {
+                below: Some(5),
+                above: None
+            }
+        );
+        assert_eq!(int_hardtanh(500.0, 300.0, DType::I8), Keep);
+        assert_eq!(int_hardtanh(200.0, 300.0, DType::I8), Keep);
+        assert_eq!(
+            int_hardtanh(0.0, 0.0, DType::Bool),
+            Bounds {
+                below: None,
+                above: Some(0)
+            }
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! function of the interpreter's semantics.
 
 use super::{f8_decode, f8_encode, flit, ilit, lane_value, reg, rep, round, unsupported, Rep};
+use crate::semantics::{self, IntClamp};
 use crate::CodegenError;
 use half::{bf16, f16};
 use lazyfuse_ir::kernel::{Affine, Const, Expr, LoopKernel};
@@ -148,12 +149,6 @@ pub(super) fn unary_param(op: UnaryParamOp, x: &str, dt: DType) -> Result<String
     match (r, op) {
         (Rep::Bool | Rep::Int { .. }, UnaryParamOp::NanToNum { .. }) => Ok(x.to_string()),
         (Rep::Bool | Rep::Int { .. }, UnaryParamOp::Hardtanh { min_val, max_val }) => {
-            let (lo, hi) = (min_val as i128, max_val as i128);
-            let (tmin, tmax) = if dt == DType::Bool {
-                (0, 1)
-            } else {
-                dt.integer_range().unwrap_or((0, 0))
-            };
             let c = reg(r);
             let lit = |v: i128| {
                 if dt == DType::Bool {
@@ -162,28 +157,22 @@ pub(super) fn unary_param(op: UnaryParamOp, x: &str, dt: DType) -> Result<String
                     ilit(v, c)
                 }
             };
-            // The interpreter: clamp in i128, keep `a` where the result does not
-            // fit the dtype.
-            if lo > hi {
-                return Ok(if (tmin..=tmax).contains(&hi) {
-                    lit(hi)
-                } else {
-                    x.to_string()
-                });
-            }
-            if lo > tmax || hi < tmin {
-                return Ok(x.to_string());
-            }
-            let mut v = x.to_string();
-            if lo > tmin {
-                let l = lit(lo);
-                v = format!("({v} < {l} ? {l} : {v})");
-            }
-            if hi < tmax {
-                let h = lit(hi);
-                v = format!("({v} > {h} ? {h} : {v})");
-            }
-            Ok(v)
+            Ok(match semantics::int_hardtanh(min_val, max_val, dt) {
+                IntClamp::Keep => x.to_string(),
+                IntClamp::Const(v) => lit(v),
+                IntClamp::Bounds { below, above } => {
+                    let mut v = x.to_string();
+                    if let Some(lo) = below {
+                        let l = lit(lo);
+                        v = format!("({v} < {l} ? {l} : {v})");
+                    }
+                    if let Some(hi) = above {
+                        let h = lit(hi);
+                        v = format!("({v} > {h} ? {h} : {v})");
+                    }
+                    v
+                }
+            })
         }
         (
             Rep::F32 | Rep::F64,

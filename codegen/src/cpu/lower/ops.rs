@@ -2,6 +2,7 @@
 //! binary (integer division by zero sets the status), and casts.
 
 use super::{fsuffix, reg, rep, unsupported, vector_param_ok, Lower, Rep, R};
+use crate::semantics::{self, IntClamp};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
@@ -157,43 +158,30 @@ impl Lower<'_, '_> {
         match (r, op) {
             (Rep::Bool | Rep::Int { .. }, UnaryParamOp::NanToNum { .. }) => Ok(v),
             (Rep::Bool | Rep::Int { .. }, UnaryParamOp::Hardtanh { min_val, max_val }) => {
-                let (lo, hi) = (min_val as i128, max_val as i128);
-                let (tmin, tmax) = if dt == DType::Bool {
-                    (0, 1)
-                } else {
-                    dt.integer_range().unwrap_or((0, 0))
-                };
-                let signed = matches!(r, Rep::Int { signed: true, .. });
                 let ty = reg(r);
-                // The interpreter: clamp in i128, keep `a` where the result does
-                // not fit the dtype.
-                if lo > hi {
-                    return Ok(if (tmin..=tmax).contains(&hi) {
-                        self.iconst(ty, hi as i64)
-                    } else {
-                        v
-                    });
-                }
-                if lo > tmax || hi < tmin {
-                    return Ok(v);
-                }
-                let (lt, gt) = if signed {
+                let (lt, gt) = if matches!(r, Rep::Int { signed: true, .. }) {
                     (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
                 } else {
                     (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
                 };
-                let mut x = v;
-                if lo > tmin {
-                    let c = self.iconst(ty, lo as i64);
-                    let below = self.b.ins().icmp(lt, x, c);
-                    x = self.b.ins().select(below, c, x);
-                }
-                if hi < tmax {
-                    let c = self.iconst(ty, hi as i64);
-                    let above = self.b.ins().icmp(gt, x, c);
-                    x = self.b.ins().select(above, c, x);
-                }
-                Ok(x)
+                Ok(match semantics::int_hardtanh(min_val, max_val, dt) {
+                    IntClamp::Keep => v,
+                    IntClamp::Const(c) => self.iconst(ty, c as i64),
+                    IntClamp::Bounds { below, above } => {
+                        let mut x = v;
+                        if let Some(lo) = below {
+                            let c = self.iconst(ty, lo as i64);
+                            let under = self.b.ins().icmp(lt, x, c);
+                            x = self.b.ins().select(under, c, x);
+                        }
+                        if let Some(hi) = above {
+                            let c = self.iconst(ty, hi as i64);
+                            let over = self.b.ins().icmp(gt, x, c);
+                            x = self.b.ins().select(over, c, x);
+                        }
+                        x
+                    }
+                })
             }
             (
                 Rep::F32 | Rep::F64,
