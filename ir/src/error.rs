@@ -2,7 +2,6 @@
 //! knows PyTorch recognises the failure; the variants keep the facts structured.
 
 use crate::dtype::DType;
-use crate::shape::fmt_shape;
 
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -122,4 +121,14 @@ impl Error {
     pub fn is_unsupported(&self) -> bool {
         matches!(self, Error::Unsupported(_))
     }
+}
+
+/// Formats a shape as PyTorch prints sizes in messages: `[2, 3]`.
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::shape::fmt_shape(&[2, 3]), "[2, 3]");
+/// ```
+pub fn fmt_shape(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", parts.join(", "))
 }

@@ -1,6 +1,8 @@
 //! Shapes: element counts, contiguous strides and Python-style dim wrapping.
 
 use crate::dtype::DType;
+/// Shapes print in messages as PyTorch prints them (defined beside the messages).
+pub use crate::error::fmt_shape;
 use crate::error::{Error, Result};
 
 /// Number of elements of a shape (1 for the zero-dim shape `[]`). A product beyond
@@ -112,10 +114,4 @@ pub fn wrap_dim(dim: isize, ndim: usize) -> Result<usize> {
     } else {
         dim as usize
     })
-}
-
-/// Formats a shape as PyTorch prints sizes in messages: `[2, 3]`.
-pub fn fmt_shape(shape: &[usize]) -> String {
-    let parts: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-    format!("[{}]", parts.join(", "))
 }

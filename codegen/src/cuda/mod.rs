@@ -74,8 +74,6 @@
 /// kernels.
 pub const PRELUDE: &str = include_str!("prelude.cu");
 
-/// Threads per block the launcher uses (the kernels declare it as their launch bound).
-pub const BLOCK_THREADS: u32 = 256;
 use crate::CodegenError;
 use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 
@@ -86,6 +84,8 @@ mod scalar;
 #[cfg(test)]
 mod tests;
 mod tiers;
+
+pub use tiers::BLOCK_THREADS;
 
 use emit::Emit;
 use repr::{f8_decode, f8_encode, flit, ilit, reg, rep, round, start, storage, unsupported, Rep};

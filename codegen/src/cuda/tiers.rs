@@ -5,6 +5,9 @@ use super::{round, Rep};
 use lazyfuse_ir::kernel::{Accum, Affine, Expr, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::DType;
 
+/// Threads per block the launcher uses (the kernels declare it as their launch bound).
+pub const BLOCK_THREADS: u32 = 256;
+
 /// Points per group of a vectorized kernel (one 4-element vector per contiguous
 /// param: 16 bytes of float32).
 pub(super) const LANES: usize = 4;

@@ -71,6 +71,7 @@
 
 mod abi;
 mod affine;
+mod dynamic;
 mod entities;
 mod expr;
 mod print;
@@ -81,7 +82,8 @@ mod tests;
 mod verify;
 
 pub use abi::{param_code, param_op, KernelCode, KernelFn, KernelSignature};
-pub use affine::{Affine, DynIndex, IndexError};
+pub use affine::Affine;
+pub use dynamic::{DynIndex, IndexError};
 pub use entities::{BufDecl, BufId, BufKind, ExprId, Param, ParamId, StoreOp};
 pub use expr::{Accum, Const, Expr, ExprNode, ScanAccum, Stage};
 pub use program::{ExternStep, ExternView, LoopKernel, MathMode, Schedule, Step};

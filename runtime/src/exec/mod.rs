@@ -31,12 +31,12 @@ use lazyfuse_ir::kernel::{BufDecl, ExternStep, LoopKernel, Schedule};
 use lazyfuse_ir::InputId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 mod buffers;
 mod compiled;
 mod externs;
 mod loops;
+mod stats;
 #[cfg(test)]
 mod tests;
 mod walk;
@@ -48,37 +48,8 @@ pub(crate) use externs::{extern_on_host, row_major_inputs};
 pub(crate) use loops::native_entry;
 use loops::run_loop;
 pub use loops::status_error;
+pub use stats::{RunStats, StepTiming};
 pub(crate) use walk::{walk, Executor, Slots};
-
-/// Timing of one step, for `LAZYFUSE_DEBUG=2`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepTiming {
-    /// the kernel's name (loop kernels) or `extern <op>`
-    pub name: String,
-    /// wall time of the step
-    pub time: Duration,
-    /// bytes of its params (each buffer once): the traffic a perfect kernel moves
-    pub bytes: u64,
-}
-
-/// What one run of a schedule did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunStats {
-    /// steps run (loop kernels and extern steps)
-    pub kernels: usize,
-    /// loop kernels compiled by this run
-    pub compiled: usize,
-    /// loop kernels found in the kernel cache
-    pub cache_hits: usize,
-    /// time spent compiling
-    pub compile: Duration,
-    /// time spent running steps
-    pub run: Duration,
-    /// one entry per step
-    pub steps: Vec<StepTiming>,
-    /// donated input buffers the run wrote in place (no copy of the storage)
-    pub in_place: usize,
-}
 
 /// The CPU's memory: host buffers, loop kernels on the thread pool, extern steps on
 /// the buffers themselves.
