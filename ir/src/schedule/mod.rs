@@ -70,19 +70,24 @@
 //!   (mean, var, softmax, …) with the interpreter's numerics; `affine`: index
 //!   arithmetic over loop variables;
 //! - `rewrite`: iteration-order rewrites of a finished kernel (merged dims, tiled
-//!   transposes).
+//!   transposes);
+//! - beside them: `options` (what the scheduler may do, and its bounds), `fail`
+//!   (why building a kernel stopped), `reason` (why a node is materialized),
+//!   `fold` (casts of constants folded).
 
 use crate::graph::{Graph, NodeId};
-use crate::kernel::{BufId, BufKind, Expr, ExprNode, MathMode, Schedule, Step};
-use crate::op::{BinaryOp, InputId};
+use crate::kernel::{BufId, BufKind, Schedule, Step};
+use crate::op::InputId;
 
 mod affine;
 mod builder;
 mod cost;
 mod externs;
+mod fail;
 mod fold;
 mod gen;
 mod lower;
+mod options;
 mod plan;
 mod reason;
 mod rewrite;
@@ -95,77 +100,14 @@ use builder::{Builder, Ctx, Split};
 use cost::arith_dtype;
 pub use cost::{cheap_binary, cheap_unary, cheap_unary_param, expensive};
 use externs::{extern_reason, strided_operand};
+use fail::{may_fail, Fail};
 use fold::fold_cast;
+pub use options::ScheduleOptions;
+use options::{MAX_CAT_KERNELS, MAX_DEPTH, MAX_EXPRS, MAX_ROOTS, MAX_SHARED_CONE};
+use options::{PLANNED_DEPTH, ROW_KERNEL_POINTS};
 use plan::Planner;
 pub use reason::Reason;
 use rewrite::{merge_dims, tile_transposes};
-
-/// The size past which a kernel stops inlining producers (see [`Builder::gen`]).
-const MAX_EXPRS: usize = 4096;
-
-/// How deep a kernel inlines producers into one another (see [`Builder::gen`]).
-const MAX_DEPTH: usize = 160;
-
-/// How deep the planner lets values inline before it stores one (half the builder's
-/// bound, [`MAX_DEPTH`], which lowered composites approach faster than one level a
-/// node).
-const PLANNED_DEPTH: usize = MAX_DEPTH / 2;
-
-/// The most nodes a value read by two or more consumers inlines before it is stored
-/// (the cost rule by size, see [`Planner::new`]).
-const MAX_SHARED_CONE: usize = 64;
-
-/// The most roots (stored values) one loop kernel takes; the next root of the same
-/// iteration space starts a new kernel, so that a kernel's size, its compile time
-/// and the scheduler's work per join stay bounded however many targets share a
-/// space.
-const MAX_ROOTS: usize = 64;
-
-/// The most elements a row kernel computes (see [`Builder::start`]). A row kernel
-/// saves kernels, which is what small tensors (a training step's) pay for; over
-/// larger ones its phases run slower than an elementwise kernel and a reduction
-/// kernel apart (measured on a layer norm: even at 256 × 256 the two kernels are
-/// faster), so there the reduction is stored.
-const ROW_KERNEL_POINTS: usize = 1 << 15;
-
-/// The most inputs a `cat` lowers to loop kernels (one per input); a larger one is
-/// an extern step (see [`extern_reason`]).
-const MAX_CAT_KERNELS: usize = 64;
-
-/// What the scheduler may do.
-///
-/// ```
-/// use lazyfuse_ir::schedule::ScheduleOptions;
-/// use lazyfuse_ir::kernel::MathMode;
-/// let opts = ScheduleOptions { fuse: true, ..Default::default() };
-/// assert!(opts.fuse);
-/// assert_eq!(opts.math, MathMode::Fast);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScheduleOptions {
-    /// fuse producers into consumers (`false`: one step per non-view node)
-    pub fuse: bool,
-    /// whether kernels may reorder float math (see [`MathMode`])
-    pub math: MathMode,
-    /// matmul of integer and float dtypes as a generated loop kernel (a reduction
-    /// over the contracted dim, one output element per point) rather than an extern
-    /// step: for a device, where an extern step would cross to the host
-    pub matmul_kernels: bool,
-    /// with `matmul_kernels`: float matmul (float32/64, float16, bfloat16) stays an
-    /// extern step all the same, for a library on the device (cuBLAS) to run
-    pub library_float_matmul: bool,
-}
-
-impl Default for ScheduleOptions {
-    fn default() -> Self {
-        ScheduleOptions {
-            fuse: true,
-            math: MathMode::Fast,
-            matmul_kernels: false,
-            library_float_matmul: false,
-        }
-    }
-}
 
 /// Cuts the work for `targets` into loop kernels and extern steps (see the module
 /// doc). The graph should have been through [`crate::passes::optimize`].
@@ -262,40 +204,4 @@ fn may_fail_after_donation(s: &Schedule) -> bool {
         Step::Extern(_) => true,
         Step::Loop(k) => may_fail(&k.exprs),
     })
-}
-
-/// Whether a kernel of these expressions may set an error status: a data-dependent
-/// load, an integer division or remainder.
-fn may_fail(exprs: &[ExprNode]) -> bool {
-    exprs.iter().any(|e| match &e.expr {
-        Expr::Load { dynamic, .. } => dynamic.is_some(),
-        Expr::Binary { op, a, .. } => {
-            matches!(
-                op,
-                BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
-            ) && !exprs[a.0 as usize].dtype.is_floating_point()
-        }
-        _ => false,
-    })
-}
-
-/// Why building a kernel stopped.
-#[derive(Debug)]
-pub(crate) enum Fail {
-    /// this node needs a buffer (the reason)
-    Materialize(NodeId, Reason),
-    /// the root cannot join the kernel being built (it goes into a new one)
-    Merge,
-    /// a real error
-    Error(String),
-    /// this write_view cannot store into its base's buffer (a hazard): copy it
-    Unshare(NodeId),
-    /// the root reads `reduction` broadcast along the root's parallel dims `dims`:
-    /// a row kernel (those dims as its reduction loop) computes both (see
-    /// [`Builder::start`]); a kernel that cannot take that form stores the
-    /// reduction instead
-    Rows { reduction: NodeId, dims: Vec<usize> },
-    /// the root reads this write_view, folded into its reader: the root is computed
-    /// twice instead (see [`Builder::split`]); a kernel that cannot stores the write
-    Split(NodeId),
 }

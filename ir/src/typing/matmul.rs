@@ -1,7 +1,8 @@
 //! Dtype rules of `matmul` (one dtype for both operands, PyTorch's messages per
 //! operand rank).
 
-use super::{computable, is_half_complex, type_meta_name};
+use super::unary::is_half_complex;
+use super::{computable, type_meta_name};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 

@@ -38,7 +38,6 @@ mod tests;
 mod unary;
 
 pub use binary::{binary, binary_inplace, where_};
-use clamp::CLAMP_COMPLEX;
 pub use clamp::{clamp, clamp_bound, clamp_inplace, clamp_tensor, clamp_tensor_inplace};
 pub use creation::{eye, linspace, rand, randint, randn};
 pub use matmul::{matmul, matmul_nd};
@@ -46,7 +45,6 @@ pub use reduce::{
     aminmax, arg_reduce, cumsum, max_min, moments, reduce, scan, softmax, softmax_along,
 };
 pub use ternary::{addc, addc_inplace, isclose, lerp, masked_fill};
-use unary::is_half_complex;
 pub use unary::{positive, unary, unary_param};
 
 /// The dtypes of one op application.

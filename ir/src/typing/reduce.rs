@@ -1,7 +1,8 @@
 //! Dtype rules of the reductions, arg-reductions, scans and softmax, and PyTorch's
 //! own refusals of reductions for the half complex types.
 
-use super::{computable, is_half_complex, is_integral, Signature};
+use super::unary::is_half_complex;
+use super::{computable, is_integral, Signature};
 use crate::dtype::{Category, DType};
 use crate::error::{Error, Result};
 use crate::op::{ArgReduceOp, ReduceOp, ScanOp};

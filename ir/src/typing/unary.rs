@@ -2,7 +2,8 @@
 //! activations, the ops with host-number parameters, and PyTorch's own refusals of
 //! unary kernels for the half complex types.
 
-use super::{computable, is_integral, Signature, CLAMP_COMPLEX};
+use super::clamp::CLAMP_COMPLEX;
+use super::{computable, is_integral, Signature};
 use crate::dtype::{Category, DType};
 use crate::error::{Error, Result};
 use crate::op::{UnaryOp, UnaryParamOp};

@@ -18,188 +18,33 @@
 //! (which kernels vectorize and their vector code), `vreduce` and `vtranspose` (the
 //! vector reduction and transpose tiers), `scalar` (values, loads, constants, calls,
 //! status), `ops` (unary, binary, casts), `reduce` (accumulators and scans),
-//! `params` (`UnaryParamOp` codes for runtime calls).
+//! `repr` (a dtype's register representation), `state` (the translation's state).
 
 use super::CodegenError;
-use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
-use cranelift_codegen::ir::{FuncRef, Function, InstBuilder, MemFlagsData, StackSlot, Type, Value};
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{Function, InstBuilder};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::Module;
-use lazyfuse_ir::kernel::{Accum, LoopKernel, MathMode};
-use lazyfuse_ir::DType;
+use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 use std::collections::HashMap;
 
 mod ops;
 mod reduce;
+mod repr;
 mod scalar;
 mod skeleton;
+mod state;
 mod vector;
 mod vreduce;
 mod vtranspose;
 
+use repr::{flags, fsuffix, reg, rep, unsupported, Rep, R};
+use state::{Acc, Lower, ScanState, Tier};
 use vector::{
     interleaves, mixed_vector, row_invariant, vector_binary_ok, vector_param_ok, vector_type,
     vector_unary_ok, INTERLEAVED, MIXED_LANES,
 };
-
-type R<T> = Result<T, CodegenError>;
-
-/// How a dtype's values sit in registers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Rep {
-    Bool,
-    Int {
-        ty: Type,
-        signed: bool,
-    },
-    /// f16, bf16 and f32
-    F32,
-    F64,
-    /// a float8 code
-    F8,
-}
-
-fn rep(dt: DType) -> R<Rep> {
-    Ok(match dt {
-        DType::Bool => Rep::Bool,
-        DType::U8 => Rep::Int {
-            ty: I8,
-            signed: false,
-        },
-        DType::I8 => Rep::Int {
-            ty: I8,
-            signed: true,
-        },
-        DType::I16 => Rep::Int {
-            ty: I16,
-            signed: true,
-        },
-        DType::U16 => Rep::Int {
-            ty: I16,
-            signed: false,
-        },
-        DType::I32 => Rep::Int {
-            ty: I32,
-            signed: true,
-        },
-        DType::U32 => Rep::Int {
-            ty: I32,
-            signed: false,
-        },
-        DType::I64 => Rep::Int {
-            ty: I64,
-            signed: true,
-        },
-        DType::U64 => Rep::Int {
-            ty: I64,
-            signed: false,
-        },
-        DType::F16 | DType::BF16 | DType::F32 => Rep::F32,
-        DType::F64 => Rep::F64,
-        d if d.is_float8() => Rep::F8,
-        d => {
-            return Err(CodegenError::Unsupported(format!(
-                "{d} values in a loop kernel"
-            )))
-        }
-    })
-}
-
-fn reg(r: Rep) -> Type {
-    match r {
-        Rep::Bool | Rep::F8 => I8,
-        Rep::Int { ty, .. } => ty,
-        Rep::F32 => F32,
-        Rep::F64 => F64,
-    }
-}
-
-/// The suffix of the runtime functions for a float compute type.
-fn fsuffix(r: Rep) -> &'static str {
-    if r == Rep::F64 {
-        "f64"
-    } else {
-        "f32"
-    }
-}
-
-fn unsupported(what: impl std::fmt::Display, dt: DType) -> CodegenError {
-    CodegenError::Unsupported(format!("{what} on {dt}"))
-}
-
-fn flags() -> MemFlagsData {
-    MemFlagsData::new().with_notrap()
-}
-
-/// An accumulator of a `Reduce`.
-struct Acc {
-    op: Accum,
-    /// the value (in the accumulation type)
-    var: Variable,
-    /// ArgMax/ArgMin: the best index so far
-    idx: Option<Variable>,
-    /// An exact-math float sum: the running compensation of Neumaier's summation,
-    /// the interpreter's (`interp::reduce::sum`), so the bits agree.
-    comp: Option<Variable>,
-}
-
-/// The running value of a `Scan` (declared before its phase's loop).
-struct ScanState {
-    /// the running value (in the scan's accumulation type)
-    var: Variable,
-    /// ArgMax/ArgMin: the running extremum's position
-    idx: Option<Variable>,
-}
-
-/// How `body` runs a block of consecutive parallel points (see its comment).
-#[derive(Clone, Copy)]
-enum Tier {
-    /// one vector of a single dtype per expression
-    Single(Type),
-    /// [`INTERLEAVED`] vectors of a single dtype per expression, computed
-    /// expression by expression (`vector_points`)
-    Interleaved(Type),
-    /// 4 lanes of several dtypes
-    Mixed,
-    /// a chunk of column-reduction points (its width), rows outermost
-    ColumnChunk(i64),
-    /// a block of column-reduction points in vector lanes
-    Columns,
-}
-
-struct Lower<'a, 'b> {
-    module: &'a mut JITModule,
-    k: &'a LoopKernel,
-    b: FunctionBuilder<'b>,
-    imports: HashMap<String, FuncRef>,
-    names: Vec<String>,
-    bases: Vec<Value>,
-    status: Value,
-    /// one i64 loop variable per dim
-    idx: Vec<Variable>,
-    /// the position in the current phase's reduction loop (row-major)
-    pos: Variable,
-    vals: Vec<Option<Value>>,
-    accs: HashMap<usize, Acc>,
-    scans: HashMap<usize, ScanState>,
-    needed: Vec<bool>,
-    /// whether float math may be approximated and reordered (Fast: inline vector
-    /// transcendentals from `vmath`, also for scalars; the reduction phases of
-    /// `vreduce` run with several vector accumulators)
-    math: MathMode,
-    /// values a vector phase keeps for a later one (`vreduce::phase_reuses`)
-    reuses: Vec<(usize, usize)>,
-    /// the stack slot of each kept value's row
-    row_slots: HashMap<usize, StackSlot>,
-    /// expressions of an elementwise kernel that only the outer dims move
-    /// (`row_invariant`): computed once per row into `vals`, splat in the vector
-    /// loop
-    hoisted: Vec<bool>,
-    /// the splat vectors of the hoisted values that non-hoisted vector code reads,
-    /// computed in the row's first block (see [`Lower::row_loop_values`])
-    row_vectors: Vec<Option<Value>>,
-}
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in
 /// declaration order.
