@@ -3,7 +3,7 @@
 
 use crate::{
     apply_view_step, as_array, as_i64, as_str, decode_vals, dtype_of, field, harness, ints,
-    json_bool, json_complex, json_f64, shape_str, usize_list, RunErr, Vals, R,
+    json_bool, json_complex, json_f64, read_vals, shape_str, usize_list, RunErr, Vals, R,
 };
 use lazyfuse::half::{bf16, f16};
 use lazyfuse::{Complex, DType, RoundingMode, Scalar, Tensor};
@@ -168,4 +168,10 @@ pub(crate) fn rounding_mode(v: Option<&Value>) -> R<Option<RoundingMode>> {
         Some(Value::String(s)) if s == "trunc" => Ok(Some(RoundingMode::Trunc)),
         Some(other) => harness(format!("unknown rounding_mode {other}")),
     }
+}
+
+/// A genuine copy (new storage) of `t`, contiguous, through the host.
+pub(crate) fn deep_copy(t: &Tensor) -> R<Tensor> {
+    let vals = read_vals(t)?;
+    tensor_from_vals(t.dtype(), &t.shape(), &vals)
 }

@@ -35,17 +35,16 @@ mod tests;
 mod value_views;
 mod values;
 mod verdict;
+mod view_steps;
 
 use compare::{check_result, compare_vals, describe, judge, lib_err_text, realized, shape_str};
-use dispatch::{
-    apply_view_step, binary, keepdim, reduce_dims, unary, values_op, where_op, with_arg,
-};
+use dispatch::{binary, keepdim, reduce_dims, unary, values_op, where_op, with_arg};
 pub use driver::{run_case, run_dir, run_file};
 pub use inputs::tensor_object;
 pub use inputs::ON_CUDA;
 use inputs::{
     apply_input_view, build_base_tensor, build_data_operand, build_promotion_operand, build_tensor,
-    rounding_mode, tensor_from_vals, Arg,
+    deep_copy, rounding_mode, tensor_from_vals, Arg,
 };
 pub use json::float_element;
 use json::{
@@ -53,6 +52,7 @@ use json::{
     field, isize_list, json_bool, json_complex, json_f64, json_int, round_to, usize_list,
 };
 use kinds::{run_broadcast, run_inplace, run_promotion, run_unary, run_values, run_views};
-use values::{decode_vals, deep_copy, ints, read_vals, Vals};
+use values::{decode_vals, ints, read_vals, Vals};
 use verdict::{harness, RunErr, R};
 pub use verdict::{FileSummary, Outcome, Summary};
+use view_steps::apply_view_step;

@@ -1,9 +1,7 @@
 //! Element values widened for comparison (`f64`, `i128`, complex pairs, bools): decoded
 //! from a case's data, read back from a tensor, and rounded to a dtype's precision.
 
-use crate::{
-    harness, json_bool, json_complex, json_f64, json_int, round_to, tensor_from_vals, RunErr, R,
-};
+use crate::{harness, json_bool, json_complex, json_f64, json_int, round_to, RunErr, R};
 use lazyfuse::half::{bf16, f16};
 use lazyfuse::{Complex, DType, Element, Tensor};
 use serde_json::Value;
@@ -106,10 +104,4 @@ pub(crate) fn read_vals(t: &Tensor) -> R<Vals> {
         DType::C32 | DType::BC32 => read_vals(&t.to_dtype(DType::C64)?)?,
         other => return harness(format!("the runner cannot read elements of dtype {other}")),
     })
-}
-
-/// A genuine copy (new storage) of `t`, contiguous, through the host.
-pub(crate) fn deep_copy(t: &Tensor) -> R<Tensor> {
-    let vals = read_vals(t)?;
-    tensor_from_vals(t.dtype(), &t.shape(), &vals)
 }
