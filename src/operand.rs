@@ -3,9 +3,12 @@
 //! A host scalar is PyTorch's "wrapped number": in promotion it has the lowest
 //! priority and only its category counts (`int32 tensor + 2.5` is `float32`).
 
+use crate::error::Result;
+use crate::store::Store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::promote::{OperandType, Priority};
 use lazyfuse_ir::Scalar;
+use lazyfuse_ir::{DType, NodeId, Op};
 
 /// A tensor or a host scalar used as an operand.
 ///
@@ -91,5 +94,21 @@ scalar_operand!(bool, i32, i64, f32, f64);
 impl From<Scalar> for Operand<'_> {
     fn from(s: Scalar) -> Self {
         Operand::Scalar(s)
+    }
+}
+
+/// Reads an operand as a node of `dtype` broadcast to `shape`.
+pub(crate) fn operand_node(
+    store: &mut Store,
+    operand: &Operand,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<NodeId> {
+    match operand {
+        Operand::Tensor(t) => t.node_as(store, dtype, shape),
+        // One constant node of the broadcast shape (what the graph passes would
+        // fold a 0-d constant and its expanding view into): a scalar operand costs
+        // one node to build, and nothing to fold, in every rebuilt graph.
+        Operand::Scalar(s) => Ok(store.add(Op::Full(*s), dtype, shape.to_vec(), &[])),
     }
 }

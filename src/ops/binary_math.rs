@@ -17,8 +17,9 @@
 
 use crate::default_dtype;
 use crate::error::Result;
+use crate::operand::operand_node;
 use crate::operand::Operand;
-use crate::ops::elementwise::{binary_op, operand_node, result_strides};
+use crate::ops::elementwise::{binary_op, result_strides};
 use crate::store::{with_store, Store};
 use crate::tensor::{check_fill_value, Tensor};
 use lazyfuse_ir::broadcast::{broadcast_all, inplace_shape};

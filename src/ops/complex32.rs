@@ -15,7 +15,7 @@ use lazyfuse_ir::{BinaryOp, DType, NodeId, Op, UnaryOp};
 
 /// An operand as the complex64 value of its complex32 value, of `shape`.
 fn widened(s: &mut Store, o: &Operand, shape: &[usize]) -> Result<NodeId> {
-    let half = crate::ops::elementwise::operand_node(s, o, DType::C32, shape)?;
+    let half = crate::operand::operand_node(s, o, DType::C32, shape)?;
     Ok(s.cast_node(half, DType::C64))
 }
 

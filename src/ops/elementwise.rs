@@ -10,7 +10,7 @@ use crate::autograd::record::Custom;
 use crate::default_dtype;
 use crate::error::Result;
 use crate::memory_format;
-use crate::operand::Operand;
+use crate::operand::{operand_node, Operand};
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::{broadcast_all, broadcast_shapes};
@@ -49,22 +49,6 @@ pub(crate) fn check_scalar_value(op: BinaryOp, compute: DType, b: &Operand) -> R
         }
     }
     Ok(())
-}
-
-/// Reads an operand as a node of `dtype` broadcast to `shape`.
-pub(crate) fn operand_node(
-    store: &mut crate::store::Store,
-    operand: &Operand,
-    dtype: DType,
-    shape: &[usize],
-) -> Result<NodeId> {
-    match operand {
-        Operand::Tensor(t) => t.node_as(store, dtype, shape),
-        // One constant node of the broadcast shape (what the graph passes would
-        // fold a 0-d constant and its expanding view into): a scalar operand costs
-        // one node to build, and nothing to fold, in every rebuilt graph.
-        Operand::Scalar(s) => Ok(store.add(Op::Full(*s), dtype, shape.to_vec(), &[])),
-    }
 }
 
 /// Clips an integer bound into the range of an integer dtype.

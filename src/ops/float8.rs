@@ -14,7 +14,7 @@ use lazyfuse_ir::{BinaryOp, DType, Error as IrError, NodeId, Op, UnaryOp};
 
 /// An operand as the float32 value of its float8 value in `dtype`, of `shape`.
 fn widened(s: &mut Store, o: &Operand, dtype: DType, shape: &[usize]) -> Result<NodeId> {
-    let f8 = crate::ops::elementwise::operand_node(s, o, dtype, shape)?;
+    let f8 = crate::operand::operand_node(s, o, dtype, shape)?;
     Ok(s.cast_node(f8, DType::F32))
 }
 

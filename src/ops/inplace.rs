@@ -11,10 +11,8 @@
 
 use crate::default_dtype;
 use crate::error::Result;
-use crate::operand::Operand;
-use crate::ops::elementwise::{
-    check_scalar_value, operand_node, pow_shortcut, pow_shortcut_node, RoundingMode,
-};
+use crate::operand::{operand_node, Operand};
+use crate::ops::elementwise::{check_scalar_value, pow_shortcut, pow_shortcut_node, RoundingMode};
 use crate::store::{with_store, Store};
 use crate::tensor::{check_fill_value, Tensor};
 use lazyfuse_ir::broadcast::inplace_shape;

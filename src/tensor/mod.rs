@@ -173,7 +173,7 @@ impl Tensor {
         dtype: DType,
         shape: &[usize],
     ) -> Result<NodeId> {
-        let target = crate::ops::elementwise::to_isize(shape);
+        let target: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
         if dtype == self.0.dtype {
             let layout = self.0.layout.expand(&target)?;
             return Ok(self.read_through(store, &layout));
