@@ -92,6 +92,40 @@ pub(crate) fn scan_start(op: ScanAccum, state: DType) -> Start {
     }
 }
 
+/// When a candidate replaces the running best of an arg-reduction or of an
+/// extremum scan (cummax, cummin and their indices). At the first position it
+/// always does; after that, the interpreter's rules below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Replace {
+    /// a larger candidate wins (max), else a smaller one (min)
+    pub(crate) max: bool,
+    /// a tie replaces the running best (scans: ties move to the later element);
+    /// otherwise the earlier one stays (arg-reductions: the first of equals)
+    pub(crate) ties: bool,
+    /// a NaN running best stays (arg-reductions: the first NaN wins); otherwise a
+    /// later NaN replaces it (scans: each NaN takes over). A NaN candidate
+    /// replaces a number either way.
+    pub(crate) nan_stays: bool,
+}
+
+/// The replacement rule of `argmax` / `argmin` (`interp::reduce`).
+pub(crate) fn arg_reduce_rule(op: Accum) -> Replace {
+    Replace {
+        max: op == Accum::ArgMax,
+        ties: false,
+        nan_stays: true,
+    }
+}
+
+/// The replacement rule of an extremum scan (`interp::scan`'s `extremes_of`).
+pub(crate) fn scan_rule(op: ScanAccum) -> Replace {
+    Replace {
+        max: matches!(op, ScanAccum::Max | ScanAccum::ArgMax),
+        ties: true,
+        nan_stays: false,
+    }
+}
+
 /// Integer (and boolean) `hardtanh`, a clamp to `[min_val, max_val]`, as the
 /// interpreter computes it: the bounds truncated to integers, the clamp in `i128`,
 /// and `x` kept where the result would not fit the dtype.
@@ -161,6 +195,15 @@ mod tests {
         assert!(compensated(Accum::Sum, DType::F32, MathMode::Exact));
         assert!(!compensated(Accum::Sum, DType::F32, MathMode::Fast));
         assert!(!compensated(Accum::Sum, DType::BF16, MathMode::Exact));
+    }
+
+    #[test]
+    fn arg_reductions_keep_the_first_and_scans_take_the_last() {
+        let r = arg_reduce_rule(Accum::ArgMin);
+        assert!(!r.max && !r.ties && r.nan_stays);
+        let s = scan_rule(ScanAccum::ArgMax);
+        assert!(s.max && s.ties && !s.nan_stays);
+        assert!(scan_rule(ScanAccum::Max).max && !scan_rule(ScanAccum::Min).max);
     }
 
     #[test]

@@ -527,12 +527,7 @@ impl Emit<'_> {
                     combine(op, r, xdt, &a, &w).expect("float sums combine")
                 }
                 (Accum::ArgMax | Accum::ArgMin, _) => {
-                    let gt = if op == Accum::ArgMax { ">" } else { "<" };
-                    let better = if float {
-                        format!("(({v} {gt} {a} || {v} != {v}) && {a} == {a})")
-                    } else {
-                        format!("({v} {gt} {a})")
-                    };
+                    let better = replaces(semantics::arg_reduce_rule(op), &v, &a, float);
                     self.open("");
                     self.line(format!("const bool take = pos == 0 || {better};"));
                     self.line(format!("if (take) {{ {a} = {v}; ai{i} = pos; }}"));
@@ -637,15 +632,7 @@ impl Emit<'_> {
                 self.line(format!("const {out_ty} v{i} = {out};"));
             }
             ScanAccum::Max | ScanAccum::Min | ScanAccum::ArgMax | ScanAccum::ArgMin => {
-                let max = matches!(op, ScanAccum::Max | ScanAccum::ArgMax);
-                let cmp = if max { ">=" } else { "<=" };
-                // Ties move to the later element; each NaN takes over; an ordered
-                // compare with a NaN running value is false.
-                let wins = if float {
-                    format!("({v} {cmp} {a} || {v} != {v})")
-                } else {
-                    format!("({v} {cmp} {a})")
-                };
+                let wins = replaces(semantics::scan_rule(op), &v, &a, float);
                 self.line(format!("const bool t{i} = pos == 0 || {wins};"));
                 self.line(format!("if (t{i}) {a} = {v};"));
                 if matches!(op, ScanAccum::ArgMax | ScanAccum::ArgMin) {
@@ -671,5 +658,23 @@ impl Emit<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether candidate `x` replaces the running `best` under `rule` (the first
+/// position aside), as a C condition. Floats: `x` beats `best` (`>`, or `>=` where
+/// ties replace) or `x` is NaN, and, where a NaN best stays, `best` is not NaN (an
+/// ordered compare with a NaN is false). Integers and bools: the compare alone.
+fn replaces(rule: semantics::Replace, x: &str, best: &str, float: bool) -> String {
+    let cmp = match (rule.max, rule.ties) {
+        (true, false) => ">",
+        (true, true) => ">=",
+        (false, false) => "<",
+        (false, true) => "<=",
+    };
+    match (float, rule.nan_stays) {
+        (false, _) => format!("({x} {cmp} {best})"),
+        (true, false) => format!("({x} {cmp} {best} || {x} != {x})"),
+        (true, true) => format!("(({x} {cmp} {best} || {x} != {x}) && {best} == {best})"),
     }
 }

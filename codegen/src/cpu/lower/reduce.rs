@@ -4,7 +4,7 @@
 
 use super::CodegenError;
 use super::{reg, rep, unsupported, Acc, Lower, Rep, ScanState, R};
-use crate::semantics::{self, Start};
+use crate::semantics::{self, Replace, Start};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I64};
 use cranelift_codegen::ir::{InstBuilder, Type, Value};
@@ -124,30 +124,10 @@ impl Lower<'_, '_> {
                 Accum::Min if signed => self.b.ins().smin(acc, v),
                 Accum::Min => self.b.ins().umin(acc, v),
                 Accum::ArgMax | Accum::ArgMin => {
-                    // take = first || (!nan(best) && (nan(x) || x better than best))
                     let pos = self.b.use_var(self.pos);
                     let first = self.b.ins().icmp_imm_s(IntCC::Equal, pos, 0);
-                    let better = if float {
-                        let cc = if op == Accum::ArgMax {
-                            FloatCC::GreaterThan
-                        } else {
-                            FloatCC::LessThan
-                        };
-                        let b = self.b.ins().fcmp(cc, v, acc);
-                        let xnan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
-                        let bnan = self.b.ins().fcmp(FloatCC::Unordered, acc, acc);
-                        let t = self.b.ins().bor(b, xnan);
-                        let bok = self.b.ins().bxor_imm_s(bnan, 1);
-                        self.b.ins().band(t, bok)
-                    } else {
-                        let cc = match (op == Accum::ArgMax, signed) {
-                            (true, true) => IntCC::SignedGreaterThan,
-                            (true, false) => IntCC::UnsignedGreaterThan,
-                            (false, true) => IntCC::SignedLessThan,
-                            (false, false) => IntCC::UnsignedLessThan,
-                        };
-                        self.b.ins().icmp(cc, v, acc)
-                    };
+                    let rule = semantics::arg_reduce_rule(op);
+                    let better = self.replaces(rule, v, acc, float, signed);
                     let take = self.b.ins().bor(first, better);
                     let iv = idx.expect("arg reductions keep an index");
                     let bi = self.b.use_var(iv);
@@ -175,6 +155,49 @@ impl Lower<'_, '_> {
         let cv = self.b.use_var(c);
         let next = self.b.ins().fadd(cv, lost);
         self.b.def_var(c, next);
+    }
+
+    /// Whether candidate `x` replaces the running `best` under `rule` (the first
+    /// position aside). Floats: `x` beats `best` (`>`, or `>=` where ties
+    /// replace) or `x` is NaN, and, where a NaN best stays, `best` is not NaN (an
+    /// ordered compare with a NaN is false). Integers and bools (0/1 bytes,
+    /// unsigned order): the compare alone.
+    fn replaces(
+        &mut self,
+        rule: Replace,
+        x: Value,
+        best: Value,
+        float: bool,
+        signed: bool,
+    ) -> Value {
+        if float {
+            let cc = match (rule.max, rule.ties) {
+                (true, false) => FloatCC::GreaterThan,
+                (true, true) => FloatCC::GreaterThanOrEqual,
+                (false, false) => FloatCC::LessThan,
+                (false, true) => FloatCC::LessThanOrEqual,
+            };
+            let beats = self.b.ins().fcmp(cc, x, best);
+            let xnan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+            if !rule.nan_stays {
+                return self.b.ins().bor(beats, xnan);
+            }
+            let bnan = self.b.ins().fcmp(FloatCC::Unordered, best, best);
+            let t = self.b.ins().bor(beats, xnan);
+            let bok = self.b.ins().bxor_imm_s(bnan, 1);
+            return self.b.ins().band(t, bok);
+        }
+        let cc = match (rule.max, rule.ties, signed) {
+            (true, false, true) => IntCC::SignedGreaterThan,
+            (true, false, false) => IntCC::UnsignedGreaterThan,
+            (true, true, true) => IntCC::SignedGreaterThanOrEqual,
+            (true, true, false) => IntCC::UnsignedGreaterThanOrEqual,
+            (false, false, true) => IntCC::SignedLessThan,
+            (false, false, false) => IntCC::UnsignedLessThan,
+            (false, true, true) => IntCC::SignedLessThanOrEqual,
+            (false, true, false) => IntCC::UnsignedLessThanOrEqual,
+        };
+        self.b.ins().icmp(cc, x, best)
     }
 
     /// The reduction's result after its phase's loop.
@@ -287,32 +310,9 @@ impl Lower<'_, '_> {
                 }
             }
             ScanAccum::Max | ScanAccum::Min | ScanAccum::ArgMax | ScanAccum::ArgMin => {
-                let max = matches!(op, ScanAccum::Max | ScanAccum::ArgMax);
-                // take = first || nan(x) || (!nan(best) && x >= best) (<= for min):
-                // ties move to the later element, each NaN takes over, as in
-                // the interpreter's `extremes_of`. An ordered compare is false
-                // when either side is NaN, which covers `!nan(best)`.
                 let pos = self.b.use_var(self.pos);
                 let first = self.b.ins().icmp_imm_s(IntCC::Equal, pos, 0);
-                let wins = if float {
-                    let cc = if max {
-                        FloatCC::GreaterThanOrEqual
-                    } else {
-                        FloatCC::LessThanOrEqual
-                    };
-                    let ge = self.b.ins().fcmp(cc, v, acc);
-                    let xnan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
-                    self.b.ins().bor(ge, xnan)
-                } else {
-                    // bool values are 0/1 bytes: unsigned order
-                    let cc = match (max, signed) {
-                        (true, true) => IntCC::SignedGreaterThanOrEqual,
-                        (true, false) => IntCC::UnsignedGreaterThanOrEqual,
-                        (false, true) => IntCC::SignedLessThanOrEqual,
-                        (false, false) => IntCC::UnsignedLessThanOrEqual,
-                    };
-                    self.b.ins().icmp(cc, v, acc)
-                };
+                let wins = self.replaces(semantics::scan_rule(op), v, acc, float, signed);
                 let take = self.b.ins().bor(first, wins);
                 let next = self.b.ins().select(take, v, acc);
                 self.b.def_var(var, next);
