@@ -78,11 +78,12 @@ pub(crate) fn scan_state(op: ScanAccum, x: DType) -> DType {
     }
 }
 
-/// The value a scan's running value starts from: 1 for products, -inf for
+/// The value the running value of a scan of `x` values starts from, in its
+/// [`scan_state`] dtype: 1 for products, -inf for
 /// logcumsumexp, zero otherwise (max/min and their indices take the first element
 /// whatever the start).
-pub(crate) fn scan_start(op: ScanAccum, state: DType) -> Start {
-    let float = state.is_floating_point();
+pub(crate) fn scan_start(op: ScanAccum, x: DType) -> Start {
+    let float = scan_state(op, x).is_floating_point();
     match op {
         ScanAccum::LogAddExp => Start::Float(f64::NEG_INFINITY),
         ScanAccum::Prod if float => Start::Float(1.0),
@@ -253,5 +254,7 @@ mod tests {
             Start::Float(f64::NEG_INFINITY)
         );
         assert_eq!(scan_start(ScanAccum::ArgMax, DType::F64), Start::Float(0.0));
+        assert_eq!(scan_start(ScanAccum::Sum, DType::F32), Start::Float(0.0));
+        assert_eq!(scan_start(ScanAccum::Sum, DType::I8), Start::Int(0));
     }
 }

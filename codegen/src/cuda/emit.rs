@@ -583,10 +583,7 @@ impl Emit<'_> {
                 return Err(unsupported(format!("scan {op:?}"), xdt));
             }
             let ty = Self::scan_type(op, xdt)?;
-            let init = start(
-                semantics::scan_start(op, semantics::scan_state(op, xdt)),
-                ty,
-            );
+            let init = start(semantics::scan_start(op, xdt), ty);
             self.line(format!("{ty} a{i} = {init};"));
             if matches!(op, ScanAccum::ArgMax | ScanAccum::ArgMin) {
                 self.line(format!("i64 ai{i} = 0;"));

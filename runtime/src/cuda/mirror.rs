@@ -103,7 +103,16 @@ impl DeviceKernels {
         params: &[&DeviceBuffer],
         status: &DeviceBuffer,
     ) -> Result<()> {
-        let meta = self.kernel(j, k)?;
+        self.launch_checked(self.kernel(j, k)?, params, status)
+    }
+
+    /// Launches `meta`, a kernel of this batch already checked against its step.
+    fn launch_checked(
+        &self,
+        meta: &DeviceKernel,
+        params: &[&DeviceBuffer],
+        status: &DeviceBuffer,
+    ) -> Result<()> {
         let mut args: Vec<KernelArg<'_>> = params.iter().map(|b| KernelArg::Buffer(b)).collect();
         args.push(KernelArg::Buffer(status));
         device(self.ordinal)?.launch(&self.module, &meta.symbol, meta.dims, &args)
@@ -136,7 +145,8 @@ impl DeviceKernels {
         params: &[*mut u8],
         status: &mut [u64; STATUS_SLOTS],
     ) -> Result<()> {
-        self.kernel(j, k)?;
+        // Checked before any upload: a kernel of another signature fails at once.
+        let meta = self.kernel(j, k)?;
         let dev = device(self.ordinal)?;
         let mut bufs: Vec<DeviceBuffer> = Vec::with_capacity(params.len());
         for (p, &ptr) in k.params.iter().zip(params) {
@@ -151,7 +161,7 @@ impl DeviceKernels {
             });
         }
         let status_buf = dev.alloc_zeroed(STATUS_SLOTS * 8)?;
-        self.launch(j, k, &bufs.iter().collect::<Vec<_>>(), &status_buf)?;
+        self.launch_checked(meta, &bufs.iter().collect::<Vec<_>>(), &status_buf)?;
         for (p, (&ptr, buf)) in k.params.iter().zip(params.iter().zip(&bufs)) {
             let bytes = p.len * p.dtype.size_in_bytes();
             if p.writes && bytes > 0 {

@@ -248,10 +248,7 @@ impl Lower<'_, '_> {
                 return Err(unsupported(format!("scan {op:?}"), xdt));
             }
             let ty = Self::scan_type(op, xdt)?;
-            let v = self.start(
-                semantics::scan_start(op, semantics::scan_state(op, xdt)),
-                ty,
-            );
+            let v = self.start(semantics::scan_start(op, xdt), ty);
             let var = self.b.declare_var(ty);
             self.b.def_var(var, v);
             let idx = if matches!(op, ScanAccum::ArgMax | ScanAccum::ArgMin) {
