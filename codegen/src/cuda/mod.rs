@@ -61,8 +61,10 @@
 //!
 //! # Files
 //! `repr` (register and storage types, literals, rounding, float8 layouts),
-//! `emit` (the kernel function: points, stages, phases, accumulators, scans,
-//! stores), `tiers` (vector groups, block-per-point reductions) and `scalar`
+//! `emit` (the kernel function: its grid-stride loop over the points, vector
+//! groups and blocks per point), `emitter` (the shared lowering's rendering:
+//! values, stores, phases and their loops), `reduce` (accumulators and scans),
+//! `tiers` (vector groups, block-per-point reductions) and `scalar`
 //! (indices, loads, constants and the scalar ops); `prelude.cu` holds the `lf_*`
 //! device functions they call.
 //!
@@ -78,7 +80,9 @@ use crate::CodegenError;
 use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 
 mod emit;
+mod emitter;
 pub mod host;
+mod reduce;
 mod repr;
 mod scalar;
 #[cfg(test)]

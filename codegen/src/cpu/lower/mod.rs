@@ -14,7 +14,8 @@
 //! inline, the long tail is a call into `lazyfuse_runtime::jit_symbols`.
 //!
 //! # Files
-//! `skeleton` (the parallel points, rows, odometers, stages and phases), `vector`
+//! `skeleton` (the parallel points, rows and odometers), `emitter` (the shared
+//! lowering's rendering: values, stores, phases and their loops), `vector`
 //! (which kernels vectorize and their vector code), `vreduce` and `vtranspose` (the
 //! vector reduction and transpose tiers), `scalar` (values, loads, constants, calls,
 //! status), `ops` (unary, binary, casts), `reduce` (accumulators and scans),
@@ -29,6 +30,7 @@ use cranelift_module::Module;
 use lazyfuse_ir::kernel::{LoopKernel, MathMode};
 use std::collections::HashMap;
 
+mod emitter;
 mod ops;
 mod reduce;
 mod repr;

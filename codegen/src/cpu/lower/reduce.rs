@@ -64,7 +64,8 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    pub(super) fn update_accs(&mut self, phase: u32) -> R<()> {
+    /// Folds the current reduction point into phase `phase`'s accumulators.
+    pub(super) fn fold_accs(&mut self, phase: u32) -> R<()> {
         let mut ids: Vec<usize> = self.accs.keys().copied().collect();
         ids.sort_unstable();
         for i in ids {

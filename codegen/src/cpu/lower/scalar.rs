@@ -1,13 +1,14 @@
-//! Scalar values of one point: expressions dispatched by kind, addresses, loads,
+//! Scalar values of one point: addresses, loads,
 //! constants, runtime calls, the status block, and rounding of narrow floats.
 
 use super::CodegenError;
 use super::{flags, reg, rep, unsupported, Lower, Rep, R};
+use crate::emitter;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, I16, I32, I64, I8};
 use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_module::{Linkage, Module};
-use lazyfuse_ir::kernel::{Const, Expr, ExprId, Status};
+use lazyfuse_ir::kernel::{Const, ExprId};
 use lazyfuse_ir::DType;
 
 impl Lower<'_, '_> {
@@ -150,95 +151,10 @@ impl Lower<'_, '_> {
         self.b.ins().bitcast(F32, MemFlagsData::new(), bits)
     }
 
+    /// Expression `i`'s value ([`emitter::value`]: dispatched by its kind to the
+    /// [`Emitter`](crate::emitter::Emitter) methods of `super::emitter`).
     pub(super) fn expr(&mut self, i: usize) -> R<Value> {
-        let e = self.k.exprs[i].clone();
-        let dt = e.dtype;
-        let r = rep(dt)?;
-        match e.expr {
-            Expr::Load {
-                param,
-                index,
-                dynamic,
-            } => {
-                let Some(d) = dynamic else {
-                    let addr = self.address(param.index(), &index.offset, &index.strides, None)?;
-                    return self.load(addr, dt);
-                };
-                let vdt = self.dtype(d.value);
-                let v = self.val(d.value);
-                let w = self.widen_int(v, vdt)?;
-                // Only signed values wrap from the end (a uint64 above 2^63 is
-                // large, not negative), and only where the op wraps; unwrapped, a
-                // negative value is huge as unsigned and fails the check below.
-                let wrapped = if !d.wrap || vdt.is_unsigned() || vdt == DType::Bool {
-                    w
-                } else {
-                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w, 0);
-                    let plus = self.b.ins().iadd_imm_s(w, d.size as i64);
-                    self.b.ins().select(neg, plus, w)
-                };
-                let ok = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::UnsignedLessThan, wrapped, d.size as i64);
-                let good = self.b.create_block();
-                let bad = self.b.create_block();
-                let merge = self.b.create_block();
-                let out = self.b.append_block_param(merge, reg(r));
-                self.b.ins().brif(ok, good, &[], bad, &[]);
-                self.b.switch_to_block(good);
-                let extra = self.b.ins().imul_imm_s(wrapped, d.stride);
-                let addr =
-                    self.address(param.index(), &index.offset, &index.strides, Some(extra))?;
-                let x = self.load(addr, dt)?;
-                self.b.ins().jump(merge, &[BlockArg::Value(x)]);
-                self.b.switch_to_block(bad);
-                self.b.set_cold_block(bad);
-                let z = self.zero(r);
-                let size = self.iconst(I64, d.size as i64);
-                // slot 3: which load failed, so that the executor words its op's error
-                let id = self.iconst(I64, i as i64);
-                self.set_status(
-                    Status::IndexOutOfRange as i64,
-                    [w, size, id],
-                    merge,
-                    &[BlockArg::Value(z)],
-                );
-                self.b.switch_to_block(merge);
-                Ok(out)
-            }
-            Expr::Const(c) => self.constant(c, dt),
-            Expr::LoopIndex { dim } => {
-                let v = self.b.use_var(self.idx[dim]);
-                self.index_value(v, r)
-            }
-            Expr::Unary { op, x } => {
-                let xdt = self.dtype(x);
-                let v = self.val(x);
-                self.unary(op, v, xdt)
-            }
-            Expr::UnaryParam { op, x } => {
-                let v = self.val(x);
-                self.unary_param(op, v, dt)
-            }
-            Expr::Binary { op, a, b } => {
-                let adt = self.dtype(a);
-                let (x, y) = (self.val(a), self.val(b));
-                self.binary(op, x, y, adt)
-            }
-            Expr::Where { cond, a, b } => {
-                let c = self.val(cond);
-                let (x, y) = (self.val(a), self.val(b));
-                Ok(self.b.ins().select(c, x, y))
-            }
-            Expr::Cast { x } => {
-                let from = self.dtype(x);
-                let v = self.val(x);
-                self.cast(v, from, dt)
-            }
-            Expr::Reduce { .. } => self.finish_acc(i),
-            Expr::Scan { op, x } => self.scan_step(i, op, x),
-        }
+        emitter::value(self, i)
     }
 
     pub(super) fn zero(&mut self, r: Rep) -> Value {

@@ -1,16 +1,15 @@
 //! The loop skeleton of a lowered kernel: the parallel points (split into tiers:
 //! vector groups, then scalar points), the odometer that advances the multi-index,
-//! the row loop of a vectorized kernel with its hoisted row values, and the stages
-//! and phases of one point.
+//! and the row loop of a vectorized kernel with its hoisted row values; each
+//! point's stages and phases are the shared lowering's ([`emitter::point`]).
 
-use super::{
-    flags, interleaves, mixed_vector, vector_type, Lower, Tier, INTERLEAVED, MIXED_LANES, R,
-};
+use super::{interleaves, mixed_vector, vector_type, Lower, Tier, INTERLEAVED, MIXED_LANES, R};
+use crate::emitter;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, StackSlotData, StackSlotKind, Type, Value};
 use cranelift_frontend::Variable;
-use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, Stage};
+use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel};
 
 impl Lower<'_, '_> {
     /// The vector tiers `body` tries for this kernel, in order (see `rows`).
@@ -278,86 +277,12 @@ impl Lower<'_, '_> {
 }
 
 impl Lower<'_, '_> {
-    /// One parallel point with all its phases.
+    /// One parallel point with all its phases ([`emitter::point`]); no value
+    /// outlives it.
     pub(super) fn point(&mut self) -> R<()> {
-        let nd = self.k.dims.len();
-        let rdims: Vec<usize> = self.k.reduce_dims().to_vec();
-        let total: usize = rdims.iter().product();
-        self.stage(Stage::Outer(0))?;
-        for ph in 0..self.k.phases() {
-            self.init_accs(ph)?;
-            self.init_scans(ph)?;
-            if total > 0 {
-                // Fast mode: whole vectors first where the phase allows it, then
-                // the scalar loop below does the rest from `start`.
-                let start = self.vector_phase(ph)?;
-                let zero = self.iconst(I64, 0);
-                for d in self.k.n_parallel..nd {
-                    self.b.def_var(self.idx[d], zero);
-                }
-                if start > 0 {
-                    // (one reduction dim: `vector_phase` requires it)
-                    let s = self.iconst(I64, start);
-                    self.b.def_var(self.idx[nd - 1], s);
-                    self.b.def_var(self.pos, s);
-                } else {
-                    self.b.def_var(self.pos, zero);
-                }
-                let head = self.b.create_block();
-                let bodyb = self.b.create_block();
-                let after = self.b.create_block();
-                self.b.ins().jump(head, &[]);
-                self.b.switch_to_block(head);
-                let pv = self.b.use_var(self.pos);
-                let more = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::SignedLessThan, pv, total as i64);
-                self.b.ins().brif(more, bodyb, &[], after, &[]);
-                self.b.switch_to_block(bodyb);
-                self.stage(Stage::Inner(ph))?;
-                self.update_accs(ph)?;
-                self.odometer(self.k.n_parallel..nd);
-                let pv = self.b.use_var(self.pos);
-                let pn = self.b.ins().iadd_imm_s(pv, 1);
-                self.b.def_var(self.pos, pn);
-                self.b.ins().jump(head, &[]);
-                self.b.switch_to_block(after);
-            }
-            // Inner values die with the loop.
-            for (i, e) in self.k.exprs.iter().enumerate() {
-                if e.stage == Stage::Inner(ph) {
-                    self.vals[i] = None;
-                }
-            }
-            self.stage(Stage::Outer(ph + 1))?;
-        }
-        // Outer stages past the last phase (nothing reduces there, but the verifier
-        // allows them) still run, in order.
-        for k in self.k.phases() + 1..=self.k.last_outer_stage() {
-            self.stage(Stage::Outer(k))?;
-        }
+        emitter::point(self)?;
         for v in self.vals.iter_mut() {
             *v = None;
-        }
-        Ok(())
-    }
-
-    /// Evaluates the needed expressions of `stage` and does its stores.
-    pub(super) fn stage(&mut self, stage: Stage) -> R<()> {
-        for i in 0..self.k.exprs.len() {
-            if self.k.exprs[i].stage == stage && self.needed[i] {
-                let v = self.expr(i)?;
-                self.vals[i] = Some(v);
-            }
-        }
-        let stores = self.k.stage_stores(stage);
-        for s in stores {
-            let v = self.val(s.value);
-            let dt = self.k.params[s.param.index()].dtype;
-            let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
-            let stored = self.storage_bits(v, dt)?;
-            self.b.ins().store(flags(), stored, addr, 0);
         }
         Ok(())
     }
