@@ -25,6 +25,7 @@ mod display;
 mod error;
 mod layout;
 mod memory_format;
+pub mod nn;
 mod operand;
 mod ops;
 mod reading;

@@ -1,7 +1,7 @@
 //! Driving a run: one case (runner errors and panics become failures), one `.jsonl`
 //! file, a whole directory, each with its printed summary.
 
-use crate::{devices, gradients, memory_format, shell_dtypes, value_views};
+use crate::{devices, gradients, memory_format, nn, shell_dtypes, value_views};
 use crate::{
     harness, lib_err_text, run_broadcast, run_inplace, run_promotion, run_unary, run_values,
     run_views, FileSummary, Outcome, RunErr, Summary,
@@ -48,6 +48,7 @@ pub fn run_case(kind: &str, case: &Value) -> Outcome {
         "memory_format" => memory_format::run_memory_format(case),
         "devices" => devices::run_devices(case),
         "gradients" => gradients::run_gradients(case),
+        "nn" => nn::run_nn(case),
         "value_views" => value_views::run_value_views(case),
         "shell_dtypes" => shell_dtypes::run_shell_dtypes(case),
         other => harness(format!("no runner for file kind '{other}'")),

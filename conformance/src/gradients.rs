@@ -14,6 +14,18 @@ use serde_json::Value;
 
 /// Runs one case.
 pub fn run_gradients(case: &Value) -> R<Outcome> {
+    run_differentiated(case, &|op, inputs, args| {
+        gradient_op(op, inputs, args).map(Some)
+    })
+}
+
+/// An op of a differentiated case: its output, or `None` where lazyfuse has no
+/// such op yet (the case counts as unsupported).
+pub(crate) type CaseOp<'a> = &'a dyn Fn(&str, &[Tensor], &Value) -> R<Option<Tensor>>;
+
+/// Runs one case of the §9 schema (and §10's, which adds `mutated`: inputs the op
+/// updates in place, compared after the op ran) with `op`.
+pub(crate) fn run_differentiated(case: &Value, op_of: CaseOp<'_>) -> R<Outcome> {
     let op = as_str(field(case, "op")?, "op")?;
     let empty = Value::Object(Default::default());
     let args = case.get("args").unwrap_or(&empty);
@@ -21,7 +33,7 @@ pub fn run_gradients(case: &Value) -> R<Outcome> {
     let specs = as_array(field(case, "inputs")?, "inputs")?;
     let mut leaves = Vec::with_capacity(specs.len());
     let mut inputs = Vec::with_capacity(specs.len());
-    let forward = (|| -> R<Tensor> {
+    let forward = (|| -> R<Option<Tensor>> {
         for spec in specs {
             let base = build_base_tensor(spec)?;
             let wants = spec
@@ -37,8 +49,13 @@ pub fn run_gradients(case: &Value) -> R<Outcome> {
             inputs.push(apply_input_view(leaf.clone(), spec)?);
             leaves.push((leaf, wants));
         }
-        gradient_op(op, &inputs, args)
+        op_of(op, &inputs, args)
     })();
+    let forward = match forward {
+        Ok(None) => return Ok(Outcome::Unsupported),
+        Ok(Some(t)) => Ok(t),
+        Err(e) => Err(e),
+    };
     if expected.get("error").is_some() {
         return Ok(judge_message(expected, forward.map(drop)));
     }
@@ -49,6 +66,23 @@ pub fn run_gradients(case: &Value) -> R<Outcome> {
     match check_result(&out, expected) {
         Ok(Outcome::Pass) => {}
         other => return other,
+    }
+    if let Some(mutated) = case.get("mutated").and_then(Value::as_object) {
+        for (pos, want) in mutated {
+            let i: usize = pos
+                .parse()
+                .map_err(|_| RunErr::Harness(format!("mutated input '{pos}'")))?;
+            let Some(t) = inputs.get(i) else {
+                return harness(format!("mutated input {i} of {}", inputs.len()));
+            };
+            match check_result(t, want)? {
+                Outcome::Pass => {}
+                Outcome::Fail(m) => {
+                    return Ok(Outcome::Fail(format!("input {i} after the op: {m}")))
+                }
+                other => return Ok(other),
+            }
+        }
     }
     let grads = field(case, "grads")?;
     let backward = match case.get("grad_output") {

@@ -14,7 +14,8 @@
 //! * expected error: the op must fail, when it is built or when it is realized;
 //! * **unsupported**: lazyfuse answered `Err` with `is_unsupported()` for a case whose
 //!   expected dtype is `complex32`/`bcomplex32` (dtypes lazyfuse has no kernels for); any
-//!   other "not supported yet" counts as a failure, so gaps stay visible;
+//!   other "not supported yet" counts as a failure, so gaps stay visible; so does an
+//!   `nn.jsonl` op (SCHEMA.md §10) that `lazyfuse::nn::functional` does not have yet;
 //! * **extended**: the reference has no kernel for a wide unsigned dtype (`"..." not
 //!   implemented for 'UInt16'`) and lazyfuse computes a result: lazyfuse deliberately goes
 //!   beyond PyTorch there, so the case passes and is listed separately;
@@ -29,6 +30,7 @@ mod inputs;
 mod json;
 mod kinds;
 mod memory_format;
+mod nn;
 mod shell_dtypes;
 #[cfg(test)]
 mod tests;
