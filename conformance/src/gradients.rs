@@ -57,7 +57,9 @@ pub(crate) fn run_differentiated(case: &Value, op_of: CaseOp<'_>) -> R<Outcome> 
         Err(e) => Err(e),
     };
     if expected.get("error").is_some() {
-        return Ok(judge_message(expected, forward.map(drop)));
+        // (an index out of range is found when the value is computed)
+        let realized = forward.and_then(|t| t.realize().map(drop).map_err(RunErr::Lib));
+        return Ok(judge_message(expected, realized));
     }
     let out = match forward {
         Ok(t) => t,
@@ -85,6 +87,15 @@ pub(crate) fn run_differentiated(case: &Value, op_of: CaseOp<'_>) -> R<Outcome> 
         }
     }
     let grads = field(case, "grads")?;
+    // §10: where no input requires grad (an integer output), `grads` is all null
+    // and there is no backward.
+    let no_backward = leaves.iter().all(|(_, wants)| !wants)
+        && grads
+            .as_array()
+            .is_some_and(|g| g.iter().all(Value::is_null));
+    if no_backward {
+        return Ok(Outcome::Pass);
+    }
     let backward = match case.get("grad_output") {
         Some(g) => {
             let seed = build_tensor(g)?;

@@ -3,7 +3,7 @@
 //! as unsupported.
 
 use crate::gradients::run_differentiated;
-use crate::{as_str, field, harness, json_f64, Outcome, R};
+use crate::{as_i64, as_str, as_usize, field, harness, json_f64, usize_list, Outcome, R};
 use lazyfuse::nn::functional::{self as F, Reduction};
 use lazyfuse::Tensor;
 use serde_json::Value;
@@ -53,6 +53,41 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
             let delta = json_f64(field(args, "delta")?)?;
             F::huber_loss(&x[0], &x[1], reduction(args)?, delta)?
         }
+        "layer_norm" => {
+            let shape = usize_list(field(args, "normalized_shape")?, "normalized_shape")?;
+            let eps = json_f64(field(args, "eps")?)?;
+            F::layer_norm(&x[0], &shape, x.get(1), x.get(2), eps)?
+        }
+        "rms_norm" => {
+            let shape = usize_list(field(args, "normalized_shape")?, "normalized_shape")?;
+            let eps = opt_f64(args, "eps")?;
+            F::rms_norm(&x[0], &shape, x.get(1), eps)?
+        }
+        "group_norm" => {
+            let groups = as_usize(field(args, "num_groups")?, "num_groups")?;
+            let eps = json_f64(field(args, "eps")?)?;
+            F::group_norm(&x[0], groups, x.get(1), x.get(2), eps)?
+        }
+        "embedding" => {
+            need(2)?;
+            let padding = match args.get("padding_idx") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(as_i64(v, "padding_idx")?),
+            };
+            F::embedding(&x[0], &x[1], padding)?
+        }
+        "one_hot" => {
+            need(1)?;
+            F::one_hot(&x[0], as_i64(field(args, "num_classes")?, "num_classes")?)?
+        }
         _ => return Ok(None),
     }))
+}
+
+/// An optional float argument (`null` or absent: `None`).
+fn opt_f64(args: &Value, key: &str) -> R<Option<f64>> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => json_f64(v).map(Some),
+    }
 }

@@ -85,6 +85,29 @@ pub fn grad(
 
 /// The node a read of `t` starts from: its storage's current node, or (grad mode
 /// on) a leaf's anchor, or that node cut from its history for a detached tensor.
+/// `out` (a tensor an API op just built) with the derivative `custom` with respect
+/// to `inputs` where it has history (see `rules::custom`). The rule sits on a node
+/// that holds `out` in its logical shape (its own, or a view of it), since the rule
+/// computes in that shape.
+pub(crate) fn with_custom_rule(
+    out: &Tensor,
+    custom: record::Custom,
+    inputs: &[&Tensor],
+) -> Result<Tensor> {
+    crate::store::with_store(|s| {
+        let node = out.node_as(s, out.dtype(), &out.shape())?;
+        if !s.records.contains(node) {
+            return Ok(out.clone());
+        }
+        let inputs = inputs
+            .iter()
+            .map(|t| t.node_as(s, t.dtype(), &t.shape()))
+            .collect::<Result<Vec<_>>>()?;
+        s.custom_rule(node, custom, inputs);
+        Ok(Tensor::from_node(s, node))
+    })
+}
+
 pub(crate) fn history_base(t: &Tensor, store: &mut Store) -> NodeId {
     let base = t.0.storage.node();
     match t.link() {

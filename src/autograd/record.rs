@@ -129,6 +129,16 @@ pub(crate) enum Custom {
         /// which of `[a, b]` read column-major
         transposed: [bool; 2],
     },
+    /// `(x - mean) / sqrt(var + eps)` over the last `dims` dims (biased variance):
+    /// input `[x]`. Its gradient is the closed form of `layer_norm`'s and
+    /// `group_norm`'s backward, in float64: the chain through the mean and the
+    /// variance cancels on short rows, losing digits PyTorch's results keep.
+    Normalize {
+        /// how many trailing dims are normalized together
+        dims: usize,
+        /// added to the variance
+        eps: f64,
+    },
 }
 
 /// One node's history.

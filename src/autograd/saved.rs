@@ -35,7 +35,7 @@ pub(crate) fn saved(rule: &Rule, needs: &[bool]) -> Saved {
     let output = || with(vec![false; n], true);
     match rule {
         Rule::Leaf(_) | Rule::Custom(Custom::ArgExtreme { .. }) => none(),
-        Rule::Custom(Custom::Clamp { .. }) => input(),
+        Rule::Custom(Custom::Clamp { .. } | Custom::Normalize { .. }) => input(),
         Rule::Custom(Custom::Matmul { .. }) => with(vec![need(1), need(0)], false),
         Rule::Op(op) => match op {
             Op::Unary(u) => {

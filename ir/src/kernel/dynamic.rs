@@ -34,16 +34,36 @@ pub enum IndexError {
         /// the graph op's axis
         axis: usize,
     },
-    /// `index_select` (of a zero-dim input when `zero_dim`)
+    /// `index_select` ([`IndexError::index_select`] says which of PyTorch's two
+    /// messages)
     IndexSelect {
-        /// whether the input is zero-dim (PyTorch words that case differently)
-        zero_dim: bool,
+        /// "index out of range in self" (else PyTorch's "INDICES element …")
+        in_self: bool,
     },
     /// `take` (`size` is the input's element count)
     Take,
 }
 
 impl IndexError {
+    /// The error of `index_select` along `axis` of an input of `shape`. PyTorch's
+    /// CPU kernel words it by the path it takes: "index out of range in self" for a
+    /// zero-dim input and for rows (axis 0) of an input of two or more dims (as
+    /// `F.embedding` reports), "INDICES element is out of DATA bounds" otherwise.
+    ///
+    /// ```
+    /// use lazyfuse_ir::kernel::IndexError;
+    /// assert_eq!(IndexError::index_select(&[5, 2], 0).message(7, 5), "index out of range in self");
+    /// assert_eq!(
+    ///     IndexError::index_select(&[3, 4], 1).message(4, 4),
+    ///     "INDICES element is out of DATA bounds, id=4 axis_dim=4"
+    /// );
+    /// ```
+    pub fn index_select(shape: &[usize], axis: usize) -> IndexError {
+        IndexError::IndexSelect {
+            in_self: shape.is_empty() || (axis == 0 && shape.len() > 1),
+        }
+    }
+
     /// The interpreter's message for index `value` out of range of `size`
     /// (`runtime/src/interp/index.rs`).
     ///
@@ -63,8 +83,8 @@ impl IndexError {
             IndexError::Gather { axis } => {
                 format!("index {value} is out of bounds for dimension {axis} with size {size}")
             }
-            IndexError::IndexSelect { zero_dim: true } => "index out of range in self".into(),
-            IndexError::IndexSelect { zero_dim: false } => {
+            IndexError::IndexSelect { in_self: true } => "index out of range in self".into(),
+            IndexError::IndexSelect { in_self: false } => {
                 format!("INDICES element is out of DATA bounds, id={value} axis_dim={size}")
             }
             IndexError::Take => {
@@ -80,12 +100,8 @@ impl fmt::Display for IndexError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IndexError::Gather { axis } => write!(f, "gather axis={axis}"),
-            IndexError::IndexSelect { zero_dim } => {
-                write!(
-                    f,
-                    "index_select{}",
-                    if *zero_dim { " zero_dim" } else { "" }
-                )
+            IndexError::IndexSelect { in_self } => {
+                write!(f, "index_select{}", if *in_self { " in_self" } else { "" })
             }
             IndexError::Take => f.write_str("take"),
         }

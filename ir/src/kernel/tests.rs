@@ -83,11 +83,11 @@ fn dynamic_loads_are_bounded_by_size_and_stride() {
 #[test]
 fn index_errors_word_the_interpreters_messages() {
     assert_eq!(
-        IndexError::IndexSelect { zero_dim: false }.message(-1, 3),
+        IndexError::IndexSelect { in_self: false }.message(-1, 3),
         "INDICES element is out of DATA bounds, id=-1 axis_dim=3"
     );
     assert_eq!(
-        IndexError::IndexSelect { zero_dim: true }.message(4, 1),
+        IndexError::IndexSelect { in_self: true }.message(4, 1),
         "index out of range in self"
     );
 }

@@ -518,9 +518,7 @@ pub(crate) fn indexing(
                 size: xs[*axis] as u64,
                 stride: strides[*axis],
                 wrap: false,
-                error: IndexError::IndexSelect {
-                    zero_dim: xnode.shape.is_empty(),
-                },
+                error: IndexError::index_select(&xnode.shape, *axis),
             };
             b.load_dyn(ctx, buf, others(*axis), dynamic, phase)
         }

@@ -17,6 +17,7 @@ use super::num::{cadd, cmul, complex_div, Int};
 use crate::buffer::{Buffer, Element};
 use crate::error::{Error, Result};
 use half::{bf16, f16};
+use lazyfuse_ir::kernel::IndexError;
 use lazyfuse_ir::shape::{contiguous_strides, numel};
 use lazyfuse_ir::{Layout, Node, Op, ScatterReduce};
 use num_complex::Complex;
@@ -150,7 +151,7 @@ fn index_select_positions(
     axis: usize,
     node: &Node,
 ) -> Result<Vec<usize>> {
-    let zero_dim = shape.is_empty();
+    let error = IndexError::index_select(shape, axis);
     let shape = super::axis_shape(shape);
     if axis >= shape.len() {
         return Err(malformed(node, "axis"));
@@ -162,11 +163,7 @@ fn index_select_positions(
     );
     for &v in index {
         if v < 0 || v as u64 >= size as u64 {
-            return Err(Error::IndexOutOfRange(if zero_dim {
-                "index out of range in self".to_string()
-            } else {
-                format!("INDICES element is out of DATA bounds, id={v} axis_dim={size}")
-            }));
+            return Err(Error::IndexOutOfRange(error.message(v, size as u64)));
         }
     }
     let mut out = Vec::with_capacity(outer * index.len() * inner);

@@ -3,10 +3,15 @@
 //! tensors as `Option<&Tensor>`, string modes as enums of this module.
 //!
 //! # Files
-//! `linear` (`linear`), `loss` (the regression losses and [`Reduction`]).
+//! `linear` (`linear`), `embedding` (`embedding`, `one_hot`), `norm` (`layer_norm`,
+//! `rms_norm`, `group_norm`), `loss` (the regression losses and [`Reduction`]).
 
+mod embedding;
 mod linear;
 mod loss;
+mod norm;
 
+pub use embedding::{embedding, one_hot};
 pub use linear::linear;
 pub use loss::{huber_loss, l1_loss, mse_loss, smooth_l1_loss, Reduction};
+pub use norm::{group_norm, layer_norm, rms_norm};
