@@ -3,7 +3,9 @@
 //! as unsupported.
 
 use crate::gradients::run_differentiated;
-use crate::{as_i64, as_str, as_usize, field, harness, json_f64, usize_list, Outcome, R};
+use crate::{
+    as_i64, as_str, as_usize, field, harness, json_bool, json_f64, usize_list, Outcome, R,
+};
 use lazyfuse::nn::functional::{self as F, Reduction};
 use lazyfuse::Tensor;
 use serde_json::Value;
@@ -79,6 +81,43 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
         "one_hot" => {
             need(1)?;
             F::one_hot(&x[0], as_i64(field(args, "num_classes")?, "num_classes")?)?
+        }
+        "nll_loss" | "cross_entropy" | "cross_entropy_probs" => {
+            let r = reduction(args)?;
+            let ignore = match args.get("ignore_index") {
+                Some(v) => as_i64(v, "ignore_index")?,
+                None => -100,
+            };
+            let smoothing = opt_f64(args, "label_smoothing")?.unwrap_or(0.0);
+            if op == "nll_loss" {
+                F::nll_loss(&x[0], &x[1], x.get(2), ignore, r)?
+            } else {
+                F::cross_entropy(&x[0], &x[1], x.get(2), ignore, r, smoothing)?
+            }
+        }
+        "binary_cross_entropy" => {
+            F::binary_cross_entropy(&x[0], &x[1], x.get(2), reduction(args)?)?
+        }
+        "binary_cross_entropy_with_logits" => {
+            F::binary_cross_entropy_with_logits(&x[0], &x[1], None, reduction(args)?, x.get(2))?
+        }
+        "kl_div" => {
+            need(2)?;
+            let r = as_str(field(args, "reduction")?, "reduction")?.parse()?;
+            let log_target = json_bool(field(args, "log_target")?)?;
+            F::kl_div(&x[0], &x[1], r, log_target)?
+        }
+        "scaled_dot_product_attention" => {
+            let causal = json_bool(field(args, "is_causal")?)?;
+            let scale = opt_f64(args, "scale")?;
+            F::scaled_dot_product_attention(&x[0], &x[1], &x[2], x.get(3), 0.0, causal, scale)?
+        }
+        "interpolate" => {
+            need(1)?;
+            let factor = json_f64(field(args, "scale_factor")?)?;
+            let mode = as_str(field(args, "mode")?, "mode")?.parse()?;
+            let corners = args.get("align_corners").map(json_bool).transpose()?;
+            F::interpolate(&x[0], None, Some(&[factor]), mode, corners)?
         }
         _ => return Ok(None),
     }))

@@ -4,14 +4,25 @@
 //!
 //! # Files
 //! `linear` (`linear`), `embedding` (`embedding`, `one_hot`), `norm` (`layer_norm`,
-//! `rms_norm`, `group_norm`), `loss` (the regression losses and [`Reduction`]).
+//! `rms_norm`, `group_norm`), `loss` (the regression losses and [`Reduction`]),
+//! `classification` (`nll_loss`, `cross_entropy`, `binary_cross_entropy_with_logits`,
+//! `kl_div`), `attention` (`scaled_dot_product_attention`), `interpolate`.
 
+mod attention;
+mod classification;
 mod embedding;
+mod interpolate;
 mod linear;
 mod loss;
 mod norm;
 
+pub use attention::scaled_dot_product_attention;
+pub use classification::{
+    binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, kl_div, nll_loss,
+    KlReduction,
+};
 pub use embedding::{embedding, one_hot};
+pub use interpolate::{interpolate, InterpolateMode};
 pub use linear::linear;
 pub use loss::{huber_loss, l1_loss, mse_loss, smooth_l1_loss, Reduction};
 pub use norm::{group_norm, layer_norm, rms_norm};
