@@ -119,6 +119,40 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
             let corners = args.get("align_corners").map(json_bool).transpose()?;
             F::interpolate(&x[0], None, Some(&[factor]), mode, corners)?
         }
+        "max_pool2d" | "max_pool2d_indices" => {
+            need(1)?;
+            let list = |k: &str| usize_list(field(args, k)?, k);
+            let (k, s, p, d) = (
+                list("kernel_size")?,
+                list("stride")?,
+                list("padding")?,
+                list("dilation")?,
+            );
+            let ceil = json_bool(field(args, "ceil_mode")?)?;
+            let (values, indices) = F::max_pool2d_with_indices(&x[0], &k, &s, &p, &d, ceil)?;
+            if op == "max_pool2d" {
+                values
+            } else {
+                indices
+            }
+        }
+        "avg_pool2d" => {
+            need(1)?;
+            let list = |k: &str| usize_list(field(args, k)?, k);
+            let (k, s, p) = (list("kernel_size")?, list("stride")?, list("padding")?);
+            let ceil = json_bool(field(args, "ceil_mode")?)?;
+            let include = json_bool(field(args, "count_include_pad")?)?;
+            F::avg_pool2d(&x[0], &k, &s, &p, ceil, include, None)?
+        }
+        "adaptive_avg_pool2d" | "adaptive_max_pool2d" => {
+            need(1)?;
+            let size = usize_list(field(args, "output_size")?, "output_size")?;
+            if op == "adaptive_avg_pool2d" {
+                F::adaptive_avg_pool2d(&x[0], &size)?
+            } else {
+                F::adaptive_max_pool2d(&x[0], &size)?
+            }
+        }
         _ => return Ok(None),
     }))
 }

@@ -6,7 +6,8 @@
 //! `linear` (`linear`), `embedding` (`embedding`, `one_hot`), `norm` (`layer_norm`,
 //! `rms_norm`, `group_norm`), `loss` (the regression losses and [`Reduction`]),
 //! `classification` (`nll_loss`, `cross_entropy`, `binary_cross_entropy_with_logits`,
-//! `kl_div`), `attention` (`scaled_dot_product_attention`), `interpolate`.
+//! `kl_div`), `attention` (`scaled_dot_product_attention`), `interpolate`,
+//! `pooling` (`max_pool2d`, `avg_pool2d`, the adaptive pools).
 
 mod attention;
 mod classification;
@@ -15,6 +16,7 @@ mod interpolate;
 mod linear;
 mod loss;
 mod norm;
+mod pooling;
 
 pub use attention::scaled_dot_product_attention;
 pub use classification::{
@@ -26,3 +28,6 @@ pub use interpolate::{interpolate, InterpolateMode};
 pub use linear::linear;
 pub use loss::{huber_loss, l1_loss, mse_loss, smooth_l1_loss, Reduction};
 pub use norm::{group_norm, layer_norm, rms_norm};
+pub use pooling::{
+    adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d, max_pool2d_with_indices,
+};
