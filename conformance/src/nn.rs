@@ -153,6 +153,22 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
                 F::adaptive_max_pool2d(&x[0], &size)?
             }
         }
+        "batch_norm" => {
+            need(5)?;
+            let training = json_bool(field(args, "training")?)?;
+            let momentum = json_f64(field(args, "momentum")?)?;
+            let eps = json_f64(field(args, "eps")?)?;
+            F::batch_norm(
+                &x[0],
+                Some(&x[1]),
+                Some(&x[2]),
+                Some(&x[3]),
+                Some(&x[4]),
+                training,
+                momentum,
+                eps,
+            )?
+        }
         _ => return Ok(None),
     }))
 }

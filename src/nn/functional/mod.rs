@@ -7,9 +7,10 @@
 //! `rms_norm`, `group_norm`), `loss` (the regression losses and [`Reduction`]),
 //! `classification` (`nll_loss`, `cross_entropy`, `binary_cross_entropy_with_logits`,
 //! `kl_div`), `attention` (`scaled_dot_product_attention`), `interpolate`,
-//! `pooling` (`max_pool2d`, `avg_pool2d`, the adaptive pools).
+//! `pooling` (`max_pool2d`, `avg_pool2d`, the adaptive pools), `batch_norm`.
 
 mod attention;
+mod batch_norm;
 mod classification;
 mod embedding;
 mod interpolate;
@@ -19,6 +20,7 @@ mod norm;
 mod pooling;
 
 pub use attention::scaled_dot_product_attention;
+pub use batch_norm::batch_norm;
 pub use classification::{
     binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, kl_div, nll_loss,
     KlReduction,

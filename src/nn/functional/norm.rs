@@ -1,5 +1,6 @@
 //! The normalizations of `torch.nn.functional`: `layer_norm`, `rms_norm`,
-//! `group_norm` (`batch_norm`, which updates running statistics, is its own file).
+//! `group_norm`, and the parts `batch_norm` (its own file: it updates running
+//! statistics) shares with them.
 //!
 //! Each computes in the input's opmath dtype (float32 for float16/bfloat16, as
 //! PyTorch's kernels do) and returns the input's dtype; the statistics are biased
@@ -12,7 +13,7 @@ use lazyfuse_ir::{DType, Error as IrError};
 
 /// The dtype PyTorch's normalization kernels compute in: float32 for the
 /// half-precision floats, the dtype itself otherwise.
-fn opmath(dtype: DType) -> DType {
+pub(super) fn opmath(dtype: DType) -> DType {
     match dtype {
         DType::F16 | DType::BF16 => DType::F32,
         other => other,
@@ -20,7 +21,7 @@ fn opmath(dtype: DType) -> DType {
 }
 
 /// Refuses a dtype PyTorch's kernel `kernel` has no implementation for.
-fn check_float(kernel: &str, dtype: DType) -> Result<()> {
+pub(super) fn check_float(kernel: &str, dtype: DType) -> Result<()> {
     if dtype.is_floating_point() {
         Ok(())
     } else {
@@ -74,7 +75,7 @@ fn check_param(what: &str, t: Option<&Tensor>, normalized_shape: &[usize]) -> Re
 }
 
 /// `y * weight + bias`, each where given.
-fn affine(y: Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>) -> Result<Tensor> {
+pub(super) fn affine(y: Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>) -> Result<Tensor> {
     let y = match weight {
         Some(w) => y.mul(w)?,
         None => y,
@@ -115,7 +116,7 @@ pub fn layer_norm(
 
 /// `(x - mean) / sqrt(var + eps)` over `dims` (the trailing ones; biased
 /// variance), differentiated by PyTorch's closed form ([`Custom::Normalize`]).
-fn normalize(x: &Tensor, dims: &[isize], eps: f64) -> Result<Tensor> {
+pub(super) fn normalize(x: &Tensor, dims: &[isize], eps: f64) -> Result<Tensor> {
     let centered = x.sub(&x.mean(dims, true)?)?;
     let var = centered.mul(&centered)?.mean(dims, true)?;
     let y = centered.mul(&var.add(eps)?.rsqrt()?)?;
