@@ -4,7 +4,7 @@
 
 use crate::gradients::run_differentiated;
 use crate::{
-    as_i64, as_str, as_usize, field, harness, json_bool, json_f64, usize_list, Outcome, R,
+    as_i64, as_isize, as_str, as_usize, field, harness, json_bool, json_f64, usize_list, Outcome, R,
 };
 use lazyfuse::nn::functional::{self as F, Reduction};
 use lazyfuse::Tensor;
@@ -168,6 +168,31 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
                 momentum,
                 eps,
             )?
+        }
+        "sort" | "argsort" => {
+            need(1)?;
+            let dim = as_isize(field(args, "dim")?, "dim")?;
+            let descending = json_bool(field(args, "descending")?)?;
+            let stable = json_bool(field(args, "stable")?)?;
+            let (values, indices) = x[0].sort(dim, descending, stable)?;
+            if op == "sort" {
+                values
+            } else {
+                indices
+            }
+        }
+        "topk" | "topk_indices" => {
+            need(1)?;
+            let k = as_usize(field(args, "k")?, "k")?;
+            let dim = as_isize(field(args, "dim")?, "dim")?;
+            let largest = json_bool(field(args, "largest")?)?;
+            let sorted = json_bool(field(args, "sorted")?)?;
+            let (values, indices) = x[0].topk(k, dim, largest, sorted)?;
+            if op == "topk" {
+                values
+            } else {
+                indices
+            }
         }
         _ => return Ok(None),
     }))

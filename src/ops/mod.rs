@@ -16,6 +16,7 @@ pub mod pointwise;
 pub mod reduce;
 pub mod reduce_special;
 pub mod scan;
+pub mod sort;
 pub mod splits;
 pub mod value_views;
 pub mod views;
