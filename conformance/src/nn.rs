@@ -194,6 +194,40 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
                 indices
             }
         }
+        "conv1d" | "conv2d" => {
+            let list = |k: &str| usize_list(field(args, k)?, k);
+            let (stride, dilation) = (list("stride")?, list("dilation")?);
+            let groups = as_usize(field(args, "groups")?, "groups")?;
+            let bias = x.get(2);
+            match (op, field(args, "padding")?) {
+                ("conv2d", Value::String(s)) if s == "same" => {
+                    F::conv2d_same(&x[0], &x[1], bias, &stride, &dilation, groups)?
+                }
+                (_, Value::String(s)) => return harness(format!("padding '{s}'")),
+                ("conv1d", p) => {
+                    let p = usize_list(p, "padding")?;
+                    F::conv1d(&x[0], &x[1], bias, &stride, &p, &dilation, groups)?
+                }
+                (_, p) => {
+                    let p = usize_list(p, "padding")?;
+                    F::conv2d(&x[0], &x[1], bias, &stride, &p, &dilation, groups)?
+                }
+            }
+        }
+        "conv_transpose2d" => {
+            let list = |k: &str| usize_list(field(args, k)?, k);
+            let groups = as_usize(field(args, "groups")?, "groups")?;
+            F::conv_transpose2d(
+                &x[0],
+                &x[1],
+                x.get(2),
+                &list("stride")?,
+                &list("padding")?,
+                &list("output_padding")?,
+                groups,
+                &list("dilation")?,
+            )?
+        }
         _ => return Ok(None),
     }))
 }

@@ -4,5 +4,21 @@
 //! composition of lazyfuse's ops (so it fuses with its neighbours and
 //! differentiates through autograd's rules), with PyTorch's argument order, dtypes,
 //! shapes and errors.
+//!
+//! ```
+//! use lazyfuse::nn::functional::{self as F, Reduction};
+//! use lazyfuse::{DType, Tensor};
+//!
+//! let x = Tensor::ones(&[2, 3, 8, 8], DType::F32);
+//! let w = Tensor::ones(&[4, 3, 3, 3], DType::F32).mul(0.1)?.requires_grad_(true)?;
+//! let h = F::conv2d(&x, &w, None, &[1], &[1], &[1], 1)?.relu()?;
+//! let h = F::max_pool2d(&h, &[2], &[], &[0], &[1], false)?; // [2, 4, 4, 4]
+//! let logits = h.mean(&[2, 3], false)?; // [2, 4]
+//! let target = Tensor::from_vec(vec![1i64, 3], &[2])?;
+//! let loss = F::cross_entropy(&logits, &target, None, -100, Reduction::Mean, 0.0)?;
+//! loss.backward()?;
+//! assert_eq!(w.grad().unwrap().shape(), vec![4, 3, 3, 3]);
+//! # Ok::<(), lazyfuse::Error>(())
+//! ```
 
 pub mod functional;

@@ -7,11 +7,13 @@
 //! `rms_norm`, `group_norm`), `loss` (the regression losses and [`Reduction`]),
 //! `classification` (`nll_loss`, `cross_entropy`, `binary_cross_entropy_with_logits`,
 //! `kl_div`), `attention` (`scaled_dot_product_attention`), `interpolate`,
-//! `pooling` (`max_pool2d`, `avg_pool2d`, the adaptive pools), `batch_norm`.
+//! `pooling` (`max_pool2d`, `avg_pool2d`, the adaptive pools), `batch_norm`, `conv`
+//! (`conv1d`, `conv2d`, `conv2d_same`, `conv_transpose2d`).
 
 mod attention;
 mod batch_norm;
 mod classification;
+mod conv;
 mod embedding;
 mod interpolate;
 mod linear;
@@ -25,6 +27,7 @@ pub use classification::{
     binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, kl_div, nll_loss,
     KlReduction,
 };
+pub use conv::{conv1d, conv2d, conv2d_same, conv_transpose2d};
 pub use embedding::{embedding, one_hot};
 pub use interpolate::{interpolate, InterpolateMode};
 pub use linear::linear;
