@@ -13,6 +13,7 @@ pub mod linalg;
 pub mod operators;
 pub mod placed;
 pub mod pointwise;
+pub mod random_fill;
 pub mod reduce;
 pub mod reduce_special;
 pub mod scan;

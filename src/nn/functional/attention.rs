@@ -10,8 +10,9 @@ use lazyfuse_ir::{DType, Error as IrError};
 /// `S`, with `scale` `1/sqrt(E)` when `None`, and `bias` −∞ where a boolean
 /// `attn_mask` is false or above the diagonal when `is_causal`, or a float
 /// `attn_mask` added. The result is `[…, L, Ev]`. A row whose every key is
-/// masked is NaN, as in PyTorch's reference. `dropout_p > 0` needs dropout,
-/// which lazyfuse does not have yet: an error says so.
+/// masked is NaN, as in PyTorch's reference. With `dropout_p > 0` the weights go
+/// through [`dropout`](super::dropout) (in training, as PyTorch's function
+/// applies it).
 ///
 /// ```
 /// use lazyfuse::nn::functional as F;
@@ -33,12 +34,6 @@ pub fn scaled_dot_product_attention(
     scale: Option<f64>,
 ) -> Result<Tensor> {
     let op = "scaled_dot_product_attention";
-    if dropout_p > 0.0 {
-        return Err(IrError::Unsupported(format!(
-            "{op} with dropout_p > 0 (lazyfuse has no dropout yet)"
-        ))
-        .into());
-    }
     if is_causal && attn_mask.is_some() {
         return Err(IrError::invalid(
             op,
@@ -73,5 +68,6 @@ pub fn scaled_dot_product_attention(
             weights.add(mask)?
         };
     }
-    weights.softmax(-1)?.matmul(v)
+    let weights = super::dropout(&weights.softmax(-1)?, dropout_p, true)?;
+    weights.matmul(v)
 }

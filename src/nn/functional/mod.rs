@@ -8,12 +8,13 @@
 //! `classification` (`nll_loss`, `cross_entropy`, `binary_cross_entropy_with_logits`,
 //! `kl_div`), `attention` (`scaled_dot_product_attention`), `interpolate`,
 //! `pooling` (`max_pool2d`, `avg_pool2d`, the adaptive pools), `batch_norm`, `conv`
-//! (`conv1d`, `conv2d`, `conv2d_same`, `conv_transpose2d`).
+//! (`conv1d`, `conv2d`, `conv2d_same`, `conv_transpose2d`), `dropout`.
 
 mod attention;
 mod batch_norm;
 mod classification;
 mod conv;
+mod dropout;
 mod embedding;
 mod interpolate;
 mod linear;
@@ -28,6 +29,7 @@ pub use classification::{
     KlReduction,
 };
 pub use conv::{conv1d, conv2d, conv2d_same, conv_transpose2d};
+pub use dropout::dropout;
 pub use embedding::{embedding, one_hot};
 pub use interpolate::{interpolate, InterpolateMode};
 pub use linear::linear;
