@@ -2,8 +2,8 @@
 //!
 //! [`functional`] holds the stateless functions of `torch.nn.functional`, each a
 //! composition of lazyfuse's ops (so it fuses with its neighbours and
-//! differentiates through autograd's rules), with PyTorch's argument order, dtypes,
-//! shapes and errors.
+//! differentiates through autograd's rules), with PyTorch's argument order,
+//! dtypes, shapes and errors; [`utils`] holds `clip_grad_norm_`.
 //!
 //! ```
 //! use lazyfuse::nn::functional::{self as F, Reduction};
@@ -22,3 +22,4 @@
 //! ```
 
 pub mod functional;
+pub mod utils;
