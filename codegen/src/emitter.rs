@@ -73,10 +73,15 @@ pub(crate) trait Emitter<'k> {
 
     /// Starts phase `phase`'s accumulators and scans.
     fn begin_phase(&mut self, phase: u32) -> R<()>;
-    /// The loop over phase `phase`'s reduction points (there is at least one),
+    /// The loop over phase `phase`'s `points` reduction points (at least one),
     /// running `body` at each with the reduction dims' indices and the position
     /// set.
-    fn reduction_loop(&mut self, phase: u32, body: impl FnOnce(&mut Self) -> R<()>) -> R<()>;
+    fn reduction_loop(
+        &mut self,
+        phase: u32,
+        points: usize,
+        body: impl FnOnce(&mut Self) -> R<()>,
+    ) -> R<()>;
     /// Folds the current reduction point into phase `phase`'s accumulators.
     fn update_accs(&mut self, phase: u32) -> R<()>;
     /// Ends phase `phase`, after its loop and before the stage that reads its
@@ -92,7 +97,7 @@ pub(crate) fn point<'k, E: Emitter<'k>>(e: &mut E) -> R<()> {
     for ph in 0..k.phases() {
         e.begin_phase(ph)?;
         if reduction_points > 0 {
-            e.reduction_loop(ph, |e| {
+            e.reduction_loop(ph, reduction_points, |e| {
                 stage(e, Stage::Inner(ph))?;
                 e.update_accs(ph)
             })?;

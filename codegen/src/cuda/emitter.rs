@@ -207,6 +207,7 @@ impl<'k> Emitter<'k> for Emit<'k> {
     fn reduction_loop(
         &mut self,
         _: u32,
+        points: usize,
         body: impl FnOnce(&mut Self) -> Result<(), CodegenError>,
     ) -> Result<(), CodegenError> {
         let k = self.k;
@@ -214,9 +215,8 @@ impl<'k> Emitter<'k> for Emit<'k> {
         if self.block {
             // Thread `t` takes points `t`, `t + blockDim.x`, …
             let it = self.index_type();
-            let total: usize = k.reduce_dims().iter().product();
             self.open(format!(
-                "for (i64 r = threadIdx.x; r < {total}ll; r += blockDim.x)"
+                "for (i64 r = threadIdx.x; r < {points}ll; r += blockDim.x)"
             ));
             let mut rest = "r".to_string();
             for d in (np..nd).rev() {

@@ -149,9 +149,13 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
         self.init_scans(phase)
     }
 
-    fn reduction_loop(&mut self, phase: u32, body: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
+    fn reduction_loop(
+        &mut self,
+        phase: u32,
+        points: usize,
+        body: impl FnOnce(&mut Self) -> R<()>,
+    ) -> R<()> {
         let nd = self.k.dims.len();
-        let total: usize = self.k.reduce_dims().iter().product();
         // Fast mode: whole vectors first where the phase allows it, then the
         // scalar loop below does the rest from `start`.
         let start = self.vector_phase(phase)?;
@@ -176,7 +180,7 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
         let more = self
             .b
             .ins()
-            .icmp_imm_s(IntCC::SignedLessThan, pv, total as i64);
+            .icmp_imm_s(IntCC::SignedLessThan, pv, points as i64);
         self.b.ins().brif(more, bodyb, &[], after, &[]);
         self.b.switch_to_block(bodyb);
         body(self)?;

@@ -180,13 +180,13 @@ impl Lower<'_, '_> {
             };
             let beats = self.b.ins().fcmp(cc, x, best);
             let xnan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+            let takes = self.b.ins().bor(beats, xnan);
             if !rule.nan_stays {
-                return self.b.ins().bor(beats, xnan);
+                return takes;
             }
             let bnan = self.b.ins().fcmp(FloatCC::Unordered, best, best);
-            let t = self.b.ins().bor(beats, xnan);
             let bok = self.b.ins().bxor_imm_s(bnan, 1);
-            return self.b.ins().band(t, bok);
+            return self.b.ins().band(takes, bok);
         }
         let cc = match (rule.max, rule.ties, signed) {
             (true, false, true) => IntCC::SignedGreaterThan,
