@@ -157,7 +157,8 @@ fn arg_f64(args: &Value, key: &str) -> R<f64> {
     json_f64(field(args, key)?)
 }
 
-fn arg_opt_f64(args: &Value, key: &str) -> R<Option<f64>> {
+/// An optional float argument (`null` or absent: `None`).
+pub(crate) fn arg_opt_f64(args: &Value, key: &str) -> R<Option<f64>> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => json_f64(v).map(Some),

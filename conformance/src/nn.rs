@@ -2,7 +2,7 @@
 //! functions of `lazyfuse::nn::functional`. An op lazyfuse does not have yet counts
 //! as unsupported.
 
-use crate::gradients::run_differentiated;
+use crate::gradients::{arg_opt_f64, run_differentiated};
 use crate::{
     as_i64, as_isize, as_str, as_usize, field, harness, json_bool, json_f64, usize_list, Outcome, R,
 };
@@ -62,7 +62,7 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
         }
         "rms_norm" => {
             let shape = usize_list(field(args, "normalized_shape")?, "normalized_shape")?;
-            let eps = opt_f64(args, "eps")?;
+            let eps = arg_opt_f64(args, "eps")?;
             F::rms_norm(&x[0], &shape, x.get(1), eps)?
         }
         "group_norm" => {
@@ -88,7 +88,7 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
                 Some(v) => as_i64(v, "ignore_index")?,
                 None => -100,
             };
-            let smoothing = opt_f64(args, "label_smoothing")?.unwrap_or(0.0);
+            let smoothing = arg_opt_f64(args, "label_smoothing")?.unwrap_or(0.0);
             if op == "nll_loss" {
                 F::nll_loss(&x[0], &x[1], x.get(2), ignore, r)?
             } else {
@@ -109,7 +109,7 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
         }
         "scaled_dot_product_attention" => {
             let causal = json_bool(field(args, "is_causal")?)?;
-            let scale = opt_f64(args, "scale")?;
+            let scale = arg_opt_f64(args, "scale")?;
             F::scaled_dot_product_attention(&x[0], &x[1], &x[2], x.get(3), 0.0, causal, scale)?
         }
         "interpolate" => {
@@ -230,12 +230,4 @@ fn nn_op(op: &str, x: &[Tensor], args: &Value) -> R<Option<Tensor>> {
         }
         _ => return Ok(None),
     }))
-}
-
-/// An optional float argument (`null` or absent: `None`).
-fn opt_f64(args: &Value, key: &str) -> R<Option<f64>> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => json_f64(v).map(Some),
-    }
 }

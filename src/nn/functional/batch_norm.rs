@@ -1,13 +1,10 @@
 //! `batch_norm`: per-channel normalization by the batch's statistics (training) or
 //! by running ones (evaluation), and the in-place update of the running statistics.
 
-use super::norm::{affine, check_float, normalize, opmath};
+use super::norm::{affine, normalize};
+use super::{invalid, require_float};
 use crate::{Result, Tensor};
-use lazyfuse_ir::Error as IrError;
-
-fn invalid(message: impl Into<String>) -> crate::Error {
-    IrError::invalid("batch_norm", message.into()).into()
-}
+use lazyfuse_ir::typing::opmath;
 
 /// `t` (`[C]`) shaped to broadcast against `[N, C, *]` of `rank` dims.
 fn per_channel(t: &Tensor, rank: usize) -> Result<Tensor> {
@@ -50,10 +47,13 @@ pub fn batch_norm(
 ) -> Result<Tensor> {
     let shape = input.shape();
     if shape.len() < 2 {
-        return Err(invalid(format!(
-            "batch_norm: expected an input of at least 2 dims ([N, C, *]), got {}",
-            shape.len()
-        )));
+        return Err(invalid(
+            "batch_norm",
+            format!(
+                "batch_norm: expected an input of at least 2 dims ([N, C, *]), got {}",
+                shape.len()
+            ),
+        ));
     }
     let channels = shape[1];
     for (what, t) in [
@@ -64,20 +64,23 @@ pub fn batch_norm(
     ] {
         if let Some(t) = t {
             if t.numel() != channels {
-                return Err(invalid(format!(
-                    "{what} should contain {channels} elements not {}",
-                    t.numel()
-                )));
+                return Err(invalid(
+                    "batch_norm",
+                    format!(
+                        "{what} should contain {channels} elements not {}",
+                        t.numel()
+                    ),
+                ));
             }
         }
     }
-    check_float("batch_norm", input.dtype())?;
+    require_float("batch_norm", input.dtype())?;
     let rank = shape.len();
     let x = input.to_dtype(opmath(input.dtype()))?;
     let normalized = if training {
         let per_channel_count = input.numel() / channels.max(1);
         if per_channel_count <= 1 {
-            return Err(invalid(format!(
+            return Err(invalid("batch_norm", format!(
                 "Expected more than 1 value per channel when training, got input size torch.Size({shape:?})"
             )));
         }
@@ -88,6 +91,7 @@ pub fn batch_norm(
             update_running(&rows, rm, rv, momentum, per_channel_count)?;
         } else if running_mean.is_some() || running_var.is_some() {
             return Err(invalid(
+                "batch_norm",
                 "running_mean and running_var must both be given or both be None",
             ));
         }
@@ -98,6 +102,7 @@ pub fn batch_norm(
     } else {
         let (Some(rm), Some(rv)) = (running_mean, running_var) else {
             return Err(invalid(
+                "batch_norm",
                 "running_mean and running_var must be defined in evaluation mode",
             ));
         };

@@ -8,8 +8,9 @@
 //! loss is built, as PyTorch reads them: a target out of range is its error.
 
 use super::Reduction;
+use super::{invalid, require_float};
 use crate::{Result, Tensor};
-use lazyfuse_ir::{DType, Error as IrError};
+use lazyfuse_ir::DType;
 
 /// How `kl_div` reduces: PyTorch's `reduction=` strings, `"batchmean"` included.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,10 +48,6 @@ impl std::str::FromStr for KlReduction {
             }),
         }
     }
-}
-
-fn invalid(op: &str, message: impl Into<String>) -> crate::Error {
-    IrError::invalid(op, message.into()).into()
 }
 
 /// The class dim of an `input` of `[C]` or `[N, C, d1, …]`.
@@ -125,14 +122,15 @@ fn check_class_target(
     Ok(())
 }
 
-/// Per target position: the weight of its class (0 where ignored), and the
-/// target with ignored positions sent to class 0 (a valid index).
+/// Per target position: the weight of its class (0 where ignored), the target
+/// with ignored positions sent to class 0 (a valid index), and where it is
+/// ignored.
 fn target_weights(
     input: &Tensor,
     target: &Tensor,
     weight: Option<&Tensor>,
     ignore_index: i64,
-) -> Result<(Tensor, Tensor)> {
+) -> Result<(Tensor, Tensor, Tensor)> {
     let ignored = target.eq(ignore_index)?;
     let safe = target.masked_fill(&ignored, 0)?;
     let per_target = match weight {
@@ -141,25 +139,41 @@ fn target_weights(
             .reshape(&shape_of(target))?,
         None => Tensor::ones_like(target, Some(input.dtype()))?,
     };
-    Ok((per_target.masked_fill(&ignored, 0.0)?, safe))
+    Ok((per_target.masked_fill(&ignored, 0.0)?, safe, ignored))
 }
 
 fn shape_of(t: &Tensor) -> Vec<isize> {
     t.shape().iter().map(|&d| d as isize).collect()
 }
 
-/// The negative log-likelihood terms `-w[t]·input[t]` per target position, and
-/// their weights.
+/// The negative log-likelihood terms `-w[t]·input[t]` per target position, their
+/// weights, and where the target is ignored.
 fn nll_terms(
     input: &Tensor,
     target: &Tensor,
     weight: Option<&Tensor>,
     ignore_index: i64,
-) -> Result<(Tensor, Tensor)> {
-    let (w, safe) = target_weights(input, target, weight, ignore_index)?;
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (w, safe, ignored) = target_weights(input, target, weight, ignore_index)?;
     let dim = class_dim(input);
     let picked = input.gather(dim, &safe.unsqueeze(dim)?)?.squeeze_dim(dim)?;
-    Ok((picked.mul(&w)?.neg()?, w))
+    Ok((picked.mul(&w)?.neg()?, w, ignored))
+}
+
+/// `reduction` of per-position values, `Mean` dividing their sum by the summed
+/// target weights `w` (as `nll_loss` and its label-smoothing term divide).
+fn weighted_reduce(values: Tensor, w: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    match reduction {
+        Reduction::Mean => values.sum(&[], false)?.div(&w.sum(&[], false)?),
+        other => other.apply(values),
+    }
+}
+
+/// The class weights `[C]` shaped to broadcast along `input`'s class dim.
+fn along_classes(w: &Tensor, input: &Tensor) -> Result<Tensor> {
+    let mut s = vec![1isize; input.ndim()];
+    s[class_dim(input) as usize] = -1;
+    w.reshape(&s)
 }
 
 /// PyTorch's `F.nll_loss(input, target, weight, ignore_index, reduction)`: `input`
@@ -190,12 +204,8 @@ pub fn nll_loss(
     reduction: Reduction,
 ) -> Result<Tensor> {
     check_class_target("nll_loss", input, target, weight, ignore_index)?;
-    let (terms, w) = nll_terms(input, target, weight, ignore_index)?;
-    match reduction {
-        Reduction::None => Ok(terms),
-        Reduction::Sum => terms.sum(&[], false),
-        Reduction::Mean => terms.sum(&[], false)?.div(&w.sum(&[], false)?),
-    }
+    let (terms, w, _) = nll_terms(input, target, weight, ignore_index)?;
+    weighted_reduce(terms, &w, reduction)
 }
 
 /// PyTorch's `F.cross_entropy`. With class-index targets (int64): `nll_loss` of
@@ -247,32 +257,21 @@ pub fn cross_entropy(
     check_class_target(op, input, target, weight, ignore_index)?;
     let dim = class_dim(input);
     let logp = input.log_softmax(dim)?;
-    let nll = nll_loss(&logp, target, weight, ignore_index, reduction)?;
+    let (terms, w, ignored) = nll_terms(&logp, target, weight, ignore_index)?;
+    let nll = weighted_reduce(terms, &w, reduction)?;
     if label_smoothing == 0.0 {
         return Ok(nll);
     }
     let classes = input.shape()[dim as usize] as f64;
     let weighted = match weight {
-        Some(w) => {
-            let mut s = vec![1isize; input.ndim()];
-            s[dim as usize] = -1;
-            logp.mul(&w.reshape(&s)?)?
-        }
+        Some(cw) => logp.mul(&along_classes(cw, input)?)?,
         None => logp,
     };
-    let ignored = target.eq(ignore_index)?;
     let smooth = weighted
         .sum(&[dim], false)?
         .neg()?
         .masked_fill(&ignored, 0.0)?;
-    let smooth = match reduction {
-        Reduction::None => smooth,
-        Reduction::Sum => smooth.sum(&[], false)?,
-        Reduction::Mean => {
-            let (w, _) = target_weights(input, target, weight, ignore_index)?;
-            smooth.sum(&[], false)?.div(&w.sum(&[], false)?)?
-        }
-    };
+    let smooth = weighted_reduce(smooth, &w, reduction)?;
     nll.mul(1.0 - label_smoothing)?
         .add(&smooth.mul(label_smoothing / classes)?)
 }
@@ -319,9 +318,7 @@ fn probability_targets(
     };
     let mut terms = input.log_softmax(dim)?.mul(&target)?;
     if let Some(w) = weight {
-        let mut s = vec![1isize; input.ndim()];
-        s[dim as usize] = -1;
-        terms = terms.mul(&w.reshape(&s)?)?;
+        terms = terms.mul(&along_classes(w, input)?)?;
     }
     let loss = terms.sum(&[dim], false)?.neg()?;
     match reduction {
@@ -368,9 +365,7 @@ pub fn binary_cross_entropy(
             ),
         ));
     }
-    if !input.dtype().is_floating_point() {
-        return Err(IrError::not_implemented("binary_cross_entropy", input.dtype()).into());
-    }
+    require_float("binary_cross_entropy", input.dtype())?;
     let outside = input
         .lt(0.0)?
         .logical_or(&input.gt(1.0)?)?
@@ -387,7 +382,7 @@ pub fn binary_cross_entropy(
     if let Some(w) = weight {
         loss = loss.mul(w)?;
     }
-    reduce(loss, reduction)
+    reduction.apply(loss)
 }
 
 /// `log(sigmoid(x))` as PyTorch's kernel computes it: `min(x, 0) − log1p(exp(−|x|))`.
@@ -433,15 +428,7 @@ pub fn binary_cross_entropy_with_logits(
     if let Some(w) = weight {
         loss = loss.mul(w)?;
     }
-    reduce(loss, reduction)
-}
-
-fn reduce(loss: Tensor, reduction: Reduction) -> Result<Tensor> {
-    match reduction {
-        Reduction::None => Ok(loss),
-        Reduction::Mean => loss.mean(&[], false),
-        Reduction::Sum => loss.sum(&[], false),
-    }
+    reduction.apply(loss)
 }
 
 /// PyTorch's `F.kl_div(input, target, reduction, log_target)`: `input` holds

@@ -10,12 +10,8 @@
 //! with the flipped, transposed weights. Autograd differentiates the views and
 //! the product, so both backward convolutions come from the same pieces.
 
+use super::invalid;
 use crate::{Result, Tensor};
-use lazyfuse_ir::Error as IrError;
-
-fn invalid(op: &str, message: impl Into<String>) -> crate::Error {
-    IrError::invalid(op, message.into()).into()
-}
 
 /// One value per spatial dim (a single value stands for all).
 fn per_dim(op: &str, what: &str, v: &[usize], dims: usize) -> Result<Vec<usize>> {
@@ -53,15 +49,7 @@ fn check_conv(
             ),
         ));
     }
-    if weight.ndim() != 4 {
-        return Err(invalid(
-            op,
-            format!(
-                "weight should have at least three dimensions, but got weight of size {}",
-                sizes(weight)
-            ),
-        ));
-    }
+    check_weight(op, weight)?;
     if groups == 0 {
         return Err(invalid(op, "non-positive groups is not supported"));
     }
@@ -114,9 +102,12 @@ fn check_conv(
     Ok(())
 }
 
-/// The convolution of a checked 4-D `input` with `weight` (`[O, C/groups, kh,
-/// kw]`), after padding H and W by `padding` (before, after).
+/// The convolution of a 4-D `input` with `weight` (`[O, C/groups, kh, kw]`),
+/// after padding H and W by `padding` (before, after), once `check_conv` has
+/// accepted them for `op`.
+#[allow(clippy::too_many_arguments)]
 fn convolve(
+    op: &str,
     input: &Tensor,
     weight: &Tensor,
     bias: Option<&Tensor>,
@@ -125,6 +116,7 @@ fn convolve(
     dilation: [usize; 2],
     groups: usize,
 ) -> Result<Tensor> {
+    check_conv(op, input, weight, bias, padding, dilation, groups)?;
     let (xs, ws) = (input.shape(), weight.shape());
     let (n, out_channels) = (xs[0], ws[0]);
     let (cg, og) = (ws[1], out_channels / groups);
@@ -176,7 +168,32 @@ fn convolve(
     }
 }
 
-/// A 3-D (unbatched) input as a batch of one, and the function that undoes it.
+/// A 4-D convolution weight, or PyTorch's refusal.
+fn check_weight(op: &str, weight: &Tensor) -> Result<()> {
+    if weight.ndim() == 4 {
+        return Ok(());
+    }
+    Err(invalid(
+        op,
+        format!(
+            "weight should have at least three dimensions, but got weight of size {}",
+            sizes(weight)
+        ),
+    ))
+}
+
+/// The result of a [`batched`] input: without its batch dim where the input had
+/// none.
+fn unbatch(y: Tensor, unbatched: bool) -> Result<Tensor> {
+    if unbatched {
+        y.squeeze_dim(0)
+    } else {
+        Ok(y)
+    }
+}
+
+/// An unbatched input (one spatial dim fewer) as a batch of one, and whether it
+/// was ([`unbatch`] undoes it).
 fn batched(op: &str, input: &Tensor, spatial: usize) -> Result<(Tensor, bool)> {
     match input.ndim() {
         n if n == spatial + 2 => Ok((input.clone(), false)),
@@ -241,13 +258,8 @@ pub fn conv2d(
     check_positive(op, stride, dilation)?;
     let (x, unbatched) = batched(op, input, 2)?;
     let padding = padding.map(|p| (p, p));
-    check_conv(op, &x, weight, bias, padding, dilation, groups)?;
-    let y = convolve(&x, weight, bias, stride, padding, dilation, groups)?;
-    if unbatched {
-        y.squeeze_dim(0)
-    } else {
-        Ok(y)
-    }
+    let y = convolve(op, &x, weight, bias, stride, padding, dilation, groups)?;
+    unbatch(y, unbatched)
 }
 
 /// PyTorch's `F.conv2d(..., padding="same")`: the padding that keeps H and W
@@ -279,27 +291,14 @@ pub fn conv2d_same(
         ));
     }
     let (x, unbatched) = batched(op, input, 2)?;
-    if weight.ndim() != 4 {
-        return Err(invalid(
-            op,
-            format!(
-                "weight should have at least three dimensions, but got weight of size {}",
-                sizes(weight)
-            ),
-        ));
-    }
+    check_weight(op, weight)?;
     let ws = weight.shape();
     let padding = [0, 1].map(|i| {
         let total = dilation[i] * (ws[2 + i] - 1);
         (total / 2, total - total / 2)
     });
-    check_conv(op, &x, weight, bias, padding, dilation, groups)?;
-    let y = convolve(&x, weight, bias, stride, padding, dilation, groups)?;
-    if unbatched {
-        y.squeeze_dim(0)
-    } else {
-        Ok(y)
-    }
+    let y = convolve(op, &x, weight, bias, stride, padding, dilation, groups)?;
+    unbatch(y, unbatched)
 }
 
 /// PyTorch's `F.conv1d(input, weight, bias, stride, padding, dilation, groups)`:
@@ -345,13 +344,8 @@ pub fn conv1d(
     check_positive(op, [1, s], [1, d])?;
     let (x2, w2) = (x.unsqueeze(2)?, weight.unsqueeze(2)?);
     let padding = [(0, 0), (p, p)];
-    check_conv(op, &x2, &w2, bias, padding, [1, d], groups)?;
-    let y = convolve(&x2, &w2, bias, [1, s], padding, [1, d], groups)?.squeeze_dim(2)?;
-    if unbatched {
-        y.squeeze_dim(0)
-    } else {
-        Ok(y)
-    }
+    let y = convolve(op, &x2, &w2, bias, [1, s], padding, [1, d], groups)?.squeeze_dim(2)?;
+    unbatch(y, unbatched)
 }
 
 /// `x` (`[N, C, H, W]`) with `stride − 1` zeros between neighbours along `dim`
@@ -417,14 +411,9 @@ pub fn conv_transpose2d(
         ));
     }
     let (x, unbatched) = batched(op, input, 2)?;
-    if weight.ndim() != 4 || groups == 0 {
-        return Err(invalid(
-            op,
-            format!(
-                "weight should have at least three dimensions, but got weight of size {}",
-                sizes(weight)
-            ),
-        ));
+    check_weight(op, weight)?;
+    if groups == 0 {
+        return Err(invalid(op, "non-positive groups is not supported"));
     }
     let ws = weight.shape();
     let xs = x.shape();
@@ -485,11 +474,6 @@ pub fn conv_transpose2d(
         spread
     };
     let padding = pads.map(|(a, b)| (a.max(0) as usize, b.max(0) as usize));
-    check_conv(op, &cropped, &w, bias, padding, dilation, groups)?;
-    let y = convolve(&cropped, &w, bias, [1, 1], padding, dilation, groups)?;
-    if unbatched {
-        y.squeeze_dim(0)
-    } else {
-        Ok(y)
-    }
+    let y = convolve(op, &cropped, &w, bias, [1, 1], padding, dilation, groups)?;
+    unbatch(y, unbatched)
 }

@@ -2,6 +2,7 @@
 //! or bilinearly, as index selections along each dim (so the gradient is their
 //! scatter) with the source positions and weights of PyTorch's kernels.
 
+use super::{invalid, require_float};
 use crate::{Result, Tensor};
 use lazyfuse_ir::{DType, Error as IrError};
 
@@ -41,10 +42,6 @@ impl std::str::FromStr for InterpolateMode {
     }
 }
 
-fn invalid(message: impl Into<String>) -> crate::Error {
-    IrError::invalid("interpolate", message.into()).into()
-}
-
 /// PyTorch's `F.interpolate(input, size, scale_factor, mode, align_corners)` for
 /// `[N, C, *]` inputs: exactly one of `size` (the output's spatial sizes) and
 /// `scale_factor` (one per spatial dim, or one for all: the output size is
@@ -72,7 +69,7 @@ pub fn interpolate(
 ) -> Result<Tensor> {
     let shape = input.shape();
     if shape.len() < 3 || shape.len() > 5 {
-        return Err(invalid(format!(
+        return Err(invalid("interpolate", format!(
             "Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {})",
             shape.len(),
             match mode {
@@ -83,30 +80,37 @@ pub fn interpolate(
     }
     let spatial = shape.len() - 2;
     if mode == InterpolateMode::Nearest && align_corners.is_some() {
-        return Err(invalid(
+        return Err(invalid("interpolate", 
             "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear",
         ));
     }
     if mode == InterpolateMode::Bilinear && shape.len() != 4 {
-        return Err(invalid(format!(
-            "Got {}D input, but bilinear mode needs 4D input",
-            shape.len()
-        )));
+        return Err(invalid(
+            "interpolate",
+            format!(
+                "Got {}D input, but bilinear mode needs 4D input",
+                shape.len()
+            ),
+        ));
     }
-    if !input.dtype().is_floating_point() && mode == InterpolateMode::Bilinear {
-        return Err(
-            IrError::not_implemented("upsample_bilinear2d_out_frame", input.dtype()).into(),
-        );
+    if mode == InterpolateMode::Bilinear {
+        require_float("upsample_bilinear2d_out_frame", input.dtype())?;
     }
     // per spatial dim: the output size and the scale the kernel maps by (None:
     // in/out)
     let plan: Vec<(usize, Option<f64>)> = match (size, scale_factor) {
         (Some(_), Some(_)) => {
             return Err(invalid(
+                "interpolate",
                 "only one of size or scale_factor should be defined",
             ))
         }
-        (None, None) => return Err(invalid("either size or scale_factor should be defined")),
+        (None, None) => {
+            return Err(invalid(
+                "interpolate",
+                "either size or scale_factor should be defined",
+            ))
+        }
         (Some(size), None) => {
             let size = broadcast(size, spatial, "size")?;
             size.into_iter().map(|s| (s, None)).collect()
@@ -174,7 +178,7 @@ fn broadcast<T: Copy>(values: &[T], spatial: usize, what: &str) -> Result<Vec<T>
     match values.len() {
         1 => Ok(vec![values[0]; spatial]),
         n if n == spatial => Ok(values.to_vec()),
-        n => Err(invalid(format!(
+        n => Err(invalid("interpolate", format!(
             "Input and {what} must have the same number of spatial dimensions, but got input with spatial dimensions of {spatial} and {what} of length {n}."
         ))),
     }

@@ -24,7 +24,7 @@ pub enum Reduction {
 
 impl Reduction {
     /// Applies the reduction to elementwise losses.
-    fn apply(self, losses: Tensor) -> Result<Tensor> {
+    pub(super) fn apply(self, losses: Tensor) -> Result<Tensor> {
         match self {
             Reduction::None => Ok(losses),
             Reduction::Mean => losses.mean(&[], false),
@@ -62,10 +62,7 @@ impl std::str::FromStr for Reduction {
 /// `kernel` refuses it) unless that dtype is a real floating one.
 fn float_difference(kernel: &str, input: &Tensor, target: &Tensor) -> Result<Tensor> {
     let d = input.sub(target)?;
-    let dtype = d.dtype();
-    if !dtype.is_floating_point() {
-        return Err(IrError::not_implemented(kernel, dtype).into());
-    }
+    super::require_float(kernel, d.dtype())?;
     Ok(d)
 }
 

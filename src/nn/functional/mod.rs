@@ -38,3 +38,20 @@ pub use norm::{group_norm, layer_norm, rms_norm};
 pub use pooling::{
     adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d, max_pool2d_with_indices,
 };
+
+use lazyfuse_ir::{DType, Error as IrError};
+
+/// PyTorch's refusal of bad arguments to `op`, worded `message`.
+fn invalid(op: &str, message: impl Into<String>) -> crate::Error {
+    IrError::invalid(op, message.into()).into()
+}
+
+/// Refuses a dtype that is not a real floating one, as PyTorch's kernel `kernel`
+/// refuses it (`"kernel" not implemented for 'Long'`).
+fn require_float(kernel: &str, dtype: DType) -> crate::Result<()> {
+    if dtype.is_floating_point() {
+        Ok(())
+    } else {
+        Err(IrError::not_implemented(kernel, dtype).into())
+    }
+}

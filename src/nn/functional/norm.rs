@@ -6,28 +6,12 @@
 //! PyTorch's kernels do) and returns the input's dtype; the statistics are biased
 //! (divided by the count), as PyTorch's are.
 
+use super::require_float;
 use crate::autograd::record::Custom;
 use crate::autograd::with_custom_rule;
 use crate::{Result, Tensor};
+use lazyfuse_ir::typing::opmath;
 use lazyfuse_ir::{DType, Error as IrError};
-
-/// The dtype PyTorch's normalization kernels compute in: float32 for the
-/// half-precision floats, the dtype itself otherwise.
-pub(super) fn opmath(dtype: DType) -> DType {
-    match dtype {
-        DType::F16 | DType::BF16 => DType::F32,
-        other => other,
-    }
-}
-
-/// Refuses a dtype PyTorch's kernel `kernel` has no implementation for.
-pub(super) fn check_float(kernel: &str, dtype: DType) -> Result<()> {
-    if dtype.is_floating_point() {
-        Ok(())
-    } else {
-        Err(IrError::not_implemented(kernel, dtype).into())
-    }
-}
 
 /// The trailing dims `normalized_shape` names, checked against `input` as PyTorch's
 /// `layer_norm` and `rms_norm` check them; returns them as negative dims.
@@ -109,7 +93,7 @@ pub fn layer_norm(
     let dims = trailing_dims(input, normalized_shape)?;
     check_param("weight", weight, normalized_shape)?;
     check_param("bias", bias, normalized_shape)?;
-    check_float("LayerNormKernelImpl", input.dtype())?;
+    require_float("LayerNormKernelImpl", input.dtype())?;
     let x = input.to_dtype(opmath(input.dtype()))?;
     affine(normalize(&x, &dims, eps)?, weight, bias)?.to_dtype(input.dtype())
 }
@@ -158,7 +142,7 @@ pub fn rms_norm(
 ) -> Result<Tensor> {
     let dims = trailing_dims(input, normalized_shape)?;
     check_param("weight", weight, normalized_shape)?;
-    check_float("rms_norm", input.dtype())?;
+    require_float("rms_norm", input.dtype())?;
     let eps = eps.unwrap_or_else(|| machine_eps(input.dtype()));
     let x = input.to_dtype(opmath(input.dtype()))?;
     let rms = x.mul(&x)?.mean(&dims, true)?.add(eps)?.rsqrt()?;
@@ -222,7 +206,7 @@ pub fn group_norm(
             }
         }
     }
-    check_float("GroupNormKernelImpl", input.dtype())?;
+    require_float("GroupNormKernelImpl", input.dtype())?;
     let x = input.to_dtype(opmath(input.dtype()))?;
     let grouped = x.reshape(&[shape[0] as isize, num_groups as isize, -1])?;
     let y = normalize(&grouped, &[-1], eps)?

@@ -10,12 +10,9 @@
 //! separable, a product with an averaging matrix on each side; the maximum is
 //! taken over slices, rows then columns.
 
+use super::{invalid, require_float};
 use crate::{Result, Tensor};
-use lazyfuse_ir::{DType, Error as IrError};
-
-fn invalid(op: &str, message: impl Into<String>) -> crate::Error {
-    IrError::invalid(op, message.into()).into()
-}
+use lazyfuse_ir::DType;
 
 /// One spatial dim's window: kernel, stride, padding, dilation.
 #[derive(Clone, Copy, Debug)]
@@ -183,14 +180,6 @@ fn flat_windows(v: &Tensor) -> Result<Tensor> {
     v.reshape(&s)
 }
 
-fn check_float(op: &str, dtype: DType) -> Result<()> {
-    if dtype.is_floating_point() {
-        Ok(())
-    } else {
-        Err(IrError::not_implemented(op, dtype).into())
-    }
-}
-
 /// PyTorch's `F.max_pool2d(input, kernel_size, stride, padding, dilation,
 /// ceil_mode)`: the maximum of each window (NaN wins, as in PyTorch). `stride`
 /// empty is the kernel size; one value stands for both dims.
@@ -246,7 +235,7 @@ pub fn max_pool2d_with_indices(
         dilation,
         ceil_mode,
     )?;
-    check_float("max_pool2d", input.dtype())?;
+    require_float("max_pool2d", input.dtype())?;
     let windows = flat_windows(&window_view(input, w, out, f64::NEG_INFINITY)?)?;
     let (values, arg) = windows.max_dim(-1, false)?;
     // the window's element `arg` → its row and column in the input
@@ -295,7 +284,7 @@ pub fn avg_pool2d(
     if divisor_override == Some(0) {
         return Err(invalid(op, "divisor must be not zero"));
     }
-    check_float("avg_pool2d", input.dtype())?;
+    require_float("avg_pool2d", input.dtype())?;
     let sums = flat_windows(&window_view(input, w, out, 0.0)?)?.sum(&[-1], false)?;
     let n = [shape[shape.len() - 2], shape[shape.len() - 1]];
     // per output position, PyTorch's divisor
@@ -368,7 +357,7 @@ pub fn adaptive_avg_pool2d(input: &Tensor, output_size: &[usize]) -> Result<Tens
     let op = "adaptive_avg_pool2d";
     let shape = input.shape();
     let out = adaptive_out(op, &shape, output_size)?;
-    check_float(op, input.dtype())?;
+    require_float(op, input.dtype())?;
     // mean over a rectangle = averaging matrices on both sides
     let averaging = |i: usize| -> Result<Tensor> {
         let n = shape[shape.len() - 2 + i];
@@ -399,7 +388,7 @@ pub fn adaptive_max_pool2d(input: &Tensor, output_size: &[usize]) -> Result<Tens
     let op = "adaptive_max_pool2d";
     let shape = input.shape();
     let out = adaptive_out(op, &shape, output_size)?;
-    check_float(op, input.dtype())?;
+    require_float(op, input.dtype())?;
     let r = shape.len() as isize;
     let mut x = input.clone();
     for i in [1, 0] {
