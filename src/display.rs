@@ -87,7 +87,8 @@ pub(crate) fn format_tensor_on(
             // Only the shown elements (see `shown_shape`), as a summarizing caller
             // reads them.
             Some(elems)
-                if numel > THRESHOLD && elems.len() == shown_shape(shape).iter().product() =>
+                if numel > THRESHOLD
+                    && elems.len() == shown_shape(shape).iter().product::<usize>() =>
             {
                 tensor_str(&elems, shape, indent, true)
             }

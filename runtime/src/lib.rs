@@ -20,10 +20,12 @@ pub mod exec;
 pub mod interp;
 pub mod jit_symbols;
 pub mod kernel_eval;
+mod mapped_file;
 pub mod pool;
 pub mod resident;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};
 pub use half;
+pub use mapped_file::MappedFile;
 pub use num_complex::Complex;

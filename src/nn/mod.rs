@@ -3,7 +3,11 @@
 //! [`functional`] holds the stateless functions of `torch.nn.functional`, each a
 //! composition of lazyfuse's ops (so it fuses with its neighbours and
 //! differentiates through autograd's rules), with PyTorch's argument order,
-//! dtypes, shapes and errors; [`utils`] holds `clip_grad_norm_`.
+//! dtypes, shapes and errors. The layers ([`Linear`], [`Conv2d`],
+//! [`BatchNorm2d`], [`LayerNorm`], [`Embedding`], [`Dropout`], [`Sequential`], …)
+//! hold parameters and implement the [`Module`] trait (dotted names,
+//! `state_dict`, `load_state_dict`, `train`/`eval`); [`init`] holds their
+//! initializations and [`utils`] `clip_grad_norm_`.
 //!
 //! ```
 //! use lazyfuse::nn::functional::{self as F, Reduction};
@@ -22,4 +26,13 @@
 //! ```
 
 pub mod functional;
+pub mod init;
+mod module;
+mod modules;
 pub mod utils;
+
+pub use module::{IncompatibleKeys, Module, TrainingFlag};
+pub use modules::{
+    BatchNorm2d, Conv2d, Conv2dOptions, Conv2dPadding, Dropout, Embedding, Flatten, LayerNorm,
+    Linear, MaxPool2d, ReLU, Sequential,
+};

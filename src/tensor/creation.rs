@@ -10,7 +10,7 @@ use lazyfuse_runtime::{Buffer, Element};
 
 impl Tensor {
     /// A tensor holding `buffer` on `device` (uploaded there now, for a GPU).
-    pub(super) fn from_buffer(
+    pub(crate) fn from_buffer(
         buffer: Buffer,
         shape: &[usize],
         op: &'static str,
