@@ -2,7 +2,7 @@
 //! by running ones (evaluation), and the in-place update of the running statistics.
 
 use super::norm::{affine, normalize};
-use super::{invalid, require_float};
+use super::{invalid, is_channels_last, keep_format, require_float};
 use crate::{Result, Tensor};
 use lazyfuse_ir::typing::opmath;
 
@@ -112,7 +112,8 @@ pub fn batch_norm(
     };
     let w = weight.map(|t| per_channel(t, rank)).transpose()?;
     let b = bias.map(|t| per_channel(t, rank)).transpose()?;
-    affine(normalized, w.as_ref(), b.as_ref())?.to_dtype(input.dtype())
+    let y = affine(normalized, w.as_ref(), b.as_ref())?.to_dtype(input.dtype())?;
+    keep_format(y, is_channels_last(input))
 }
 
 /// `running = (1 − momentum)·running + momentum·batch` for the mean and the

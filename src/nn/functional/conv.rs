@@ -10,7 +10,7 @@
 //! with the flipped, transposed weights. Autograd differentiates the views and
 //! the product, so both backward convolutions come from the same pieces.
 
-use super::invalid;
+use super::{invalid, is_channels_last, keep_format};
 use crate::{Result, Tensor};
 
 /// One value per spatial dim (a single value stands for all).
@@ -119,7 +119,7 @@ fn convolve(
     check_conv(op, input, weight, bias, padding, dilation, groups)?;
     let (xs, ws) = (input.shape(), weight.shape());
     let (n, out_channels) = (xs[0], ws[0]);
-    let (cg, og) = (ws[1], out_channels / groups);
+    let og = out_channels / groups;
     let k = [ws[2], ws[3]];
     let extent = [0, 1].map(|i| dilation[i] * (k[i] - 1) + 1);
     let padded = [0, 1].map(|i| xs[2 + i] + padding[i].0 + padding[i].1);
@@ -138,25 +138,18 @@ fn convolve(
             windows = windows.slice(4 + i as isize, None, None, d)?;
         }
     }
-    // [N, C, OH, OW, kh, kw] → rows of one window each, per group:
-    // [N, G, OH·OW, Cg·kh·kw]
+    // [N, C, OH, OW, kh, kw] → the columns, per group, one window element per
+    // row and one output point per column: [N, G, Cg·kh·kw, OH·OW] (copied once,
+    // rows along OW: unit stride in the input for stride 1)
     let points = (out[0] * out[1]) as isize;
     let columns = windows
-        .reshape(&[
-            n as isize,
-            groups as isize,
-            cg as isize,
-            points,
-            (k[0] * k[1]) as isize,
-        ])?
-        .transpose(2, 3)?
-        .reshape(&[n as isize, groups as isize, points, -1])?;
-    // weights per group as [G, Cg·kh·kw, Og]
-    let w = weight
-        .reshape(&[groups as isize, og as isize, -1])?
-        .transpose(1, 2)?;
-    // [N, G, OH·OW, Og] → [N, G·Og, OH, OW]
-    let y = columns.matmul(&w)?.transpose(2, 3)?.reshape(&[
+        .permute(&[0, 1, 4, 5, 2, 3])?
+        .contiguous()?
+        .reshape(&[n as isize, groups as isize, -1, points])?;
+    // weights per group as [G, Og, Cg·kh·kw]: [G, Og, Cg·kh·kw] @ columns is
+    // [N, G, Og, OH·OW], the output's own layout
+    let w = weight.reshape(&[groups as isize, og as isize, -1])?;
+    let y = w.matmul(&columns)?.reshape(&[
         n as isize,
         out_channels as isize,
         out[0] as isize,
@@ -259,7 +252,10 @@ pub fn conv2d(
     let (x, unbatched) = batched(op, input, 2)?;
     let padding = padding.map(|p| (p, p));
     let y = convolve(op, &x, weight, bias, stride, padding, dilation, groups)?;
-    unbatch(y, unbatched)
+    keep_format(
+        unbatch(y, unbatched)?,
+        is_channels_last(input) || is_channels_last(weight),
+    )
 }
 
 /// PyTorch's `F.conv2d(..., padding="same")`: the padding that keeps H and W
@@ -298,7 +294,10 @@ pub fn conv2d_same(
         (total / 2, total - total / 2)
     });
     let y = convolve(op, &x, weight, bias, stride, padding, dilation, groups)?;
-    unbatch(y, unbatched)
+    keep_format(
+        unbatch(y, unbatched)?,
+        is_channels_last(input) || is_channels_last(weight),
+    )
 }
 
 /// PyTorch's `F.conv1d(input, weight, bias, stride, padding, dilation, groups)`:
@@ -475,5 +474,8 @@ pub fn conv_transpose2d(
     };
     let padding = pads.map(|(a, b)| (a.max(0) as usize, b.max(0) as usize));
     let y = convolve(op, &cropped, &w, bias, [1, 1], padding, dilation, groups)?;
-    unbatch(y, unbatched)
+    keep_format(
+        unbatch(y, unbatched)?,
+        is_channels_last(input) || is_channels_last(weight),
+    )
 }

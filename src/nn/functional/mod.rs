@@ -39,11 +39,30 @@ pub use pooling::{
     adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d, max_pool2d_with_indices,
 };
 
+use crate::{MemoryFormat, Tensor};
 use lazyfuse_ir::{DType, Error as IrError};
 
 /// PyTorch's refusal of bad arguments to `op`, worded `message`.
 fn invalid(op: &str, message: impl Into<String>) -> crate::Error {
     IrError::invalid(op, message.into()).into()
+}
+
+/// Whether `t` is in PyTorch's channels-last layout (its suggested memory format
+/// for a 4-D tensor: dense NHWC strides, and not also plain contiguous).
+fn is_channels_last(t: &Tensor) -> bool {
+    t.ndim() == 4 && !t.is_contiguous() && t.is_contiguous_in(MemoryFormat::ChannelsLast)
+}
+
+/// `y` laid out channels-last where `channels_last`, else contiguous (PyTorch's
+/// convolutions, pools and batch norm return dense results in their input's
+/// memory format): where `y` is not so already, a copy, which the kernel
+/// computing `y` stores directly.
+fn keep_format(y: Tensor, channels_last: bool) -> crate::Result<Tensor> {
+    if channels_last && y.ndim() == 4 {
+        y.contiguous_in(MemoryFormat::ChannelsLast)
+    } else {
+        y.contiguous()
+    }
 }
 
 /// Refuses a dtype that is not a real floating one, as PyTorch's kernel `kernel`

@@ -10,7 +10,7 @@
 //! separable, a product with an averaging matrix on each side; the maximum is
 //! taken over slices, rows then columns.
 
-use super::{invalid, require_float};
+use super::{invalid, is_channels_last, keep_format, require_float};
 use crate::{Result, Tensor};
 use lazyfuse_ir::DType;
 
@@ -251,7 +251,11 @@ pub fn max_pool2d_with_indices(
     let ih = rows.add(&arg.floor_divide(kw)?.mul(w[0].dilation as i64)?)?;
     let iw = cols.add(&arg.remainder(kw)?.mul(w[1].dilation as i64)?)?;
     let width = shape[shape.len() - 1] as i64;
-    Ok((values, ih.mul(width)?.add(&iw)?))
+    let cl = is_channels_last(input);
+    Ok((
+        keep_format(values, cl)?,
+        keep_format(ih.mul(width)?.add(&iw)?, cl)?,
+    ))
 }
 
 /// PyTorch's `F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
@@ -312,7 +316,7 @@ pub fn avg_pool2d(
         }
     }
     let divisors = Tensor::from_vec_on(divisors, &out, input.device())?.to_dtype(input.dtype())?;
-    sums.div(&divisors)
+    keep_format(sums.div(&divisors)?, is_channels_last(input))
 }
 
 /// The start and end of adaptive window `o` of `out` over `n` (PyTorch's
@@ -371,7 +375,10 @@ pub fn adaptive_avg_pool2d(input: &Tensor, output_size: &[usize]) -> Result<Tens
         Tensor::from_vec_on(m, &[out[i], n], input.device())?.to_dtype(input.dtype())
     };
     let (rows, cols) = (averaging(0)?, averaging(1)?);
-    rows.matmul(&input.matmul(&cols.t()?)?)
+    keep_format(
+        rows.matmul(&input.matmul(&cols.t()?)?)?,
+        is_channels_last(input),
+    )
 }
 
 /// PyTorch's `F.adaptive_max_pool2d(input, output_size)` (its values): the
@@ -403,5 +410,5 @@ pub fn adaptive_max_pool2d(input: &Tensor, output_size: &[usize]) -> Result<Tens
             .collect::<Result<Vec<_>>>()?;
         x = Tensor::cat(&parts.iter().collect::<Vec<_>>(), dim)?;
     }
-    Ok(x)
+    keep_format(x, is_channels_last(input))
 }
