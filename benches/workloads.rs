@@ -1,5 +1,6 @@
-//! PERF.md's workloads W1–W9 and their plain-Rust baselines, and the training steps
-//! T1 (an MLP) and T2 (an attention block), shared by
+//! PERF.md's workloads W1–W9 and their plain-Rust baselines, the training steps
+//! T1 (an MLP) and T2 (an attention block), and the neural-network workloads of
+//! `nn_workloads.rs` (C1/C2 convolutions, T3 the digits CNN), shared by
 //! `examples/bench_report.rs` (the table) and `benches/jit.rs` (criterion groups)
 //! through `#[path]`, so that both measure the same thing.
 //!
@@ -105,6 +106,9 @@ fn on_device(t: Tensor) -> Tensor {
     t.to_device(device).unwrap()
 }
 
+#[path = "nn_workloads.rs"]
+mod nn;
+
 /// Sizes: full (PERF.md's) or `quick` (a smoke test: each side divided by ~4–16).
 pub struct Sizes {
     /// elementwise length (W1, W8)
@@ -117,6 +121,8 @@ pub struct Sizes {
     pub t_side: usize,
     /// matmul sides of W6
     pub mm: [usize; 2],
+    /// a smoke run (the convolutions' batch shrinks too)
+    pub quick: bool,
 }
 
 impl Sizes {
@@ -129,6 +135,7 @@ impl Sizes {
                 sum_n: 1 << 22,
                 t_side: 2048,
                 mm: [256, 512],
+                quick,
             }
         } else {
             Sizes {
@@ -137,14 +144,15 @@ impl Sizes {
                 sum_n: 1 << 26,
                 t_side: 8192,
                 mm: [1024, 2048],
+                quick,
             }
         }
     }
 }
 
 /// The workload groups, in PERF.md's order.
-pub const GROUPS: [&str; 12] = [
-    "W1", "W2", "W3", "W3b", "W4", "W5", "W6", "W7", "W8", "W9", "T1", "T2",
+pub const GROUPS: [&str; 15] = [
+    "W1", "W2", "W3", "W3b", "W4", "W5", "W6", "W7", "W8", "W9", "T1", "T2", "C1", "C2", "T3",
 ];
 
 /// The groups `filter` selects: all when it is empty, else those named by one of
@@ -175,6 +183,9 @@ pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
         "W9" => vec![w9()],
         "T1" => vec![t1_mlp_step()],
         "T2" => vec![t2_attention_step()],
+        "C1" => vec![nn::c1_conv_forward(s.quick)],
+        "C2" => vec![nn::c2_conv_forward_backward(s.quick)],
+        "T3" => vec![nn::t3_digits_step()],
         _ => Vec::new(),
     }
 }

@@ -1,8 +1,9 @@
-//! Runs PERF.md's workloads W1–W9 and the training steps T1–T2 on the JIT and prints one table: per workload the
-//! median time, its rate (GB/s of compulsory traffic, GFLOP/s for W6, µs per chain
-//! for W9), the baseline's median measured in the same run (the plain-Rust memory
-//! floor, a plain copy for W7, plain Rust for W9, PERF.md's numpy sgemm figure for
-//! W6), the ratio, and the target. Then JIT compile time per kernel and the first
+//! Runs PERF.md's workloads W1–W9, the training steps T1–T3 and the convolutions
+//! C1–C2 on the JIT and prints one table: per workload the median time, its rate
+//! (GB/s of compulsory traffic, GFLOP/s for W6 and C1–C2, µs per chain for W9), the
+//! baseline's median measured in the same run (the plain-Rust memory floor, a plain
+//! copy for W7, plain Rust for W9, PERF.md's numpy sgemm figure for W6, a gemm of
+//! the convolution's size for C1–C2), the ratio, and the target. Then JIT compile time per kernel and the first
 //! realize of W1, both on graphs this process has never seen.
 //!
 //! ```text
@@ -113,7 +114,7 @@ fn main() {
         "id", "workload", "median", "rate", "baseline", "ratio"
     );
     for g in groups(&filter) {
-        if gpu && (g == "W9" || g.starts_with('T')) {
+        if gpu && (g == "W9" || g.starts_with('T') || g.starts_with('C')) {
             // W9 is the CPU's latency target.
             println!("{g:<11} (not measured on the device)");
             continue;
