@@ -98,6 +98,28 @@ pub(crate) enum Rule {
     Custom(Custom),
 }
 
+/// The geometry of a 2-D convolution (`[N, C, H, W]` input, `[O, C/groups, kh,
+/// kw]` weight), for its derivative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ConvGeometry {
+    pub(crate) stride: [usize; 2],
+    /// (before, after) zeros of H and W
+    pub(crate) padding: [(usize, usize); 2],
+    pub(crate) dilation: [usize; 2],
+    pub(crate) groups: usize,
+}
+
+/// A convolution's input gradients `[input, weight]` (`None` where not needed),
+/// from the output's gradient: written beside the op (`nn::functional::conv`),
+/// called by the engine through this pointer.
+pub(crate) type ConvGrads = fn(
+    geometry: ConvGeometry,
+    input: &Tensor,
+    weight: &Tensor,
+    grad: &Tensor,
+    needs: [bool; 2],
+) -> crate::Result<[Option<Tensor>; 2]>;
+
 /// API ops whose derivative is not the chain rule over their nodes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Custom {
@@ -138,6 +160,17 @@ pub(crate) enum Custom {
         dims: usize,
         /// added to the variance
         eps: f64,
+    },
+    /// a 2-D convolution without bias: inputs `[x, weight]`. Its gradients are
+    /// convolutions (PyTorch's `convolution_backward`: the input's a transposed
+    /// convolution of the output's gradient, the weight's a product with the
+    /// input's windows), where the chain rule through the window view would
+    /// scatter-add every window back.
+    Conv2d {
+        /// strides, padding, dilation and groups
+        geometry: ConvGeometry,
+        /// the gradients
+        grads: ConvGrads,
     },
 }
 

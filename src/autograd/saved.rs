@@ -36,7 +36,9 @@ pub(crate) fn saved(rule: &Rule, needs: &[bool]) -> Saved {
     match rule {
         Rule::Leaf(_) | Rule::Custom(Custom::ArgExtreme { .. }) => none(),
         Rule::Custom(Custom::Clamp { .. } | Custom::Normalize { .. }) => input(),
-        Rule::Custom(Custom::Matmul { .. }) => with(vec![need(1), need(0)], false),
+        Rule::Custom(Custom::Matmul { .. } | Custom::Conv2d { .. }) => {
+            with(vec![need(1), need(0)], false)
+        }
         Rule::Op(op) => match op {
             Op::Unary(u) => {
                 use UnaryOp::*;

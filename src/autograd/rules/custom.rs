@@ -2,8 +2,9 @@
 //! with number bounds (its `maximum`/`minimum` nodes would split the gradient at a
 //! bound, where PyTorch stops it) and the values of `max(dim)`/`min(dim)` (their `amax` node
 //! would share it among ties, where PyTorch sends it to the returned index), and
-//! `matmul` over a transposed operand (its gradient is computed transposed), and the
-//! normalization of `layer_norm` and `group_norm` (PyTorch's closed-form gradient).
+//! `matmul` over a transposed operand (its gradient is computed transposed), the
+//! normalization of `layer_norm` and `group_norm` (PyTorch's closed-form gradient),
+//! and 2-D convolutions (their gradients are convolutions, written beside the op).
 
 use super::{zeros_like, Ctx};
 use crate::autograd::record::Custom;
@@ -17,6 +18,10 @@ pub(super) fn input_grads(custom: Custom, c: &Ctx) -> Result<Vec<Option<Tensor>>
         Custom::Clamp { min, max } => clamp(min, max, c),
         Custom::Matmul { transposed } => super::shape::matmul(transposed, c),
         Custom::Normalize { dims, eps } => Ok(vec![c.when(0, || normalize(dims, eps, c))?]),
+        Custom::Conv2d { geometry, grads } => {
+            let needs = [0, 1].map(|i| c.needs.get(i).copied().unwrap_or(false));
+            Ok(grads(geometry, c.x(0), c.x(1), c.grad, needs)?.into())
+        }
         Custom::ArgExtreme { op, axis, keepdim } => {
             let (x, g) = (c.x(0), c.grad);
             Ok(vec![c.when(0, || {

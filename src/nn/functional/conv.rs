@@ -11,6 +11,7 @@
 //! the product, so both backward convolutions come from the same pieces.
 
 use super::{invalid, is_channels_last, keep_format};
+use crate::autograd::record::{ConvGeometry, Custom};
 use crate::{Result, Tensor};
 
 /// One value per spatial dim (a single value stands for all).
@@ -102,6 +103,28 @@ fn check_conv(
     Ok(())
 }
 
+/// The windows of a 4-D `input` a convolution with kernel `k` reads, as a
+/// contiguous `[N, C, kh, kw, OH, OW]`: the input padded lazily, unfolded along H
+/// and W (thinned by the dilation) and copied once in that order.
+fn windows(input: &Tensor, k: [usize; 2], g: ConvGeometry) -> Result<Tensor> {
+    let [(top, bottom), (left, right)] = g.padding.map(|(a, b)| (a as i64, b as i64));
+    let x = if top + bottom + left + right > 0 {
+        input.pad(&[left, right, top, bottom], 0)?
+    } else {
+        input.clone()
+    };
+    let extent = [0, 1].map(|i| g.dilation[i] * (k[i] - 1) + 1);
+    let mut windows = x
+        .unfold(2, extent[0], g.stride[0])?
+        .unfold(3, extent[1], g.stride[1])?;
+    for (i, &d) in g.dilation.iter().enumerate() {
+        if d > 1 {
+            windows = windows.slice(4 + i as isize, None, None, d)?;
+        }
+    }
+    windows.permute(&[0, 1, 4, 5, 2, 3])?.contiguous()
+}
+
 /// The convolution of a 4-D `input` with `weight` (`[O, C/groups, kh, kw]`),
 /// after padding H and W by `padding` (before, after), once `check_conv` has
 /// accepted them for `op`.
@@ -124,28 +147,18 @@ fn convolve(
     let extent = [0, 1].map(|i| dilation[i] * (k[i] - 1) + 1);
     let padded = [0, 1].map(|i| xs[2 + i] + padding[i].0 + padding[i].1);
     let out = [0, 1].map(|i| (padded[i] - extent[i]) / stride[i] + 1);
-    let [(top, bottom), (left, right)] = padding.map(|(a, b)| (a as i64, b as i64));
-    let x = if top + bottom + left + right > 0 {
-        input.pad(&[left, right, top, bottom], 0)?
-    } else {
-        input.clone()
+    let geometry = ConvGeometry {
+        stride,
+        padding,
+        dilation,
+        groups,
     };
-    let mut windows = x
-        .unfold(2, extent[0], stride[0])?
-        .unfold(3, extent[1], stride[1])?;
-    for (i, &d) in dilation.iter().enumerate() {
-        if d > 1 {
-            windows = windows.slice(4 + i as isize, None, None, d)?;
-        }
-    }
-    // [N, C, OH, OW, kh, kw] → the columns, per group, one window element per
-    // row and one output point per column: [N, G, Cg·kh·kw, OH·OW] (copied once,
-    // rows along OW: unit stride in the input for stride 1)
+    // the columns, per group, one window element per row and one output point
+    // per column: [N, G, Cg·kh·kw, OH·OW] (rows along OW: unit stride in the
+    // input for stride 1)
     let points = (out[0] * out[1]) as isize;
-    let columns = windows
-        .permute(&[0, 1, 4, 5, 2, 3])?
-        .contiguous()?
-        .reshape(&[n as isize, groups as isize, -1, points])?;
+    let columns =
+        windows(input, k, geometry)?.reshape(&[n as isize, groups as isize, -1, points])?;
     // weights per group as [G, Og, Cg·kh·kw]: [G, Og, Cg·kh·kw] @ columns is
     // [N, G, Og, OH·OW], the output's own layout
     let w = weight.reshape(&[groups as isize, og as isize, -1])?;
@@ -155,6 +168,14 @@ fn convolve(
         out[0] as isize,
         out[1] as isize,
     ])?;
+    let y = crate::autograd::with_custom_rule(
+        &y,
+        Custom::Conv2d {
+            geometry,
+            grads: convolution_grads,
+        },
+        &[input, weight],
+    )?;
     match bias {
         Some(b) => y.add(&b.reshape(&[-1, 1, 1])?),
         None => Ok(y),
@@ -367,6 +388,119 @@ fn spread(x: &Tensor, dim: usize, stride: usize) -> Result<Tensor> {
         .narrow(dim as isize, 0, (n - 1) * stride + 1)
 }
 
+/// The transposed convolution of a 4-D `x` with `weight` (`[C, O/groups, kh,
+/// kw]`): the convolution of `x` spread by the stride with the flipped, per-group
+/// transposed weights, padded by `dil·(k − 1)` less the forward's `padding` on
+/// each side (a negative amount crops) and `output_padding` more at the end.
+#[allow(clippy::too_many_arguments)]
+fn transposed(
+    op: &str,
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: [usize; 2],
+    padding: [(usize, usize); 2],
+    output_padding: [usize; 2],
+    dilation: [usize; 2],
+    groups: usize,
+) -> Result<Tensor> {
+    let ws = weight.shape();
+    let (cg, og) = (ws[0] / groups, ws[1]);
+    // the convolution's weights: per group transposed ([O/g, C/g]) and flipped
+    let w = weight
+        .reshape(&[
+            groups as isize,
+            cg as isize,
+            og as isize,
+            ws[2] as isize,
+            ws[3] as isize,
+        ])?
+        .transpose(1, 2)?
+        .reshape(&[
+            (groups * og) as isize,
+            cg as isize,
+            ws[2] as isize,
+            ws[3] as isize,
+        ])?
+        .flip(&[2, 3])?;
+    let spread = spread(&spread(x, 2, stride[0])?, 3, stride[1])?;
+    // each side: dil·(k − 1) − pad (negative crops), the end also output_padding
+    let mut pads = [(0i64, 0i64); 2];
+    for i in 0..2 {
+        let edge = (dilation[i] * (ws[2 + i] - 1)) as i64;
+        pads[i] = (
+            edge - padding[i].0 as i64,
+            edge - padding[i].1 as i64 + output_padding[i] as i64,
+        );
+    }
+    let cropped = if pads.iter().any(|&(a, b)| a < 0 || b < 0) {
+        let crop = pads.map(|(a, b)| (a.min(0), b.min(0)));
+        spread.pad(&[crop[1].0, crop[1].1, crop[0].0, crop[0].1], 0)?
+    } else {
+        spread
+    };
+    let padding = pads.map(|(a, b)| (a.max(0) as usize, b.max(0) as usize));
+    convolve(op, &cropped, &w, bias, [1, 1], padding, dilation, groups)
+}
+
+/// The gradients of [`convolve`]'s input `x` and `weight` from its output's
+/// `grad` (PyTorch's `convolution_backward`): the input's is the transposed
+/// convolution of `grad` (its output padding restoring the input's size), the
+/// weight's the product of `grad` with the input's windows, summed over the
+/// batch and the output points.
+fn convolution_grads(
+    g: ConvGeometry,
+    x: &Tensor,
+    weight: &Tensor,
+    grad: &Tensor,
+    needs: [bool; 2],
+) -> Result<[Option<Tensor>; 2]> {
+    let (xs, ws, gs) = (x.shape(), weight.shape(), grad.shape());
+    let input = if needs[0] {
+        // the transposed convolution's output size is (OH − 1)·s + dil·(k − 1) + 1
+        // − padding: the rows the forward's windows never reached come back as
+        // output padding
+        let output_padding = [0, 1].map(|i| {
+            let reached = (gs[2 + i] - 1) * g.stride[i] + g.dilation[i] * (ws[2 + i] - 1) + 1;
+            (xs[2 + i] + g.padding[i].0 + g.padding[i].1).saturating_sub(reached)
+        });
+        let t = transposed(
+            "conv2d_backward",
+            grad,
+            weight,
+            None,
+            g.stride,
+            g.padding,
+            output_padding,
+            g.dilation,
+            g.groups,
+        )?;
+        Some(t)
+    } else {
+        None
+    };
+    let weight_grad = if needs[1] {
+        let (n, groups) = (xs[0] as isize, g.groups as isize);
+        let og = (ws[0] / g.groups) as isize;
+        let points = (gs[2] * gs[3]) as isize;
+        // [N, G, Cg·kh·kw, P] → [G, Cg·kh·kw, N·P]; the gradient [N, G, Og, P] →
+        // [G, Og, N·P]: one product per group over every batch and point
+        let columns = windows(x, [ws[2], ws[3]], g)?
+            .reshape(&[n, groups, -1, points])?
+            .permute(&[1, 2, 0, 3])?
+            .reshape(&[groups, -1, n * points])?;
+        let gr = grad
+            .reshape(&[n, groups, og, points])?
+            .permute(&[1, 2, 0, 3])?
+            .reshape(&[groups, og, n * points])?;
+        let dw = gr.matmul(&columns.transpose(1, 2)?)?;
+        Some(dw.reshape(&ws.iter().map(|&d| d as isize).collect::<Vec<_>>())?)
+    } else {
+        None
+    };
+    Ok([input, weight_grad])
+}
+
 /// PyTorch's `F.conv_transpose2d(input, weight, bias, stride, padding,
 /// output_padding, groups, dilation)`: `weight` `[C, O/groups, kh, kw]`; the
 /// result is `[N, O, OH, OW]` with `OH = (H − 1)·stride − 2·pad + dil·(kh − 1) +
@@ -428,7 +562,7 @@ pub fn conv_transpose2d(
             ),
         ));
     }
-    let (cg, og) = (ws[0] / groups, ws[1]);
+    let og = ws[1];
     if let Some(b) = bias {
         if b.shape() != [og * groups] {
             return Err(invalid(
@@ -442,38 +576,18 @@ pub fn conv_transpose2d(
             ));
         }
     }
-    // the convolution's weights: per group transposed ([O/g, C/g]) and flipped
-    let w = weight
-        .reshape(&[
-            groups as isize,
-            cg as isize,
-            og as isize,
-            ws[2] as isize,
-            ws[3] as isize,
-        ])?
-        .transpose(1, 2)?
-        .reshape(&[
-            (groups * og) as isize,
-            cg as isize,
-            ws[2] as isize,
-            ws[3] as isize,
-        ])?
-        .flip(&[2, 3])?;
-    let spread = spread(&spread(&x, 2, stride[0])?, 3, stride[1])?;
-    // each side: dil·(k − 1) − pad (negative crops), the end also output_padding
-    let mut pads = [(0i64, 0i64); 2];
-    for i in 0..2 {
-        let edge = (dilation[i] * (ws[2 + i] - 1)) as i64 - padding[i] as i64;
-        pads[i] = (edge, edge + output_padding[i] as i64);
-    }
-    let cropped = if pads.iter().any(|&(a, b)| a < 0 || b < 0) {
-        let crop = pads.map(|(a, b)| (a.min(0), b.min(0)));
-        spread.pad(&[crop[1].0, crop[1].1, crop[0].0, crop[0].1], 0)?
-    } else {
-        spread
-    };
-    let padding = pads.map(|(a, b)| (a.max(0) as usize, b.max(0) as usize));
-    let y = convolve(op, &cropped, &w, bias, [1, 1], padding, dilation, groups)?;
+    let padding = padding.map(|p| (p, p));
+    let y = transposed(
+        op,
+        &x,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+        groups,
+    )?;
     keep_format(
         unbatch(y, unbatched)?,
         is_channels_last(input) || is_channels_last(weight),
