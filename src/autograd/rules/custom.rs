@@ -6,7 +6,7 @@
 //! normalization of `layer_norm` and `group_norm` (PyTorch's closed-form gradient),
 //! and 2-D convolutions (their gradients are convolutions, written beside the op).
 
-use super::{zeros_like, Ctx};
+use super::Ctx;
 use crate::autograd::record::Custom;
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -34,7 +34,16 @@ pub(super) fn input_grads(custom: Custom, c: &Ctx) -> Result<Vec<Option<Tensor>>
                     ArgReduceOp::ArgMin => x.argmin(Some(d), true)?,
                 };
                 let g = if keepdim { g.clone() } else { g.unsqueeze(d)? };
-                zeros_like(x)?.scatter(d, &index, &g)
+                // the gradient where the position along `d` is the index, zero
+                // elsewhere: `zeros.scatter(d, index, g)` as one elementwise
+                // select, which fuses with its neighbours (a scatter is an extern
+                // step of its own)
+                let mut along = vec![1isize; x.ndim()];
+                along[axis] = x.shape()[axis] as isize;
+                let positions =
+                    Tensor::arange_on(0.0, x.shape()[axis] as f64, 1.0, DType::I64, x.device())?
+                        .reshape(&along)?;
+                Tensor::where_cond(&positions.eq(&index)?, &g, 0.0)
             })?])
         }
     }
