@@ -63,11 +63,25 @@ pub(crate) fn buffer(value: &Tensor) -> Result<Tensor> {
     value.realize()
 }
 
-/// A `[n]`-shaped (or any) tensor of `shape` uniform in `[-bound, bound]`, of the
-/// default dtype: the bias of `Linear` and `Conv2d` (`bound = 1 / √fan_in`, 0 for
-/// an empty fan).
-pub(crate) fn uniform(shape: &[usize], bound: f64) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, crate::default_dtype());
-    t.uniform_(-bound, bound)?;
-    Ok(t)
+/// The parameters of `Linear` and `Conv2d` as PyTorch's `reset_parameters` makes
+/// them, of the default dtype: a weight of `shape` by [`kaiming_uniform_`] with
+/// `a = √5`, and (where `bias`) a bias of `shape[0]` uniform in `±1/√fan_in` (0
+/// for an empty fan).
+pub(crate) fn weight_and_bias(shape: &[usize], bias: bool) -> Result<(Tensor, Option<Tensor>)> {
+    let weight = Tensor::zeros(shape, crate::default_dtype());
+    kaiming_uniform_(&weight, 5f64.sqrt())?;
+    let bias = if bias {
+        let (fan_in, _) = fans(&weight)?;
+        let bound = if fan_in > 0 {
+            1.0 / (fan_in as f64).sqrt()
+        } else {
+            0.0
+        };
+        let b = Tensor::zeros(&shape[..1], crate::default_dtype());
+        b.uniform_(-bound, bound)?;
+        Some(parameter(&b)?)
+    } else {
+        None
+    };
+    Ok((parameter(&weight)?, bias))
 }

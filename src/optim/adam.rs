@@ -1,7 +1,7 @@
 //! `torch.optim.Adam` and `torch.optim.AdamW`: one arithmetic, the weight decay
 //! added to the gradient (Adam) or applied to the parameter (AdamW).
 
-use super::{apply, check_params, invalid, py_repr, step_scalar, Optimizer};
+use super::{apply, check_params, invalid, py_repr, signed, step_scalar, Optimizer};
 use crate::{MemoryFormat, Result, Tensor};
 
 /// The hyperparameters of [`Adam`] and [`AdamW`]; [`Default`] is Adam's
@@ -112,11 +112,7 @@ impl AdamCore {
         let decoupled = self.decoupled;
         let states = &mut self.state;
         apply(&self.params, also, |i, p, grad| {
-            let mut g = if c.maximize {
-                grad.neg()?
-            } else {
-                grad.clone()
-            };
+            let mut g = signed(grad, c.maximize)?;
             if c.weight_decay != 0.0 {
                 if decoupled {
                     p.mul_(&step_scalar(1.0 - c.lr * c.weight_decay, p)?)?;

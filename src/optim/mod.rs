@@ -136,6 +136,15 @@ fn step_scalar(value: f64, like: &Tensor) -> Result<Tensor> {
         .to_device(like.device())
 }
 
+/// The gradient a step descends along: `grad`, negated to ascend (`maximize`).
+fn signed(grad: &Tensor, maximize: bool) -> Result<Tensor> {
+    if maximize {
+        grad.neg()
+    } else {
+        Ok(grad.clone())
+    }
+}
+
 /// Runs `update` (which writes in place) for every parameter with a gradient,
 /// under `no_grad`, then realizes the parameters, the state tensors `update`
 /// returned and `also` in one pass.

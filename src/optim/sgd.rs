@@ -1,7 +1,7 @@
 //! `torch.optim.SGD`: stochastic gradient descent with momentum, dampening,
 //! Nesterov momentum and weight decay.
 
-use super::{apply, check_params, invalid, py_repr, step_scalar, Optimizer};
+use super::{apply, check_params, invalid, py_repr, signed, step_scalar, Optimizer};
 use crate::{MemoryFormat, Result, Tensor};
 
 /// The hyperparameters of [`Sgd`], PyTorch's defaults in [`Default`]
@@ -130,11 +130,7 @@ impl Optimizer for Sgd {
         let c = self.config;
         let buffers = &mut self.momentum_buffers;
         apply(&self.params, also, |i, p, grad| {
-            let mut g = if c.maximize {
-                grad.neg()?
-            } else {
-                grad.clone()
-            };
+            let mut g = signed(grad, c.maximize)?;
             if c.weight_decay != 0.0 {
                 g = g.add(&p.mul(c.weight_decay)?)?;
             }

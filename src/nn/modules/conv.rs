@@ -1,7 +1,7 @@
 //! `nn.Conv2d`, with PyTorch's default initialization and options.
 
 use crate::nn::functional as F;
-use crate::nn::init::{self, parameter};
+use crate::nn::init;
 use crate::nn::{Module, TrainingFlag};
 use crate::{Result, Tensor};
 use lazyfuse_ir::Error as IrError;
@@ -155,21 +155,9 @@ impl Conv2d {
             ));
         }
         let shape = [out_channels, in_channels / groups, kh, kw];
-        let weight = Tensor::zeros(&shape, crate::default_dtype());
-        init::kaiming_uniform_(&weight, 5f64.sqrt())?;
-        let bias = if options.bias {
-            let (fan_in, _) = init::fans(&weight)?;
-            let bound = if fan_in > 0 {
-                1.0 / (fan_in as f64).sqrt()
-            } else {
-                0.0
-            };
-            Some(parameter(&init::uniform(&[out_channels], bound)?)?)
-        } else {
-            None
-        };
+        let (weight, bias) = init::weight_and_bias(&shape, options.bias)?;
         Ok(Conv2d {
-            weight: parameter(&weight)?,
+            weight,
             bias,
             options,
             training: TrainingFlag::new(),

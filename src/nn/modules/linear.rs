@@ -1,7 +1,7 @@
 //! `nn.Linear`: `y = x·Wᵀ + b`, with PyTorch's default initialization.
 
 use crate::nn::functional as F;
-use crate::nn::init::{self, parameter};
+use crate::nn::init;
 use crate::nn::{Module, TrainingFlag};
 use crate::{Result, Tensor};
 
@@ -31,20 +31,9 @@ pub struct Linear {
 impl Linear {
     /// A layer with freshly initialized parameters.
     pub fn new(in_features: usize, out_features: usize, bias: bool) -> Result<Linear> {
-        let weight = Tensor::zeros(&[out_features, in_features], crate::default_dtype());
-        init::kaiming_uniform_(&weight, 5f64.sqrt())?;
-        let bias = if bias {
-            let bound = if in_features > 0 {
-                1.0 / (in_features as f64).sqrt()
-            } else {
-                0.0
-            };
-            Some(parameter(&init::uniform(&[out_features], bound)?)?)
-        } else {
-            None
-        };
+        let (weight, bias) = init::weight_and_bias(&[out_features, in_features], bias)?;
         Ok(Linear {
-            weight: parameter(&weight)?,
+            weight,
             bias,
             training: TrainingFlag::new(),
         })
