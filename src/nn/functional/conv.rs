@@ -2,13 +2,17 @@
 //! PyTorch's `padding="same"`, as `conv2d_same`) and `conv_transpose2d`.
 //!
 //! A convolution is a window view and a product: the input padded lazily,
-//! unfolded along H and W into `[N, C, OH, OW, kh, kw]` (thinned by the
-//! dilation), its windows laid out as the rows of a matrix (the im2col copy,
-//! which the product reads) and multiplied by the weights, one batched product
-//! for all groups. The transposed convolution is the convolution of the input
-//! spread by the stride (zeros between its elements, by views and a lazy pad)
-//! with the flipped, transposed weights. Autograd differentiates the views and
-//! the product, so both backward convolutions come from the same pieces.
+//! unfolded along H and W (thinned by the dilation), its windows copied once as
+//! the columns of a matrix `[N, G, Cg·kh·kw, OH·OW]` (the im2col copy), and the
+//! weights `[G, Og, Cg·kh·kw]` multiplied by it, one batched product for all
+//! groups that lands in the output's own layout. The transposed convolution is
+//! the convolution of the input spread by the stride (zeros between its
+//! elements, by views and a lazy pad) with the flipped, transposed weights. A
+//! convolution carries its own derivative (`Custom::Conv2d`): the input's
+//! gradient is a transposed convolution and the weight's a product with the
+//! windows, as PyTorch's `convolution_backward`, rather than the chain rule
+//! through the window view (a scatter-add of every window). Results keep their
+//! input's memory format (channels-last in, channels-last out).
 
 use super::{invalid, is_channels_last, keep_format};
 use crate::autograd::record::{ConvGeometry, Custom};
