@@ -113,9 +113,13 @@ impl AdamCore {
         let states = &mut self.state;
         apply(&self.params, also, |i, p, grad| {
             let mut g = signed(grad, c.maximize)?;
+            // AdamW's `param.mul_(1 - lr·weight_decay)` is folded into the one
+            // write of the parameter below (two writes of one storage are two
+            // kernels); the moments are written once each too
+            let mut param = p.clone();
             if c.weight_decay != 0.0 {
                 if decoupled {
-                    p.mul_(&step_scalar(1.0 - c.lr * c.weight_decay, p)?)?;
+                    param = p.mul(&step_scalar(1.0 - c.lr * c.weight_decay, p)?)?;
                 } else {
                     g = g.add(&p.mul(c.weight_decay)?)?;
                 }
@@ -134,8 +138,8 @@ impl AdamCore {
             let s = states[i].as_mut().expect("made above");
             s.step += 1;
             s.exp_avg.lerp_(&g, 1.0 - beta1)?;
-            s.exp_avg_sq.mul_(beta2)?;
-            s.exp_avg_sq.addcmul_(&g, &g, 1.0 - beta2)?;
+            s.exp_avg_sq
+                .copy_(&s.exp_avg_sq.mul(beta2)?.addcmul(&g, &g, 1.0 - beta2)?)?;
             let step = s.step as f64;
             let bias_correction1 = 1.0 - beta1.powf(step);
             let bias_correction2 = 1.0 - beta2.powf(step);
@@ -154,7 +158,7 @@ impl AdamCore {
                 .add(c.eps)?;
             // `addcdiv_(exp_avg, denom, value=-step_size)`: p + (value·m) / denom
             let neg_step = step_scalar(-step_size, p)?;
-            p.add_(&s.exp_avg.mul(&neg_step)?.div(&denom)?)?;
+            p.copy_(&param.add(&s.exp_avg.mul(&neg_step)?.div(&denom)?)?)?;
             let mut state = vec![s.exp_avg.clone(), s.exp_avg_sq.clone()];
             state.extend(s.max_exp_avg_sq.clone());
             Ok(state)

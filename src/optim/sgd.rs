@@ -143,8 +143,9 @@ impl Optimizer for Sgd {
                         buf
                     }
                     Some(buf) => {
-                        buf.mul_(c.momentum)?;
-                        buf.add_(&g.mul(1.0 - c.dampening)?)?;
+                        // `buf.mul_(momentum).add_(g, alpha=1 - dampening)` as one
+                        // write: two writes of one storage are two kernels
+                        buf.copy_(&buf.mul(c.momentum)?.add(&g.mul(1.0 - c.dampening)?)?)?;
                         buf.clone()
                     }
                 };
