@@ -315,3 +315,32 @@ fn other_dtypes_write_in_place() {
         assert!(!fused() || in_place == 1, "{dt}");
     }
 }
+
+/// The realize cache and donations: a structure first realized where no buffer
+/// could be given up (a live reader of the old version) is cached without the
+/// write in place; realized again where the buffer can go, it is another key, and
+/// writes in place (a schedule that donated is never recorded).
+#[test]
+fn a_cached_copy_is_not_run_where_a_donation_is_possible() {
+    let step = |x: &Tensor| {
+        x.mul_(2.0).unwrap();
+        x.realize().unwrap();
+        lazyfuse::last_realize_stats()
+    };
+    let x = Tensor::from_vec(vec![1.0f32; 64], &[64]).unwrap();
+    x.realize().unwrap();
+    // a live reader of the old version: no donation, and the schedule is recorded
+    let old = x.add(0.0).unwrap();
+    let s = step(&x);
+    assert_eq!(s.in_place, 0, "{s:?}");
+    let old2 = x.add(0.0).unwrap();
+    let s = step(&x);
+    assert!(s.reused && s.in_place == 0, "{s:?}");
+    drop((old, old2));
+    // nobody reads the old version: in place, every time
+    for _ in 0..3 {
+        let s = step(&x);
+        assert!(!fused() || (s.in_place == 1 && !s.reused), "{s:?}");
+    }
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![32.0; 64]);
+}

@@ -15,16 +15,23 @@
 //! collision costs a miss, never a wrong schedule. A graph with a NaN constant
 //! never compares equal (`NaN != NaN`): it always takes the slow path, correctly.
 //!
-//! Realizes with in-place writes of part of a storage (a `write_view` the passes do
-//! not fold: donations depend on the store's state, not only the structure), IR
-//! dumps and the interpreter backend never use the cache; a write of a whole
-//! storage (an optimizer's update) is its value after the passes, and is cached. Realizes on a CUDA device use it too, under their own flags.
+//! In-place writes: whether a write may store into its old version's buffer (a
+//! donation) depends on the store's state, not only on the structure. The key
+//! holds which input buffers the store would give up (a schedule made where none
+//! could be donated is not run where one can), and a schedule that donated a
+//! buffer is never recorded (its hash is remembered, so
+//! that the structure skips the cache without building a key again). A schedule
+//! that donated nothing is valid in any state (it reads its inputs and writes
+//! fresh buffers) and is recorded like any other: a training step whose updates
+//! are read by other kernels of the same realize is one. IR dumps and the
+//! interpreter backend never use the cache. Realizes on a CUDA device use it too,
+//! under their own flags.
 
 use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
 use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, Scalar};
 use lazyfuse_runtime::exec::CompiledSchedule;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -117,8 +124,10 @@ pub(crate) struct Probe {
     flags: Flags,
     /// the graph's input buffers by first appearance
     pub(crate) inputs: Vec<InputId>,
+    /// the numbers of the inputs that in-place writes may take
+    eligible: Box<[u32]>,
     /// the key's nodes and targets (built on a miss only)
-    key: Option<(Vec<KeyNode>, Vec<u32>)>,
+    key: Option<Box<(Vec<KeyNode>, Vec<u32>)>>,
 }
 
 /// What a hit hands back: what to run and which inputs it reads.
@@ -139,6 +148,8 @@ pub(crate) struct Ran {
 
 struct Entry {
     flags: Flags,
+    /// the numbers of the inputs that in-place writes could take
+    eligible: Box<[u32]>,
     nodes: Vec<KeyNode>,
     targets: Vec<u32>,
     schedule: Arc<Schedule>,
@@ -150,12 +161,16 @@ struct Entry {
 
 struct Cache {
     entries: HashMap<u64, Entry>,
+    /// hashes of structures whose schedule donated a buffer (not recorded): a
+    /// probe of one skips the key (a collision only costs a miss)
+    donating: HashSet<u64>,
     clock: u64,
 }
 
 static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| {
     Mutex::new(Cache {
         entries: HashMap::new(),
+        donating: HashSet::new(),
         clock: 0,
     })
 });
@@ -238,6 +253,7 @@ pub(crate) fn lookup(
     order: &[NodeId],
     targets: &[NodeId],
     flags: Flags,
+    donatable: &[InputId],
 ) -> std::result::Result<Hit, Probe> {
     let pos = positions(order);
     let mut h = FxHasher::default();
@@ -262,13 +278,19 @@ pub(crate) fn lookup(
     for t in targets {
         pos.get(t).hash(&mut h);
     }
+    // which input buffers in-place writes may take (by numbering): a schedule
+    // made without a donation is not the one to run where one is possible
+    let eligible: Box<[u32]> = (0..inputs.len() as u32)
+        .filter(|&k| donatable.contains(&inputs[k as usize]))
+        .collect();
+    eligible.hash(&mut h);
     let hash = h.finish();
     {
         let mut cache = lock();
         cache.clock += 1;
         let now = cache.clock;
         let found = cache.entries.get_mut(&hash).and_then(|e| {
-            if !matches(e, graph, order, targets, flags, &pos, &inputs) {
+            if e.eligible != eligible || !matches(e, graph, order, targets, flags, &pos, &inputs) {
                 return None;
             }
             e.last_use = now;
@@ -280,6 +302,15 @@ pub(crate) fn lookup(
         });
         if let Some(hit) = found {
             return Ok(hit);
+        }
+        if cache.donating.contains(&hash) {
+            return Err(Probe {
+                hash,
+                flags,
+                inputs,
+                eligible,
+                key: None,
+            });
         }
     }
     // A miss: the full key, to store once the realize has run.
@@ -308,7 +339,8 @@ pub(crate) fn lookup(
         hash,
         flags,
         inputs,
-        key: Some((nodes, targets)),
+        eligible,
+        key: Some(Box::new((nodes, targets))),
     })
 }
 
@@ -354,11 +386,21 @@ fn matches(
 }
 
 /// Records what the realize of a missed structure ran. A schedule that reads an
-/// input the structure does not hold (a bug elsewhere) is not recorded.
+/// input the structure does not hold (a bug elsewhere) is not recorded, nor one
+/// that donated a buffer (see the module doc).
 pub(crate) fn insert(mut probe: Probe, ran: Ran) {
-    let Some((nodes, targets)) = probe.key.take() else {
+    if !ran.schedule.donated().is_empty() {
+        let mut cache = lock();
+        if cache.donating.len() >= CAPACITY {
+            cache.donating.clear();
+        }
+        cache.donating.insert(probe.hash);
+        return;
+    }
+    let Some(key) = probe.key.take() else {
         return;
     };
+    let (nodes, targets) = *key;
     let used: Option<Vec<u32>> = ran
         .order
         .iter()
@@ -381,6 +423,7 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
         probe.hash,
         Entry {
             flags: probe.flags,
+            eligible: probe.eligible,
             nodes,
             targets,
             schedule: ran.schedule,
@@ -413,11 +456,11 @@ mod tests {
 
     /// The entry a miss on `(g, order, targets)` would store.
     fn entry_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> Entry {
-        let probe = match lookup(g, order, targets, flags) {
+        let probe = match lookup(g, order, targets, flags, &[]) {
             Err(p) => p,
             Ok(_) => panic!("a fresh structure hit"),
         };
-        let (nodes, targets) = probe.key.unwrap();
+        let (nodes, targets) = *probe.key.unwrap();
         let schedule = Schedule {
             buffers: vec![],
             steps: vec![],
@@ -427,6 +470,7 @@ mod tests {
         let (compiled, _) = lazyfuse_compile::compile(&schedule, flags.math).unwrap();
         Entry {
             flags,
+            eligible: Box::new([]),
             nodes,
             targets,
             schedule: Arc::new(schedule),

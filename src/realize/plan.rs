@@ -70,18 +70,33 @@ impl Store {
             Vec::new()
         };
         // The realize cache: a structure realized before runs its recorded schedule
-        // without the passes' copies (see `super::cache`). In-place writes
-        // of part of a storage (donations depend on the store's state) and dumps
+        // without the passes' copies (see `super::cache`; only schedules that
+        // donated nothing are recorded, so a hit never writes in place). Dumps
         // take the full path.
         let mut probe = None;
         if !dump
             && settings.realize_cache
             && (settings.on_gpu() || settings.compiler == Some(KernelCompiler::Cranelift))
-            && !order
-                .iter()
-                .any(|&n| self.writes_in_place(n, &donatable, settings.passes))
         {
-            match cache::lookup(&self.graph, &order, &targets, Flags::of(&settings)) {
+            // what the full path could take now: buffers nobody else holds
+            let takeable: Vec<InputId> = donatable
+                .iter()
+                .copied()
+                .filter(|id| {
+                    self.buffers
+                        .get(id)
+                        .map(Arc::strong_count)
+                        .or_else(|| self.device_arrays.get(id).map(Arc::strong_count))
+                        == Some(1)
+                })
+                .collect();
+            match cache::lookup(
+                &self.graph,
+                &order,
+                &targets,
+                Flags::of(&settings),
+                &takeable,
+            ) {
                 Ok(hit) => {
                     if hit.used.iter().any(|id| self.in_flight.contains(id)) {
                         return Planned::Busy;
@@ -174,24 +189,6 @@ impl Store {
                 None => Cached::Off,
             },
         }))
-    }
-
-    /// Whether `n` is a `write_view` that the realize may run in place (a donation
-    /// then depends on the store's state, which the realize cache does not key):
-    /// every one, except a write of a whole storage whose old version is a value
-    /// that cannot be donated, which the graph passes fold into the written value.
-    pub(super) fn writes_in_place(&self, n: NodeId, donatable: &[InputId], passes: bool) -> bool {
-        let Op::WriteView(layout) = &self.graph.node(n).op else {
-            return false;
-        };
-        let base = self.graph.node(self.graph.inputs(n)[0]);
-        let whole = layout.shape == base.shape && layout.is_identity_of(base.numel());
-        let folded = match base.op {
-            Op::Input(id) => !donatable.contains(&id),
-            Op::Full(_) => true,
-            _ => false,
-        };
-        !(whole && folded && passes)
     }
 
     /// Checks that every buffer in `read` lives on `device` (a device array of its
