@@ -322,6 +322,9 @@ fn other_dtypes_write_in_place() {
 /// writes in place (a schedule that donated is never recorded).
 #[test]
 fn a_cached_copy_is_not_run_where_a_donation_is_possible() {
+    // the realize cache serves the JIT only: no other test may switch backends
+    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
     let step = |x: &Tensor| {
         x.mul_(2.0).unwrap();
         x.realize().unwrap();
