@@ -123,6 +123,17 @@ fn assert_close(what: &str, got: &[f32], want: &[f32], tol: f32) {
     }
 }
 
+/// The weight and bias against one step of a recorded trajectory.
+fn assert_params(what: &str, w: &Tensor, bias: &Tensor, want: &Value, tol: f32) {
+    assert_close(what, &w.to_vec::<f32>().unwrap(), &floats(&want["w"]), tol);
+    assert_close(
+        what,
+        &bias.to_vec::<f32>().unwrap(),
+        &floats(&want["b"]),
+        tol,
+    );
+}
+
 #[test]
 fn trajectories_match_pytorch() {
     let d = data();
@@ -143,18 +154,7 @@ fn trajectories_match_pytorch() {
             // float32 rounding: PyTorch's vector loops fuse some multiply-adds
             // that lazyfuse rounds twice, or the other way round
             let what = format!("{name} step {}", step + 1);
-            assert_close(
-                &what,
-                &w.to_vec::<f32>().unwrap(),
-                &floats(&want["w"]),
-                2e-6,
-            );
-            assert_close(
-                &what,
-                &bias.to_vec::<f32>().unwrap(),
-                &floats(&want["b"]),
-                2e-6,
-            );
+            assert_params(&what, &w, &bias, want, 2e-6);
             if let Some(s) = sched.as_mut() {
                 s.step(opt.as_mut());
                 let want = case["lrs"][step].as_f64().unwrap();
@@ -204,18 +204,7 @@ fn a_model_trained_on_its_own_gradients_follows_pytorch() {
         let want_loss = m["losses"][step].as_f64().unwrap() as f32;
         assert_close(&what, &loss.to_vec::<f32>().unwrap(), &[want_loss], 1e-5);
         let want = &m["trajectory"][step];
-        assert_close(
-            &what,
-            &w.to_vec::<f32>().unwrap(),
-            &floats(&want["w"]),
-            1e-5,
-        );
-        assert_close(
-            &what,
-            &bias.to_vec::<f32>().unwrap(),
-            &floats(&want["b"]),
-            1e-5,
-        );
+        assert_params(&what, &w, &bias, want, 1e-5);
     }
 }
 

@@ -19,13 +19,12 @@
 //! donation) depends on the store's state, not only on the structure. The key
 //! holds which input buffers the store would give up (a schedule made where none
 //! could be donated is not run where one can), and a schedule that donated a
-//! buffer is never recorded (its hash is remembered, so
-//! that the structure skips the cache without building a key again). A schedule
-//! that donated nothing is valid in any state (it reads its inputs and writes
-//! fresh buffers) and is recorded like any other: a training step whose updates
-//! are read by other kernels of the same realize is one. IR dumps and the
-//! interpreter backend never use the cache. Realizes on a CUDA device use it too,
-//! under their own flags.
+//! buffer is never recorded (its hash is remembered, so that the structure skips
+//! the cache without building a key again). A schedule that donated nothing is
+//! valid in any state (it reads its inputs and writes fresh buffers) and is
+//! recorded like any other: a training step whose updates are read by other
+//! kernels of the same realize is one. IR dumps and the interpreter backend never
+//! use the cache. Realizes on a CUDA device use it too, under their own flags.
 
 use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule};

@@ -78,17 +78,11 @@ impl Store {
             && settings.realize_cache
             && (settings.on_gpu() || settings.compiler == Some(KernelCompiler::Cranelift))
         {
-            // what the full path could take now: buffers nobody else holds
+            // what the full path could take now (`take_donations`)
             let takeable: Vec<InputId> = donatable
                 .iter()
                 .copied()
-                .filter(|id| {
-                    self.buffers
-                        .get(id)
-                        .map(Arc::strong_count)
-                        .or_else(|| self.device_arrays.get(id).map(Arc::strong_count))
-                        == Some(1)
-                })
+                .filter(|id| held_alone(&self.buffers, id) || held_alone(&self.device_arrays, id))
                 .collect();
             match cache::lookup(
                 &self.graph,
@@ -328,16 +322,21 @@ pub(super) fn take_donations<B>(
 ) -> HashMap<InputId, Arc<B>> {
     let mut taken = HashMap::new();
     for &id in ids {
-        if let Some(mut b) = map.remove(&id) {
-            if Arc::get_mut(&mut b).is_some() {
+        if held_alone(map, &id) {
+            if let Some(b) = map.remove(&id) {
                 in_flight.insert(id);
                 taken.insert(id, b);
-            } else {
-                map.insert(id, b);
             }
         }
     }
     taken
+}
+
+/// Whether `map` holds the buffer of `id` and nobody else does (no other `Arc`,
+/// strong or weak): what an in-place write may take.
+fn held_alone<B>(map: &HashMap<InputId, Arc<B>>, id: &InputId) -> bool {
+    map.get(id)
+        .is_some_and(|b| Arc::strong_count(b) == 1 && Arc::weak_count(b) == 0)
 }
 
 /// The buffers of `ids` that `map` holds, shared with the plan.

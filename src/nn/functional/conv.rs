@@ -210,6 +210,15 @@ fn unbatch(y: Tensor, unbatched: bool) -> Result<Tensor> {
     }
 }
 
+/// A 2-D convolution's result as PyTorch returns it: without the batch dim of
+/// an unbatched input, channels-last where the input or the weight is.
+fn finish(y: Tensor, unbatched: bool, input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    keep_format(
+        unbatch(y, unbatched)?,
+        is_channels_last(input) || is_channels_last(weight),
+    )
+}
+
 /// An unbatched input (one spatial dim fewer) as a batch of one, and whether it
 /// was ([`unbatch`] undoes it).
 fn batched(op: &str, input: &Tensor, spatial: usize) -> Result<(Tensor, bool)> {
@@ -277,10 +286,7 @@ pub fn conv2d(
     let (x, unbatched) = batched(op, input, 2)?;
     let padding = padding.map(|p| (p, p));
     let y = convolve(op, &x, weight, bias, stride, padding, dilation, groups)?;
-    keep_format(
-        unbatch(y, unbatched)?,
-        is_channels_last(input) || is_channels_last(weight),
-    )
+    finish(y, unbatched, input, weight)
 }
 
 /// PyTorch's `F.conv2d(..., padding="same")`: the padding that keeps H and W
@@ -319,10 +325,7 @@ pub fn conv2d_same(
         (total / 2, total - total / 2)
     });
     let y = convolve(op, &x, weight, bias, stride, padding, dilation, groups)?;
-    keep_format(
-        unbatch(y, unbatched)?,
-        is_channels_last(input) || is_channels_last(weight),
-    )
+    finish(y, unbatched, input, weight)
 }
 
 /// PyTorch's `F.conv1d(input, weight, bias, stride, padding, dilation, groups)`:
@@ -592,8 +595,5 @@ pub fn conv_transpose2d(
         dilation,
         groups,
     )?;
-    keep_format(
-        unbatch(y, unbatched)?,
-        is_channels_last(input) || is_channels_last(weight),
-    )
+    finish(y, unbatched, input, weight)
 }

@@ -1,5 +1,6 @@
 //! `nn.Conv2d`, with PyTorch's default initialization and options.
 
+use super::named;
 use crate::nn::functional as F;
 use crate::nn::init;
 use crate::nn::{Module, TrainingFlag};
@@ -190,11 +191,7 @@ impl Module for Conv2d {
     }
 
     fn own_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut own = vec![("weight".to_string(), self.weight.clone())];
-        if let Some(b) = &self.bias {
-            own.push(("bias".to_string(), b.clone()));
-        }
-        own
+        named(&[("weight", Some(&self.weight)), ("bias", self.bias.as_ref())])
     }
 
     fn training_flag(&self) -> Option<&TrainingFlag> {

@@ -39,14 +39,7 @@ impl Embedding {
     ) -> Result<Embedding> {
         let n = num_embeddings as i64;
         let padding_idx = match padding_idx {
-            Some(p) if p >= n => {
-                return Err(IrError::invalid(
-                    "Embedding",
-                    "Padding_idx must be within num_embeddings",
-                )
-                .into())
-            }
-            Some(p) if p < -n => {
+            Some(p) if p >= n || p < -n => {
                 return Err(IrError::invalid(
                     "Embedding",
                     "Padding_idx must be within num_embeddings",

@@ -14,6 +14,17 @@ mod sequential;
 mod stateless;
 
 pub use conv::{Conv2d, Conv2dOptions, Conv2dPadding};
+
+use crate::Tensor;
+
+/// The present tensors among `fields`, named: a module's own parameters or
+/// buffers, an absent one (a layer without bias) left out.
+fn named(fields: &[(&str, Option<&Tensor>)]) -> Vec<(String, Tensor)> {
+    fields
+        .iter()
+        .filter_map(|(n, t)| t.map(|t| (n.to_string(), t.clone())))
+        .collect()
+}
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use norm::{BatchNorm2d, LayerNorm};

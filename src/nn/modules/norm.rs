@@ -1,6 +1,7 @@
 //! `nn.BatchNorm2d` and `nn.LayerNorm`, with PyTorch's parameters, buffers and
 //! defaults.
 
+use super::named;
 use crate::nn::functional as F;
 use crate::nn::init::{buffer, parameter};
 use crate::nn::{Module, TrainingFlag};
@@ -126,28 +127,23 @@ impl Module for BatchNorm2d {
     }
 
     fn own_parameters(&self) -> Vec<(String, Tensor)> {
-        named(&[("weight", &self.weight), ("bias", &self.bias)])
+        named(&[
+            ("weight", self.weight.as_ref()),
+            ("bias", self.bias.as_ref()),
+        ])
     }
 
     fn own_buffers(&self) -> Vec<(String, Tensor)> {
         named(&[
-            ("running_mean", &self.running_mean),
-            ("running_var", &self.running_var),
-            ("num_batches_tracked", &self.num_batches_tracked),
+            ("running_mean", self.running_mean.as_ref()),
+            ("running_var", self.running_var.as_ref()),
+            ("num_batches_tracked", self.num_batches_tracked.as_ref()),
         ])
     }
 
     fn training_flag(&self) -> Option<&TrainingFlag> {
         Some(&self.training)
     }
-}
-
-/// The present tensors among `fields`, named.
-fn named(fields: &[(&str, &Option<Tensor>)]) -> Vec<(String, Tensor)> {
-    fields
-        .iter()
-        .filter_map(|(n, t)| t.as_ref().map(|t| (n.to_string(), t.clone())))
-        .collect()
 }
 
 /// PyTorch's `nn.LayerNorm(normalized_shape, eps, elementwise_affine, bias)`:
@@ -218,7 +214,10 @@ impl Module for LayerNorm {
     }
 
     fn own_parameters(&self) -> Vec<(String, Tensor)> {
-        named(&[("weight", &self.weight), ("bias", &self.bias)])
+        named(&[
+            ("weight", self.weight.as_ref()),
+            ("bias", self.bias.as_ref()),
+        ])
     }
 
     fn training_flag(&self) -> Option<&TrainingFlag> {
