@@ -347,3 +347,74 @@ fn a_cached_copy_is_not_run_where_a_donation_is_possible() {
     }
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![32.0; 64]);
 }
+
+#[test]
+fn whole_writes_of_one_shape_are_one_kernel() {
+    // An optimizer's step: each storage replaced whole, the later writes reading
+    // the earlier ones' new values and the old values of the first.
+    let step = || {
+        let (p, m, v) = (grid(), grid(), grid());
+        let g = p.mul(0.5).unwrap().add(1.0).unwrap();
+        g.realize().unwrap();
+        // (exact products: fast math's fused multiply-adds round alike)
+        m.copy_(&m.mul(0.5).unwrap().add(&g.mul(0.25).unwrap()).unwrap())
+            .unwrap();
+        v.copy_(&v.mul(0.5).unwrap().add(&g.mul(&g).unwrap()).unwrap())
+            .unwrap();
+        p.copy_(
+            &p.sub(&m.div(&v.sqrt().unwrap().add(1.0).unwrap()).unwrap())
+                .unwrap(),
+        )
+        .unwrap();
+        lazyfuse::realize_all(&[&p, &m, &v]).unwrap();
+        let stats = last_realize_stats();
+        let values = vec![
+            p.to_vec::<f32>().unwrap(),
+            m.to_vec::<f32>().unwrap(),
+            v.to_vec::<f32>().unwrap(),
+        ];
+        (values, stats)
+    };
+    let in_place = agree(|| step().0);
+    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    let (_, stats) = step();
+    assert!(!fused() || (in_place, stats.kernels) == (3, 1), "{stats:?}");
+}
+
+#[test]
+fn a_whole_write_runs_after_the_readers_of_the_old_values() {
+    // `s` reads the old values through a reduction (another iteration space, so
+    // another kernel) and is realized with the write: the write's kernel comes
+    // after it, in place.
+    let in_place = agree(|| {
+        let x = grid();
+        let s = x.sum(&[], false).unwrap();
+        x.copy_(&x.add(1.0).unwrap()).unwrap();
+        lazyfuse::realize_all(&[&s, &x]).unwrap();
+        vec![x.to_vec::<f32>().unwrap(), s.to_vec::<f32>().unwrap()]
+    });
+    assert!(!fused() || in_place == 1);
+    // A transposed read of the old values in the write's own kernel would see
+    // other points' new values: the write copies (or stores apart) instead.
+    agree(|| {
+        let x = Tensor::from_vec((0..16).map(|v| v as f32).collect(), &[4, 4]).unwrap();
+        x.realize().unwrap();
+        x.copy_(&x.t().unwrap().add(&x).unwrap()).unwrap();
+        vec![realized(&x).0]
+    });
+    // A whole write of a computed base still computes the base, and its error.
+    let _guard = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+    for backend in [CpuBackend::Interp, CpuBackend::Jit] {
+        lazyfuse::set_cpu_backend(backend);
+        let a = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+        let z = Tensor::zeros(&[3], DType::I64);
+        let q = a.div_mode(&z, RoundingMode::Floor).unwrap();
+        q.fill_(7.0).unwrap();
+        let e = q.realize().unwrap_err();
+        assert!(
+            e.to_string().contains("ZeroDivisionError"),
+            "{backend:?}: {e}"
+        );
+    }
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+}

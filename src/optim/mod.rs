@@ -3,10 +3,10 @@
 //!
 //! A step computes PyTorch's single-tensor (`foreach=False`) arithmetic, in the
 //! same order, as in-place writes under `no_grad`, then realizes every parameter
-//! and its state in one pass. Each storage is written once per step, but each
-//! write is still its own kernel (AdamW: three per parameter, the parameter and
-//! its two moments, all stored in place; SGD with momentum and weight decay:
-//! three; Adam with AMSGrad: five). The values that change from step to step
+//! and its state in one pass. Each storage is written once per step, in place,
+//! and a parameter's writes (the parameter, its moments or momentum buffer) are
+//! one kernel: the scheduler joins whole in-place writes of one iteration space
+//! like any elementwise roots. The values that change from step to step
 //! (the learning rate, Adam's bias corrections) enter the kernels as zero-dim
 //! tensors rather than constants, so a step has the same structure every time and
 //! reuses the kernels compiled for the first.

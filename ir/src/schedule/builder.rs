@@ -136,7 +136,14 @@ impl Builder {
     /// each of them joined): the kernel of the first one, then each further one
     /// added to it.
     pub(super) fn replay(ctx: &Ctx, roots: &[NodeId]) -> Result<Builder, Fail> {
-        let mut started = Builder::start(ctx, roots[0])?;
+        let mut started = if let Some(shape) = whole_write_shape(ctx, roots[0]) {
+            // started as a plain root (see the planner), never a row or split form
+            let mut b = Builder::new(canonical(shape), vec![roots[0]]);
+            b.add_root(ctx, roots[0])?;
+            vec![b]
+        } else {
+            Builder::start(ctx, roots[0])?
+        };
         let (Some(mut b), true) = (started.pop(), started.is_empty()) else {
             return Err(Fail::Error(format!(
                 "scheduler: root {} of a joined kernel was split",
@@ -318,14 +325,68 @@ impl Builder {
     /// Computes root `n` and stores it into its buffer.
     pub(super) fn add_root(&mut self, ctx: &Ctx, n: NodeId) -> Result<(), Fail> {
         let node = ctx.graph.node(n);
+        if let Some(shape) = whole_write_shape(ctx, n) {
+            return self.add_whole_write(ctx, n, shape);
+        }
         let coords = Self::identity_coords(&node.shape, 0);
+        let idx = flat(&node.shape, &coords);
         let v = self.gen_by_op(ctx, n, &coords, None)?;
         self.memo.insert((n, coords.clone(), None), v);
-        let idx = flat(&node.shape, &coords);
         let p = self.param(ctx.buf_of[&n], ctx, true);
         self.stores.push((p, idx, v));
         self.note_node(ctx, n);
         Ok(())
+    }
+
+    /// Root `n`, a write_view replacing every element of its base, over its
+    /// values' `shape` (see [`whole_write_shape`]). In the base's buffer, its store
+    /// is sound where every point of the kernel reads and writes the buffer at its
+    /// own element only.
+    fn add_whole_write(&mut self, ctx: &Ctx, n: NodeId, shape: &[usize]) -> Result<(), Fail> {
+        let coords = Self::identity_coords(shape, 0);
+        let idx = flat(shape, &coords);
+        let v = self.gen(ctx, ctx.graph.inputs(n)[1], &coords, None)?;
+        let buf = ctx.buf_of[&n];
+        let nd = self.dims().len();
+        let own_point = self.loads_only_at(buf, &idx)
+            && self
+                .stores
+                .iter()
+                .all(|(p, at, _)| self.params[*p].buf != buf || at.over(nd) == idx.over(nd));
+        // A store is done in its value's stage: after every load and store of the
+        // buffer here, or a load would see the new value (a reduction's, in a
+        // later phase) or an earlier write would land last.
+        let stage = self.exprs[v.0 as usize].stage;
+        if !own_point
+            || self
+                .last_use(buf)
+                .is_some_and(|last| order(last) > order(stage))
+        {
+            return Err(Fail::Merge);
+        }
+        // its readers find it at its own coordinates (the storage's, flat)
+        if let Some(own) = unravel(&idx, &ctx.graph.node(n).shape, &self.dims()) {
+            self.memo.insert((n, own, None), v);
+        }
+        let p = self.param(buf, ctx, true);
+        self.stores.push((p, idx, v));
+        self.note_node(ctx, n);
+        Ok(())
+    }
+
+    /// The latest stage in which this kernel loads or stores `buf`.
+    fn last_use(&self, buf: BufId) -> Option<Stage> {
+        let p = self.params.iter().position(|q| q.buf == buf)?;
+        let loads = self.exprs.iter().filter_map(|e| match e.expr {
+            Expr::Load { param, .. } if param.index() == p => Some(e.stage),
+            _ => None,
+        });
+        let stores = self
+            .stores
+            .iter()
+            .filter(|(q, _, _)| *q == p)
+            .map(|(_, _, v)| self.exprs[v.0 as usize].stage);
+        loads.chain(stores).max_by_key(|&s| order(s))
     }
 
     pub(crate) fn store(&mut self, param: usize, idx: Affine, v: ExprId) {
@@ -746,6 +807,14 @@ impl Builder {
     }
 }
 
+/// Where a stage runs in a point: `Outer(0)`, phase 0's loop, `Outer(1)`, ...
+fn order(stage: Stage) -> u32 {
+    match stage {
+        Stage::Outer(k) => 2 * k,
+        Stage::Inner(k) => 2 * k + 1,
+    }
+}
+
 pub(super) fn unreachable_stage() -> Stage {
     // Loads and loop indices get their stage where they are made.
     Stage::Outer(0)
@@ -787,4 +856,25 @@ impl Builder {
             Some(k),
         )
     }
+}
+
+/// The shape of the values of write_view `n` where they replace every element of
+/// its base (an optimizer's `p.copy_(new)`): nothing of the base survives, so it
+/// is an elementwise root over that shape, which joins the kernels of its
+/// iteration space like any other (no copy of the base first), in the base's
+/// buffer where the write is in place. The base is a buffer (or a view of one):
+/// a base computed inline would not be computed at all, and its errors (an
+/// integer division by zero) would be lost.
+pub(super) fn whole_write_shape<'c>(ctx: &Ctx<'c>, n: NodeId) -> Option<&'c [usize]> {
+    let node = ctx.graph.node(n);
+    let Op::WriteView(layout) = &node.op else {
+        return None;
+    };
+    let mut base = ctx.graph.inputs(n)[0];
+    while matches!(ctx.graph.node(base).op, Op::View(_)) && !ctx.materialized.contains_key(&base) {
+        base = ctx.graph.inputs(base)[0];
+    }
+    let stored =
+        matches!(ctx.graph.node(base).op, Op::Input(_)) || ctx.materialized.contains_key(&base);
+    (stored && layout.is_identity_of(node.numel())).then_some(&layout.shape[..])
 }

@@ -53,6 +53,17 @@
 //! than `ROW_KERNEL_POINTS` elements the phases run slower than two kernels: there
 //! the reduction is stored instead.
 //!
+//! A **whole write** (a `write_view` replacing every element of its base: an
+//! optimizer's `p.copy_(new)`) is an elementwise root over its values' shape, with
+//! no copy of the base first, and joins a kernel like one; in the base's buffer,
+//! where each point of the kernel loads and stores that buffer at its own element
+//! only, and its store comes after every load and store of the buffer there (a
+//! store runs in its value's stage).
+//! A write is given its base's buffer while every kernel reading the base's old
+//! values runs no later than the write's (checked once the kernels are built; a
+//! write failing it stores into a buffer of its own), so a parameter, its moments
+//! and their reads of each other's old values are one kernel.
+//!
 //! A **folded write** is a root that reads a `write_view` folded into it (the
 //! write is read once, at the root's own points, through elementwise ops): the
 //! root is computed over every point with the write's base in its place, then over
@@ -138,13 +149,13 @@ pub fn schedule(
 ///
 /// The caller donates only buffers it owns alone whose old version nobody reads
 /// after the realize. The scheduler donates a buffer only when, in addition:
-/// - every other reader of the old version is inlined into the write's own store
-///   kernel (no other kernel, target or extern step reads it), and that kernel loads
-///   the buffer only at the very index each point stores (`x[i] += 1`, not
-///   `x[1:] += x[:-1]`), so no point reads an element another point wrote;
+/// - every other kernel, target or extern step reading the old version runs
+///   no later than the write's store kernel, and that kernel loads the buffer only at the
+///   very index each point stores (`x[i] += 1`, not `x[1:] += x[:-1]`), so no
+///   point reads an element another point wrote;
 /// - a chain of writes on one base (`x[0] += 1; x[1] *= 2`) shares the buffer
 ///   under the same rule for each intermediate version;
-/// - nothing can fail once the buffer is written: no extern step, no
+/// - nothing can fail once the buffer is written: no extern step but a product, no
 ///   data-dependent (`DynIndex`) load and no integer division or remainder at or
 ///   after the first step that stores into it. A failure would otherwise leave the
 ///   old version half-written; before that step, the executor hands the untouched
@@ -191,7 +202,8 @@ pub fn schedule_donating(
 }
 
 /// Whether a step at or after the first store into a donated buffer may fail (an
-/// extern step, a data-dependent load, an integer division or remainder).
+/// extern step other than a product, a data-dependent load, an integer division
+/// or remainder).
 fn may_fail_after_donation(s: &Schedule) -> bool {
     let donated = |b: BufId| matches!(s.buffers[b.0 as usize].kind, BufKind::Donated(_));
     let Some(first) = s.steps.iter().position(|st| match st {
@@ -201,7 +213,9 @@ fn may_fail_after_donation(s: &Schedule) -> bool {
         return false;
     };
     s.steps[first..].iter().any(|st| match st {
-        Step::Extern(_) => true,
+        // a product has no data-dependent failure (its operands' shapes and
+        // dtypes are the graph's, checked when it was built)
+        Step::Extern(e) => !matches!(e.op, crate::op::Op::Matmul),
         Step::Loop(k) => may_fail(&k.exprs),
     })
 }

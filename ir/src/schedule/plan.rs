@@ -2,6 +2,7 @@
 //! nodes, which nodes are materialized and why), and the trial loop that builds
 //! every kernel and restarts when a read turns out to need a buffer.
 
+use super::builder::whole_write_shape;
 use super::{
     canonical, cheap_binary, cheap_unary, cheap_unary_param, extern_reason, strided_operand,
     Builder, Ctx, Fail, Reason, ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
@@ -268,28 +269,27 @@ impl<'g> Planner<'g> {
         Err("scheduler: materialization did not converge".into())
     }
 
-    /// Whether every path from `start` (a reader of a write_view's base) leads into
-    /// the write_view `w` through nodes inlined into its store kernel only: no
-    /// materialized node, target or input on the way.
-    fn feeds_only(&self, start: NodeId, w: NodeId, targets: &HashMap<NodeId, usize>) -> bool {
+    /// The stored nodes that the paths from `start` (a reader of a write_view's
+    /// base) reach first, other than the write_view `w` itself: the kernels that
+    /// read the base's old values. The write is in place only where each of them
+    /// runs no later than `w`'s kernel (checked once the kernels are built).
+    fn old_value_readers(&self, start: NodeId, w: NodeId) -> Vec<NodeId> {
         let mut stack = vec![start];
         let mut seen = hashbrown::HashSet::new();
+        let mut found = Vec::new();
         while let Some(c) = stack.pop() {
             if c == w || !seen.insert(c) {
                 continue;
             }
-            if self.materialized.contains_key(&c)
-                || targets.contains_key(&c)
-                || matches!(self.graph.node(c).op, Op::Input(_))
-            {
-                return false;
+            if self.materialized.contains_key(&c) {
+                found.push(c);
+                continue;
             }
-            match self.readers.get(&c) {
-                Some(r) if !r.is_empty() => stack.extend(r.iter().copied()),
-                _ => return false,
+            if let Some(r) = self.readers.get(&c) {
+                stack.extend(r.iter().copied());
             }
         }
-        true
+        found
     }
 
     /// Builds the schedule with the current materialized set.
@@ -305,11 +305,16 @@ impl<'g> Planner<'g> {
             first_target.entry(t).or_insert(i);
         }
         // In-place writes: the base of a write_view is computed straight into the
-        // write_view's buffer (no copy of the storage) when nothing but the
-        // write_view's own store kernel reads it; a donated input base is that buffer
-        // (see `schedule_donating`). The store kernel's reads of the buffer are
-        // checked in `lower::special_kernels` (`Fail::Unshare` on a hazard).
+        // write_view's buffer (no copy of the storage) when every kernel reading
+        // the base's old values runs no later than the write's store kernel; a
+        // donated input base is that buffer (see `schedule_donating`). The store
+        // kernel's own reads of the buffer are checked where it is built
+        // (`lower::special_kernels`, `Builder::add_root`): `Fail::Unshare` or a
+        // kernel of its own on a hazard.
         let mut into: HashMap<NodeId, NodeId> = HashMap::new();
+        // For each write_view given its base's buffer: the stored nodes whose
+        // kernels read the base's old values (none may run after the write's).
+        let mut old_readers: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
         // How many input nodes name each input buffer (a donated base must be its
         // buffer's only node).
         let mut input_nodes: HashMap<InputId, usize> = HashMap::new();
@@ -336,12 +341,15 @@ impl<'g> Planner<'g> {
                 && !first_target.contains_key(&base)
                 && bnode.dtype == node.dtype
                 && bnode.numel() == node.numel()
-                && self.readers.get(&base).is_some_and(|r| {
-                    r.iter()
-                        .all(|&c| c == n || self.feeds_only(c, n, &first_target))
-                })
             {
+                let readers = self.readers.get(&base).map_or(&[][..], Vec::as_slice);
+                let before: Vec<NodeId> = readers
+                    .iter()
+                    .filter(|&&c| c != n)
+                    .flat_map(|&c| self.old_value_readers(c, n))
+                    .collect();
                 into.insert(base, n);
+                old_readers.insert(n, before);
             }
         }
         // The write_view each node is computed into, at the end of its chain of
@@ -419,6 +427,8 @@ impl<'g> Planner<'g> {
         let mut notes = Vec::new();
         // The kernel being built (roots may still join it) and its roots.
         let mut open: Option<(Builder, Vec<NodeId>)> = None;
+        // after which step each stored node is ready (its kernels' count so far)
+        let mut step_of: HashMap<NodeId, usize> = HashMap::new();
         let ctx = Ctx {
             graph: g,
             materialized: &self.materialized,
@@ -452,9 +462,7 @@ impl<'g> Planner<'g> {
                 self.materialized[&n]
             ));
             if let Some(why) = self.externs.get(&n) {
-                if let Some((b, _)) = open.take() {
-                    steps.push(Step::Loop(b.finish(steps.len())));
-                }
+                close(&mut open, &mut steps, &mut step_of);
                 let inputs = g.inputs(n).iter().map(|i| buf_of[i]).collect();
                 steps.push(Step::Extern(ExternStep {
                     node: n,
@@ -479,21 +487,26 @@ impl<'g> Planner<'g> {
                     output: buf_of[&n],
                     reason: why.clone(),
                 }));
+                step_of.insert(n, steps.len());
                 continue;
             }
+            // A write replacing its whole base is an elementwise root where it can
+            // be one (see `whole_write_shape`).
+            let whole = whole_write_shape(&ctx, n).filter(|_| self.fuse);
+            let shape = whole.unwrap_or(&node.shape);
             match &node.op {
+                Op::WriteView(_) if whole.is_some() => {}
                 Op::Cat { .. }
                 | Op::WriteView(_)
                 | Op::Softmax { .. }
                 | Op::Matmul
                 | Op::Cumsum { .. }
                 | Op::Scan { .. } => {
-                    if let Some((b, _)) = open.take() {
-                        steps.push(Step::Loop(b.finish(steps.len())));
-                    }
+                    close(&mut open, &mut steps, &mut step_of);
                     for k in super::lower::special_kernels(&ctx, n)? {
                         steps.push(Step::Loop(k.finish(steps.len())));
                     }
+                    step_of.insert(n, steps.len());
                     continue;
                 }
                 _ => {}
@@ -504,7 +517,7 @@ impl<'g> Planner<'g> {
             // kernel of many roots costs its size, not a copy per root).
             if self.fuse {
                 if let Some((b, roots)) = open.as_mut() {
-                    if b.parallel == canonical(&node.shape) && roots.len() < MAX_ROOTS {
+                    if b.parallel == canonical(shape) && roots.len() < MAX_ROOTS {
                         b.roots.push(n);
                         // Any failure here only means "not in this kernel": the root
                         // is tried again on its own below.
@@ -526,8 +539,23 @@ impl<'g> Planner<'g> {
                     }
                 }
             }
-            if let Some((b, _)) = open.take() {
-                steps.push(Step::Loop(b.finish(steps.len())));
+            close(&mut open, &mut steps, &mut step_of);
+            if whole.is_some() {
+                // Alone, it is a kernel of its own, or, in place where a point reads
+                // the buffer elsewhere than it writes, its special kernels (their
+                // hazard check unshares it).
+                let mut b = Builder::new(canonical(shape), vec![n]);
+                match b.add_root(&ctx, n) {
+                    Ok(()) => open = Some((b, vec![n])),
+                    Err(Fail::Error(e)) => return Err(Fail::Error(e)),
+                    Err(_) => {
+                        for k in super::lower::special_kernels(&ctx, n)? {
+                            steps.push(Step::Loop(k.finish(steps.len())));
+                        }
+                        step_of.insert(n, steps.len());
+                    }
+                }
+                continue;
             }
             let mut started = Builder::start(&ctx, n)?;
             if started.len() == 1 {
@@ -542,10 +570,22 @@ impl<'g> Planner<'g> {
                 for k in started {
                     steps.push(Step::Loop(k.finish(steps.len())));
                 }
+                step_of.insert(n, steps.len());
             }
         }
-        if let Some((b, _)) = open.take() {
-            steps.push(Step::Loop(b.finish(steps.len())));
+        close(&mut open, &mut steps, &mut step_of);
+        // An in-place write runs after every kernel that reads its base's old
+        // values, or it stores into a buffer of its own.
+        // (a stored node without a step of its own, a view sharing its producer's
+        // buffer, counts as late: its readers' kernels are not known here)
+        for (&w, before) in &old_readers {
+            let late = |m: &NodeId| match (step_of.get(m), step_of.get(&w)) {
+                (Some(r), Some(at)) => r > at,
+                _ => true,
+            };
+            if before.iter().any(late) {
+                return Err(Fail::Unshare(w));
+            }
         }
         let outputs = self.targets.iter().map(|t| buf_of[t]).collect();
         Ok(Schedule {
@@ -554,6 +594,20 @@ impl<'g> Planner<'g> {
             outputs,
             notes,
         })
+    }
+}
+
+/// Finishes the open kernel, if any, noting the step that stores its roots.
+fn close(
+    open: &mut Option<(Builder, Vec<NodeId>)>,
+    steps: &mut Vec<Step>,
+    step_of: &mut HashMap<NodeId, usize>,
+) {
+    if let Some((b, roots)) = open.take() {
+        steps.push(Step::Loop(b.finish(steps.len())));
+        for r in roots {
+            step_of.insert(r, steps.len());
+        }
     }
 }
 
