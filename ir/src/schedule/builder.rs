@@ -136,14 +136,7 @@ impl Builder {
     /// each of them joined): the kernel of the first one, then each further one
     /// added to it.
     pub(super) fn replay(ctx: &Ctx, roots: &[NodeId]) -> Result<Builder, Fail> {
-        let mut started = if let Some(shape) = whole_write_shape(ctx, roots[0]) {
-            // started as a plain root (see the planner), never a row or split form
-            let mut b = Builder::new(canonical(shape), vec![roots[0]]);
-            b.add_root(ctx, roots[0])?;
-            vec![b]
-        } else {
-            Builder::start(ctx, roots[0])?
-        };
+        let mut started = Builder::start(ctx, roots[0])?;
         let (Some(mut b), true) = (started.pop(), started.is_empty()) else {
             return Err(Fail::Error(format!(
                 "scheduler: root {} of a joined kernel was split",
@@ -166,8 +159,15 @@ impl Builder {
     /// reduction loop, the reduction runs in the first phases and the root is
     /// stored from the last one, as the built-in softmax's kernel does. A cheap
     /// prologue is recomputed in each phase that reads it. Or two kernels, when it
-    /// reads a write_view folded into it ([`Builder::split`]).
+    /// reads a write_view folded into it ([`Builder::split`]). A whole write
+    /// ([`whole_write_shape`]) is a plain root over its values' shape, never a row
+    /// or split form; `Fail::Merge` where a point of it reads its own buffer
+    /// elsewhere than it writes (the planner then builds its special kernels).
     pub(super) fn start(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail> {
+        if let Some(shape) = whole_write_shape(ctx, n) {
+            let mut b = Builder::new(canonical(shape), vec![n]);
+            return b.add_root(ctx, n).map(|()| vec![b]);
+        }
         let no_self_merge = |e| match e {
             Fail::Merge => Fail::Error(format!("scheduler: {n} conflicts with itself")),
             e => e,

@@ -544,9 +544,8 @@ impl<'g> Planner<'g> {
                 // Alone, it is a kernel of its own, or, in place where a point reads
                 // the buffer elsewhere than it writes, its special kernels (their
                 // hazard check unshares it).
-                let mut b = Builder::new(canonical(shape), vec![n]);
-                match b.add_root(&ctx, n) {
-                    Ok(()) => open = Some((b, vec![n])),
+                match Builder::start(&ctx, n) {
+                    Ok(mut started) => open = started.pop().map(|b| (b, vec![n])),
                     Err(Fail::Error(e)) => return Err(Fail::Error(e)),
                     Err(_) => {
                         for k in super::lower::special_kernels(&ctx, n)? {
