@@ -118,3 +118,24 @@ fn regression_float64_reduction_last_bit() {
     ];
     compare(&sources, &steps).unwrap();
 }
+
+/// Found by a run of `PROPTEST_CASES=3000`: `(x // x)[1:]` with `x[0] == 0`
+/// raised nothing on the JIT, which inlined the division into the slice's kernel
+/// and so never divided element 0; PyTorch (and the interpreter) compute the
+/// division whole and raise `ZeroDivisionError`.
+#[test]
+fn regression_partial_view_of_a_failing_division() {
+    let sources = [(1, 1, 2819579926334545484)];
+    let steps = [
+        Step::Binary(40, 0, 0),
+        Step::View(16, 0),
+        Step::Binary(10, 3, 0),
+        Step::View(40, 13),
+        Step::Cast(0, 0),
+        Step::Binary(0, 8, 32),
+        Step::Fill(2, 0),
+        Step::Cast(0, 0),
+        Step::Binary(0, 6, 22),
+    ];
+    compare(&sources, &steps).unwrap();
+}

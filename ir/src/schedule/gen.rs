@@ -2,7 +2,9 @@
 //! kernel, inlined from its producers unless they are materialized, with constant
 //! casts folded as the interpreter computes them.
 
-use super::{flat, fold_cast, unravel, Affine, Builder, Ctx, Fail, Reason, MAX_DEPTH, MAX_EXPRS};
+use super::{
+    flat, fold_cast, may_fail, unravel, Affine, Builder, Ctx, Fail, Reason, MAX_DEPTH, MAX_EXPRS,
+};
 use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::kernel::{Const, Expr, ExprId};
@@ -152,7 +154,20 @@ impl Builder {
                 match unravel(&f, &pnode.shape, &self.dims()) {
                     // (a root of this kernel is found at its own coordinates, or the
                     // merge fails)
-                    Some(pc) => self.gen(ctx, p, &pc, phase),
+                    Some(pc) if reads_every_element(layout, pnode) => self.gen(ctx, p, &pc, phase),
+                    Some(pc) => {
+                        // A view of part of its base computes only that part
+                        // inline: where the base's ops may fail (an integer
+                        // division by zero, an index out of range), a failing
+                        // element the view skips must still fail, as the base
+                        // computed whole does.
+                        let before = self.exprs.len();
+                        let v = self.gen(ctx, p, &pc, phase)?;
+                        if may_fail(&self.exprs[before..]) {
+                            return Err(Fail::Materialize(p, Reason::PartialViewMayFail(n)));
+                        }
+                        Ok(v)
+                    }
                     None if here => Err(Fail::Merge),
                     None => Err(Fail::Materialize(p, Reason::ViewDoesNotDecompose(n))),
                 }
@@ -205,4 +220,18 @@ impl Builder {
             other => Err(Fail::Materialize(n, Reason::OwnStep(other.name()))),
         }
     }
+}
+
+/// Whether the view `layout` of `base` reads each of its elements (broadcasts
+/// aside): a permutation or reshape of the whole, not a part of it.
+fn reads_every_element(layout: &crate::layout::Layout, base: &crate::graph::Node) -> bool {
+    let mut whole = layout.clone();
+    for d in 0..whole.shape.len() {
+        if whole.strides[d] == 0 {
+            whole.shape[d] = 1;
+        }
+    }
+    whole.offset == 0
+        && Some(whole.numel()) == crate::shape::checked_count(&base.shape).ok()
+        && whole.is_non_overlapping_and_dense()
 }

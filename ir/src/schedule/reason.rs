@@ -72,6 +72,9 @@ pub enum Reason {
     MoreExpressionsThan(usize),
     /// read through this view, whose index does not decompose into its dims
     ViewDoesNotDecompose(NodeId),
+    /// read through this view of part of it, and its ops may fail on the part
+    /// the view skips
+    PartialViewMayFail(NodeId),
     /// read through data-dependent indices (loaded by position)
     DataDependentIndices,
     /// `take` reads it by flat position, which is not row-major in its buffer
@@ -116,6 +119,10 @@ impl fmt::Display for Reason {
             ViewDoesNotDecompose(view) => write!(
                 f,
                 "read through view {view} whose index does not decompose into its dims"
+            ),
+            PartialViewMayFail(view) => write!(
+                f,
+                "read through view {view} of part of it, and its ops may fail on the rest"
             ),
             DataDependentIndices => {
                 f.write_str("read through data-dependent indices (loaded by position)")
