@@ -213,3 +213,30 @@ fn device_schedules_matmul_kernels_and_split_sums() {
     let x = gpu(Tensor::from_vec((0..8192).collect::<Vec<i64>>(), &[8192]).unwrap());
     case("device_split_sum", &x.sum(&[], false).unwrap(), 2..=2);
 }
+
+/// Pooling's shapes: a row of 2 points (the windows of a 2×2 pool stored
+/// contiguously) runs as straight-line blocks of 16 points with constant offsets
+/// rather than a loop per row, and a window's 4-point reduction as straight-line
+/// code (the Cranelift IR's blocks, with no odometer inside them).
+#[test]
+fn pooling_windows_run_as_straight_line_blocks() {
+    let x = ramp(&[4, 8, 16, 16]).relu().unwrap();
+    let windows = x.unfold(2, 2, 2).unwrap().unfold(3, 2, 2).unwrap();
+    case("pool_windows", &windows.contiguous().unwrap(), 1..=1);
+    let pooled = windows.amax(&[-2, -1], false).unwrap();
+    case("pool_max", &pooled, 1..=1);
+}
+
+/// A comparison that only a `where` reads (ReLU's backward) runs in the vector
+/// loop as a lane mask and a bit select.
+#[test]
+fn where_of_a_comparison_vectorizes() {
+    let (x, g) = (ramp(&[1024]), ramp(&[1024]).neg().unwrap());
+    let x = x.contiguous().unwrap();
+    let g = g.contiguous().unwrap();
+    x.realize().unwrap();
+    g.realize().unwrap();
+    let y = Tensor::where_cond(&x.le(0.0).unwrap(), 0.0, &g).unwrap();
+    case("where_compare", &y, 1..=1);
+    assert!(y.clif_text().unwrap().contains("bitselect"));
+}

@@ -75,12 +75,12 @@ pub(crate) trait Emitter<'k> {
     fn begin_phase(&mut self, phase: u32) -> R<()>;
     /// The loop over phase `phase`'s `points` reduction points (at least one),
     /// running `body` at each with the reduction dims' indices and the position
-    /// set.
+    /// set (`body` may be rendered once per point where the loop is unrolled).
     fn reduction_loop(
         &mut self,
         phase: u32,
         points: usize,
-        body: impl FnOnce(&mut Self) -> R<()>,
+        body: impl FnMut(&mut Self) -> R<()>,
     ) -> R<()>;
     /// Folds the current reduction point into phase `phase`'s accumulators.
     fn update_accs(&mut self, phase: u32) -> R<()>;

@@ -208,7 +208,7 @@ impl<'k> Emitter<'k> for Emit<'k> {
         &mut self,
         _: u32,
         points: usize,
-        body: impl FnOnce(&mut Self) -> Result<(), CodegenError>,
+        mut body: impl FnMut(&mut Self) -> Result<(), CodegenError>,
     ) -> Result<(), CodegenError> {
         let k = self.k;
         let (np, nd) = (k.n_parallel, k.dims.len());

@@ -13,6 +13,11 @@ use lazyfuse_ir::kernel::{
 };
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 
+/// Reductions over at most this many points run as straight-line code rather
+/// than a loop (in kernels of `SMALL_BLOCK_MIN_POINTS` points or more: in smaller
+/// ones the loop's compile time is what counts).
+const SMALL_REDUCTION: usize = 8;
+
 impl<'k> Emitter<'k> for Lower<'k, '_> {
     type Value = Value;
 
@@ -153,7 +158,7 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
         &mut self,
         phase: u32,
         points: usize,
-        body: impl FnOnce(&mut Self) -> R<()>,
+        mut body: impl FnMut(&mut Self) -> R<()>,
     ) -> R<()> {
         let nd = self.k.dims.len();
         // Fast mode: whole vectors first where the phase allows it, then the
@@ -162,6 +167,30 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
         let zero = self.iconst(I64, 0);
         for d in self.k.n_parallel..nd {
             self.b.def_var(self.idx[d], zero);
+        }
+        let parallel: usize = self.k.dims[..self.k.n_parallel].iter().product();
+        if start == 0
+            && points <= SMALL_REDUCTION
+            && parallel * points >= super::skeleton::SMALL_BLOCK_MIN_POINTS
+        {
+            // Straight-line points in order, indices as constants: the same
+            // values in the same order as the loop, without its bounds and
+            // odometer, which cost more than a few points (a pooling window).
+            for j in 0..points {
+                let mut rest = j;
+                for d in (self.k.n_parallel..nd).rev() {
+                    let at = self.iconst(I64, (rest % self.k.dims[d]) as i64);
+                    self.b.def_var(self.idx[d], at);
+                    rest /= self.k.dims[d];
+                }
+                let at = self.iconst(I64, j as i64);
+                self.b.def_var(self.pos, at);
+                body(self)?;
+            }
+            for d in self.k.n_parallel..nd {
+                self.b.def_var(self.idx[d], zero);
+            }
+            return Ok(());
         }
         if start > 0 {
             // (one reduction dim: `vector_phase` requires it)

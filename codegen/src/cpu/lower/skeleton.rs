@@ -6,7 +6,7 @@
 use super::{interleaves, mixed_vector, vector_type, Lower, Tier, INTERLEAVED, MIXED_LANES, R};
 use crate::emitter;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::types::{I64, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, StackSlotData, StackSlotKind, Type, Value};
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel};
@@ -94,6 +94,8 @@ impl Lower<'_, '_> {
                 let pn = self.b.ins().iadd_imm_s(pv, 1);
                 self.b.def_var(p, pn);
                 self.b.ins().jump(head, &[]);
+            } else if let Some(u) = small_block(self.k) {
+                self.block_or_row(p, end, u, head)?;
             } else {
                 self.row(p, end, pdims[np - 1], head)?;
             }
@@ -101,6 +103,57 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(exit);
         self.b.ins().return_(&[]);
         Ok(())
+    }
+
+    /// The points of the last `u` parallel dims (see [`small_block`]) as one
+    /// straight-line block when the multi-index stands at the block's start and
+    /// the range holds the whole block: each point with its inner indices as
+    /// constants, so its addresses are the block's base plus constant offsets
+    /// (Cranelift folds the products and shares the base); otherwise one row of
+    /// [`Lower::row`] (a range that starts or ends inside a block). Then back to
+    /// `head`.
+    pub(super) fn block_or_row(&mut self, p: Variable, end: Value, u: usize, head: Block) -> R<()> {
+        let np = self.k.n_parallel;
+        let inner = np - u..np;
+        let size: usize = self.k.dims[inner.clone()].iter().product();
+        let pv = self.b.use_var(p);
+        let room = self.b.ins().isub(end, pv);
+        let mut whole = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, room, size as i64);
+        for d in inner.clone() {
+            let v = self.b.use_var(self.idx[d]);
+            let at_start = self.b.ins().icmp_imm_s(IntCC::Equal, v, 0);
+            whole = self.b.ins().band(whole, at_start);
+        }
+        let blockb = self.b.create_block();
+        let rowb = self.b.create_block();
+        self.b.ins().brif(whole, blockb, &[], rowb, &[]);
+        self.b.switch_to_block(blockb);
+        self.vals.iter_mut().for_each(|v| *v = None);
+        for j in 0..size {
+            let mut rest = j;
+            for d in inner.clone().rev() {
+                let at = self.iconst(I64, (rest % self.k.dims[d]) as i64);
+                self.b.def_var(self.idx[d], at);
+                rest /= self.k.dims[d];
+            }
+            self.point()?;
+        }
+        let z = self.iconst(I64, 0);
+        for d in inner {
+            self.b.def_var(self.idx[d], z);
+        }
+        let pv = self.b.use_var(p);
+        let pn = self.b.ins().iadd_imm_s(pv, size as i64);
+        self.b.def_var(p, pn);
+        let wrapped = self.b.ins().iconst(I8, 1);
+        self.carry(0..np - u, wrapped);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(rowb);
+        let n_last = self.k.dims[np - 1] as i64;
+        self.row(p, end, n_last, head)
     }
 
     /// The points of the current row (the last parallel dim from its current
@@ -274,6 +327,47 @@ impl Lower<'_, '_> {
             carry = Some(wrap);
         }
     }
+}
+
+/// Rows this short (the last parallel dim's size) run as straight-line blocks
+/// rather than loops: a loop's bounds, tiers and carry cost more than such a row's
+/// points.
+pub(super) const SMALL_ROW: usize = 4;
+
+/// The most points one straight-line block of [`Lower::block_or_row`] holds.
+pub(super) const SMALL_BLOCK_POINTS: usize = 16;
+
+/// Kernels with fewer parallel points than this keep their row loops: the
+/// straight-line blocks would cost more compile time than they save.
+pub(super) const SMALL_BLOCK_MIN_POINTS: usize = 1024;
+
+/// The most expressions one straight-line block renders (points × expressions),
+/// which bounds its code size and compile time.
+pub(super) const SMALL_BLOCK_EXPRS: usize = 256;
+
+/// How many trailing parallel dims of `k` run as one straight-line block (their
+/// points' product at most [`SMALL_BLOCK_POINTS`] and [`SMALL_BLOCK_EXPRS`]
+/// expressions), where its rows are at most [`SMALL_ROW`] points long and it has
+/// [`SMALL_BLOCK_MIN_POINTS`] points; `None` for other kernels.
+pub(super) fn small_block(k: &LoopKernel) -> Option<usize> {
+    let np = k.n_parallel;
+    if np == 0
+        || k.dims[np - 1] > SMALL_ROW
+        || k.dims[..np].iter().product::<usize>() < SMALL_BLOCK_MIN_POINTS
+    {
+        return None;
+    }
+    let exprs = k.exprs.len().max(1);
+    let mut points = 1;
+    let mut u = 0;
+    while u < np
+        && points * k.dims[np - 1 - u] <= SMALL_BLOCK_POINTS
+        && points * k.dims[np - 1 - u] * exprs <= SMALL_BLOCK_EXPRS
+    {
+        points *= k.dims[np - 1 - u];
+        u += 1;
+    }
+    (u > 0).then_some(u)
 }
 
 impl Lower<'_, '_> {

@@ -72,7 +72,13 @@ impl Lower<'_, '_> {
                     }
                     Expr::Unary { op, x } => self.vunary(*op, get(*x), vt),
                     Expr::UnaryParam { op, x } => self.vparam(*op, get(*x), vt),
+                    Expr::Binary { op, a, b } if self.k.exprs[i].dtype == DType::Bool => {
+                        self.vcompare(*op, get(*a), get(*b), vt)
+                    }
                     Expr::Binary { op, a, b } => self.vbinary(*op, get(*a), get(*b), vt),
+                    Expr::Where { cond, a, b } => {
+                        self.b.ins().bitselect(get(*cond), get(*a), get(*b))
+                    }
                     _ => return Err(CodegenError::Backend("not a vector expression".into())),
                 };
                 if anchored {
@@ -230,6 +236,18 @@ impl Lower<'_, '_> {
     }
 
     /// A vector mask (from a compare) as the operand type, for `bitselect`.
+    /// A comparison of two lane vectors as a lane mask of `vt` (all ones where
+    /// it holds), the scalar comparison's result per lane (a NaN compares
+    /// unequal and unordered, as IEEE and the scalar code do).
+    pub(super) fn vcompare(&mut self, op: BinaryOp, x: Value, y: Value, vt: Type) -> Value {
+        let m = match vector_compare(op, vt.lane_type().is_float()) {
+            Some(Ok(cc)) => self.b.ins().fcmp(cc, x, y),
+            Some(Err(cc)) => self.b.ins().icmp(cc, x, y),
+            None => unreachable!("vector_type admits only comparisons"),
+        };
+        self.vmask(m, vt)
+    }
+
     pub(super) fn vmask(&mut self, m: Value, vt: Type) -> Value {
         if vt.lane_type().is_float() {
             self.vbitcast(vt, m)
@@ -391,10 +409,25 @@ pub(super) fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
     let float = dt != DType::I32;
     let written = k.written_bufs();
     for e in &k.exprs {
-        if e.dtype != dt || e.stage != Stage::Outer(0) {
+        if e.stage != Stage::Outer(0) {
             return None;
         }
+        if e.dtype == DType::Bool {
+            // A comparison of two lane values, as a lane mask that only `Where`
+            // reads (a bool stored, cast or combined stays scalar code).
+            let compare = matches!(&e.expr, Expr::Binary { op, a, .. }
+                if vector_compare(*op, float).is_some() && k.exprs[a.0 as usize].dtype == dt);
+            if !compare {
+                return None;
+            }
+            continue;
+        }
+        if e.dtype != dt {
+            return None;
+        }
+        let mask = |c: &ExprId| k.exprs[c.0 as usize].dtype == DType::Bool;
         let ok = match &e.expr {
+            Expr::Where { cond, a, b } => mask(cond) && !mask(a) && !mask(b),
             Expr::Load { .. } => k.vector_load(&e.expr, np - 1, &written).is_some(),
             Expr::Const(_) => true,
             Expr::Unary { op, .. } => vector_unary_ok(*op, float, math),
@@ -405,6 +438,23 @@ pub(super) fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
         if !ok {
             return None;
         }
+    }
+    // Masks are never operands of other ops or stored (checked by dtype: every
+    // other op and store takes lane values).
+    let masks_only_select = k.exprs.iter().all(|e| match &e.expr {
+        Expr::Where { a, b, .. } => [a, b].iter().all(|x| k.exprs[x.0 as usize].dtype == dt),
+        Expr::Binary { a, b, .. } if e.dtype == DType::Bool => {
+            k.exprs[b.0 as usize].dtype == dt && k.exprs[a.0 as usize].dtype == dt
+        }
+        other => LoopKernel::operands(other)
+            .iter()
+            .all(|x| k.exprs[x.0 as usize].dtype == dt),
+    }) && k
+        .stores
+        .iter()
+        .all(|s| k.exprs[s.value.0 as usize].dtype == dt);
+    if !masks_only_select {
+        return None;
     }
     if k.stores.iter().all(|s| s.index.strides[np - 1] == 1) {
         Some(vt)
@@ -584,6 +634,27 @@ pub(super) fn vector_param_ok(op: UnaryParamOp, float: bool, math: MathMode) -> 
 }
 
 /// Whether [`Lower::vbinary`] emits `op` on vectors (see [`vector_unary_ok`]).
+/// The lane comparison of a comparison op: a float condition (`Ok`) for float
+/// lanes, a signed integer one (`Err`) for int32 lanes; `None` for other ops.
+pub(super) fn vector_compare(op: BinaryOp, float: bool) -> Option<Result<FloatCC, IntCC>> {
+    use BinaryOp::*;
+    Some(match (op, float) {
+        (Eq, true) => Ok(FloatCC::Equal),
+        (Ne, true) => Ok(FloatCC::NotEqual),
+        (Lt, true) => Ok(FloatCC::LessThan),
+        (Le, true) => Ok(FloatCC::LessThanOrEqual),
+        (Gt, true) => Ok(FloatCC::GreaterThan),
+        (Ge, true) => Ok(FloatCC::GreaterThanOrEqual),
+        (Eq, false) => Err(IntCC::Equal),
+        (Ne, false) => Err(IntCC::NotEqual),
+        (Lt, false) => Err(IntCC::SignedLessThan),
+        (Le, false) => Err(IntCC::SignedLessThanOrEqual),
+        (Gt, false) => Err(IntCC::SignedGreaterThan),
+        (Ge, false) => Err(IntCC::SignedGreaterThanOrEqual),
+        _ => return None,
+    })
+}
+
 pub(super) fn vector_binary_ok(op: BinaryOp, float: bool) -> bool {
     use BinaryOp::*;
     match op {
