@@ -13,7 +13,7 @@
 //! - other dtypes return `None` (the caller runs the interpreter's routine).
 //!
 //! Threads: `gemm` runs with `Parallelism::None` inside chunks of the executor's pool
-//! (batches first, then row blocks of one product), so the process never has two
+//! (batches first, then row or column blocks of one product), so the process never has two
 //! pools competing for the two cores, and the crate is built without rayon.
 
 use crate::buffer::{Buffer, Element};
@@ -25,8 +25,8 @@ use half::{bf16, f16};
 /// pool costs more than it saves.
 const PARALLEL_MIN_MACS: usize = 1 << 18;
 
-/// Rows of one product per chunk when a product is split by rows (a multiple of the
-/// micro-kernels' row blocks, so each chunk packs whole panels).
+/// Rows (or columns) of one product per chunk when a product is split (a multiple
+/// of the micro-kernels' blocks, so each chunk packs whole panels).
 const ROW_BLOCK_ALIGN: usize = 16;
 
 /// `x @ y` with `gemm` for float16/bfloat16/float32/float64 operands of one dtype
@@ -132,7 +132,7 @@ impl<T> OutPtr<T> {
     }
 }
 
-// SAFETY: the pointer is only used by `product`'s chunks, which write disjoint row
+// SAFETY: the pointer is only used by `product`'s chunks, which write disjoint
 // blocks of one live allocation that outlives `pool::parallel_for`.
 unsafe impl<T> Send for OutPtr<T> {}
 // SAFETY: as above.
@@ -151,48 +151,63 @@ fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims
         .unwrap_or_else(|_| vec![T::ZERO; len]);
     let threads = pool::threads().max(1);
     let macs = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
-    // Chunks: batch ranges when there are enough batches to share, else row blocks
-    // of each product (`per_batch` blocks of `rows` rows).
-    let (chunks, per_batch, rows) = if macs < PARALLEL_MIN_MACS || threads == 1 {
+    // Chunks: batch ranges when there are enough batches to share, else blocks of
+    // each product (`per_batch` of them). A block is a range of rows where the
+    // product is taller than wide and a range of columns otherwise: each chunk
+    // packs its own copy of the operand the split does not cut (all of `y` for a
+    // row block, all of `x` for a column block), so the cut goes across the
+    // larger one.
+    let by_rows = m >= n;
+    let (chunks, per_batch, span) = if macs < PARALLEL_MIN_MACS || threads == 1 {
         (1, 1, m)
     } else if b >= threads {
         (b.min(threads * 4), 1, m)
     } else {
         let want = threads.div_ceil(b);
-        let rows = m
+        let side = if by_rows { m } else { n };
+        let span = side
             .div_ceil(want)
             .next_multiple_of(ROW_BLOCK_ALIGN)
-            .clamp(1, m);
-        let per_batch = m.div_ceil(rows);
-        (b * per_batch, per_batch, rows)
+            .clamp(1, side);
+        let per_batch = side.div_ceil(span);
+        (b * per_batch, per_batch, span)
     };
     let dst = OutPtr(out.as_mut_ptr());
     let body = |c: usize| {
-        // Batches [b0, b1) and rows [r0, r1) of each.
-        let (b0, b1, r0, r1) = if per_batch == 1 {
-            (c * b / chunks, (c + 1) * b / chunks, 0, m)
+        // Batches [b0, b1), rows [r0, r1) and columns [c0, c1) of each.
+        let (b0, b1, (r0, r1), (c0, c1)) = if per_batch == 1 {
+            (c * b / chunks, (c + 1) * b / chunks, (0, m), (0, n))
         } else {
             let (bi, blk) = (c / per_batch, c % per_batch);
-            (bi, bi + 1, blk * rows, ((blk + 1) * rows).min(m))
+            let cut = (
+                blk * span,
+                ((blk + 1) * span).min(if by_rows { m } else { n }),
+            );
+            if by_rows {
+                (bi, bi + 1, cut, (0, n))
+            } else {
+                (bi, bi + 1, (0, m), cut)
+            }
         };
         for bi in b0..b1 {
             // SAFETY (pointers): every element the operands' strides reach lies in
             // `x` and `y` (`Strided::fits`, checked by the caller), and rows
-            // `r0..r1` are among the checked rows.
+            // `r0..r1` and columns `c0..c1` are among the checked ones.
             let lhs = unsafe { x.as_ptr().add(xs.offset + bi * xs.batch + r0 * xs.row) };
-            let rhs = unsafe { y.as_ptr().add(ys.offset + bi * ys.batch) };
-            // SAFETY: `lhs` reaches `(r1 - r0) × k` elements and `rhs` `k × n` through
-            // their strides, all inside their buffers (above); the destination block
-            // starts at row `r0` of batch `bi` of `out` (`b*m*n` elements) and spans
-            // `(r1 - r0) × n` row-major elements, which no other chunk writes;
-            // `read_dst == false` with `alpha == 0` means the destination is only
-            // written.
+            let rhs = unsafe { y.as_ptr().add(ys.offset + bi * ys.batch + c0 * ys.col) };
+            let first = bi * m * n + r0 * n + c0;
+            // SAFETY: `lhs` reaches `(r1 - r0) × k` elements and `rhs` `k × (c1 - c0)`
+            // through their strides, all inside their buffers (above); the
+            // destination block starts at row `r0`, column `c0` of batch `bi` of
+            // `out` (`b*m*n` elements) and spans rows `r0..r1` × columns `c0..c1`
+            // with row stride `n`, which no other chunk writes; `read_dst == false`
+            // with `alpha == 0` means the destination is only written.
             unsafe {
                 gemm::gemm(
                     r1 - r0,
-                    n,
+                    c1 - c0,
                     k,
-                    dst.get().add(bi * m * n + r0 * n),
+                    dst.get().add(first),
                     1,
                     n as isize,
                     false,
@@ -215,18 +230,20 @@ fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims
             // PyTorch's sums (and gemm's other paths) start from +0 and give +0.
             // Adding zero turns -0 into +0 and leaves every other value as it is, so
             // the result does not depend on which path the operands' shape picks.
-            if r1 - r0 <= 1 || n <= 1 || k <= 2 {
-                // SAFETY: this chunk's block of `out` (rows `r0..r1` of batch `bi`,
-                // `(r1 - r0) × n` elements from `bi * m * n + r0 * n`) lies inside
-                // `out`, and no other chunk reads or writes it.
-                let block = unsafe {
-                    std::slice::from_raw_parts_mut(
-                        dst.get().add(bi * m * n + r0 * n),
-                        (r1 - r0) * n,
-                    )
-                };
-                for v in block {
-                    *v = *v + T::ZERO;
+            if r1 - r0 <= 1 || c1 - c0 <= 1 || k <= 2 {
+                for r in r0..r1 {
+                    // SAFETY: row `r` of this chunk's block of `out` (columns
+                    // `c0..c1` of row `r` of batch `bi`) lies inside `out`, and no
+                    // other chunk reads or writes it.
+                    let row = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            dst.get().add(bi * m * n + r * n + c0),
+                            c1 - c0,
+                        )
+                    };
+                    for v in row {
+                        *v = *v + T::ZERO;
+                    }
                 }
             }
         }
