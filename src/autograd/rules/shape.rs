@@ -67,6 +67,27 @@ fn dense_order(layout: &Layout, n: usize) -> Option<Vec<isize>> {
 /// The gradient of a view of `x` through `layout`: summed over broadcast dims,
 /// then written back where the view reads (a scatter-add where it reads a position
 /// more than once, as `unfold` does).
+/// The sum of `g` over its `broadcast` dims (ascending), kept as size 1. Where
+/// they are a trailing run and some other dims (a bias's gradient: dims 0, 2, 3
+/// of `[N, C, H, W]`), the trailing run is summed first: one reduction over the
+/// other dims and the run together walks the run's contiguous elements with an
+/// odometer per element, while two reductions each run a contiguous or a column
+/// loop.
+fn sum_broadcast(g: &Tensor, broadcast: &[isize]) -> Result<Tensor> {
+    let nd = g.ndim() as isize;
+    let run = broadcast
+        .iter()
+        .rev()
+        .zip((0..nd).rev())
+        .take_while(|(&d, e)| d == *e)
+        .count();
+    if run == 0 || run == broadcast.len() {
+        return g.sum(broadcast, true);
+    }
+    let (outer, trailing) = broadcast.split_at(broadcast.len() - run);
+    g.sum(trailing, true)?.sum(outer, true)
+}
+
 pub(super) fn view(layout: &Layout, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
     let (x, g) = (c.x(0), c.grad);
     Ok(vec![c.when(0, || {
@@ -85,7 +106,7 @@ pub(super) fn view(layout: &Layout, c: &Ctx) -> Result<Vec<Option<Tensor>>> {
             for &d in &broadcast {
                 layout.shape[d as usize] = 1;
             }
-            g.sum(&broadcast, true)?
+            sum_broadcast(g, &broadcast)?
         };
         if let Some(order) = dense_order(&layout, x.numel()) {
             // every element once: the gradient is the output's, reordered
