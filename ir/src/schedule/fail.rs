@@ -9,16 +9,24 @@ use crate::op::BinaryOp;
 /// Whether a kernel of these expressions may set an error status: a data-dependent
 /// load, an integer division or remainder.
 pub(super) fn may_fail(exprs: &[ExprNode]) -> bool {
-    exprs.iter().any(|e| match &e.expr {
-        Expr::Load { dynamic, .. } => dynamic.is_some(),
-        Expr::Binary { op, a, .. } => {
-            matches!(
-                op,
-                BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
-            ) && !exprs[a.0 as usize].dtype.is_floating_point()
-        }
-        _ => false,
-    })
+    may_fail_from(exprs, 0)
+}
+
+/// Whether the expressions of `exprs` from index `start` on may set an error
+/// status (as [`may_fail`]; their operands are indices into all of `exprs`).
+pub(super) fn may_fail_from(exprs: &[ExprNode], start: usize) -> bool {
+    exprs[start.min(exprs.len())..]
+        .iter()
+        .any(|e| match &e.expr {
+            Expr::Load { dynamic, .. } => dynamic.is_some(),
+            Expr::Binary { op, a, .. } => {
+                matches!(
+                    op,
+                    BinaryOp::DivFloor | BinaryOp::DivTrunc | BinaryOp::Remainder | BinaryOp::Fmod
+                ) && !exprs[a.0 as usize].dtype.is_floating_point()
+            }
+            _ => false,
+        })
 }
 
 /// Why building a kernel stopped.

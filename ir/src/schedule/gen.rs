@@ -3,7 +3,8 @@
 //! casts folded as the interpreter computes them.
 
 use super::{
-    flat, fold_cast, may_fail, unravel, Affine, Builder, Ctx, Fail, Reason, MAX_DEPTH, MAX_EXPRS,
+    flat, fold_cast, may_fail_from, unravel, Affine, Builder, Ctx, Fail, Reason, MAX_DEPTH,
+    MAX_EXPRS,
 };
 use crate::dtype::DType;
 use crate::graph::NodeId;
@@ -163,7 +164,7 @@ impl Builder {
                         // computed whole does.
                         let before = self.exprs.len();
                         let v = self.gen(ctx, p, &pc, phase)?;
-                        if may_fail(&self.exprs[before..]) {
+                        if may_fail_from(&self.exprs, before) {
                             return Err(Fail::Materialize(p, Reason::PartialViewMayFail(n)));
                         }
                         Ok(v)

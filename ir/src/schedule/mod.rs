@@ -111,7 +111,7 @@ use builder::{Builder, Ctx, Split};
 use cost::arith_dtype;
 pub use cost::{cheap_binary, cheap_unary, cheap_unary_param, expensive};
 use externs::{extern_reason, strided_operand};
-use fail::{may_fail, Fail};
+use fail::{may_fail, may_fail_from, Fail};
 use fold::fold_cast;
 pub use options::ScheduleOptions;
 use options::{MAX_CAT_KERNELS, MAX_DEPTH, MAX_EXPRS, MAX_ROOTS, MAX_SHARED_CONE};
