@@ -101,7 +101,9 @@ pub(crate) fn matmul_strided(
 }
 
 /// The element types `gemm` multiplies, with their zero.
-trait GemmElement: Element + Copy + Send + Sync + std::ops::Add<Output = Self> + 'static {
+pub(crate) trait GemmElement:
+    Element + Copy + Send + Sync + std::ops::Add<Output = Self> + 'static
+{
     const ZERO: Self;
     const ONE: Self;
 }
@@ -123,11 +125,11 @@ impl GemmElement for f16 {
 
 /// A raw output pointer the chunks share; each chunk writes a disjoint block.
 #[derive(Clone, Copy)]
-struct OutPtr<T>(*mut T);
+pub(crate) struct OutPtr<T>(pub(crate) *mut T);
 
 impl<T> OutPtr<T> {
     /// The pointer (a method, so closures capture the `Sync` wrapper, not the field).
-    fn get(self) -> *mut T {
+    pub(crate) fn get(self) -> *mut T {
         self.0
     }
 }

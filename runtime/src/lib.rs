@@ -23,6 +23,7 @@ pub mod kernel_eval;
 mod mapped_file;
 pub mod pool;
 pub mod resident;
+mod tiled_gemm;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};

@@ -230,45 +230,85 @@ pub struct ExternStep {
 
 /// A strided read of an extern step's input from its buffer: element
 /// `(i_0, i_1, …)` of the input is `buffer[offset + Σ strides[d] · i_d]`.
+/// With `dims`, the strides are those of the view's own dims, of which each of
+/// the input's dims is a run of consecutive ones (a row-major reshape of a
+/// strided view: a convolution's windows `[N, C, kh, kw, OH, OW]` read as the
+/// `[N, C·kh·kw, OH·OW]` operand of its product).
 ///
 /// ```
 /// use lazyfuse_ir::kernel::ExternView;
 /// // a [3, 2] transpose of a row-major [2, 3] buffer
-/// let t = ExternView { offset: 0, strides: vec![1, 3] };
+/// let t = ExternView { offset: 0, strides: vec![1, 3], dims: None };
 /// assert_eq!(t.last_index(&[3, 2]), Some(5));
 /// assert_eq!(t.to_string(), "view(offset=0, strides=[1, 3])");
+/// // [2, 3, 2] windows of a row-major [2, 4] buffer, read as [2, 6]
+/// let w = ExternView { offset: 0, strides: vec![4, 1, 1], dims: Some(vec![2, 3, 2]) };
+/// assert_eq!(w.last_index(&[2, 6]), Some(7));
+/// assert_eq!(w.groups(&[2, 6]), Some(vec![0..1, 1..3]));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ExternView {
     /// the buffer index of element 0
     pub offset: usize,
-    /// the buffer step of each dim
+    /// the buffer step of each dim (of `dims` where given)
     pub strides: Vec<usize>,
+    /// the view's own dims, where the input's dims are runs of them
+    pub dims: Option<Vec<usize>>,
 }
 
 impl ExternView {
-    /// The largest buffer index the view reads over `shape` (`None` when it reads
-    /// nothing, or the index overflows).
+    /// The largest buffer index the view reads as an input of `shape` (`None`
+    /// when it reads nothing, or the index overflows).
     pub fn last_index(&self, shape: &[usize]) -> Option<usize> {
-        if shape.contains(&0) {
+        let dims = self.dims.as_deref().unwrap_or(shape);
+        if dims.contains(&0) || shape.contains(&0) {
             return None;
         }
-        shape
-            .iter()
+        dims.iter()
             .zip(&self.strides)
             .try_fold(self.offset, |acc, (&n, &st)| {
                 acc.checked_add((n - 1).checked_mul(st)?)
             })
     }
+
+    /// The run of the view's dims that each dim of an input of `shape` spans
+    /// (one dim each without `dims`); `None` where the dims do not group so, or
+    /// the strides do not match them.
+    pub fn groups(&self, shape: &[usize]) -> Option<Vec<std::ops::Range<usize>>> {
+        let Some(dims) = &self.dims else {
+            return (self.strides.len() == shape.len())
+                .then(|| (0..shape.len()).map(|d| d..d + 1).collect());
+        };
+        if self.strides.len() != dims.len() {
+            return None;
+        }
+        let mut runs = Vec::with_capacity(shape.len());
+        let mut at = 0;
+        for &n in shape {
+            let start = at;
+            let mut size = 1usize;
+            // a run takes dims while its size stays below the input dim's; size-1
+            // dims after it join it (they move nothing)
+            while at < dims.len() && (size < n || (dims[at] == 1 && size == n && n > 0)) {
+                size = size.checked_mul(dims[at])?;
+                at += 1;
+            }
+            if size != n {
+                return None;
+            }
+            runs.push(start..at);
+        }
+        (at == dims.len()).then_some(runs)
+    }
 }
 
 impl fmt::Display for ExternView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "view(offset={}, strides={:?})",
-            self.offset, self.strides
-        )
+        write!(f, "view(offset={}, strides={:?}", self.offset, self.strides)?;
+        if let Some(dims) = &self.dims {
+            write!(f, ", dims={dims:?}")?;
+        }
+        f.write_str(")")
     }
 }
 

@@ -324,7 +324,7 @@ impl Schedule {
                         let inside = match v {
                             None => crate::shape::numel(shape) == len,
                             Some(v) => {
-                                v.strides.len() == shape.len()
+                                v.groups(shape).is_some()
                                     && v.last_index(shape).is_none_or(|last| last < len)
                                     && !(shape.contains(&0) && v.offset > len)
                             }

@@ -33,8 +33,61 @@ pub(super) fn strided_operand(
     (host_float && l.shape.len() == 3).then_some(ExternView {
         offset: l.offset,
         strides,
+        dims: None,
     })
 }
+
+/// The stored node and the view through which the float matmul `n` reads its
+/// operand `i` in place where `i` is a row-major reshape of a strided view `p` of
+/// a stored node (a convolution's windows `[N, C, kh, kw, OH, OW]` read as
+/// `[N, C·kh·kw, OH·OW]`): the product gathers the operand tile by tile instead of
+/// storing the whole reshaped copy. `None` for other operands, or where the
+/// view's dims do not group into the operand's.
+pub(super) fn windows_operand(
+    graph: &Graph,
+    n: NodeId,
+    i: NodeId,
+    opts: &ScheduleOptions,
+) -> Option<(NodeId, ExternView)> {
+    let node = graph.node(n);
+    let host_float = matches!(node.op, Op::Matmul)
+        && !opts.matmul_kernels
+        && opts.math == MathMode::Fast
+        && matches!(node.dtype, DType::F32 | DType::F64);
+    let Op::View(reshape) = &graph.node(i).op else {
+        return None;
+    };
+    let p = graph.inputs(i)[0];
+    let Op::View(l) = &graph.node(p).op else {
+        return None;
+    };
+    let q = graph.inputs(p)[0];
+    if !host_float
+        || !reshape.is_identity_of(graph.node(p).numel())
+        || l.is_contiguous()
+        || matches!(graph.node(q).op, Op::View(_))
+    {
+        return None;
+    }
+    let strides = l
+        .strides
+        .iter()
+        .map(|&s| usize::try_from(s).ok())
+        .collect::<Option<Vec<usize>>>()?;
+    let v = ExternView {
+        offset: l.offset,
+        strides,
+        dims: Some(l.shape.clone()),
+    };
+    let shape = &graph.node(i).shape;
+    let large = shape.len() == 3 && shape[1].saturating_mul(shape[2]) >= TILED_OPERAND_MIN;
+    (large && v.groups(shape).is_some()).then_some((q, v))
+}
+
+/// Elements per batch below which a windows operand is stored whole rather than
+/// read in tiles: a small image's column matrix stays in cache anyway, and a
+/// product per image (several tiles each) costs more calls than the copy saves.
+const TILED_OPERAND_MIN: usize = 1 << 16;
 
 /// Why a node runs as an extern step, or `None` for loop-kernel nodes.
 pub(super) fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> Option<String> {

@@ -5,7 +5,8 @@
 use super::builder::whole_write_shape;
 use super::{
     canonical, cheap_binary, cheap_unary, cheap_unary_param, extern_reason, strided_operand,
-    Builder, Ctx, Fail, Reason, ScheduleOptions, Split, MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
+    windows_operand, Builder, Ctx, Fail, Reason, ScheduleOptions, Split, MAX_ROOTS,
+    MAX_SHARED_CONE, PLANNED_DEPTH,
 };
 use crate::graph::{Graph, NodeId};
 use crate::kernel::{BufDecl, BufId, BufKind, ExternStep, ExternView, MathMode, Schedule, Step};
@@ -70,7 +71,21 @@ impl<'g> Planner<'g> {
                     // operands) is that buffer: the extern reads the producer's. So is
                     // a strided view of it that the float matmul reads in place (a
                     // transposed operand).
-                    if let Op::View(l) = &graph.node(i).op {
+                    // A reshape of a strided view read by no one else (a
+                    // convolution's windows) is read from the view's base in
+                    // tiles, never stored whole.
+                    let windows = windows_operand(graph, n, i, opts).filter(|_| {
+                        let p = graph.inputs(i)[0];
+                        !targets.contains(&i)
+                            && !targets.contains(&p)
+                            && consumers.get(&p) == Some(&1)
+                            && consumers.get(&i) == Some(&1)
+                    });
+                    if let Some((q, v)) = windows {
+                        views_of.insert(i, q);
+                        extern_views.insert(i, v);
+                        i = q;
+                    } else if let Op::View(l) = &graph.node(i).op {
                         let p = graph.inputs(i)[0];
                         if l.is_identity_of(graph.node(p).numel()) && !targets.contains(&i) {
                             views_of.insert(i, p);

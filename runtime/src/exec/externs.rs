@@ -75,7 +75,9 @@ pub(crate) fn extern_on_host(
 }
 
 /// A matmul step with a strided operand, read in place by the float product of
-/// Fast math; `None` for any other step (or dtype), which reads row-major inputs.
+/// Fast math (an operand of grouped dims, a convolution's windows, through
+/// [`crate::tiled_gemm`]); `None` for any other step (or dtype), which reads
+/// row-major inputs.
 pub(super) fn strided_matmul(
     e: &ExternStep,
     math: MathMode,
@@ -92,6 +94,23 @@ pub(super) fn strided_matmul(
     if batch != b2 || k != k2 || e.shape != [batch, m, n] {
         return None;
     }
+    let d = crate::interp::matmul::Dims { b: batch, m, k, n };
+    if e.input_views
+        .iter()
+        .any(|v| v.as_ref().is_some_and(|v| v.dims.is_some()))
+    {
+        let xo = grouped(&e.input_views[0], a)?;
+        let yo = grouped(&e.input_views[1], b)?;
+        return match (&**x, &**y) {
+            (Buffer::F32(x), Buffer::F32(y)) => {
+                crate::tiled_gemm::product(x, &xo, y, &yo, d).map(|v| Arc::new(Buffer::from_vec(v)))
+            }
+            (Buffer::F64(x), Buffer::F64(y)) => {
+                crate::tiled_gemm::product(x, &xo, y, &yo, d).map(|v| Arc::new(Buffer::from_vec(v)))
+            }
+            _ => None,
+        };
+    }
     let strided = |v: &Option<ExternView>, rows: usize, cols: usize| match v {
         None => Some(crate::blas::Strided::row_major(rows, cols)),
         Some(v) => match v.strides.as_slice() {
@@ -106,8 +125,27 @@ pub(super) fn strided_matmul(
     };
     let xs = strided(&e.input_views[0], m, k)?;
     let ys = strided(&e.input_views[1], k, n)?;
-    let d = crate::interp::matmul::Dims { b: batch, m, k, n };
     crate::blas::matmul_strided(x, &xs, y, &ys, d).map(Arc::new)
+}
+
+/// A `[b, rows, cols]` operand of `shape` read through view `v` (row-major
+/// without one) as runs of `(size, stride)` dims.
+fn grouped(v: &Option<ExternView>, shape: &[usize]) -> Option<crate::tiled_gemm::Grouped> {
+    let row_major = ExternView {
+        offset: 0,
+        strides: vec![shape[1] * shape[2], shape[2], 1],
+        dims: None,
+    };
+    let v = v.as_ref().unwrap_or(&row_major);
+    let runs = v.groups(shape)?;
+    let dims = v.dims.as_deref().unwrap_or(shape);
+    let run = |g: usize| -> Vec<(usize, usize)> {
+        runs[g].clone().map(|d| (dims[d], v.strides[d])).collect()
+    };
+    Some(crate::tiled_gemm::Grouped {
+        offset: v.offset,
+        groups: [run(0), run(1), run(2)],
+    })
 }
 
 /// The inputs of extern step `e` as row-major buffers: a strided one gathered.
@@ -118,7 +156,7 @@ pub(crate) fn row_major_inputs(e: &ExternStep, inputs: Vec<Arc<Buffer>>) -> Vec<
         .map(|(b, (v, shape))| match v {
             None => b,
             Some(v) => Arc::new(b.gather(&lazyfuse_ir::Layout {
-                shape: shape.clone(),
+                shape: v.dims.clone().unwrap_or_else(|| shape.clone()),
                 strides: v.strides.iter().map(|&s| s as isize).collect(),
                 offset: v.offset,
             })),

@@ -1,0 +1,68 @@
+//! A convolution's product reads the windows of its padded input tile by tile
+//! (the schedule's `dims=` operand view: the im2col matrix is never stored) and
+//! computes what the reference interpreter computes on the gathered windows.
+//! (A binary of its own: the math mode it switches is global.)
+
+use lazyfuse::{DType, Tensor};
+
+fn ramp(shape: &[usize], seed: f64, dtype: DType) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.37 + seed).sin()).collect();
+    Tensor::from_vec(v, shape).unwrap().to_dtype(dtype).unwrap()
+}
+
+/// Convolutions (forward only: the windows have no other reader; each image's
+/// column matrix over 64K elements) whose product reads the windows of the padded
+/// input tile by tile (`dims=` in the schedule), with the windows never stored,
+/// against exact math (which gathers them whole for the interpreter's product).
+fn convolutions(dtype: DType) -> Vec<(Vec<f64>, String)> {
+    use lazyfuse::nn::functional as F;
+    let x = ramp(&[2, 40, 24, 24], 0.6, dtype);
+    let w = ramp(&[7, 40, 3, 3], 0.7, dtype);
+    let wg = ramp(&[8, 10, 5, 5], 0.8, dtype);
+    let b = ramp(&[7], 0.9, dtype);
+    lazyfuse::realize_all(&[&x, &w, &wg, &b]).unwrap();
+    let cases = [
+        // k = 360: two tiles of the contracted dim
+        F::conv2d(&x, &w, Some(&b), &[1], &[1], &[1], 1).unwrap(),
+        F::conv2d(&x, &w, None, &[2, 1], &[0, 2], &[1, 2], 1).unwrap(),
+        // groups split the windows' channel dim, which no run of the view's
+        // dims gives: the windows are stored (checked for values only)
+        F::conv2d(&x, &wg, None, &[1], &[1], &[1], 4).unwrap(),
+    ];
+    cases
+        .iter()
+        .map(|t| {
+            let text = t.schedule_text().unwrap();
+            let v = t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            (v, text)
+        })
+        .collect()
+}
+
+#[test]
+fn convolution_windows_are_read_in_tiles() {
+    lazyfuse::set_verify(true);
+    lazyfuse::set_cpu_backend(lazyfuse::CpuBackend::Jit);
+    for dtype in [DType::F32, DType::F64] {
+        lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
+        let fast = convolutions(dtype);
+        lazyfuse::set_math_mode(lazyfuse::MathMode::Exact);
+        let exact = convolutions(dtype);
+        lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
+        for (i, ((f, text), (e, exact_text))) in fast.iter().zip(&exact).enumerate() {
+            assert_eq!(text.contains("dims=["), i < 2, "{dtype} case {i}:\n{text}");
+            assert!(
+                !exact_text.contains("dims=["),
+                "{dtype} case {i}:\n{exact_text}"
+            );
+            assert_eq!(f.len(), e.len());
+            for (x, y) in f.iter().zip(e) {
+                assert!(
+                    (x - y).abs() <= 1e-4 * y.abs().max(1.0),
+                    "{dtype} case {i}: {x} vs {y}"
+                );
+            }
+        }
+    }
+}
