@@ -134,6 +134,91 @@ impl<T> OutPtr<T> {
     }
 }
 
+impl<T: GemmElement> OutPtr<T> {
+    /// Adds +0 to the `rows × cols` block from element `at` (row stride `stride`).
+    /// gemm's vector paths (one row or one column) and its k ≤ 2 path start each
+    /// sum from its first product, so a sum of negative zeros stays -0; PyTorch's
+    /// sums (and gemm's other paths) start from +0 and give +0. Adding zero turns
+    /// -0 into +0 and leaves every other value as it is, so the result does not
+    /// depend on which path the operands' shape picks.
+    ///
+    /// # Safety
+    /// The block lies inside the allocation, and no other thread reads or writes
+    /// it meanwhile.
+    pub(crate) unsafe fn plus_zero(self, at: usize, rows: usize, cols: usize, stride: usize) {
+        for r in 0..rows {
+            // SAFETY: row `r` of the block lies inside the allocation and is this
+            // caller's alone (the function's contract).
+            let row = unsafe { std::slice::from_raw_parts_mut(self.0.add(at + r * stride), cols) };
+            for v in row {
+                *v = *v + T::ZERO;
+            }
+        }
+    }
+}
+
+/// How a batched product `[b, m, k] @ [b, k, n]` is cut into chunks of the
+/// executor's pool: batch ranges when there are enough batches to share, else
+/// blocks of each product (`per_batch` of them, `span` rows or columns each). A
+/// chunk packs its own copy of the operand its cut does not divide (all of `y`
+/// for a row block, all of `x` for a column block), so the cut goes across the
+/// larger one.
+pub(crate) struct Chunks {
+    /// how many chunks
+    pub(crate) count: usize,
+    per_batch: usize,
+    span: usize,
+    by_rows: bool,
+    d: Dims,
+}
+
+impl Chunks {
+    /// The chunks of product `d`, its blocks rows (`by_rows`) or columns; one
+    /// chunk below [`PARALLEL_MIN_MACS`] or on one thread.
+    pub(crate) fn new(d: Dims, by_rows: bool) -> Chunks {
+        let Dims { b, m, k, n } = d;
+        let threads = pool::threads().max(1);
+        let macs = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
+        let side = if by_rows { m } else { n };
+        let (count, per_batch, span) = if macs < PARALLEL_MIN_MACS || threads == 1 {
+            (1, 1, side)
+        } else if b >= threads {
+            (b.min(threads * 4), 1, side)
+        } else {
+            let want = threads.div_ceil(b);
+            let span = side
+                .div_ceil(want)
+                .next_multiple_of(ROW_BLOCK_ALIGN)
+                .clamp(1, side);
+            let per_batch = side.div_ceil(span);
+            (b * per_batch, per_batch, span)
+        };
+        Chunks {
+            count,
+            per_batch,
+            span,
+            by_rows,
+            d,
+        }
+    }
+
+    /// Chunk `c`'s batches `[b0, b1)`, rows `[r0, r1)` and columns `[c0, c1)`.
+    pub(crate) fn chunk(&self, c: usize) -> (usize, usize, (usize, usize), (usize, usize)) {
+        let Dims { b, m, n, .. } = self.d;
+        if self.per_batch == 1 {
+            return (c * b / self.count, (c + 1) * b / self.count, (0, m), (0, n));
+        }
+        let (bi, blk) = (c / self.per_batch, c % self.per_batch);
+        let side = if self.by_rows { m } else { n };
+        let cut = (blk * self.span, ((blk + 1) * self.span).min(side));
+        if self.by_rows {
+            (bi, bi + 1, cut, (0, n))
+        } else {
+            (bi, bi + 1, (0, m), cut)
+        }
+    }
+}
+
 // SAFETY: the pointer is only used by `product`'s chunks, which write disjoint
 // blocks of one live allocation that outlives `pool::parallel_for`.
 unsafe impl<T> Send for OutPtr<T> {}
@@ -151,46 +236,12 @@ fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims
     // zeroing first
     let mut out = T::into_vec(crate::buffer_cache::take_for_overwrite(T::DTYPE, len))
         .unwrap_or_else(|_| vec![T::ZERO; len]);
-    let threads = pool::threads().max(1);
-    let macs = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
-    // Chunks: batch ranges when there are enough batches to share, else blocks of
-    // each product (`per_batch` of them). A block is a range of rows where the
-    // product is taller than wide and a range of columns otherwise: each chunk
-    // packs its own copy of the operand the split does not cut (all of `y` for a
-    // row block, all of `x` for a column block), so the cut goes across the
-    // larger one.
-    let by_rows = m >= n;
-    let (chunks, per_batch, span) = if macs < PARALLEL_MIN_MACS || threads == 1 {
-        (1, 1, m)
-    } else if b >= threads {
-        (b.min(threads * 4), 1, m)
-    } else {
-        let want = threads.div_ceil(b);
-        let side = if by_rows { m } else { n };
-        let span = side
-            .div_ceil(want)
-            .next_multiple_of(ROW_BLOCK_ALIGN)
-            .clamp(1, side);
-        let per_batch = side.div_ceil(span);
-        (b * per_batch, per_batch, span)
-    };
+    // a range of rows where the product is taller than wide, of columns otherwise
+    // (see `Chunks::new`)
+    let chunks = Chunks::new(d, m >= n);
     let dst = OutPtr(out.as_mut_ptr());
     let body = |c: usize| {
-        // Batches [b0, b1), rows [r0, r1) and columns [c0, c1) of each.
-        let (b0, b1, (r0, r1), (c0, c1)) = if per_batch == 1 {
-            (c * b / chunks, (c + 1) * b / chunks, (0, m), (0, n))
-        } else {
-            let (bi, blk) = (c / per_batch, c % per_batch);
-            let cut = (
-                blk * span,
-                ((blk + 1) * span).min(if by_rows { m } else { n }),
-            );
-            if by_rows {
-                (bi, bi + 1, cut, (0, n))
-            } else {
-                (bi, bi + 1, (0, m), cut)
-            }
-        };
+        let (b0, b1, (r0, r1), (c0, c1)) = chunks.chunk(c);
         for bi in b0..b1 {
             // SAFETY (pointers): every element the operands' strides reach lies in
             // `x` and `y` (`Strided::fits`, checked by the caller), and rows
@@ -227,39 +278,26 @@ fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims
                     gemm::Parallelism::None,
                 );
             }
-            // gemm's vector paths (one row or one column) and its k ≤ 2 path start
-            // each sum from its first product, so a sum of negative zeros stays -0;
-            // PyTorch's sums (and gemm's other paths) start from +0 and give +0.
-            // Adding zero turns -0 into +0 and leaves every other value as it is, so
-            // the result does not depend on which path the operands' shape picks.
+            // (-0 sums of gemm's special paths: see `OutPtr::plus_zero`)
             if r1 - r0 <= 1 || c1 - c0 <= 1 || k <= 2 {
-                for r in r0..r1 {
-                    // SAFETY: row `r` of this chunk's block of `out` (columns
-                    // `c0..c1` of row `r` of batch `bi`) lies inside `out`, and no
-                    // other chunk reads or writes it.
-                    let row = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            dst.get().add(bi * m * n + r * n + c0),
-                            c1 - c0,
-                        )
-                    };
-                    for v in row {
-                        *v = *v + T::ZERO;
-                    }
-                }
+                // SAFETY: this chunk's block of `out` (rows `r0..r1` × columns
+                // `c0..c1` of batch `bi`, row stride `n`) lies inside `out`, and no
+                // other chunk reads or writes it.
+                unsafe { dst.plus_zero(first, r1 - r0, c1 - c0, n) };
             }
         }
     };
-    pool::parallel_for(chunks, &body);
+    pool::parallel_for(chunks.count, &body);
     out
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::interp::matmul::matmul as reference;
 
-    fn data(len: usize, seed: u32) -> Vec<f64> {
+    /// `len` deterministic values in [-1, 1] (3 decimals) for `seed`.
+    pub(crate) fn data(len: usize, seed: u32) -> Vec<f64> {
         (0..len)
             .map(|i| {
                 let h = (i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 16;

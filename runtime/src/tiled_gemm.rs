@@ -11,7 +11,7 @@
 //! that one row stride and one column stride describe is read in place, as
 //! [`crate::blas`] reads it; the others are gathered per tile.
 
-use crate::blas::{GemmElement, OutPtr};
+use crate::blas::{Chunks, GemmElement, OutPtr};
 use crate::interp::matmul::Dims;
 use crate::pool;
 
@@ -20,12 +20,6 @@ const TILE_K: usize = 256;
 
 /// Columns per tile of the right operand (with `TILE_K`, 512 KiB of float32).
 const TILE_N: usize = 512;
-
-/// Below this many multiply-adds a product runs on the calling thread.
-const PARALLEL_MIN_MACS: usize = 1 << 18;
-
-/// Columns per chunk of a split product: a multiple of the micro-kernels' blocks.
-const COLUMN_ALIGN: usize = 16;
 
 /// A `[b, rows, cols]` operand whose each dim is a run of dims `(size, stride)`
 /// (row-major within the run) from `offset`.
@@ -162,26 +156,12 @@ pub(crate) fn product<T: GemmElement>(
     let mut out = T::into_vec(crate::buffer_cache::take_for_overwrite(T::DTYPE, len))
         .unwrap_or_else(|_| vec![T::ZERO; len]);
     let (xr, yr) = (Reader::new(xo), Reader::new(yo));
-    let threads = pool::threads().max(1);
-    let macs = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
-    let (chunks, per_batch, span) = if macs < PARALLEL_MIN_MACS || threads == 1 {
-        (1, 1, n)
-    } else if b >= threads {
-        (b.min(threads * 4), 1, n)
-    } else {
-        let want = threads.div_ceil(b);
-        let span = n.div_ceil(want).next_multiple_of(COLUMN_ALIGN).clamp(1, n);
-        let per_batch = n.div_ceil(span);
-        (b * per_batch, per_batch, span)
-    };
+    // column blocks only: a row block would gather the right operand's tiles
+    // once per chunk
+    let chunks = Chunks::new(d, false);
     let dst = OutPtr(out.as_mut_ptr());
     let body = |c: usize| {
-        let (b0, b1, c0, c1) = if per_batch == 1 {
-            (c * b / chunks, (c + 1) * b / chunks, 0, n)
-        } else {
-            let (bi, blk) = (c / per_batch, c % per_batch);
-            (bi, bi + 1, blk * span, ((blk + 1) * span).min(n))
-        };
+        let (b0, b1, _, (c0, c1)) = chunks.chunk(c);
         let mut a_tile: Vec<T> = Vec::new();
         let mut b_tile: Vec<T> = Vec::new();
         for bi in b0..b1 {
@@ -263,22 +243,12 @@ pub(crate) fn product<T: GemmElement>(
                     }
                 }
             }
-            // As in `blas`: gemm's one-row, one-column and k ≤ 2 paths start a sum
-            // from its first product (a sum of -0 stays -0); adding +0 gives
-            // PyTorch's +0 and leaves every other value as it is.
-            for r in 0..m {
-                // SAFETY: row `r`, columns `c0..c1` of batch `bi` lie inside `out`
-                // and belong to this chunk alone.
-                let row = unsafe {
-                    std::slice::from_raw_parts_mut(dst.get().add(bi * m * n + r * n + c0), c1 - c0)
-                };
-                for v in row {
-                    *v = *v + T::ZERO;
-                }
-            }
+            // SAFETY: rows `0..m` × columns `c0..c1` of batch `bi` (row stride `n`)
+            // lie inside `out` and belong to this chunk alone.
+            unsafe { dst.plus_zero(bi * m * n + c0, m, c1 - c0, n) };
         }
     };
-    pool::parallel_for(chunks, &body);
+    pool::parallel_for(chunks.count, &body);
     Some(out)
 }
 
@@ -307,12 +277,20 @@ mod tests {
     }
 
     fn data(len: usize, seed: u32) -> Vec<f32> {
-        (0..len)
-            .map(|i| {
-                let h = (i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 16;
-                (h % 2001) as f32 / 1000.0 - 1.0
-            })
+        crate::blas::tests::data(len, seed)
+            .into_iter()
+            .map(|v| v as f32)
             .collect()
+    }
+
+    /// The tiled product of `d` against the reference, within float32 rounding.
+    fn check(x: &[f32], xo: &Grouped, y: &[f32], yo: &Grouped, d: Dims) {
+        let fast = product(x, xo, y, yo, d).unwrap();
+        let exact = reference(x, xo, y, yo, d);
+        assert_eq!(fast.len(), exact.len());
+        for (a, b) in fast.iter().zip(&exact) {
+            assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
+        }
     }
 
     #[test]
@@ -347,11 +325,7 @@ mod tests {
                 k: c * 9,
                 n: out * out,
             };
-            let fast = product(&w, &xo, &x, &yo, d).unwrap();
-            let exact = reference(&w, &xo, &x, &yo, d);
-            for (a, b) in fast.iter().zip(&exact) {
-                assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
-            }
+            check(&w, &xo, &x, &yo, d);
         }
     }
 
@@ -377,11 +351,7 @@ mod tests {
             k: n * p,
             n: c,
         };
-        let fast = product(&g, &xo, &cols, &yo, d).unwrap();
-        let exact = reference(&g, &xo, &cols, &yo, d);
-        for (a, b) in fast.iter().zip(&exact) {
-            assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
-        }
+        check(&g, &xo, &cols, &yo, d);
     }
 
     #[test]

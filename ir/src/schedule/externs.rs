@@ -20,21 +20,27 @@ pub(super) fn strided_operand(
     l: &crate::layout::Layout,
     opts: &ScheduleOptions,
 ) -> Option<ExternView> {
-    let node = graph.node(n);
-    let host_float = matches!(node.op, Op::Matmul)
-        && !opts.matmul_kernels
-        && opts.math == MathMode::Fast
-        && matches!(node.dtype, DType::F32 | DType::F64);
-    let strides = l
-        .strides
-        .iter()
-        .map(|&s| usize::try_from(s).ok())
-        .collect::<Option<Vec<usize>>>()?;
-    (host_float && l.shape.len() == 3).then_some(ExternView {
+    let strides = unsigned_strides(l)?;
+    (host_float_matmul(graph, n, opts) && l.shape.len() == 3).then_some(ExternView {
         offset: l.offset,
         strides,
         dims: None,
     })
+}
+
+/// Whether `n` is a float32/float64 matmul of Fast math that runs on the host
+/// (`gemm` and `tiled_gemm` read its operands through their strides).
+fn host_float_matmul(graph: &Graph, n: NodeId, opts: &ScheduleOptions) -> bool {
+    let node = graph.node(n);
+    matches!(node.op, Op::Matmul)
+        && !opts.matmul_kernels
+        && opts.math == MathMode::Fast
+        && matches!(node.dtype, DType::F32 | DType::F64)
+}
+
+/// The strides of `l` as buffer steps, or `None` where one is negative.
+fn unsigned_strides(l: &crate::layout::Layout) -> Option<Vec<usize>> {
+    l.strides.iter().map(|&s| usize::try_from(s).ok()).collect()
 }
 
 /// The stored node and the view through which the float matmul `n` reads its
@@ -49,11 +55,6 @@ pub(super) fn windows_operand(
     i: NodeId,
     opts: &ScheduleOptions,
 ) -> Option<(NodeId, ExternView)> {
-    let node = graph.node(n);
-    let host_float = matches!(node.op, Op::Matmul)
-        && !opts.matmul_kernels
-        && opts.math == MathMode::Fast
-        && matches!(node.dtype, DType::F32 | DType::F64);
     let Op::View(reshape) = &graph.node(i).op else {
         return None;
     };
@@ -62,18 +63,14 @@ pub(super) fn windows_operand(
         return None;
     };
     let q = graph.inputs(p)[0];
-    if !host_float
+    if !host_float_matmul(graph, n, opts)
         || !reshape.is_identity_of(graph.node(p).numel())
         || l.is_contiguous()
         || matches!(graph.node(q).op, Op::View(_))
     {
         return None;
     }
-    let strides = l
-        .strides
-        .iter()
-        .map(|&s| usize::try_from(s).ok())
-        .collect::<Option<Vec<usize>>>()?;
+    let strides = unsigned_strides(l)?;
     let v = ExternView {
         offset: l.offset,
         strides,

@@ -177,12 +177,7 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
             // values in the same order as the loop, without its bounds and
             // odometer, which cost more than a few points (a pooling window).
             for j in 0..points {
-                let mut rest = j;
-                for d in (self.k.n_parallel..nd).rev() {
-                    let at = self.iconst(I64, (rest % self.k.dims[d]) as i64);
-                    self.b.def_var(self.idx[d], at);
-                    rest /= self.k.dims[d];
-                }
+                self.set_index_constant(self.k.n_parallel..nd, j);
                 let at = self.iconst(I64, j as i64);
                 self.b.def_var(self.pos, at);
                 body(self)?;

@@ -341,14 +341,7 @@ impl Lower<'_, '_> {
                         self.b.ins().select(uno, nan, m)
                     }
                     Eq | Ne | Lt | Le | Gt | Ge => {
-                        let cc = match op {
-                            Eq => FloatCC::Equal,
-                            Ne => FloatCC::NotEqual,
-                            Lt => FloatCC::LessThan,
-                            Le => FloatCC::LessThanOrEqual,
-                            Gt => FloatCC::GreaterThan,
-                            _ => FloatCC::GreaterThanOrEqual,
-                        };
+                        let cc = float_cc(op).expect("a comparison");
                         return Ok(self.b.ins().fcmp(cc, x, y));
                     }
                     LogicalAnd | LogicalOr | LogicalXor => {
@@ -508,4 +501,19 @@ impl Lower<'_, '_> {
             }
         })
     }
+}
+
+/// The float condition of a comparison op (IEEE: a NaN compares unequal and
+/// unordered), shared by the scalar and the vector code; `None` for other ops.
+pub(super) fn float_cc(op: BinaryOp) -> Option<FloatCC> {
+    use BinaryOp::*;
+    Some(match op {
+        Eq => FloatCC::Equal,
+        Ne => FloatCC::NotEqual,
+        Lt => FloatCC::LessThan,
+        Le => FloatCC::LessThanOrEqual,
+        Gt => FloatCC::GreaterThan,
+        Ge => FloatCC::GreaterThanOrEqual,
+        _ => return None,
+    })
 }

@@ -133,12 +133,7 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(blockb);
         self.vals.iter_mut().for_each(|v| *v = None);
         for j in 0..size {
-            let mut rest = j;
-            for d in inner.clone().rev() {
-                let at = self.iconst(I64, (rest % self.k.dims[d]) as i64);
-                self.b.def_var(self.idx[d], at);
-                rest /= self.k.dims[d];
-            }
+            self.set_index_constant(inner.clone(), j);
             self.point()?;
         }
         let z = self.iconst(I64, 0);
@@ -285,6 +280,17 @@ impl Lower<'_, '_> {
         let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4);
         let slot = self.b.create_sized_stack_slot(data);
         self.b.ins().stack_store(I64, v, slot, 0);
+    }
+
+    /// Sets the loop variables of `dims` to the constant multi-index of their
+    /// row-major position `j` (a straight-line block's point).
+    pub(super) fn set_index_constant(&mut self, dims: std::ops::Range<usize>, j: usize) {
+        let mut rest = j;
+        for d in dims.rev() {
+            let at = self.iconst(I64, (rest % self.k.dims[d]) as i64);
+            self.b.def_var(self.idx[d], at);
+            rest /= self.k.dims[d];
+        }
     }
 
     /// Adds `carry` (a bool) to the last of `dims` and carries into the others.

@@ -633,28 +633,26 @@ pub(super) fn vector_param_ok(op: UnaryParamOp, float: bool, math: MathMode) -> 
     float && math == MathMode::Fast && crate::cpu::vmath::has_param(op)
 }
 
-/// Whether [`Lower::vbinary`] emits `op` on vectors (see [`vector_unary_ok`]).
-/// The lane comparison of a comparison op: a float condition (`Ok`) for float
-/// lanes, a signed integer one (`Err`) for int32 lanes; `None` for other ops.
+/// The lane comparison of a comparison op: the scalar code's float condition
+/// ([`super::ops::float_cc`], `Ok`) for float lanes, a signed integer one (`Err`)
+/// for int32 lanes; `None` for other ops.
 pub(super) fn vector_compare(op: BinaryOp, float: bool) -> Option<Result<FloatCC, IntCC>> {
     use BinaryOp::*;
-    Some(match (op, float) {
-        (Eq, true) => Ok(FloatCC::Equal),
-        (Ne, true) => Ok(FloatCC::NotEqual),
-        (Lt, true) => Ok(FloatCC::LessThan),
-        (Le, true) => Ok(FloatCC::LessThanOrEqual),
-        (Gt, true) => Ok(FloatCC::GreaterThan),
-        (Ge, true) => Ok(FloatCC::GreaterThanOrEqual),
-        (Eq, false) => Err(IntCC::Equal),
-        (Ne, false) => Err(IntCC::NotEqual),
-        (Lt, false) => Err(IntCC::SignedLessThan),
-        (Le, false) => Err(IntCC::SignedLessThanOrEqual),
-        (Gt, false) => Err(IntCC::SignedGreaterThan),
-        (Ge, false) => Err(IntCC::SignedGreaterThanOrEqual),
+    if float {
+        return super::ops::float_cc(op).map(Ok);
+    }
+    Some(match op {
+        Eq => Err(IntCC::Equal),
+        Ne => Err(IntCC::NotEqual),
+        Lt => Err(IntCC::SignedLessThan),
+        Le => Err(IntCC::SignedLessThanOrEqual),
+        Gt => Err(IntCC::SignedGreaterThan),
+        Ge => Err(IntCC::SignedGreaterThanOrEqual),
         _ => return None,
     })
 }
 
+/// Whether [`Lower::vbinary`] emits `op` on vectors (see [`vector_unary_ok`]).
 pub(super) fn vector_binary_ok(op: BinaryOp, float: bool) -> bool {
     use BinaryOp::*;
     match op {
