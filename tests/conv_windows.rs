@@ -1,6 +1,7 @@
 //! A convolution's product reads the windows of its padded input tile by tile
-//! (the schedule's `dims=` operand view: the im2col matrix is never stored) and
-//! computes what the reference interpreter computes on the gathered windows.
+//! (the schedule's `dims=` operand view: the im2col matrix is never stored), from
+//! the unpadded input (`zero_padded`: nor is the padded copy), and computes what
+//! the reference interpreter computes on the gathered windows.
 //! (A binary of its own: the math mode it switches is global.)
 
 use lazyfuse::{DType, Tensor};
@@ -20,12 +21,17 @@ fn convolutions(dtype: DType) -> Vec<(Vec<f64>, String)> {
     let x = ramp(&[2, 40, 24, 24], 0.6, dtype);
     let w = ramp(&[7, 40, 3, 3], 0.7, dtype);
     let wg = ramp(&[8, 10, 5, 5], 0.8, dtype);
+    let w4 = ramp(&[3, 40, 4, 4], 1.1, dtype);
     let b = ramp(&[7], 0.9, dtype);
-    lazyfuse::realize_all(&[&x, &w, &wg, &b]).unwrap();
+    lazyfuse::realize_all(&[&x, &w, &wg, &w4, &b]).unwrap();
     let cases = [
         // k = 360: two tiles of the contracted dim
         F::conv2d(&x, &w, Some(&b), &[1], &[1], &[1], 1).unwrap(),
         F::conv2d(&x, &w, None, &[2, 1], &[0, 2], &[1, 2], 1).unwrap(),
+        // "same" with an even kernel pads one more after than before
+        F::conv2d_same(&x, &w4, None, &[1], &[1], 1).unwrap(),
+        // no padding: the windows of the input itself
+        F::conv2d(&x, &w, Some(&b), &[1], &[0], &[1], 1).unwrap(),
         // groups split the windows' channel dim, which no run of the view's
         // dims gives: the windows are stored (checked for values only)
         F::conv2d(&x, &wg, None, &[1], &[1], &[1], 4).unwrap(),
@@ -51,7 +57,19 @@ fn convolution_windows_are_read_in_tiles() {
         let exact = convolutions(dtype);
         lazyfuse::set_math_mode(lazyfuse::MathMode::Fast);
         for (i, ((f, text), (e, exact_text))) in fast.iter().zip(&exact).enumerate() {
-            assert_eq!(text.contains("dims=["), i < 2, "{dtype} case {i}:\n{text}");
+            let tiled = i != 4;
+            assert_eq!(text.contains("dims=["), tiled, "{dtype} case {i}:\n{text}");
+            // the padded input is never stored where the windows are read in tiles
+            assert_eq!(
+                text.contains("zero_padded("),
+                i < 3,
+                "{dtype} case {i}:\n{text}"
+            );
+            assert_eq!(
+                text.contains("write_view"),
+                !tiled,
+                "{dtype} case {i}:\n{text}"
+            );
             assert!(
                 !exact_text.contains("dims=["),
                 "{dtype} case {i}:\n{exact_text}"

@@ -14,6 +14,7 @@
 use crate::blas::{Chunks, GemmElement, OutPtr};
 use crate::interp::matmul::Dims;
 use crate::pool;
+use lazyfuse_ir::kernel::ZeroPadded;
 
 /// Rows of the contracted dim per tile.
 const TILE_K: usize = 256;
@@ -22,24 +23,97 @@ const TILE_K: usize = 256;
 const TILE_N: usize = 512;
 
 /// A `[b, rows, cols]` operand whose each dim is a run of dims `(size, stride)`
-/// (row-major within the run) from `offset`.
+/// (row-major within the run) from `offset`; with `padded`, the offset and
+/// strides index that zero-padded buffer, whose interior the operand's buffer
+/// holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Grouped {
     pub(crate) offset: usize,
     pub(crate) groups: [Vec<(usize, usize)>; 3],
+    pub(crate) padded: Option<ZeroPadded>,
+}
+
+/// The indices of one group, row-major over its dims: each one's buffer offset
+/// and, for a padded operand, its coordinates along the padded dims
+/// ([`padded_dims`], `nd` per index), whose sum over the groups is an element's
+/// (no carry: `fits`). A padded index's offset is the source offset its
+/// coordinates (along every dim) step, `Σ coords[d] · source_strides[d]`.
+struct Table {
+    offsets: Vec<isize>,
+    coords: Vec<usize>,
+    nd: usize,
+}
+
+impl Table {
+    fn coords(&self, i: usize) -> &[usize] {
+        &self.coords[i * self.nd..(i + 1) * self.nd]
+    }
 }
 
 impl Grouped {
-    /// The buffer offset of each index of group `g` (row-major over its dims).
-    fn table(&self, g: usize) -> Vec<usize> {
-        let mut t = vec![0usize];
-        for &(size, stride) in &self.groups[g] {
-            t = t
-                .iter()
-                .flat_map(|&base| (0..size).map(move |i| base + i * stride))
-                .collect();
+    /// The index table of group `g` ([`Table`]).
+    fn table(&self, g: usize) -> Table {
+        let dims = &self.groups[g];
+        let Some(p) = &self.padded else {
+            let mut t = vec![0isize];
+            for &(size, stride) in dims {
+                t = t
+                    .iter()
+                    .flat_map(|&base| (0..size).map(move |i| base + (i * stride) as isize))
+                    .collect();
+            }
+            return Table {
+                offsets: t,
+                coords: Vec::new(),
+                nd: 0,
+            };
+        };
+        let dims_padded = padded_dims(p);
+        let nd = dims_padded.len();
+        let mut t = Table {
+            offsets: vec![0],
+            coords: vec![0; nd],
+            nd,
+        };
+        for &(size, stride) in dims {
+            // `fits` has checked that every stride has coordinates
+            let all = p.coords(stride).unwrap_or_else(|| vec![0; p.shape.len()]);
+            let step_offset: usize = all.iter().zip(&p.source_strides).map(|(c, s)| c * s).sum();
+            let step: Vec<usize> = dims_padded.iter().map(|&d| all[d]).collect();
+            let mut next = Table {
+                offsets: Vec::with_capacity(t.offsets.len() * size),
+                coords: Vec::with_capacity(t.coords.len() * size),
+                nd,
+            };
+            for e in 0..t.offsets.len() {
+                for i in 0..size {
+                    next.offsets.push(t.offsets[e] + (i * step_offset) as isize);
+                    next.coords
+                        .extend(t.coords(e).iter().zip(&step).map(|(c, s)| c + i * s));
+                }
+            }
+            t = next;
         }
         t
+    }
+
+    /// The buffer offset and padded coordinates (along the padded dims) of the
+    /// operand's element 0: the offset itself unpadded; padded, the source offset
+    /// of its coordinates (negative where they lie in the padding before the
+    /// interior).
+    fn origin(&self) -> (isize, Vec<usize>) {
+        match &self.padded {
+            None => (self.offset as isize, Vec::new()),
+            Some(p) => {
+                let c = p
+                    .coords(self.offset)
+                    .unwrap_or_else(|| vec![0; p.shape.len()]);
+                let at = (0..c.len()).fold(p.source_offset as isize, |at, d| {
+                    at + (c[d] as isize - p.before[d] as isize) * p.source_strides[d] as isize
+                });
+                (at, padded_dims(p).iter().map(|&d| c[d]).collect())
+            }
+        }
     }
 
     /// The one stride of group `g`, where a single dim (or none) makes it up.
@@ -59,52 +133,106 @@ impl Grouped {
         }
     }
 
-    /// Whether every element of the operand lies inside `len`.
+    /// Whether every element of the operand lies inside `len` (padded: inside
+    /// the padded buffer with exact coordinates, and the interior inside `len`).
     fn fits(&self, len: usize) -> bool {
-        if self.groups.iter().flatten().any(|d| d.0 == 0) {
-            return true;
-        }
-        self.groups
+        let view = lazyfuse_ir::kernel::ExternView {
+            offset: self.offset,
+            strides: self.groups.iter().flatten().map(|d| d.1).collect(),
+            dims: Some(self.groups.iter().flatten().map(|d| d.0).collect()),
+            padded: self.padded.clone(),
+        };
+        let sizes: Vec<usize> = self
+            .groups
             .iter()
-            .flatten()
-            .try_fold(self.offset, |acc, &(n, st)| {
-                acc.checked_add((n - 1).checked_mul(st)?)
-            })
-            .is_some_and(|last| last < len)
+            .map(|g| g.iter().map(|d| d.0).product())
+            .collect();
+        view.reads_within(&sizes, len)
+    }
+}
+
+/// The dims of `p` that have padding (the others are their source's whole dim:
+/// no element lies outside them).
+fn padded_dims(p: &ZeroPadded) -> Vec<usize> {
+    (0..p.shape.len())
+        .filter(|&d| p.before[d] > 0 || p.before[d] + p.interior[d] < p.shape[d])
+        .collect()
+}
+
+/// Where a padded operand's elements lie in the interior, by index into the
+/// padded dims ([`padded_dims`]): the interior's range `(k, first, length)`
+/// along each dim that a run of columns does not step along (`checks`), and
+/// along the one it does (`run`: the last dim, where it is padded and runs are
+/// longer than one).
+struct Clip {
+    checks: Vec<(usize, usize, usize)>,
+    run: Option<(usize, usize, usize)>,
+}
+
+impl Clip {
+    fn new(p: &ZeroPadded, run: usize) -> Clip {
+        let dims = padded_dims(p);
+        let last = p.shape.len() - 1;
+        let run_dim = (run > 1 && dims.last() == Some(&last)).then(|| dims.len() - 1);
+        let range = |k: usize| (k, p.before[dims[k]], p.interior[dims[k]]);
+        Clip {
+            checks: (0..dims.len())
+                .filter(|&k| Some(k) != run_dim)
+                .map(range)
+                .collect(),
+            run: run_dim.map(range),
+        }
     }
 }
 
 /// How a chunk reads one operand: in place through two strides, or by gathering
-/// tiles through offset tables.
+/// tiles through index tables.
 enum Reader {
     Strided {
         batch: usize,
         row: usize,
         col: usize,
     },
-    Gathered {
-        batch: Vec<usize>,
-        rows: Vec<usize>,
-        cols: Vec<usize>,
-        /// the size of the columns' last dim where its stride is 1 (its
-        /// elements are copied as runs), else 1
-        run: usize,
-    },
+    Gathered(Box<Gathered>),
+}
+
+/// The index tables a gathered operand is read through.
+struct Gathered {
+    /// element 0's offset and padded coordinates ([`Grouped::origin`])
+    origin: (isize, Vec<usize>),
+    batch: Table,
+    rows: Table,
+    cols: Table,
+    /// the size of the columns' last dim where it steps one element of the
+    /// buffer (its elements are copied as runs), else 1
+    run: usize,
+    /// a padded operand's interior
+    clip: Option<Clip>,
 }
 
 impl Reader {
     fn new(o: &Grouped) -> Reader {
-        match (o.single(0), o.single(1), o.single(2)) {
-            (Some(batch), Some(row), Some(col)) => Reader::Strided { batch, row, col },
-            _ => Reader::Gathered {
-                batch: o.table(0),
-                rows: o.table(1),
-                cols: o.table(2),
-                run: match o.groups[2].last() {
-                    Some(&(size, 1)) => size.max(1),
+        match (o.single(0), o.single(1), o.single(2), &o.padded) {
+            (Some(batch), Some(row), Some(col), None) => Reader::Strided { batch, row, col },
+            _ => {
+                let unit = |p: &ZeroPadded| {
+                    // a step of 1 in the padded buffer is one along its last dim
+                    p.source_strides.last() == Some(&1) && p.shape.last().is_some_and(|&n| n > 1)
+                };
+                let run = match (o.groups[2].last(), &o.padded) {
+                    (Some(&(size, 1)), None) => size.max(1),
+                    (Some(&(size, 1)), Some(p)) if unit(p) => size.max(1),
                     _ => 1,
-                },
-            },
+                };
+                Reader::Gathered(Box::new(Gathered {
+                    origin: o.origin(),
+                    batch: o.table(0),
+                    rows: o.table(1),
+                    cols: o.table(2),
+                    run,
+                    clip: o.padded.as_ref().map(|p| Clip::new(p, run)),
+                }))
+            }
         }
     }
 }
@@ -115,17 +243,116 @@ impl Reader {
 fn gather_row<T: Copy>(
     tile: &mut Vec<T>,
     src: &[T],
-    base: usize,
-    cols: &[usize],
+    base: isize,
+    cols: &Table,
     (c0, c1): (usize, usize),
     run: usize,
 ) {
-    let mut j = c0;
+    // one division per row: the runs' ends step by `run`
+    let (mut j, mut run_end) = (c0, (c0 / run + 1) * run);
     while j < c1 {
-        let end = ((j / run + 1) * run).min(c1);
-        let at = base + cols[j];
+        let end = run_end.min(c1);
+        // unpadded offsets are never negative (`Grouped::fits`)
+        let at = (base + cols.offsets[j]) as usize;
         tile.extend_from_slice(&src[at..at + (end - j)]);
-        j = end;
+        (j, run_end) = (end, run_end + run);
+    }
+}
+
+/// [`gather_row`] for a padded operand: the row at source offset `base` and
+/// coordinates `at` (along the padded dims); a column whose coordinates leave the
+/// interior reads zero. A run steps along the padded buffer's last dim, where it
+/// is clipped to the interior and the rest copied as one slice.
+fn gather_padded_row<T: GemmElement>(
+    tile: &mut Vec<T>,
+    src: &[T],
+    (base, at): (isize, &[usize]),
+    cols: &Table,
+    (c0, c1): (usize, usize),
+    run: usize,
+    clip: &Clip,
+) {
+    let nd = at.len();
+    let (mut j, mut run_end) = (c0, (c0 / run + 1) * run);
+    while j < c1 {
+        let end = run_end.min(c1);
+        let len = end - j;
+        let c = &cols.coords[j * nd..(j + 1) * nd];
+        // x in first..first + length, as one unsigned comparison
+        let inside = clip
+            .checks
+            .iter()
+            .all(|&(k, first, length)| (at[k] + c[k]).wrapping_sub(first) < length);
+        let from = base + cols.offsets[j];
+        match clip.run {
+            _ if !inside => tile.resize(tile.len() + len, T::ZERO),
+            // inside the interior: source indices (`Grouped::fits`)
+            None => {
+                let from = from as usize;
+                tile.extend_from_slice(&src[from..from + len]);
+            }
+            Some((k, first, length)) => {
+                let x0 = at[k] + c[k];
+                let lo = first.saturating_sub(x0).min(len);
+                let hi = (first + length).saturating_sub(x0).clamp(lo, len);
+                let whole = usize::try_from(from)
+                    .ok()
+                    .filter(|&f| f.checked_add(len).is_some_and(|e| e <= src.len()));
+                match whole {
+                    Some(f) if lo == 0 && hi == len => tile.extend_from_slice(&src[f..f + len]),
+                    // the whole run's source range lies inside `src` (its clipped
+                    // ends are neighbouring elements): one copy of fixed length,
+                    // then the ends zeroed
+                    Some(f) => {
+                        let start = tile.len();
+                        tile.extend_from_slice(&src[f..f + len]);
+                        tile[start..start + lo].fill(T::ZERO);
+                        tile[start + hi..start + len].fill(T::ZERO);
+                    }
+                    None => {
+                        tile.resize(tile.len() + lo, T::ZERO);
+                        // elements lo..hi lie in the interior, one source element apart
+                        let f = (from + lo as isize) as usize;
+                        tile.extend_from_slice(&src[f..f + (hi - lo)]);
+                        tile.resize(tile.len() + (len - hi), T::ZERO);
+                    }
+                }
+            }
+        }
+        (j, run_end) = (end, run_end + run);
+    }
+}
+
+/// Appends row `r` of batch `bi`, columns `c0..c1`, of a gathered operand to
+/// `tile`.
+fn gather<T: GemmElement>(
+    tile: &mut Vec<T>,
+    src: &[T],
+    reader: &Reader,
+    (bi, r): (usize, usize),
+    cols_range: (usize, usize),
+    scratch: &mut Vec<usize>,
+) {
+    let Reader::Gathered(g) = reader else {
+        return;
+    };
+    let Gathered {
+        origin,
+        batch,
+        rows,
+        cols,
+        run,
+        clip,
+    } = &**g;
+    let base = origin.0 + batch.offsets[bi] + rows.offsets[r];
+    match clip {
+        None => gather_row(tile, src, base, cols, cols_range, *run),
+        Some(clip) => {
+            scratch.clear();
+            let (b, rw) = (batch.coords(bi), rows.coords(r));
+            scratch.extend((0..origin.1.len()).map(|k| origin.1[k] + b[k] + rw[k]));
+            gather_padded_row(tile, src, (base, scratch), cols, cols_range, *run, clip);
+        }
     }
 }
 
@@ -164,6 +391,7 @@ pub(crate) fn product<T: GemmElement>(
         let (b0, b1, _, (c0, c1)) = chunks.chunk(c);
         let mut a_tile: Vec<T> = Vec::new();
         let mut b_tile: Vec<T> = Vec::new();
+        let mut scratch: Vec<usize> = Vec::new();
         for bi in b0..b1 {
             for k0 in (0..k).step_by(TILE_K) {
                 let kc = TILE_K.min(k - k0);
@@ -173,16 +401,10 @@ pub(crate) fn product<T: GemmElement>(
                         let at = xo.offset + bi * batch + k0 * col;
                         (x[at..].as_ptr(), *col as isize, *row as isize)
                     }
-                    Reader::Gathered {
-                        batch,
-                        rows,
-                        cols,
-                        run,
-                    } => {
+                    Reader::Gathered(_) => {
                         a_tile.clear();
-                        let base = xo.offset + batch[bi];
-                        for &r in rows {
-                            gather_row(&mut a_tile, x, base + r, cols, (k0, k0 + kc), *run);
+                        for r in 0..m {
+                            gather(&mut a_tile, x, &xr, (bi, r), (k0, k0 + kc), &mut scratch);
                         }
                         (a_tile.as_ptr(), 1, kc as isize)
                     }
@@ -194,16 +416,10 @@ pub(crate) fn product<T: GemmElement>(
                             let at = yo.offset + bi * batch + k0 * row + n0 * col;
                             (y[at..].as_ptr(), *col as isize, *row as isize)
                         }
-                        Reader::Gathered {
-                            batch,
-                            rows,
-                            cols,
-                            run,
-                        } => {
+                        Reader::Gathered(_) => {
                             b_tile.clear();
-                            let base = yo.offset + batch[bi];
-                            for &r in &rows[k0..k0 + kc] {
-                                gather_row(&mut b_tile, y, base + r, cols, (n0, n0 + nc), *run);
+                            for r in k0..k0 + kc {
+                                gather(&mut b_tile, y, &yr, (bi, r), (n0, n0 + nc), &mut scratch);
                             }
                             (b_tile.as_ptr(), 1, nc as isize)
                         }
@@ -256,17 +472,32 @@ pub(crate) fn product<T: GemmElement>(
 mod tests {
     use super::*;
 
+    /// Element `(bi, i, j)` of an operand, from its virtual offsets (the
+    /// padded buffer's, where it is padded) one element at a time.
+    fn element(src: &[f32], o: &Grouped, (bi, i, j): (usize, usize, usize)) -> f32 {
+        let plain = Grouped {
+            padded: None,
+            ..o.clone()
+        };
+        let (b, r, c) = (plain.table(0), plain.table(1), plain.table(2));
+        let at = o.offset as isize + b.offsets[bi] + r.offsets[i] + c.offsets[j];
+        match &o.padded {
+            None => src[at as usize],
+            Some(p) => p
+                .source_index(&p.coords(at as usize).unwrap())
+                .map_or(0.0, |s| src[s]),
+        }
+    }
+
     fn reference(x: &[f32], xo: &Grouped, y: &[f32], yo: &Grouped, d: Dims) -> Vec<f32> {
-        let (xb, xrow, xc) = (xo.table(0), xo.table(1), xo.table(2));
-        let (yb, yrow, yc) = (yo.table(0), yo.table(1), yo.table(2));
         let mut out = vec![0f32; d.b * d.m * d.n];
         for bi in 0..d.b {
             for i in 0..d.m {
                 for j in 0..d.n {
                     let mut s = 0f64;
                     for kk in 0..d.k {
-                        let a = x[xo.offset + xb[bi] + xrow[i] + xc[kk]];
-                        let b = y[yo.offset + yb[bi] + yrow[kk] + yc[j]];
+                        let a = element(x, xo, (bi, i, kk));
+                        let b = element(y, yo, (bi, kk, j));
                         s += a as f64 * b as f64;
                     }
                     out[(bi * d.m + i) * d.n + j] = s as f32;
@@ -305,6 +536,7 @@ mod tests {
             let xo = Grouped {
                 offset: 0,
                 groups: [vec![], vec![(o, c * 9)], vec![(c * 9, 1)]],
+                padded: None,
             };
             let yo = Grouped {
                 offset: 0,
@@ -313,6 +545,7 @@ mod tests {
                     vec![(c, hw), (3, side), (3, 1)],
                     vec![(out, side), (out, 1)],
                 ],
+                padded: None,
             };
             // the weights broadcast over the batch
             let xo = Grouped {
@@ -330,6 +563,53 @@ mod tests {
     }
 
     #[test]
+    fn windows_of_an_image_padded_in_place_multiply_as_their_column_matrix() {
+        // conv 3×3 with padding 1 read from the unpadded [2, c, h, w] image: stride
+        // 1 (columns copied as clipped runs) and 2 (one element at a time); the
+        // second's k (360) spans two tiles, and odd sizes leave partial runs
+        for (c, (h, w), stride) in [
+            (5usize, (12usize, 11usize), 1usize),
+            (40, (9, 10), 2),
+            (3, (7, 30), 1),
+        ] {
+            let (n, o) = (2usize, 7usize);
+            let (hp, wp) = (h + 2, w + 2);
+            let (oh, ow) = ((hp - 3) / stride + 1, (wp - 3) / stride + 1);
+            let x = data(n * c * h * w, 3);
+            let wt = data(o * c * 9, 5);
+            let xo = Grouped {
+                offset: 0,
+                groups: [vec![(n, 0)], vec![(o, c * 9)], vec![(c * 9, 1)]],
+                padded: None,
+            };
+            let yo = Grouped {
+                offset: 0,
+                groups: [
+                    vec![(n, c * hp * wp)],
+                    vec![(c, hp * wp), (3, wp), (3, 1)],
+                    vec![(oh, stride * wp), (ow, stride)],
+                ],
+                padded: Some(ZeroPadded {
+                    shape: vec![n, c, hp, wp],
+                    before: vec![0, 0, 1, 1],
+                    interior: vec![n, c, h, w],
+                    source_offset: 0,
+                    source_strides: vec![c * h * w, h * w, w, 1],
+                }),
+            };
+            let d = Dims {
+                b: n,
+                m: o,
+                k: c * 9,
+                n: oh * ow,
+            };
+            check(&wt, &xo, &x, &yo, d);
+            // one element short of the interior is refused
+            assert!(product(&wt, &xo, &x[1..], &yo, d).is_none());
+        }
+    }
+
+    #[test]
     fn a_gathered_left_operand_multiplies_as_its_copy() {
         // a weight gradient's shape: a [N, O, P] gradient read as [O, N·P] (the
         // left operand gathered, k = 600 over three tiles) times a row-major
@@ -340,10 +620,12 @@ mod tests {
         let xo = Grouped {
             offset: 0,
             groups: [vec![], vec![(o, p)], vec![(n, o * p), (p, 1)]],
+            padded: None,
         };
         let yo = Grouped {
             offset: 0,
             groups: [vec![], vec![(n * p, c)], vec![(c, 1)]],
+            padded: None,
         };
         let d = Dims {
             b: 1,
@@ -359,10 +641,12 @@ mod tests {
         let yo = Grouped {
             offset: 0,
             groups: [vec![(1, 0)], vec![(2, 4), (2, 1)], vec![(3, 2)]],
+            padded: None,
         };
         let xo = Grouped {
             offset: 0,
             groups: [vec![(1, 0)], vec![(1, 0)], vec![(4, 1)]],
+            padded: None,
         };
         let d = Dims {
             b: 1,

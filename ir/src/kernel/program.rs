@@ -2,7 +2,7 @@
 //! the queries codegen asks of them, and the [`MathMode`] they are lowered for.
 
 use super::{Accum, BufDecl, BufId, BufKind, Expr, ExprId, ExprNode, Param, ScanAccum, Stage};
-use super::{Affine, ParamId, StoreOp};
+use super::{Affine, ParamId, StoreOp, ZeroPadded};
 use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::op::{InputId, Op};
@@ -233,16 +233,18 @@ pub struct ExternStep {
 /// With `dims`, the strides are those of the view's own dims, of which each of
 /// the input's dims is a run of consecutive ones (a row-major reshape of a
 /// strided view: a convolution's windows `[N, C, kh, kw, OH, OW]` read as the
-/// `[N, C·kh·kw, OH·OW]` operand of its product).
+/// `[N, C·kh·kw, OH·OW]` operand of its product). With `padded`, the offset and
+/// strides index a zero-padded buffer that is never stored, whose interior the
+/// step's buffer holds ([`ZeroPadded`]).
 ///
 /// ```
 /// use lazyfuse_ir::kernel::ExternView;
 /// // a [3, 2] transpose of a row-major [2, 3] buffer
-/// let t = ExternView { offset: 0, strides: vec![1, 3], dims: None };
+/// let t = ExternView { offset: 0, strides: vec![1, 3], dims: None, padded: None };
 /// assert_eq!(t.last_index(&[3, 2]), Some(5));
 /// assert_eq!(t.to_string(), "view(offset=0, strides=[1, 3])");
 /// // [2, 3, 2] windows of a row-major [2, 4] buffer, read as [2, 6]
-/// let w = ExternView { offset: 0, strides: vec![4, 1, 1], dims: Some(vec![2, 3, 2]) };
+/// let w = ExternView { offset: 0, strides: vec![4, 1, 1], dims: Some(vec![2, 3, 2]), padded: None };
 /// assert_eq!(w.last_index(&[2, 6]), Some(7));
 /// assert_eq!(w.groups(&[2, 6]), Some(vec![0..1, 1..3]));
 /// ```
@@ -254,11 +256,33 @@ pub struct ExternView {
     pub strides: Vec<usize>,
     /// the view's own dims, where the input's dims are runs of them
     pub dims: Option<Vec<usize>>,
+    /// the zero-padded buffer the view reads in place of the step's buffer, which
+    /// holds its interior
+    pub padded: Option<ZeroPadded>,
 }
 
 impl ExternView {
-    /// The largest buffer index the view reads as an input of `shape` (`None`
-    /// when it reads nothing, or the index overflows).
+    /// Whether the view, as an input of `shape`, reads only inside a buffer of
+    /// `len` elements: its last index (or, padded, its padded buffer's, with the
+    /// interior's last source index) in range, and a padded view's coordinates
+    /// exact ([`ZeroPadded::holds_view`]).
+    pub fn reads_within(&self, shape: &[usize], len: usize) -> bool {
+        let dims = self.dims.as_deref().unwrap_or(shape);
+        if dims.contains(&0) || shape.contains(&0) {
+            return self.offset <= len;
+        }
+        match &self.padded {
+            None => self.last_index(shape).is_some_and(|last| last < len),
+            Some(p) => {
+                p.holds_view(self.offset, &self.strides, dims)
+                    && p.source_last().is_none_or(|last| last < len)
+            }
+        }
+    }
+
+    /// The largest index the view reads as an input of `shape` (`None` when it
+    /// reads nothing, or the index overflows): of the step's buffer, or of the
+    /// padded buffer where the view is `padded`.
     pub fn last_index(&self, shape: &[usize]) -> Option<usize> {
         let dims = self.dims.as_deref().unwrap_or(shape);
         if dims.contains(&0) || shape.contains(&0) {
@@ -307,6 +331,9 @@ impl fmt::Display for ExternView {
         write!(f, "view(offset={}, strides={:?}", self.offset, self.strides)?;
         if let Some(dims) = &self.dims {
             write!(f, ", dims={dims:?}")?;
+        }
+        if let Some(p) = &self.padded {
+            write!(f, " of {p}")?;
         }
         f.write_str(")")
     }

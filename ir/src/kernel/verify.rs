@@ -323,11 +323,7 @@ impl Schedule {
                         let len = decl(*b)?.len;
                         let inside = match v {
                             None => crate::shape::numel(shape) == len,
-                            Some(v) => {
-                                v.groups(shape).is_some()
-                                    && v.last_index(shape).is_none_or(|last| last < len)
-                                    && !(shape.contains(&0) && v.offset > len)
-                            }
+                            Some(v) => v.groups(shape).is_some() && v.reads_within(shape, len),
                         };
                         if !inside {
                             return Err(format!(

@@ -5,7 +5,8 @@
 use super::{arith_dtype, ScheduleOptions, MAX_CAT_KERNELS};
 use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
-use crate::kernel::{ExternView, MathMode};
+use crate::kernel::{ExternView, MathMode, ZeroPadded};
+use crate::layout::Layout;
 use crate::op::{Op, ReduceOp};
 use crate::scalar::Scalar;
 
@@ -25,6 +26,7 @@ pub(super) fn strided_operand(
         offset: l.offset,
         strides,
         dims: None,
+        padded: None,
     })
 }
 
@@ -47,13 +49,17 @@ fn unsigned_strides(l: &crate::layout::Layout) -> Option<Vec<usize>> {
 /// operand `i` in place where `i` is a row-major reshape of a strided view `p` of
 /// a stored node (a convolution's windows `[N, C, kh, kw, OH, OW]` read as
 /// `[N, C·kh·kw, OH·OW]`): the product gathers the operand tile by tile instead of
-/// storing the whole reshaped copy. `None` for other operands, or where the
+/// storing the whole reshaped copy. Where that node is a zero padding of another
+/// ([`zero_padding`]) read by nothing else, the view reads the unpadded one and
+/// the padded buffer is never stored. `None` for other operands, where `sole`
+/// (read by one node alone, and not a target) fails for `i` or `p`, or where the
 /// view's dims do not group into the operand's.
 pub(super) fn windows_operand(
     graph: &Graph,
     n: NodeId,
     i: NodeId,
     opts: &ScheduleOptions,
+    sole: impl Fn(NodeId) -> bool,
 ) -> Option<(NodeId, ExternView)> {
     let Op::View(reshape) = &graph.node(i).op else {
         return None;
@@ -67,18 +73,68 @@ pub(super) fn windows_operand(
         || !reshape.is_identity_of(graph.node(p).numel())
         || l.is_contiguous()
         || matches!(graph.node(q).op, Op::View(_))
+        || !sole(i)
+        || !sole(p)
     {
         return None;
     }
     let strides = unsigned_strides(l)?;
-    let v = ExternView {
+    let mut v = ExternView {
         offset: l.offset,
         strides,
         dims: Some(l.shape.clone()),
+        padded: None,
     };
     let shape = &graph.node(i).shape;
     let large = shape.len() == 3 && shape[1].saturating_mul(shape[2]) >= TILED_OPERAND_MIN;
-    (large && v.groups(shape).is_some()).then_some((q, v))
+    if !large || v.groups(shape).is_none() {
+        return None;
+    }
+    if let Some((source, padded)) = zero_padding(graph, q).filter(|_| sole(q)) {
+        if padded.holds_view(v.offset, &v.strides, &l.shape) {
+            v.padded = Some(padded);
+            return Some((source, v));
+        }
+    }
+    Some((q, v))
+}
+
+/// Where `q` is a zero padding of a stored node (`Tensor::pad` with zeros: a
+/// `write_view` of a box of a zero fill), that node and the padding as the
+/// padded buffer's map onto it.
+fn zero_padding(graph: &Graph, q: NodeId) -> Option<(NodeId, ZeroPadded)> {
+    let Op::WriteView(target) = &graph.node(q).op else {
+        return None;
+    };
+    let (base, inner) = (graph.inputs(q)[0], graph.inputs(q)[1]);
+    let shape = &graph.node(q).shape;
+    let box_of_shape = target.strides == Layout::contiguous(shape).strides;
+    if !matches!(graph.node(base).op, Op::Full(v) if v.is_zero()) || !box_of_shape {
+        return None;
+    }
+    let (source, source_offset, source_strides) = match &graph.node(inner).op {
+        Op::View(lv) => {
+            let r = graph.inputs(inner)[0];
+            if matches!(graph.node(r).op, Op::View(_)) {
+                return None;
+            }
+            (r, lv.offset, unsigned_strides(lv)?)
+        }
+        _ => (
+            inner,
+            0,
+            unsigned_strides(&Layout::contiguous(&graph.node(inner).shape))?,
+        ),
+    };
+    let mut padded = ZeroPadded {
+        shape: shape.clone(),
+        before: vec![0; shape.len()],
+        interior: target.shape.clone(),
+        source_offset,
+        source_strides,
+    };
+    padded.before = padded.coords(target.offset)?;
+    padded.is_consistent().then_some((source, padded))
 }
 
 /// Elements per batch below which a windows operand is stored whole rather than

@@ -73,15 +73,21 @@ impl<'g> Planner<'g> {
                     // transposed operand).
                     // A reshape of a strided view read by no one else (a
                     // convolution's windows) is read from the view's base in
-                    // tiles, never stored whole.
-                    let windows = windows_operand(graph, n, i, opts).filter(|_| {
-                        let p = graph.inputs(i)[0];
-                        !targets.contains(&i)
-                            && !targets.contains(&p)
-                            && consumers.get(&p) == Some(&1)
-                            && consumers.get(&i) == Some(&1)
+                    // tiles, never stored whole (nor the base, where it is a
+                    // zero padding read by no one else: the unpadded node is
+                    // read instead).
+                    let windows = windows_operand(graph, n, i, opts, |v| {
+                        !targets.contains(&v) && consumers.get(&v) == Some(&1)
                     });
                     if let Some((q, v)) = windows {
+                        if v.padded.is_some() {
+                            // the padding (a write_view, stored as such until
+                            // now) is read by these windows alone: never stored
+                            let padding = graph.inputs(graph.inputs(i)[0])[0];
+                            if matches!(materialized.get(&padding), Some(Reason::WriteViewStored)) {
+                                materialized.remove(&padding);
+                            }
+                        }
                         views_of.insert(i, q);
                         extern_views.insert(i, v);
                         i = q;

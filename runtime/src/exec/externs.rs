@@ -4,7 +4,7 @@
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use lazyfuse_ir::kernel::{ExternStep, ExternView, MathMode, Schedule};
+use lazyfuse_ir::kernel::{ExternStep, ExternView, MathMode, Schedule, ZeroPadded};
 use lazyfuse_ir::{Graph, InputId, Op};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -135,6 +135,7 @@ fn grouped(v: &Option<ExternView>, shape: &[usize]) -> Option<crate::tiled_gemm:
         offset: 0,
         strides: vec![shape[1] * shape[2], shape[2], 1],
         dims: None,
+        padded: None,
     };
     let v = v.as_ref().unwrap_or(&row_major);
     let runs = v.groups(shape)?;
@@ -145,6 +146,7 @@ fn grouped(v: &Option<ExternView>, shape: &[usize]) -> Option<crate::tiled_gemm:
     Some(crate::tiled_gemm::Grouped {
         offset: v.offset,
         groups: [run(0), run(1), run(2)],
+        padded: v.padded.clone(),
     })
 }
 
@@ -155,13 +157,42 @@ pub(crate) fn row_major_inputs(e: &ExternStep, inputs: Vec<Arc<Buffer>>) -> Vec<
         .zip(e.input_views.iter().zip(&e.input_shapes))
         .map(|(b, (v, shape))| match v {
             None => b,
-            Some(v) => Arc::new(b.gather(&lazyfuse_ir::Layout {
-                shape: v.dims.clone().unwrap_or_else(|| shape.clone()),
-                strides: v.strides.iter().map(|&s| s as isize).collect(),
-                offset: v.offset,
-            })),
+            Some(v) => {
+                let layout = lazyfuse_ir::Layout {
+                    shape: v.dims.clone().unwrap_or_else(|| shape.clone()),
+                    strides: v.strides.iter().map(|&s| s as isize).collect(),
+                    offset: v.offset,
+                };
+                Arc::new(match &v.padded {
+                    None => b.gather(&layout),
+                    Some(p) => gather_padded(&b, &layout, p),
+                })
+            }
         })
         .collect()
+}
+
+/// The elements of `layout` over the zero-padded buffer `p` whose interior `b`
+/// holds (the verifier has checked that every one lies inside `p`'s buffer).
+fn gather_padded(b: &Buffer, layout: &lazyfuse_ir::Layout, p: &ZeroPadded) -> Buffer {
+    let index = |o: usize| p.coords(o).and_then(|c| p.source_index(&c));
+    crate::with_buffer!(b, v => Buffer::from_vec(
+        layout
+            .offsets()
+            .map(|o| index(o).map_or_else(Default::default, |s| v[s]))
+            .collect::<Vec<_>>(),
+    ), raw => {
+        let Buffer::Raw { dtype, bytes } = b else { unreachable!() };
+        let size = dtype.size_in_bytes();
+        let mut out = Vec::with_capacity(layout.numel() * size);
+        for o in layout.offsets() {
+            match index(o) {
+                Some(s) => out.extend_from_slice(&bytes[s * size..(s + 1) * size]),
+                None => out.resize(out.len() + size, 0),
+            }
+        }
+        Buffer::Raw { dtype: *dtype, bytes: out }
+    })
 }
 
 /// `out` checked against the schedule's declaration of `e`'s output buffer.
