@@ -17,9 +17,11 @@
 //! pools competing for the two cores, and the crate is built without rayon.
 
 use crate::buffer::{Buffer, Element};
+use crate::epilogue::Epilogue;
 use crate::interp::matmul::Dims;
 use crate::pool;
 use half::{bf16, f16};
+use lazyfuse_ir::kernel::EpilogueOp;
 
 /// Below this many multiply-adds a product runs on the calling thread: waking the
 /// pool costs more than it saves.
@@ -84,16 +86,49 @@ pub(crate) fn matmul_strided(
     ys: &Strided,
     d: Dims,
 ) -> Option<Buffer> {
+    matmul_strided_then(x, xs, y, ys, d, (&[], &[]))
+}
+
+/// [`matmul_strided`] followed by an epilogue (`ops`, their operands in
+/// `inputs` by slot) applied to each chunk's block of the result: float32 and
+/// float64 only where there are ops (`None` for other dtypes, or operands that
+/// do not fit).
+pub(crate) fn matmul_strided_then(
+    x: &Buffer,
+    xs: &Strided,
+    y: &Buffer,
+    ys: &Strided,
+    d: Dims,
+    (ops, inputs): (&[EpilogueOp], &[std::sync::Arc<Buffer>]),
+) -> Option<Buffer> {
     if !xs.fits(d.b, d.m, d.k, x.len()) || !ys.fits(d.b, d.k, d.n, y.len()) {
         return None;
     }
+    let shape = [d.b, d.m, d.n];
     Some(match (x, y) {
-        (Buffer::F32(a), Buffer::F32(b)) => Buffer::from_vec(product(a, xs, b, ys, d)),
-        (Buffer::F64(a), Buffer::F64(b)) => Buffer::from_vec(product(a, xs, b, ys, d)),
-        (Buffer::F16(a), Buffer::F16(b)) => Buffer::from_vec(product(a, xs, b, ys, d)),
+        (Buffer::F32(a), Buffer::F32(b)) => Buffer::from_vec(product(
+            a,
+            xs,
+            b,
+            ys,
+            d,
+            &Epilogue::new(ops, inputs, shape)?,
+        )),
+        (Buffer::F64(a), Buffer::F64(b)) => Buffer::from_vec(product(
+            a,
+            xs,
+            b,
+            ys,
+            d,
+            &Epilogue::new(ops, inputs, shape)?,
+        )),
+        _ if !ops.is_empty() => return None,
+        (Buffer::F16(a), Buffer::F16(b)) => {
+            Buffer::from_vec(product(a, xs, b, ys, d, &Epilogue::none()))
+        }
         (Buffer::BF16(a), Buffer::BF16(b)) => {
             let wide = |v: &[bf16]| v.iter().map(|e| e.to_f32()).collect::<Vec<f32>>();
-            let out = product(&wide(a), xs, &wide(b), ys, d);
+            let out = product(&wide(a), xs, &wide(b), ys, d, &Epilogue::none());
             Buffer::from_vec(out.into_iter().map(bf16::from_f32).collect::<Vec<_>>())
         }
         _ => return None,
@@ -226,11 +261,25 @@ unsafe impl<T> Send for OutPtr<T> {}
 unsafe impl<T> Sync for OutPtr<T> {}
 
 /// The batched product of contiguous row-major operands.
-fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims) -> Vec<T> {
+fn product<T: GemmElement + PartialOrd>(
+    x: &[T],
+    xs: &Strided,
+    y: &[T],
+    ys: &Strided,
+    d: Dims,
+    epi: &Epilogue<T>,
+) -> Vec<T> {
     let Dims { b, m, k, n } = d;
     let len = b * m * n;
     if len == 0 || k == 0 {
-        return vec![T::ZERO; len];
+        let mut out = vec![T::ZERO; len];
+        let dst = OutPtr(out.as_mut_ptr());
+        for bi in 0..b {
+            // SAFETY: batch `bi`'s block lies inside `out`, which this function
+            // alone holds (the operands were checked for this shape by the caller)
+            unsafe { epi.apply(dst, bi, (0, m), (0, n), (m, n)) };
+        }
+        return out;
     }
     // gemm stores every element (`read_dst == false`): a kept buffer needs no
     // zeroing first
@@ -278,11 +327,14 @@ fn product<T: GemmElement>(x: &[T], xs: &Strided, y: &[T], ys: &Strided, d: Dims
                     gemm::Parallelism::None,
                 );
             }
-            // (-0 sums of gemm's special paths: see `OutPtr::plus_zero`)
-            if r1 - r0 <= 1 || c1 - c0 <= 1 || k <= 2 {
-                // SAFETY: this chunk's block of `out` (rows `r0..r1` × columns
-                // `c0..c1` of batch `bi`, row stride `n`) lies inside `out`, and no
-                // other chunk reads or writes it.
+            // SAFETY (both): this chunk's block of `out` (rows `r0..r1` × columns
+            // `c0..c1` of batch `bi`, row stride `n`) lies inside `out`, and no
+            // other chunk reads or writes it; the epilogue's operands were checked
+            // for this product's shape.
+            if !epi.is_empty() {
+                unsafe { epi.apply(dst, bi, (r0, r1), (c0, c1), (m, n)) };
+            } else if r1 - r0 <= 1 || c1 - c0 <= 1 || k <= 2 {
+                // (-0 sums of gemm's special paths: see `OutPtr::plus_zero`)
                 unsafe { dst.plus_zero(first, r1 - r0, c1 - c0, n) };
             }
         }

@@ -12,6 +12,7 @@
 //! [`crate::blas`] reads it; the others are gathered per tile.
 
 use crate::blas::{Chunks, GemmElement, OutPtr};
+use crate::epilogue::Epilogue;
 use crate::interp::matmul::Dims;
 use crate::pool;
 use lazyfuse_ir::kernel::ZeroPadded;
@@ -359,12 +360,13 @@ fn gather<T: GemmElement>(
 /// `x @ y` for operands described by [`Grouped`] (the product's `Dims`), or
 /// `None` where a group's size does not match `d` or an operand reaches outside
 /// its buffer.
-pub(crate) fn product<T: GemmElement>(
+pub(crate) fn product<T: GemmElement + PartialOrd>(
     x: &[T],
     xo: &Grouped,
     y: &[T],
     yo: &Grouped,
     d: Dims,
+    epi: &Epilogue<T>,
 ) -> Option<Vec<T>> {
     let Dims { b, m, k, n } = d;
     let size = |o: &Grouped, g: usize| o.groups[g].iter().map(|d| d.0).product::<usize>();
@@ -376,7 +378,14 @@ pub(crate) fn product<T: GemmElement>(
     }
     let len = b * m * n;
     if len == 0 || k == 0 {
-        return Some(vec![T::ZERO; len]);
+        let mut out = vec![T::ZERO; len];
+        let dst = OutPtr(out.as_mut_ptr());
+        for bi in 0..b {
+            // SAFETY: batch `bi`'s block lies inside `out`, which this function
+            // alone holds (the epilogue's operands were checked for this shape)
+            unsafe { epi.apply(dst, bi, (0, m), (0, n), (m, n)) };
+        }
+        return Some(out);
     }
     // every element is stored by the first tile of the contracted dim
     // (`read_dst == false`): a kept buffer needs no zeroing
@@ -460,8 +469,9 @@ pub(crate) fn product<T: GemmElement>(
                 }
             }
             // SAFETY: rows `0..m` × columns `c0..c1` of batch `bi` (row stride `n`)
-            // lie inside `out` and belong to this chunk alone.
-            unsafe { dst.plus_zero(bi * m * n + c0, m, c1 - c0, n) };
+            // lie inside `out` and belong to this chunk alone; the epilogue's
+            // operands were checked for this product's shape.
+            unsafe { epi.apply(dst, bi, (0, m), (c0, c1), (m, n)) };
         }
     };
     pool::parallel_for(chunks.count, &body);
@@ -516,7 +526,7 @@ mod tests {
 
     /// The tiled product of `d` against the reference, within float32 rounding.
     fn check(x: &[f32], xo: &Grouped, y: &[f32], yo: &Grouped, d: Dims) {
-        let fast = product(x, xo, y, yo, d).unwrap();
+        let fast = product(x, xo, y, yo, d, &Epilogue::none()).unwrap();
         let exact = reference(x, xo, y, yo, d);
         assert_eq!(fast.len(), exact.len());
         for (a, b) in fast.iter().zip(&exact) {
@@ -605,7 +615,7 @@ mod tests {
             };
             check(&wt, &xo, &x, &yo, d);
             // one element short of the interior is refused
-            assert!(product(&wt, &xo, &x[1..], &yo, d).is_none());
+            assert!(product(&wt, &xo, &x[1..], &yo, d, &Epilogue::none()).is_none());
         }
     }
 
@@ -655,7 +665,7 @@ mod tests {
             n: 3,
         };
         // the last element is at 4 + 1 + 2·2 = 9: a buffer of 9 is too short
-        assert!(product(&[1f32; 4], &xo, &[1f32; 9], &yo, d).is_none());
-        assert!(product(&[1f32; 4], &xo, &[1f32; 10], &yo, d).is_some());
+        assert!(product(&[1f32; 4], &xo, &[1f32; 9], &yo, d, &Epilogue::none()).is_none());
+        assert!(product(&[1f32; 4], &xo, &[1f32; 10], &yo, d, &Epilogue::none()).is_some());
     }
 }

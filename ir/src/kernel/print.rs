@@ -87,9 +87,11 @@ impl Schedule {
                             None => b.to_string(),
                         })
                         .collect();
+                    let epilogue: String =
+                        e.epilogue.iter().map(|o| format!(" then {o}")).collect();
                     let _ = writeln!(
                         out,
-                        "step {i}: extern {}({}{}) : {}{} -> {}  (node {}; {})",
+                        "step {i}: extern {}({}{}){epilogue} : {}{} -> {}  (node {}; {})",
                         e.op.name(),
                         ins.join(", "),
                         if e.op.attributes().is_empty() {

@@ -2,7 +2,7 @@
 //! the queries codegen asks of them, and the [`MathMode`] they are lowered for.
 
 use super::{Accum, BufDecl, BufId, BufKind, Expr, ExprId, ExprNode, Param, ScanAccum, Stage};
-use super::{Affine, ParamId, StoreOp, ZeroPadded};
+use super::{Affine, EpilogueOp, ParamId, StoreOp, ZeroPadded};
 use crate::dtype::DType;
 use crate::graph::NodeId;
 use crate::op::{InputId, Op};
@@ -226,6 +226,18 @@ pub struct ExternStep {
     pub output: BufId,
     /// why this node is not in a loop kernel
     pub reason: String,
+    /// what a matmul does to its result before storing it (the elementwise
+    /// readers it took in); the operands of its `Add`s are inputs after the op's
+    /// own
+    pub epilogue: Vec<EpilogueOp>,
+}
+
+impl ExternStep {
+    /// How many of the inputs are the op's own (the rest are its epilogue's).
+    pub fn op_inputs(&self) -> usize {
+        let extra = self.epilogue.iter().filter(|o| o.slot().is_some()).count();
+        self.inputs.len().saturating_sub(extra)
+    }
 }
 
 /// A strided read of an extern step's input from its buffer: element

@@ -27,8 +27,10 @@
 //! A schedule ([`Schedule::verify`]): every loop kernel verifies; every param and
 //! extern buffer is declared with the param's dtype and length; only outputs,
 //! temporaries and donated inputs are written; an extern step has one view and one
-//! shape per input, each view inside its buffer, and an output buffer of its
-//! dtype and element count.
+//! shape per input, each view inside its buffer (a zero-padded one with exact
+//! coordinates), an output buffer of its dtype and element count, and an
+//! epilogue only on a matmul, each `Add` reading its own input (after the op's,
+//! in order) of the step's dtype inside its buffer.
 
 use super::{
     Accum, Affine, BufId, BufKind, Expr, ExprId, LoopKernel, ParamId, Schedule, Stage, Step,
@@ -332,6 +334,7 @@ impl Schedule {
                             ));
                         }
                     }
+                    verify_epilogue(e, &self.buffers)?;
                     let out = decl(e.output)?;
                     // saturating, as `Node::numel`: a huge shape must not wrap or panic
                     let n = crate::shape::numel(&e.shape);
@@ -346,4 +349,47 @@ impl Schedule {
         }
         Ok(())
     }
+}
+
+/// An extern step's epilogue: on a matmul of a `[b, m, n]` result only; each
+/// `Add` reads its own input, the ones after the op's in order, of the result's
+/// dtype, every index it reads inside that buffer.
+fn verify_epilogue(e: &super::ExternStep, buffers: &[super::BufDecl]) -> Result<(), String> {
+    if e.epilogue.is_empty() {
+        return Ok(());
+    }
+    let name = e.op.name();
+    let shape = <[usize; 3]>::try_from(e.shape.as_slice()).map_err(|_| {
+        format!(
+            "extern {name}: an epilogue on a result of rank {}",
+            e.shape.len()
+        )
+    })?;
+    if !matches!(e.op, crate::op::Op::Matmul) || e.op_inputs() != 2 {
+        return Err(format!(
+            "extern {name}: an epilogue on another op than matmul"
+        ));
+    }
+    let mut next = e.op_inputs();
+    for o in &e.epilogue {
+        let Some(slot) = o.slot() else { continue };
+        if slot != next {
+            return Err(format!(
+                "extern {name}: epilogue operand in{slot} out of order"
+            ));
+        }
+        next += 1;
+        let b = e
+            .inputs
+            .get(slot)
+            .and_then(|b| buffers.get(b.0 as usize))
+            .ok_or_else(|| format!("extern {name}: epilogue operand in{slot} has no buffer"))?;
+        let inside = o.last_index(&shape).is_none_or(|last| last < b.len);
+        if b.dtype != e.dtype || !inside || e.input_views[slot].is_some() {
+            return Err(format!(
+                "extern {name}: epilogue operand in{slot} does not fit its buffer"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -5,9 +5,9 @@
 use super::{arith_dtype, ScheduleOptions, MAX_CAT_KERNELS};
 use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
-use crate::kernel::{ExternView, MathMode, ZeroPadded};
+use crate::kernel::{EpilogueOp, ExternView, MathMode, ZeroPadded};
 use crate::layout::Layout;
-use crate::op::{Op, ReduceOp};
+use crate::op::{BinaryOp, Op, ReduceOp, UnaryOp};
 use crate::scalar::Scalar;
 
 /// How the float matmul `n` reads its operand view `l` in place (a transposed or
@@ -135,6 +135,131 @@ fn zero_padding(graph: &Graph, q: NodeId) -> Option<(NodeId, ZeroPadded)> {
     };
     padded.before = padded.coords(target.offset)?;
     padded.is_consistent().then_some((source, padded))
+}
+
+/// The elementwise readers a host float matmul `n` takes into its epilogue: each
+/// next node the one reader of the last (the product first), none a target, of
+/// the product's dtype, while it is a reshape that keeps the elements' order, a
+/// ReLU, or adds a strided stored operand (a bias) whose index is affine in the
+/// product's `(b, m, n)`. The last ReLU or add is the step's result; `None`
+/// where there is none.
+pub(super) fn epilogue_chain(
+    graph: &Graph,
+    n: NodeId,
+    opts: &ScheduleOptions,
+    sole_reader: impl Fn(NodeId) -> Option<NodeId>,
+) -> Option<Epilogue> {
+    let node = graph.node(n);
+    let shape = <[usize; 3]>::try_from(node.shape.as_slice()).ok()?;
+    if !host_float_matmul(graph, n, opts) || opts.library_float_matmul {
+        return None;
+    }
+    let mut chain = Epilogue {
+        result: n,
+        ops: Vec::new(),
+        operands: Vec::new(),
+    };
+    // the last node the chain ends on where it takes an op (not a reshape)
+    let mut last = None;
+    for _ in 0..2 * MAX_EPILOGUE {
+        if chain.ops.len() == MAX_EPILOGUE {
+            break;
+        }
+        let Some(r) = sole_reader(chain.result) else {
+            break;
+        };
+        let reader = graph.node(r);
+        if reader.dtype != node.dtype {
+            break;
+        }
+        match &reader.op {
+            // a reshape of the result keeps its elements in order
+            Op::View(l) if l.is_identity_of(node.numel()) => {}
+            Op::Unary(UnaryOp::Relu) => chain.ops.push(EpilogueOp::Relu),
+            Op::Binary(BinaryOp::Add) => {
+                let ins = graph.inputs(r);
+                let other = if ins[0] == chain.result {
+                    ins[1]
+                } else {
+                    ins[0]
+                };
+                if other == chain.result || graph.node(other).shape != reader.shape {
+                    break;
+                }
+                let Some((source, offset, strides)) = affine_operand(graph, other, &shape) else {
+                    break;
+                };
+                if source == n || graph.node(source).dtype != node.dtype {
+                    break;
+                }
+                chain.ops.push(EpilogueOp::Add {
+                    slot: 2 + chain.operands.len(),
+                    offset,
+                    strides,
+                });
+                chain.operands.push(source);
+            }
+            _ => break,
+        }
+        chain.result = r;
+        if !matches!(reader.op, Op::View(_)) {
+            last = Some(r);
+        }
+    }
+    chain.result = last?;
+    Some(chain)
+}
+
+/// Elementwise readers a product takes at most.
+const MAX_EPILOGUE: usize = 4;
+
+/// What [`epilogue_chain`] found: the node whose value the step stores, the
+/// epilogue, and the stored node each `Add` reads (in slot order).
+pub(super) struct Epilogue {
+    pub(super) result: NodeId,
+    pub(super) ops: Vec<EpilogueOp>,
+    pub(super) operands: Vec<NodeId>,
+}
+
+/// Where `w` (of a product's shape reshaped) is a strided view of a stored node
+/// (or the node itself) whose index is affine in the product's `(b, m, n)`: the
+/// node, and the index's offset and strides. Each of the product's dims is a run
+/// of `w`'s dims (row-major) whose strides step as one dim would.
+fn affine_operand(
+    graph: &Graph,
+    w: NodeId,
+    shape: &[usize; 3],
+) -> Option<(NodeId, usize, [usize; 3])> {
+    let (source, layout) = match &graph.node(w).op {
+        Op::View(l) => (graph.inputs(w)[0], l.clone()),
+        _ => (w, Layout::contiguous(&graph.node(w).shape)),
+    };
+    if matches!(graph.node(source).op, Op::View(_)) {
+        return None;
+    }
+    let view = ExternView {
+        offset: layout.offset,
+        strides: unsigned_strides(&layout)?,
+        dims: Some(layout.shape.clone()),
+        padded: None,
+    };
+    let runs = view.groups(shape)?;
+    let mut strides = [0usize; 3];
+    for (g, run) in runs.into_iter().enumerate() {
+        // the run's dims that move, outermost first: each steps as many of the
+        // next as that one spans
+        let moving: Vec<(usize, usize)> = run
+            .filter(|&d| layout.shape[d] > 1)
+            .map(|d| (layout.shape[d], view.strides[d]))
+            .collect();
+        for pair in moving.windows(2) {
+            if pair[0].1 != pair[1].1.checked_mul(pair[1].0)? {
+                return None;
+            }
+        }
+        strides[g] = moving.last().map_or(0, |&(_, st)| st);
+    }
+    Some((source, layout.offset, strides))
 }
 
 /// Elements per batch below which a windows operand is stored whole rather than

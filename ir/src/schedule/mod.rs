@@ -110,7 +110,7 @@ use affine::{canonical, flat, unravel};
 use builder::{Builder, Ctx, Split};
 use cost::arith_dtype;
 pub use cost::{cheap_binary, cheap_unary, cheap_unary_param, expensive};
-use externs::{extern_reason, strided_operand, windows_operand};
+use externs::{epilogue_chain, extern_reason, strided_operand, windows_operand, Epilogue};
 use fail::{may_fail, may_fail_from, Fail};
 use fold::fold_cast;
 pub use options::ScheduleOptions;

@@ -4,9 +4,9 @@
 
 use super::builder::whole_write_shape;
 use super::{
-    canonical, cheap_binary, cheap_unary, cheap_unary_param, extern_reason, strided_operand,
-    windows_operand, Builder, Ctx, Fail, Reason, ScheduleOptions, Split, MAX_ROOTS,
-    MAX_SHARED_CONE, PLANNED_DEPTH,
+    canonical, cheap_binary, cheap_unary, cheap_unary_param, epilogue_chain, extern_reason,
+    strided_operand, windows_operand, Builder, Ctx, Epilogue, Fail, Reason, ScheduleOptions, Split,
+    MAX_ROOTS, MAX_SHARED_CONE, PLANNED_DEPTH,
 };
 use crate::graph::{Graph, NodeId};
 use crate::kernel::{BufDecl, BufId, BufKind, ExternStep, ExternView, MathMode, Schedule, Step};
@@ -30,6 +30,9 @@ pub(super) struct Planner<'g> {
     views_of: HashMap<NodeId, NodeId>,
     /// the strided ones among them (see [`strided_operand`])
     extern_views: HashMap<NodeId, ExternView>,
+    /// the extern steps whose result is the last node of a product's epilogue:
+    /// that node, the product, and the epilogue
+    epilogues: HashMap<NodeId, (NodeId, Epilogue)>,
     /// the nodes reading each node, once per input slot
     readers: HashMap<NodeId, Vec<NodeId>>,
     /// inputs whose buffers the caller gave up (see [`schedule_donating`](super::schedule_donating))
@@ -58,6 +61,7 @@ impl<'g> Planner<'g> {
         let mut materialized: HashMap<NodeId, Reason> = HashMap::new();
         let mut views_of: HashMap<NodeId, NodeId> = HashMap::new();
         let mut extern_views: HashMap<NodeId, ExternView> = HashMap::new();
+        let mut epilogues: HashMap<NodeId, (NodeId, Epilogue)> = HashMap::new();
         // how many nodes each inlined value carries (the cost rule's size) and how deep
         // it inlines producers; stored values have no entry (they count 0)
         let mut cone: HashMap<NodeId, usize> = HashMap::new();
@@ -112,6 +116,29 @@ impl<'g> Planner<'g> {
                                 reader: n,
                             });
                     }
+                }
+                // Elementwise readers a product applies to its result in cache
+                // (a bias, a ReLU): the last one's value is the step's result,
+                // the product's own is never stored.
+                let sole_reader = |v: NodeId| match readers.get(&v).map(Vec::as_slice) {
+                    Some(&[r]) if !targets.contains(&v) => Some(r),
+                    _ => None,
+                };
+                if let Some(chain) = epilogue_chain(graph, n, opts, sole_reader) {
+                    for &s in &chain.operands {
+                        if !matches!(graph.node(s).op, Op::Input(_)) {
+                            materialized
+                                .entry(s)
+                                .or_insert_with(|| Reason::ReadByExtern {
+                                    op: node.op.name(),
+                                    reader: n,
+                                });
+                        }
+                    }
+                    materialized.insert(chain.result, Reason::ComputedByExtern(why.clone()));
+                    externs.insert(chain.result, why);
+                    epilogues.insert(chain.result, (n, chain));
+                    continue;
                 }
                 materialized.insert(n, Reason::ComputedByExtern(why.clone()));
                 externs.insert(n, why);
@@ -245,6 +272,7 @@ impl<'g> Planner<'g> {
             materialized,
             views_of,
             extern_views,
+            epilogues,
             readers,
             donate: Vec::new(),
             unshared: hashbrown::HashSet::new(),
@@ -484,21 +512,24 @@ impl<'g> Planner<'g> {
             ));
             if let Some(why) = self.externs.get(&n) {
                 close(&mut open, &mut steps, &mut step_of);
-                let inputs = g.inputs(n).iter().map(|i| buf_of[i]).collect();
+                // the node the routine runs: the product whose epilogue ends at
+                // `n`, else `n`
+                let (m, epilogue) = match self.epilogues.get(&n) {
+                    Some((m, chain)) => (*m, Some(chain)),
+                    None => (n, None),
+                };
+                let op_node = g.node(m);
+                let operands = epilogue.map_or(&[][..], |c| &c.operands);
+                let ins: Vec<NodeId> = g.inputs(m).iter().chain(operands).copied().collect();
                 steps.push(Step::Extern(ExternStep {
-                    node: n,
-                    op: node.op.clone(),
-                    dtype: node.dtype,
-                    shape: node.shape.clone(),
-                    inputs,
-                    input_shapes: g
-                        .inputs(n)
-                        .iter()
-                        .map(|i| g.node(*i).shape.clone())
-                        .collect(),
+                    node: m,
+                    op: op_node.op.clone(),
+                    dtype: op_node.dtype,
+                    shape: op_node.shape.clone(),
+                    inputs: ins.iter().map(|i| buf_of[i]).collect(),
+                    input_shapes: ins.iter().map(|i| g.node(*i).shape.clone()).collect(),
                     // a view stored for another reader has a row-major buffer
-                    input_views: g
-                        .inputs(n)
+                    input_views: ins
                         .iter()
                         .map(|i| match (self.extern_views.get(i), self.views_of.get(i)) {
                             (Some(v), Some(p)) if buf_of.get(i) == buf_of.get(p) => Some(v.clone()),
@@ -507,6 +538,7 @@ impl<'g> Planner<'g> {
                         .collect(),
                     output: buf_of[&n],
                     reason: why.clone(),
+                    epilogue: epilogue.map_or_else(Vec::new, |c| c.ops.clone()),
                 }));
                 step_of.insert(n, steps.len());
                 continue;

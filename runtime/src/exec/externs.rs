@@ -3,6 +3,7 @@
 //! an operand view for the routines that need row-major inputs.
 
 use crate::buffer::Buffer;
+use crate::epilogue::Epilogue;
 use crate::error::{Error, Result};
 use lazyfuse_ir::kernel::{ExternStep, ExternView, MathMode, Schedule, ZeroPadded};
 use lazyfuse_ir::{Graph, InputId, Op};
@@ -30,16 +31,23 @@ pub(crate) fn extern_on_host(
     if let Some(out) = strided_matmul(e, math, &inputs) {
         return checked_output(schedule, e, out);
     }
+    // the epilogue's operands (after the op's own inputs) are row-major buffers
+    let operands = inputs[e.op_inputs()..].to_vec();
     let inputs = row_major_inputs(e, inputs);
     let mut g = Graph::new();
     let mut args = HashMap::new();
     let mut ids = Vec::with_capacity(e.inputs.len());
-    for (slot_no, (buf, shape)) in inputs.into_iter().zip(&e.input_shapes).enumerate() {
+    for (slot_no, (buf, shape)) in inputs
+        .into_iter()
+        .zip(&e.input_shapes)
+        .take(e.op_inputs())
+        .enumerate()
+    {
         let id = ids_input(slot_no);
         ids.push(g.add(Op::Input(id), buf.dtype(), shape.clone(), &[]));
         args.insert(id, buf);
     }
-    if ids.len() != e.inputs.len() {
+    if ids.len() != e.op_inputs() {
         return Err(Error::Malformed(format!(
             "extern {} got {} inputs for {}",
             e.op.name(),
@@ -71,7 +79,28 @@ pub(crate) fn extern_on_host(
                 .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?
         }
     };
+    let out = with_epilogue(e, out, &operands)?;
     checked_output(schedule, e, out)
+}
+
+/// `out`, the result of extern step `e`'s op computed without its epilogue,
+/// with the epilogue applied (`operands`: the step's inputs after the op's own).
+pub(crate) fn with_epilogue(
+    e: &ExternStep,
+    out: Arc<Buffer>,
+    operands: &[Arc<Buffer>],
+) -> Result<Arc<Buffer>> {
+    if e.epilogue.is_empty() {
+        return Ok(out);
+    }
+    let shape = <[usize; 3]>::try_from(e.shape.as_slice())
+        .map_err(|_| Error::Malformed(format!("an epilogue on a {:?} result", e.shape)))?;
+    // the ops' slots count the op's inputs first
+    let empty = Arc::new(Buffer::zeros(e.dtype, 0));
+    let all: Vec<Arc<Buffer>> = std::iter::repeat_n(empty, e.op_inputs())
+        .chain(operands.iter().cloned())
+        .collect();
+    crate::epilogue::apply_to_buffer(out, &e.epilogue, &all, shape)
 }
 
 /// A matmul step with a strided operand, read in place by the float product of
@@ -83,10 +112,14 @@ pub(super) fn strided_matmul(
     math: MathMode,
     inputs: &[Arc<Buffer>],
 ) -> Option<Arc<Buffer>> {
-    let (Op::Matmul, [a, b], [x, y]) = (&e.op, e.input_shapes.as_slice(), inputs) else {
+    let (Op::Matmul, [a, b, ..], [x, y, ..]) = (&e.op, e.input_shapes.as_slice(), inputs) else {
         return None;
     };
-    if math != MathMode::Fast || e.input_views.iter().all(Option::is_none) {
+    let views = &e.input_views[..2];
+    if math != MathMode::Fast
+        || e.op_inputs() != 2
+        || (views.iter().all(Option::is_none) && e.epilogue.is_empty())
+    {
         return None;
     }
     let [batch, m, k] = <[usize; 3]>::try_from(a.as_slice()).ok()?;
@@ -95,18 +128,23 @@ pub(super) fn strided_matmul(
         return None;
     }
     let d = crate::interp::matmul::Dims { b: batch, m, k, n };
-    if e.input_views
+    let shape = [batch, m, n];
+    if views
         .iter()
         .any(|v| v.as_ref().is_some_and(|v| v.dims.is_some()))
     {
-        let xo = grouped(&e.input_views[0], a)?;
-        let yo = grouped(&e.input_views[1], b)?;
+        let xo = grouped(&views[0], a)?;
+        let yo = grouped(&views[1], b)?;
         return match (&**x, &**y) {
             (Buffer::F32(x), Buffer::F32(y)) => {
-                crate::tiled_gemm::product(x, &xo, y, &yo, d).map(|v| Arc::new(Buffer::from_vec(v)))
+                let epi = Epilogue::new(&e.epilogue, inputs, shape)?;
+                crate::tiled_gemm::product(x, &xo, y, &yo, d, &epi)
+                    .map(|v| Arc::new(Buffer::from_vec(v)))
             }
             (Buffer::F64(x), Buffer::F64(y)) => {
-                crate::tiled_gemm::product(x, &xo, y, &yo, d).map(|v| Arc::new(Buffer::from_vec(v)))
+                let epi = Epilogue::new(&e.epilogue, inputs, shape)?;
+                crate::tiled_gemm::product(x, &xo, y, &yo, d, &epi)
+                    .map(|v| Arc::new(Buffer::from_vec(v)))
             }
             _ => None,
         };
@@ -123,9 +161,9 @@ pub(super) fn strided_matmul(
             _ => None,
         },
     };
-    let xs = strided(&e.input_views[0], m, k)?;
-    let ys = strided(&e.input_views[1], k, n)?;
-    crate::blas::matmul_strided(x, &xs, y, &ys, d).map(Arc::new)
+    let xs = strided(&views[0], m, k)?;
+    let ys = strided(&views[1], k, n)?;
+    crate::blas::matmul_strided_then(x, &xs, y, &ys, d, (&e.epilogue, inputs)).map(Arc::new)
 }
 
 /// A `[b, rows, cols]` operand of `shape` read through view `v` (row-major

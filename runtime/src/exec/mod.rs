@@ -44,7 +44,7 @@ mod walk;
 use buffers::allocate;
 pub(crate) use buffers::{dead_temps, fully_overwrites, step_buffers, unwritten_donations};
 pub use compiled::{Code, CompiledSchedule};
-pub(crate) use externs::{extern_on_host, row_major_inputs};
+pub(crate) use externs::{extern_on_host, row_major_inputs, with_epilogue};
 pub(crate) use loops::native_entry;
 use loops::run_loop;
 pub use loops::status_error;

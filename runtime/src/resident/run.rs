@@ -145,6 +145,7 @@ impl Executor for Device {
 fn on_device_blas(e: &ExternStep, slots: &[Option<Arc<DeviceArray>>]) -> bool {
     matches!(e.op, Op::Matmul)
         && e.input_views.iter().all(Option::is_none)
+        && e.epilogue.is_empty()
         && crate::cuda::blas::handles(e.dtype)
         && crate::cuda::blas::cublas_version().is_ok()
         && e.inputs.iter().all(|b| {
