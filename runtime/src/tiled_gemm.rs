@@ -392,27 +392,30 @@ pub(crate) fn product<T: GemmElement + PartialOrd>(
     let mut out = T::into_vec(crate::buffer_cache::take_for_overwrite(T::DTYPE, len))
         .unwrap_or_else(|_| vec![T::ZERO; len]);
     let (xr, yr) = (Reader::new(xo), Reader::new(yo));
-    // column blocks only: a row block would gather the right operand's tiles
-    // once per chunk
-    let chunks = Chunks::new(d, false);
+    // column blocks, as a row block would gather the right operand's tiles once
+    // per chunk; row blocks where only the left operand is gathered (each chunk
+    // gathers its own rows; the right one is read in place) and it is the taller
+    let by_rows = matches!((&xr, &yr), (Reader::Gathered(_), Reader::Strided { .. })) && m >= n;
+    let chunks = Chunks::new(d, by_rows);
     let dst = OutPtr(out.as_mut_ptr());
     let body = |c: usize| {
-        let (b0, b1, _, (c0, c1)) = chunks.chunk(c);
+        let (b0, b1, (r0, r1), (c0, c1)) = chunks.chunk(c);
+        let rows = r1 - r0;
         let mut a_tile: Vec<T> = Vec::new();
         let mut b_tile: Vec<T> = Vec::new();
         let mut scratch: Vec<usize> = Vec::new();
         for bi in b0..b1 {
             for k0 in (0..k).step_by(TILE_K) {
                 let kc = TILE_K.min(k - k0);
-                // the left operand's `m × kc` block: (pointer, column stride, row stride)
+                // the left operand's `rows × kc` block: (pointer, column stride, row stride)
                 let (lhs, lcs, lrs) = match &xr {
                     Reader::Strided { batch, row, col } => {
-                        let at = xo.offset + bi * batch + k0 * col;
+                        let at = xo.offset + bi * batch + r0 * row + k0 * col;
                         (x[at..].as_ptr(), *col as isize, *row as isize)
                     }
                     Reader::Gathered(_) => {
                         a_tile.clear();
-                        for r in 0..m {
+                        for r in r0..r1 {
                             gather(&mut a_tile, x, &xr, (bi, r), (k0, k0 + kc), &mut scratch);
                         }
                         (a_tile.as_ptr(), 1, kc as isize)
@@ -433,22 +436,22 @@ pub(crate) fn product<T: GemmElement + PartialOrd>(
                             (b_tile.as_ptr(), 1, nc as isize)
                         }
                     };
-                    // SAFETY: `lhs` reaches `m × kc` elements through (`lrs`, `lcs`)
-                    // and `rhs` `kc × nc` through (`rrs`, `rcs`): in place, inside
-                    // `x` and `y` (`Grouped::fits` bounds every index of the
-                    // operands, and the slicing above starts inside them); gathered,
-                    // inside the tiles just filled (`m·kc` and `kc·nc` elements).
-                    // The destination block, rows `0..m` × columns `n0..n0+nc` of
-                    // batch `bi` with row stride `n`, lies inside `out` (`b·m·n`
-                    // elements) and no other chunk writes it; the first tile of the
-                    // contracted dim only writes it (`read_dst == false`), the
-                    // others add to what it holds.
+                    // SAFETY: `lhs` reaches `rows × kc` elements through (`lrs`,
+                    // `lcs`) and `rhs` `kc × nc` through (`rrs`, `rcs`): in place,
+                    // inside `x` and `y` (`Grouped::fits` bounds every index of the
+                    // operands, and the slicing above starts inside them);
+                    // gathered, inside the tiles just filled (`rows·kc` and `kc·nc`
+                    // elements). The destination block, rows `r0..r1` × columns
+                    // `n0..n0+nc` of batch `bi` with row stride `n`, lies inside
+                    // `out` (`b·m·n` elements) and no other chunk writes it; the
+                    // first tile of the contracted dim only writes it (`read_dst ==
+                    // false`), the others add to what it holds.
                     unsafe {
                         gemm::gemm(
-                            m,
+                            rows,
                             nc,
                             kc,
-                            dst.get().add(bi * m * n + n0),
+                            dst.get().add(bi * m * n + r0 * n + n0),
                             1,
                             n as isize,
                             k0 > 0,
@@ -468,10 +471,10 @@ pub(crate) fn product<T: GemmElement + PartialOrd>(
                     }
                 }
             }
-            // SAFETY: rows `0..m` × columns `c0..c1` of batch `bi` (row stride `n`)
-            // lie inside `out` and belong to this chunk alone; the epilogue's
-            // operands were checked for this product's shape.
-            unsafe { epi.apply(dst, bi, (0, m), (c0, c1), (m, n)) };
+            // SAFETY: rows `r0..r1` × columns `c0..c1` of batch `bi` (row stride
+            // `n`) lie inside `out` and belong to this chunk alone; the
+            // epilogue's operands were checked for this product's shape.
+            unsafe { epi.apply(dst, bi, (r0, r1), (c0, c1), (m, n)) };
         }
     };
     pool::parallel_for(chunks.count, &body);

@@ -2,6 +2,7 @@
 //! ops without a loop form), and the strided operand views a host matmul reads in
 //! place.
 
+use super::view_chain::StridedRead;
 use super::{arith_dtype, ScheduleOptions, MAX_CAT_KERNELS};
 use crate::dtype::DType;
 use crate::graph::{Graph, Node, NodeId};
@@ -45,44 +46,53 @@ fn unsigned_strides(l: &crate::layout::Layout) -> Option<Vec<usize>> {
     l.strides.iter().map(|&s| usize::try_from(s).ok()).collect()
 }
 
-/// The stored node and the view through which the float matmul `n` reads its
-/// operand `i` in place where `i` is a row-major reshape of a strided view `p` of
-/// a stored node (a convolution's windows `[N, C, kh, kw, OH, OW]` read as
-/// `[N, C·kh·kw, OH·OW]`): the product gathers the operand tile by tile instead of
-/// storing the whole reshaped copy. Where that node is a zero padding of another
-/// ([`zero_padding`]) read by nothing else, the view reads the unpadded one and
-/// the padded buffer is never stored. `None` for other operands, where `sole`
-/// (read by one node alone, and not a target) fails for `i` or `p`, or where the
-/// view's dims do not group into the operand's.
+/// How the float matmul `n` reads its operand `i` in place where `i` is a chain
+/// of views over a stored node: a strided view `p` (a convolution's windows
+/// `[N, C, kh, kw, OH, OW]`), then reshapes and permutes of its row-major value
+/// (the windows read as `[N, C·kh·kw, OH·OW]`, or as the weight gradient's
+/// `[C·kh·kw, N·OH·OW]`) composed into one strided read ([`StridedRead`]): the
+/// product gathers the operand tile by tile instead of storing the copy. Where
+/// the stored node is a zero padding of another ([`zero_padding`]) read by
+/// nothing else, the view reads the unpadded one and the padded buffer is never
+/// stored. Returns the node read, the view, and the padding node skipped; `None`
+/// for other operands, where `sole` (read by one node alone, and not a target)
+/// fails for a view of the chain, or where the read's dims do not group into
+/// the operand's.
 pub(super) fn windows_operand(
     graph: &Graph,
     n: NodeId,
     i: NodeId,
     opts: &ScheduleOptions,
     sole: impl Fn(NodeId) -> bool,
-) -> Option<(NodeId, ExternView)> {
-    let Op::View(reshape) = &graph.node(i).op else {
+) -> Option<(NodeId, ExternView, Option<NodeId>)> {
+    if !host_float_matmul(graph, n, opts) {
         return None;
-    };
-    let p = graph.inputs(i)[0];
+    }
+    // the views from `i` down to the one over a stored node
+    let mut chain = Vec::new();
+    let mut q = i;
+    while let Op::View(_) = graph.node(q).op {
+        chain.push(q);
+        q = graph.inputs(q)[0];
+    }
+    let (&p, above) = chain.split_last()?;
     let Op::View(l) = &graph.node(p).op else {
         return None;
     };
-    let q = graph.inputs(p)[0];
-    if !host_float_matmul(graph, n, opts)
-        || !reshape.is_identity_of(graph.node(p).numel())
-        || l.is_contiguous()
-        || matches!(graph.node(q).op, Op::View(_))
-        || !sole(i)
-        || !sole(p)
-    {
+    if above.is_empty() || l.is_contiguous() || !chain.iter().all(|&c| sole(c)) {
         return None;
     }
-    let strides = unsigned_strides(l)?;
+    let mut read = StridedRead::of(l)?;
+    for &c in above.iter().rev() {
+        let Op::View(lc) = &graph.node(c).op else {
+            return None;
+        };
+        read = read.then(lc)?;
+    }
     let mut v = ExternView {
-        offset: l.offset,
-        strides,
-        dims: Some(l.shape.clone()),
+        offset: read.offset,
+        strides: read.strides,
+        dims: Some(read.dims),
         padded: None,
     };
     let shape = &graph.node(i).shape;
@@ -91,12 +101,13 @@ pub(super) fn windows_operand(
         return None;
     }
     if let Some((source, padded)) = zero_padding(graph, q).filter(|_| sole(q)) {
-        if padded.holds_view(v.offset, &v.strides, &l.shape) {
+        let dims = v.dims.as_deref().unwrap_or(shape);
+        if padded.holds_view(v.offset, &v.strides, dims) {
             v.padded = Some(padded);
-            return Some((source, v));
+            return Some((source, v, Some(q)));
         }
     }
-    Some((q, v))
+    Some((q, v, None))
 }
 
 /// Where `q` is a zero padding of a stored node (`Tensor::pad` with zeros: a

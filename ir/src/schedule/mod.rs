@@ -104,6 +104,7 @@ mod reason;
 mod rewrite;
 #[cfg(test)]
 mod tests;
+mod view_chain;
 
 use crate::kernel::Affine;
 use affine::{canonical, flat, unravel};

@@ -83,11 +83,10 @@ impl<'g> Planner<'g> {
                     let windows = windows_operand(graph, n, i, opts, |v| {
                         !targets.contains(&v) && consumers.get(&v) == Some(&1)
                     });
-                    if let Some((q, v)) = windows {
-                        if v.padded.is_some() {
+                    if let Some((q, v, padding)) = windows {
+                        if let Some(padding) = padding {
                             // the padding (a write_view, stored as such until
                             // now) is read by these windows alone: never stored
-                            let padding = graph.inputs(graph.inputs(i)[0])[0];
                             if matches!(materialized.get(&padding), Some(Reason::WriteViewStored)) {
                                 materialized.remove(&padding);
                             }

@@ -500,7 +500,10 @@ fn convolution_grads(
             .reshape(&[n, groups, og, points])?
             .permute(&[1, 2, 0, 3])?
             .reshape(&[groups, og, n * points])?;
-        let dw = gr.matmul(&columns.transpose(1, 2)?)?;
+        // the columns on the left: a product's left operand is read a row at a
+        // time, here a run of output points (contiguous along OW), where on the
+        // right each row would be one point's window (runs of kw)
+        let dw = columns.matmul(&gr.transpose(1, 2)?)?.transpose(1, 2)?;
         Some(dw.reshape(&ws.iter().map(|&d| d as isize).collect::<Vec<_>>())?)
     } else {
         None
