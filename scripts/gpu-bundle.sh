@@ -2,7 +2,9 @@
 # Builds what a GPU machine runs into target/gpu/ (our GPU machines have CUDA but no
 # Rust): the CUDA test binaries, the conformance runner, and run.sh, which runs them
 # all with the GPU required. Carry target/gpu to the machine (the device tool's
-# `carry`) and run `bash target/gpu/run.sh` in the repository root there.
+# `carry`) and run `bash target/gpu/run.sh` in the repository root there. (The
+# bundle is ~47 MB stripped: where it and the tree pass the tool's 64 MiB, carry
+# it as a gzipped tar in an ignored folder and unpack it into target/ there.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/gpu
@@ -51,7 +53,7 @@ echo "== a second process compiles nothing (the disk cache): NVRTC lines of a re
 LAZYFUSE_DEBUG=1 "$here/conformance" tests/data/conformance_supplement --device cuda 2>&1 |
   grep "^nvrtc:" | sed -E 's/^nvrtc: (compiled|.*from disk cache).*/\1/' | sort | uniq -c
 echo "== bench_report on cuda:0"
-"$here/bench_report" --device cuda | tail -n 12 || status=1
+"$here/bench_report" --device cuda || status=1
 exit $status
 RUN
 chmod +x "$out/run.sh"
