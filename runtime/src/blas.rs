@@ -124,11 +124,11 @@ pub(crate) fn matmul_strided_then(
         )),
         _ if !ops.is_empty() => return None,
         (Buffer::F16(a), Buffer::F16(b)) => {
-            Buffer::from_vec(product(a, xs, b, ys, d, &Epilogue::none()))
+            Buffer::from_vec(product(a, xs, b, ys, d, &Epilogue::none(shape)))
         }
         (Buffer::BF16(a), Buffer::BF16(b)) => {
             let wide = |v: &[bf16]| v.iter().map(|e| e.to_f32()).collect::<Vec<f32>>();
-            let out = product(&wide(a), xs, &wide(b), ys, d, &Epilogue::none());
+            let out = product(&wide(a), xs, &wide(b), ys, d, &Epilogue::none(shape));
             Buffer::from_vec(out.into_iter().map(bf16::from_f32).collect::<Vec<_>>())
         }
         _ => return None,
@@ -271,14 +271,11 @@ fn product<T: GemmElement + PartialOrd>(
 ) -> Vec<T> {
     let Dims { b, m, k, n } = d;
     let len = b * m * n;
+    // (the one caller makes the epilogue for `d`; its blocks are `d`'s)
+    debug_assert_eq!(epi.shape(), [b, m, n]);
     if len == 0 || k == 0 {
         let mut out = vec![T::ZERO; len];
-        let dst = OutPtr(out.as_mut_ptr());
-        for bi in 0..b {
-            // SAFETY: batch `bi`'s block lies inside `out`, which this function
-            // alone holds (the operands were checked for this shape by the caller)
-            unsafe { epi.apply(dst, bi, (0, m), (0, n), (m, n)) };
-        }
+        epi.apply_all(&mut out);
         return out;
     }
     // gemm stores every element (`read_dst == false`): a kept buffer needs no
@@ -332,7 +329,7 @@ fn product<T: GemmElement + PartialOrd>(
             // other chunk reads or writes it; the epilogue's operands were checked
             // for this product's shape.
             if !epi.is_empty() {
-                unsafe { epi.apply(dst, bi, (r0, r1), (c0, c1), (m, n)) };
+                unsafe { epi.apply(dst, bi, (r0, r1), (c0, c1)) };
             } else if r1 - r0 <= 1 || c1 - c0 <= 1 || k <= 2 {
                 // (-0 sums of gemm's special paths: see `OutPtr::plus_zero`)
                 unsafe { dst.plus_zero(first, r1 - r0, c1 - c0, n) };

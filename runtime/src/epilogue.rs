@@ -27,12 +27,18 @@ enum Step<'a, T> {
 /// alone).
 pub(crate) struct Epilogue<'a, T> {
     steps: Vec<Step<'a, T>>,
+    /// the product's `[b, m, n]`, for which the operands were checked
+    shape: [usize; 3],
 }
 
 impl<'a, T: GemmElement + PartialOrd> Epilogue<'a, T> {
-    /// No ops: [`Epilogue::apply`] adds the `+ 0` alone.
-    pub(crate) fn none() -> Self {
-        Epilogue { steps: Vec::new() }
+    /// No ops over a product of `shape`: [`Epilogue::apply`] adds the `+ 0`
+    /// alone.
+    pub(crate) fn none(shape: [usize; 3]) -> Self {
+        Epilogue {
+            steps: Vec::new(),
+            shape,
+        }
     }
 
     /// `ops` over a product of `shape`, their operands in `inputs` (by slot), or
@@ -62,7 +68,12 @@ impl<'a, T: GemmElement + PartialOrd> Epilogue<'a, T> {
                 }
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Epilogue { steps })
+        Some(Epilogue { steps, shape })
+    }
+
+    /// The product's `[b, m, n]` the epilogue was made for.
+    pub(crate) fn shape(&self) -> [usize; 3] {
+        self.shape
     }
 
     /// Whether the epilogue has no ops.
@@ -70,21 +81,38 @@ impl<'a, T: GemmElement + PartialOrd> Epilogue<'a, T> {
         self.steps.is_empty()
     }
 
+    /// [`Epilogue::apply`] to the whole product `out` (which this caller alone
+    /// holds); `false`, with nothing done, where `out` is not of the product's
+    /// size.
+    pub(crate) fn apply_all(&self, out: &mut [T]) -> bool {
+        let [b, m, n] = self.shape;
+        if out.len() != b * m * n {
+            return false;
+        }
+        let dst = OutPtr(out.as_mut_ptr());
+        for bi in 0..b {
+            // SAFETY: batch `bi`'s `m × n` block lies inside `out` (`b·m·n`
+            // elements, checked above), which the `&mut` borrow makes this
+            // caller's alone.
+            unsafe { self.apply(dst, bi, (0, m), (0, n)) };
+        }
+        true
+    }
+
     /// Applies `+ 0` and the ops to rows `r0..r1` × columns `c0..c1` of batch
-    /// `bi` of the product at `dst` (`m` rows of `n` columns per batch).
+    /// `bi` of the product at `dst` (of the shape given to [`Epilogue::new`]).
     ///
     /// # Safety
-    /// The block lies inside the allocation, and no other thread reads or writes
-    /// it meanwhile; the operands were checked by [`Epilogue::new`] for this
-    /// product's shape, which the block lies inside.
+    /// The block lies inside the allocation of the product, and no other thread
+    /// reads or writes it meanwhile.
     pub(crate) unsafe fn apply(
         &self,
         dst: OutPtr<T>,
         bi: usize,
         (r0, r1): (usize, usize),
         (c0, c1): (usize, usize),
-        (m, n): (usize, usize),
     ) {
+        let [_, m, n] = self.shape;
         for r in r0..r1 {
             // SAFETY: row `r`, columns `c0..c1` of batch `bi` lie inside the
             // allocation and are this caller's alone (the function's contract).
@@ -146,20 +174,11 @@ pub(crate) fn apply_to_buffer(
         mut v: Vec<T>,
         ops: &[EpilogueOp],
         inputs: &[Arc<Buffer>],
-        [b, m, n]: [usize; 3],
+        shape: [usize; 3],
     ) -> Option<Buffer> {
-        let epi = Epilogue::<T>::new(ops, inputs, [b, m, n])?;
-        if v.len() != b * m * n {
-            return None;
-        }
-        let dst = OutPtr(v.as_mut_ptr());
-        for bi in 0..b {
-            // SAFETY: batch `bi`'s `m × n` block lies inside `v` (`b·m·n`
-            // elements), which this function alone holds; `new` checked the
-            // operands for this shape.
-            unsafe { epi.apply(dst, bi, (0, m), (0, n), (m, n)) };
-        }
-        Some(Buffer::from_vec(v))
+        Epilogue::<T>::new(ops, inputs, shape)?
+            .apply_all(&mut v)
+            .then(|| Buffer::from_vec(v))
     }
     if ops.is_empty() {
         return Ok(out);

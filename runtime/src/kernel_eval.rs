@@ -123,9 +123,9 @@ pub fn run_schedule(
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let args = crate::exec::row_major_inputs(e, args);
-                let (own, operands) = args.split_at(e.op_inputs().min(args.len()));
+                let own = &args[..e.op_inputs().min(args.len())];
                 let out = crate::interp::eval_node(node, own, &arg_nodes, inputs)?;
-                let out = crate::exec::with_epilogue(e, out, operands)?;
+                let out = crate::exec::with_epilogue(e, out, &args)?;
                 bufs[e.output.0 as usize] = Some(out);
             }
         }

@@ -373,18 +373,13 @@ pub(crate) fn product<T: GemmElement + PartialOrd>(
     let sizes_match = [(xo, [b, m, k]), (yo, [b, k, n])]
         .iter()
         .all(|(o, s)| (0..3).all(|g| size(o, g) == s[g]));
-    if !sizes_match || !xo.fits(x.len()) || !yo.fits(y.len()) {
+    if !sizes_match || !xo.fits(x.len()) || !yo.fits(y.len()) || epi.shape() != [b, m, n] {
         return None;
     }
     let len = b * m * n;
     if len == 0 || k == 0 {
         let mut out = vec![T::ZERO; len];
-        let dst = OutPtr(out.as_mut_ptr());
-        for bi in 0..b {
-            // SAFETY: batch `bi`'s block lies inside `out`, which this function
-            // alone holds (the epilogue's operands were checked for this shape)
-            unsafe { epi.apply(dst, bi, (0, m), (0, n), (m, n)) };
-        }
+        epi.apply_all(&mut out);
         return Some(out);
     }
     // every element is stored by the first tile of the contracted dim
@@ -474,7 +469,7 @@ pub(crate) fn product<T: GemmElement + PartialOrd>(
             // SAFETY: rows `r0..r1` × columns `c0..c1` of batch `bi` (row stride
             // `n`) lie inside `out` and belong to this chunk alone; the
             // epilogue's operands were checked for this product's shape.
-            unsafe { epi.apply(dst, bi, (r0, r1), (c0, c1), (m, n)) };
+            unsafe { epi.apply(dst, bi, (r0, r1), (c0, c1)) };
         }
     };
     pool::parallel_for(chunks.count, &body);
@@ -529,7 +524,7 @@ mod tests {
 
     /// The tiled product of `d` against the reference, within float32 rounding.
     fn check(x: &[f32], xo: &Grouped, y: &[f32], yo: &Grouped, d: Dims) {
-        let fast = product(x, xo, y, yo, d, &Epilogue::none()).unwrap();
+        let fast = product(x, xo, y, yo, d, &Epilogue::none([d.b, d.m, d.n])).unwrap();
         let exact = reference(x, xo, y, yo, d);
         assert_eq!(fast.len(), exact.len());
         for (a, b) in fast.iter().zip(&exact) {
@@ -618,7 +613,7 @@ mod tests {
             };
             check(&wt, &xo, &x, &yo, d);
             // one element short of the interior is refused
-            assert!(product(&wt, &xo, &x[1..], &yo, d, &Epilogue::none()).is_none());
+            assert!(product(&wt, &xo, &x[1..], &yo, d, &Epilogue::none([d.b, d.m, d.n])).is_none());
         }
     }
 
@@ -668,7 +663,23 @@ mod tests {
             n: 3,
         };
         // the last element is at 4 + 1 + 2·2 = 9: a buffer of 9 is too short
-        assert!(product(&[1f32; 4], &xo, &[1f32; 9], &yo, d, &Epilogue::none()).is_none());
-        assert!(product(&[1f32; 4], &xo, &[1f32; 10], &yo, d, &Epilogue::none()).is_some());
+        assert!(product(
+            &[1f32; 4],
+            &xo,
+            &[1f32; 9],
+            &yo,
+            d,
+            &Epilogue::none([d.b, d.m, d.n])
+        )
+        .is_none());
+        assert!(product(
+            &[1f32; 4],
+            &xo,
+            &[1f32; 10],
+            &yo,
+            d,
+            &Epilogue::none([d.b, d.m, d.n])
+        )
+        .is_some());
     }
 }

@@ -69,7 +69,17 @@ impl<'g> Planner<'g> {
         for &n in &order {
             let node = graph.node(n);
             if let Some(why) = extern_reason(graph, n, opts) {
-                for &i in graph.inputs(n) {
+                // Elementwise readers a product applies to its result in cache
+                // (a bias, a ReLU): the last one's value is the step's result,
+                // the product's own is never stored; their operands are read
+                // by the step like its inputs.
+                let sole_reader = |v: NodeId| match readers.get(&v).map(Vec::as_slice) {
+                    Some(&[r]) if !targets.contains(&v) => Some(r),
+                    _ => None,
+                };
+                let chain = epilogue_chain(graph, n, opts, sole_reader);
+                let operands = chain.as_ref().map_or(&[][..], |c| &c.operands);
+                for &i in graph.inputs(n).iter().chain(operands) {
                     let mut i = i;
                     // A reshape that is the identity of its producer's buffer (matmul's
                     // operands) is that buffer: the extern reads the producer's. So is
@@ -116,24 +126,7 @@ impl<'g> Planner<'g> {
                             });
                     }
                 }
-                // Elementwise readers a product applies to its result in cache
-                // (a bias, a ReLU): the last one's value is the step's result,
-                // the product's own is never stored.
-                let sole_reader = |v: NodeId| match readers.get(&v).map(Vec::as_slice) {
-                    Some(&[r]) if !targets.contains(&v) => Some(r),
-                    _ => None,
-                };
-                if let Some(chain) = epilogue_chain(graph, n, opts, sole_reader) {
-                    for &s in &chain.operands {
-                        if !matches!(graph.node(s).op, Op::Input(_)) {
-                            materialized
-                                .entry(s)
-                                .or_insert_with(|| Reason::ReadByExtern {
-                                    op: node.op.name(),
-                                    reader: n,
-                                });
-                        }
-                    }
+                if let Some(chain) = chain {
                     materialized.insert(chain.result, Reason::ComputedByExtern(why.clone()));
                     externs.insert(chain.result, why);
                     epilogues.insert(chain.result, (n, chain));

@@ -31,21 +31,19 @@ pub(crate) fn extern_on_host(
     if let Some(out) = strided_matmul(e, math, &inputs) {
         return checked_output(schedule, e, out);
     }
-    // the epilogue's operands (after the op's own inputs) are row-major buffers
-    let operands = inputs[e.op_inputs()..].to_vec();
     let inputs = row_major_inputs(e, inputs);
     let mut g = Graph::new();
     let mut args = HashMap::new();
     let mut ids = Vec::with_capacity(e.inputs.len());
     for (slot_no, (buf, shape)) in inputs
-        .into_iter()
+        .iter()
         .zip(&e.input_shapes)
         .take(e.op_inputs())
         .enumerate()
     {
         let id = ids_input(slot_no);
         ids.push(g.add(Op::Input(id), buf.dtype(), shape.clone(), &[]));
-        args.insert(id, buf);
+        args.insert(id, buf.clone());
     }
     if ids.len() != e.op_inputs() {
         return Err(Error::Malformed(format!(
@@ -79,28 +77,25 @@ pub(crate) fn extern_on_host(
                 .ok_or_else(|| Error::Malformed("extern step produced nothing".into()))?
         }
     };
-    let out = with_epilogue(e, out, &operands)?;
+    // (the epilogue's operands, row-major, are read by slot after the op's)
+    let out = with_epilogue(e, out, &inputs)?;
     checked_output(schedule, e, out)
 }
 
 /// `out`, the result of extern step `e`'s op computed without its epilogue,
-/// with the epilogue applied (`operands`: the step's inputs after the op's own).
+/// with the epilogue applied (`inputs`: the step's inputs, the epilogue's
+/// operands after the op's own).
 pub(crate) fn with_epilogue(
     e: &ExternStep,
     out: Arc<Buffer>,
-    operands: &[Arc<Buffer>],
+    inputs: &[Arc<Buffer>],
 ) -> Result<Arc<Buffer>> {
     if e.epilogue.is_empty() {
         return Ok(out);
     }
     let shape = <[usize; 3]>::try_from(e.shape.as_slice())
         .map_err(|_| Error::Malformed(format!("an epilogue on a {:?} result", e.shape)))?;
-    // the ops' slots count the op's inputs first
-    let empty = Arc::new(Buffer::zeros(e.dtype, 0));
-    let all: Vec<Arc<Buffer>> = std::iter::repeat_n(empty, e.op_inputs())
-        .chain(operands.iter().cloned())
-        .collect();
-    crate::epilogue::apply_to_buffer(out, &e.epilogue, &all, shape)
+    crate::epilogue::apply_to_buffer(out, &e.epilogue, inputs, shape)
 }
 
 /// A matmul step with a strided operand, read in place by the float product of
