@@ -139,3 +139,23 @@ fn regression_partial_view_of_a_failing_division() {
     ];
     compare(&sources, &steps).unwrap();
 }
+
+/// Found by CI (a random seed): `copysign(x, sqrt(s).amax(0))` over a column holding
+/// `sqrt(-1)` (x86's negative default NaN). The interpreter's `amax` kept that NaN,
+/// sign and all; the kernels' `maximum` gives the canonical positive NaN, so
+/// `copysign` read a different sign.
+#[test]
+fn regression_nan_sign_of_a_max_reduction() {
+    let sources = [(0, 3, 0), (2, 5, 0)];
+    let steps = [
+        Step::Unary(43, 5),
+        Step::BinaryScalar(7, 0, 0),
+        Step::Cast(0, 0),
+        Step::Cat(36, 56),
+        Step::Reduce(36, 62, false),
+        Step::Index(0, 0, 0),
+        Step::Reduce(6, 0, false),
+        Step::BinaryPointwise(35, 3, 60, 0),
+    ];
+    compare(&sources, &steps).unwrap();
+}

@@ -109,14 +109,16 @@ fn float_reduce<S: FloatStore>(
 ) -> Result<Buffer> {
     let n = <S::A as Real>::from_f64(inner as f64);
     let mean = |r: &[S]| sum(r.iter().map(|x| x.to_acc())) / n;
+    // A NaN anywhere gives the canonical (positive, quiet) NaN, as the kernels'
+    // `maximum`/`minimum` do, so a NaN's sign bit never depends on the backend.
     let extreme = |r: &[S], max: bool| {
         let mut best = r[0].widen();
-        for x in &r[1..] {
+        for x in r {
             let x = x.widen();
-            if best.is_nan() {
-                break;
+            if x.is_nan() {
+                return S::narrow(<S::C as Real>::NAN);
             }
-            if x.is_nan() || (max && x > best) || (!max && x < best) {
+            if (max && x > best) || (!max && x < best) {
                 best = x;
             }
         }
