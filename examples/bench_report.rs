@@ -1,5 +1,7 @@
-//! Runs PERF.md's workloads W1–W9, the training steps T1–T3 and the convolutions
-//! C1–C2 on the JIT and prints one table: per workload the median time, its rate
+//! Runs PERF.md's workloads W1–W9, the one-transcendental elementwise rows E (exp,
+//! log, tanh, sigmoid, gelu, silu, erf over 16M float32, each beside the one-read,
+//! one-write floor), the training steps T1–T3 and the convolutions C1–C2 on the
+//! JIT and prints one table: per workload the median time, its rate
 //! (GB/s of compulsory traffic, GFLOP/s for W6 and C1–C2, µs per chain for W9), the
 //! baseline's median measured in the same run (the plain-Rust memory floor, a plain
 //! copy for W7, plain Rust for W9, PERF.md's numpy sgemm figure for W6, a gemm of
