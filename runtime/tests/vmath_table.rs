@@ -10,18 +10,23 @@ mod jit;
 
 use jit::Kb;
 use lazyfuse_codegen::cpu::CpuModule;
-use lazyfuse_ir::kernel::{Expr, MathMode, Stage, STATUS_SLOTS};
-use lazyfuse_ir::{DType, UnaryOp};
+use lazyfuse_ir::kernel::{Expr, ExprId, MathMode, Stage, STATUS_SLOTS};
+use lazyfuse_ir::{DType, UnaryOp, UnaryParamOp};
 use lazyfuse_runtime::jit_symbols::lookup;
 
 /// Runs `op` on `xs` (as `dtype`, f32 or f64) in a Fast-mode kernel; results as f64.
 fn run_fast(op: UnaryOp, dtype: DType, xs: &[f64]) -> Vec<f64> {
+    run_fast_expr(|x| Expr::Unary { op, x }, dtype, xs)
+}
+
+/// Runs the one-operand expression `f(x)` on `xs` in a Fast-mode kernel.
+fn run_fast_expr(f: impl Fn(ExprId) -> Expr, dtype: DType, xs: &[f64]) -> Vec<f64> {
     let n = xs.len();
     let mut kb = Kb::new(&[n], 1);
     let a = kb.param(dtype, n, false);
     let o = kb.param(dtype, n, true);
     let x = kb.load(a, 0, &[1], Stage::Outer(0));
-    let y = kb.push(Expr::Unary { op, x }, dtype, Stage::Outer(0));
+    let y = kb.push(f(x), dtype, Stage::Outer(0));
     kb.store(o, 0, &[1], y);
     let k = kb.k;
     k.verify().expect("a valid kernel");
@@ -78,6 +83,7 @@ fn reference(op: UnaryOp, x: f64, f32: bool) -> f64 {
         Log10 => libm::log10(x),
         Log1p => libm::log1p(x),
         Tanh => libm::tanh(x),
+        Erf => libm::erf(x),
         _ => unreachable!(),
     }
 }
@@ -184,6 +190,7 @@ fn vmath_accuracy_table() {
         (Sigmoid, 50.0),
         (Silu, 50.0),
         (Mish, 50.0),
+        (Erf, 6.0),
     ];
     let mut failures = Vec::new();
     for dtype in [DType::F32, DType::F64] {
@@ -249,4 +256,30 @@ fn vmath_accuracy_table() {
         "{}",
         failures[..failures.len().min(40)].join("\n")
     );
+}
+
+/// The float32 exact GELU (`x · ½ · (1 + erf(x · √½))` on the vector `erf`)
+/// against the same formula in f64 libm: within the conformance tolerance of
+/// float32 (`|Δ| ≤ 1e-6 + 1e-5 |r|`) everywhere, `1 + erf` cancelling for
+/// x < -2 included; special values exactly.
+#[test]
+fn vector_gelu_within_tolerance() {
+    let op = UnaryParamOp::Gelu { tanh: false };
+    let xs = inputs(DType::F32, 12.0);
+    let got = run_fast_expr(|x| Expr::UnaryParam { op, x }, DType::F32, &xs);
+    let mut bad = Vec::new();
+    for (&x, &g) in xs.iter().zip(&got) {
+        let x = f64::from(x as f32);
+        let r =
+            f64::from((x * 0.5 * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2))) as f32);
+        let ok = if r.is_nan() || r.is_infinite() {
+            (r.is_nan() && g.is_nan()) || r == g
+        } else {
+            (g - r).abs() <= 1e-6 + 1e-5 * r.abs()
+        };
+        if !ok {
+            bad.push(format!("gelu({x:e}) = {g:e}, want {r:e}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad[..bad.len().min(20)].join("\n"));
 }

@@ -16,6 +16,10 @@
 //! - `tanh = expm1(2x) / (expm1(2x) + 2)` (no cancellation near 0), `x` clamped where
 //!   tanh rounds to ±1; `sigmoid = 1/(1 + e^-x)`, `silu = x/(1 + e^-x)`,
 //!   `mish = x tanh(log1p(e^x))` with the interpreter's formulas.
+//! - `erf` (float32 only): `x + x P(x²)` below 0.875, `±(1 - e^Q)` with `Q` a
+//!   polynomial fit of `ln erfc` below 3.9375, `±1` beyond (`scripts/fit_erf.py`
+//!   fits both and prints their float32 error, ≤ 1.01 ulp); the exact GELU is the
+//!   interpreter's `x · ½ · (1 + erf(x · √½))` on it.
 //!
 //! Special values follow libm: NaN propagates, `exp(-inf) = 0`, `exp(+inf) = inf`,
 //! `log(0) = -inf`, `log(<0) = NaN`, `tanh(±inf) = ±1`, `±0` keeps its sign where libm
@@ -34,13 +38,15 @@ const LN_2_TAIL: f64 = 2.319_046_813_846_299_6e-17;
 /// `log10 2 - LOG10_2`.
 const LOG10_2_TAIL: f64 = -2.803_728_127_785_170_3e-18;
 
-/// Whether [`emit_unary`] computes `op` (on float32 and float64 lanes).
-pub(super) fn has_unary(op: UnaryOp) -> bool {
+/// Whether [`emit_unary`] computes `op` on float32 lanes, or float64 ones when
+/// `wide` (`erf` has a float32 fit only).
+pub(super) fn has_unary(op: UnaryOp, wide: bool) -> bool {
     use UnaryOp::*;
-    matches!(
-        op,
-        Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish
-    )
+    match op {
+        Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish => true,
+        Erf => !wide,
+        _ => false,
+    }
 }
 
 /// The vector type whose lane 0 computes a scalar of type `ty` (`f32` or `f64`).
@@ -72,6 +78,7 @@ pub(super) fn emit_unary(
         Log10 => m.log_kind(x, LogKind::Log10),
         Log1p => m.log1p(x),
         Tanh if !m.f64() => m.tanh_rational(x),
+        Erf if !m.f64() => m.erf(x),
         Tanh => m.tanh(x),
         Sigmoid => {
             let one = m.c(1.0);
@@ -94,12 +101,16 @@ pub(super) fn emit_unary(
 
 /// Whether [`emit_param`] computes `op` on float32 and float64 lanes: the
 /// activations built from compares, products and this module's `exp`/`expm1`/
-/// `log1p`. GELU stays scalar: the exact form needs `erf` (not here yet) and the
-/// tanh form's `1 + tanh(·)` cancels for x < -2, where a tanh within 1 ulp of
-/// libm's still moves the result by thousands of ulp. Hardtanh with a
-/// NaN bound stays scalar (the interpreter returns NaN for every element then).
-pub(super) fn has_param(op: UnaryParamOp) -> bool {
+/// `log1p`, and the exact GELU on float32 lanes from this module's `erf` (`wide`:
+/// float64 lanes). The tanh form of GELU stays scalar: its `1 + tanh(·)` cancels
+/// for x < -2, where a tanh within 1 ulp of libm's still moves the result by
+/// thousands of ulp (the exact form's `1 + erf(·)` cancels too, but there the
+/// interpreter's own libm `erf` rounds no closer, and the result stays within
+/// the tolerances, `runtime/tests/vmath_table.rs`). Hardtanh with a NaN bound
+/// stays scalar (the interpreter returns NaN for every element then).
+pub(super) fn has_param(op: UnaryParamOp, wide: bool) -> bool {
     match op {
+        UnaryParamOp::Gelu { tanh: false } => !wide,
         UnaryParamOp::Softplus { .. } | UnaryParamOp::Elu { .. } => true,
         UnaryParamOp::LeakyRelu { .. } => true,
         UnaryParamOp::Hardtanh { min_val, max_val } => !min_val.is_nan() && !max_val.is_nan(),
@@ -162,6 +173,17 @@ pub(super) fn emit_param(
             let pos = m.b.ins().fmul(x, s);
             let z = m.c(0.0);
             m.sel(FloatCC::LessThanOrEqual, x, z, neg, pos)
+        }
+        UnaryParamOp::Gelu { tanh: false } => {
+            // The interpreter's `x · ½ · (1 + erf(x · √½))`, op for op.
+            let half = m.c(0.5);
+            let h = m.b.ins().fmul(x, half);
+            let r = m.c(std::f64::consts::FRAC_1_SQRT_2);
+            let u = m.b.ins().fmul(x, r);
+            let e = m.erf(u);
+            let one = m.c(1.0);
+            let s = m.b.ins().fadd(one, e);
+            m.b.ins().fmul(h, s)
         }
         UnaryParamOp::LeakyRelu { negative_slope } => {
             let sl = m.c(negative_slope);
@@ -499,6 +521,63 @@ impl VMath<'_, '_> {
         );
         let t = self.b.ins().fdiv(p, q);
         self.tiny(x, 4e-4, t)
+    }
+
+    /// float32 `erf` in three ranges of `a = |x|` (coefficients from
+    /// `scripts/fit_erf.py`, ≤ 1.01 ulp there): below 0.875 `x + x P(x²)` (one
+    /// rounding at the end), below 3.9375 `±(1 - e^Q(a - 0.875))` with `Q` a fit of
+    /// `ln erfc`, beyond `±1`. Every range is computed and selected; the selects
+    /// pass NaN through to the second range, where it stays NaN; `-0` stays `-0`.
+    fn erf(&mut self, x: Value) -> Value {
+        const T1: f64 = 0.875;
+        const T2: f64 = 3.9375;
+        let a = self.b.ins().fabs(x);
+        let z = self.b.ins().fmul(x, x);
+        let p = self.horner(
+            z,
+            &[
+                0.128_379_166_126_251_22,
+                -0.376_126_348_972_320_56,
+                0.112_837_329_506_874_08,
+                -0.026_861_585_676_670_074,
+                0.005_206_750_705_838_203,
+                -0.000_821_113_877_464_085_8,
+                8.675_531_717_017_293e-5,
+            ],
+        );
+        let small = self.madd(x, p, x);
+        let t1 = self.c(T1);
+        let t = self.b.ins().fsub(a, t1);
+        let q = self.horner(
+            t,
+            &[
+                -1.532_824_397_087_097_2,
+                -2.430_219_888_687_134,
+                -0.826_538_443_565_368_7,
+                -0.046_913_970_261_812_21,
+                0.011_374_790_221_452_713,
+                -0.002_231_694_990_769_028_7,
+                0.000_296_415_557_386_353_6,
+                -1.026_224_254_019_325_6e-5,
+                -5.127_326_858_200_831e-6,
+                1.045_305_225_488_846_2e-6,
+                -6.875_671_942_907_502e-8,
+            ],
+        );
+        let e = self.exp(q);
+        let one = self.c(1.0);
+        let large = self.b.ins().fsub(one, e);
+        let t2 = self.c(T2);
+        let large = self.sel(FloatCC::GreaterThanOrEqual, a, t2, one, large);
+        // ±: the sign bit of `x` on the positive `large`.
+        let sign = self.c(-0.0);
+        let xs = self.bits(x);
+        let sb = self.bits(sign);
+        let xs = self.b.ins().band(xs, sb);
+        let lb = self.bits(large);
+        let lb = self.b.ins().bor(lb, xs);
+        let large = self.float(lb);
+        self.sel(FloatCC::LessThan, a, t1, small, large)
     }
 
     /// `1 + e^-x` (the denominator of sigmoid and silu).

@@ -129,7 +129,9 @@ impl Lower<'_, '_> {
                         return Ok(self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0));
                     }
                     BitwiseNot => return Err(unsupported(name, dt)),
-                    _ if self.math == MathMode::Fast && crate::cpu::vmath::has_unary(op) => {
+                    _ if self.math == MathMode::Fast
+                        && crate::cpu::vmath::has_unary(op, fty == F64) =>
+                    {
                         // The vector code on a splat, lane 0: the same values as the
                         // vector body (tails, and kernels that are not vectorized).
                         let vt = crate::cpu::vmath::vector_of(fty);
@@ -199,7 +201,17 @@ impl Lower<'_, '_> {
                 );
                 self.call(&sym, &[v, a, b, c], reg(r))
             }
-            (Rep::F32 | Rep::F64, _) if vector_param_ok(op, true, self.math) => {
+            (Rep::F32 | Rep::F64, _)
+                if vector_param_ok(
+                    op,
+                    if r == Rep::F64 {
+                        DType::F64
+                    } else {
+                        DType::F32
+                    },
+                    self.math,
+                ) =>
+            {
                 // The vector code on a splat, lane 0: tails get the body's values.
                 let vt = crate::cpu::vmath::vector_of(reg(r));
                 let s = self.b.ins().splat(vt, v);

@@ -283,7 +283,7 @@ impl Lower<'_, '_> {
                 let m = self.vmask(lt, vt);
                 self.b.ins().bitselect(m, z, v)
             }
-            _ if float && crate::cpu::vmath::has_unary(op) => {
+            _ if float && crate::cpu::vmath::has_unary(op, vt.lane_type() == F64) => {
                 let fma = crate::cpu::vmath::isa_has_fma(self.module);
                 crate::cpu::vmath::emit_unary(&mut self.b, fma, op, v, vt)
             }
@@ -430,8 +430,8 @@ pub(super) fn vector_type(k: &LoopKernel, math: MathMode) -> Option<Type> {
             Expr::Where { cond, a, b } => mask(cond) && !mask(a) && !mask(b),
             Expr::Load { .. } => k.vector_load(&e.expr, np - 1, &written).is_some(),
             Expr::Const(_) => true,
-            Expr::Unary { op, .. } => vector_unary_ok(*op, float, math),
-            Expr::UnaryParam { op, .. } => vector_param_ok(*op, float, math),
+            Expr::Unary { op, .. } => vector_unary_ok(*op, dt, math),
+            Expr::UnaryParam { op, .. } => vector_param_ok(*op, dt, math),
             Expr::Binary { op, .. } => vector_binary_ok(*op, float),
             _ => false,
         };
@@ -591,10 +591,10 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
                     || (!narrow && (matches!(from.expr, Expr::Const(_)) || scalar_const(from)))
             }
             Expr::Unary { op, x } => {
-                !narrow && dt(x) == e.dtype && vector_unary_ok(*op, float, math)
+                !narrow && dt(x) == e.dtype && vector_unary_ok(*op, e.dtype, math)
             }
             Expr::UnaryParam { op, x } => {
-                !narrow && dt(x) == e.dtype && vector_param_ok(*op, float, math)
+                !narrow && dt(x) == e.dtype && vector_param_ok(*op, e.dtype, math)
             }
             Expr::Binary { op, a, b } => {
                 !narrow && dt(a) == e.dtype && dt(b) == e.dtype && vector_binary_ok(*op, float)
@@ -617,20 +617,23 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
 /// one predicate the elementwise vector path and the vectorized reduction phases
 /// share, so that an op the vector path learns vectorizes in both. In
 /// [`MathMode::Fast`] that includes `vmath`'s transcendentals on floats.
-pub(super) fn vector_unary_ok(op: UnaryOp, float: bool, math: MathMode) -> bool {
+pub(super) fn vector_unary_ok(op: UnaryOp, dt: DType, math: MathMode) -> bool {
     use UnaryOp::*;
+    let float = dt.is_floating_point();
     match op {
         Neg | Abs | Square => true,
         Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
         BitwiseNot => !float,
-        _ => float && math == MathMode::Fast && crate::cpu::vmath::has_unary(op),
+        _ => float && math == MathMode::Fast && crate::cpu::vmath::has_unary(op, dt == DType::F64),
     }
 }
 
 /// Whether [`Lower::vparam`] emits the parameterised activation `op` on vectors:
 /// float lanes in [`MathMode::Fast`] only (Exact keeps the libm-backed scalar call).
-pub(super) fn vector_param_ok(op: UnaryParamOp, float: bool, math: MathMode) -> bool {
-    float && math == MathMode::Fast && crate::cpu::vmath::has_param(op)
+pub(super) fn vector_param_ok(op: UnaryParamOp, dt: DType, math: MathMode) -> bool {
+    dt.is_floating_point()
+        && math == MathMode::Fast
+        && crate::cpu::vmath::has_param(op, dt == DType::F64)
 }
 
 /// The lane comparison of a comparison op: the scalar code's float condition

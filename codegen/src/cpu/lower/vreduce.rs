@@ -99,7 +99,7 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
                 .is_some_and(|(p, _)| k.params[p.index()].dtype == e.dtype),
             Expr::Const(_) | Expr::Cast { .. } => true,
             Expr::Unary { op, x } => {
-                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true, math)
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, e.dtype, math)
             }
             Expr::Binary { op, a, b } => {
                 k.exprs[a.0 as usize].dtype == e.dtype
@@ -157,7 +157,7 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
             Expr::Const(_) => true,
             Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
             Expr::Unary { op, x } => {
-                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, true, math)
+                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, e.dtype, math)
             }
             Expr::Binary { op, a, b } => {
                 k.exprs[a.0 as usize].dtype == e.dtype
