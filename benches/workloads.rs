@@ -14,7 +14,7 @@
 #![allow(dead_code)]
 
 use lazyfuse::half::f16;
-use lazyfuse::Tensor;
+use lazyfuse::{DType, Tensor};
 use std::hint::black_box;
 
 /// What a workload's rate is measured in.
@@ -58,7 +58,7 @@ pub fn inputs(len: usize, seed: f32) -> Vec<f32> {
 /// of `out` starting at element `start`. Baselines write their loops over slices
 /// with `zip` (no index bounds checks), so LLVM vectorizes them: a floor must be
 /// the memory traffic, not scalar arithmetic.
-pub fn two_threads(out: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync) {
+pub fn two_threads<T: Send>(out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
     let half = out.len() / 2;
     let (lo, hi) = out.split_at_mut(half);
     std::thread::scope(|s| {
@@ -168,11 +168,25 @@ pub fn groups(filter: &str) -> Vec<&'static str> {
 /// memory bounded).
 pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
     match group {
-        "W1" => vec![w1(s.n)],
+        "W1" => {
+            [DType::F64, DType::F16, DType::BF16]
+                .into_iter()
+                .fold(vec![w1(s.n)], |mut v, dt| {
+                    v.push(w1_typed(s.n, dt));
+                    v
+                })
+        }
         "W2" => vec![w2(s.side)],
         "W3" => vec![w3(s.sum_n)],
         "W3b" => w3b(s.side * 2),
-        "W4" => vec![w4(s.side)],
+        "W4" => {
+            [DType::F64, DType::F16, DType::BF16]
+                .into_iter()
+                .fold(vec![w4(s.side)], |mut v, dt| {
+                    v.push(w4_typed(s.side, dt));
+                    v
+                })
+        }
         "W5" => vec![w5(s.side)],
         "W6" => w6_cases(s)
             .into_iter()
@@ -238,6 +252,126 @@ pub fn w1(n: usize) -> Workload {
         })),
         target: "≥ 0.85 of floor",
         min_ratio: Some(0.85),
+        max_secs: None,
+    }
+}
+
+/// A float32 tensor of `data` converted to `dtype` and realized (an input).
+fn typed(data: Vec<f32>, shape: &[usize], dtype: DType) -> Tensor {
+    tensor(data, shape)
+        .to_dtype(dtype)
+        .unwrap()
+        .realize()
+        .unwrap()
+}
+
+/// The floor of a workload over `n` elements of `dtype` reading `reads` arrays
+/// and writing one, with trivial arithmetic: `a*b + c` (or `x*2 + 1`) in float64,
+/// the bits' xor for the 2-byte floats (whose arithmetic on the CPU is a
+/// conversion, not memory traffic).
+fn typed_floor(n: usize, dtype: DType, reads: usize) -> Box<dyn FnMut()> {
+    let ins: Vec<Vec<f32>> = (0..reads)
+        .map(|r| inputs(n, 0.1 * (r + 1) as f32))
+        .collect();
+    if dtype == DType::F64 {
+        let ins: Vec<Vec<f64>> = ins
+            .into_iter()
+            .map(|v| v.into_iter().map(f64::from).collect())
+            .collect();
+        let mut out = vec![0.0f64; n];
+        Box::new(move || {
+            two_threads(&mut out, |s, o| match ins.as_slice() {
+                [a, b, c] => {
+                    let (a, b, c) = (&a[s..], &b[s..], &c[s..]);
+                    for (((o, a), b), c) in o.iter_mut().zip(a).zip(b).zip(c) {
+                        *o = a * b + c;
+                    }
+                }
+                [x] => {
+                    for (o, x) in o.iter_mut().zip(&x[s..]) {
+                        *o = x * 2.0 + 1.0;
+                    }
+                }
+                _ => unreachable!("one or three reads"),
+            });
+            black_box(&out);
+        })
+    } else {
+        let ins: Vec<Vec<u16>> = ins
+            .into_iter()
+            .map(|v| v.into_iter().map(|x| f16::from_f32(x).to_bits()).collect())
+            .collect();
+        let mut out = vec![0u16; n];
+        Box::new(move || {
+            two_threads(&mut out, |s, o| match ins.as_slice() {
+                [a, b, c] => {
+                    let (a, b, c) = (&a[s..], &b[s..], &c[s..]);
+                    for (((o, a), b), c) in o.iter_mut().zip(a).zip(b).zip(c) {
+                        *o = a ^ b ^ c;
+                    }
+                }
+                [x] => {
+                    for (o, x) in o.iter_mut().zip(&x[s..]) {
+                        *o = x ^ 0x3c00;
+                    }
+                }
+                _ => unreachable!("one or three reads"),
+            });
+            black_box(&out);
+        })
+    }
+}
+
+/// The row id of a typed variant (`W1_f64`, `W4_bf16`).
+fn typed_id(w: &str, dtype: DType) -> &'static str {
+    match (w, dtype) {
+        ("W1", DType::F64) => "W1_f64",
+        ("W1", DType::F16) => "W1_f16",
+        ("W1", DType::BF16) => "W1_bf16",
+        ("W4", DType::F64) => "W4_f64",
+        ("W4", DType::F16) => "W4_f16",
+        ("W4", DType::BF16) => "W4_bf16",
+        _ => unreachable!("W1 and W4 at float64, float16, bfloat16"),
+    }
+}
+
+/// W1 over `n` elements of `dtype` (float64, float16, bfloat16), beside its
+/// floor at that width.
+pub fn w1_typed(n: usize, dtype: DType) -> Workload {
+    let (a, b, c) = (
+        typed(inputs(n, 0.1), &[n], dtype),
+        typed(inputs(n, 0.2), &[n], dtype),
+        typed(inputs(n, 0.3), &[n], dtype),
+    );
+    let size = dtype.size_in_bytes() as f64;
+    Workload {
+        id: typed_id("W1", dtype),
+        what: format!("W1 {dtype} [{n}]"),
+        unit: Unit::Bytes(4.0 * size * n as f64),
+        run: Box::new(move || {
+            black_box(w1_graph(&a, &b, &c).realize().unwrap());
+        }),
+        baseline: Some(typed_floor(n, dtype, 3)),
+        target: "≥ 0.85 of floor",
+        min_ratio: Some(0.85),
+        max_secs: None,
+    }
+}
+
+/// W4 over rows of [side, side] of `dtype`, beside its floor at that width.
+pub fn w4_typed(side: usize, dtype: DType) -> Workload {
+    let x = typed(inputs(side * side, 0.1), &[side, side], dtype);
+    let size = dtype.size_in_bytes() as f64;
+    Workload {
+        id: typed_id("W4", dtype),
+        what: format!("softmax rows {dtype} [{side},{side}]"),
+        unit: Unit::Bytes(2.0 * size * (side * side) as f64),
+        run: Box::new(move || {
+            black_box(x.softmax(1).unwrap().realize().unwrap());
+        }),
+        baseline: Some(typed_floor(side * side, dtype, 1)),
+        target: "≥ 0.7 of floor",
+        min_ratio: Some(0.7),
         max_secs: None,
     }
 }
