@@ -159,3 +159,20 @@ fn regression_nan_sign_of_a_max_reduction() {
     ];
     compare(&sources, &steps).unwrap();
 }
+
+/// Found by a run of `PROPTEST_CASES=3000` (the gradient test): an integer
+/// division by zero whose result only an empty view reads (the values of a
+/// `write_view` of no element) ran in no kernel, so the realize succeeded;
+/// PyTorch (and the interpreter) compute the division and raise.
+#[test]
+fn regression_division_read_only_by_an_empty_view() {
+    let sources = [(1, 4, 16406477541720690650), (0, 0, 0), (5, 3, 0)];
+    let steps = [
+        Step::View(49, 21),
+        Step::Binary(28, 11, 27),
+        Step::View(34, 4),
+        Step::BinaryPointwise(5, 2, 0, 0),
+        Step::Binary(14, 2, 40),
+    ];
+    compare_gradients(&sources, &steps).unwrap();
+}

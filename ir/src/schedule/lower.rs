@@ -660,7 +660,9 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
                 let inode = g.node(i);
                 let shape = inode.shape.clone();
                 let size = shape[*axis];
-                if inode.numel() > 0 {
+                if inode.numel() == 0 {
+                    probe_empty(ctx, n, i, &shape)?;
+                } else {
                     let dims = canonical(&shape);
                     let mut b = Builder::new(dims, vec![n]);
                     let coords = Builder::identity_coords(&shape, 0);
@@ -694,7 +696,9 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             }
             // 2: the values, stored through the layout (no internal overlap: checked
             // before, so the order of the stores does not matter).
-            if layout.numel() > 0 {
+            if layout.numel() == 0 {
+                probe_empty(ctx, n, ins[1], &layout.shape)?;
+            } else {
                 let dims = canonical(&layout.shape);
                 let mut b = Builder::new(dims, vec![n]);
                 let coords = Builder::identity_coords(&layout.shape, 0);
@@ -733,5 +737,20 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             Some((acc, axis)) => Ok(vec![scan_kernel(ctx, n, acc, axis)?]),
             None => Err(Fail::Error(format!("{} has no special kernel", op.name()))),
         },
+    }
+}
+
+/// The values of `n` that an empty region of `root` (`shape` has no element)
+/// would read: no kernel stores them, but generating their expressions still
+/// runs the checks that make a failing op read only in part (an integer division
+/// whose result the empty view skips) computed whole, so that it fails as
+/// PyTorch's eager ops do. The kernel itself is dropped, and so is any other
+/// reason it could not be generated.
+fn probe_empty(ctx: &Ctx, root: NodeId, n: NodeId, shape: &[usize]) -> Result<(), Fail> {
+    let mut b = Builder::new(canonical(shape), vec![root]);
+    let coords = Builder::identity_coords(shape, 0);
+    match b.gen(ctx, n, &coords, None) {
+        Err(f @ Fail::Materialize(..)) => Err(f),
+        _ => Ok(()),
     }
 }
