@@ -17,7 +17,8 @@
 //! `skeleton` (the parallel points, rows and odometers), `emitter` (the shared
 //! lowering's rendering: values, stores, phases and their loops), `vector`
 //! (which kernels vectorize and their vector code), `vreduce` and `vtranspose` (the
-//! vector reduction and transpose tiers), `scalar` (values, loads, constants, calls,
+//! vector reduction and transpose tiers), `vnarrow` (float16/bfloat16 lanes:
+//! rounding and packing), `scalar` (values, loads, constants, calls,
 //! status), `ops` (unary, binary, casts), `reduce` (accumulators and scans),
 //! `repr` (a dtype's register representation), `state` (the translation's state).
 
@@ -38,6 +39,7 @@ mod scalar;
 mod skeleton;
 mod state;
 mod vector;
+mod vnarrow;
 mod vreduce;
 mod vtranspose;
 

@@ -121,7 +121,7 @@ impl Lower<'_, '_> {
     /// Rounds an f32 register to `dt` when `dt` is float16/bfloat16.
     pub(super) fn round(&mut self, v: Value, dt: DType) -> R<Value> {
         match dt {
-            DType::F16 => self.call("lf_round_f16", &[v], F32),
+            DType::F16 => Ok(self.round_f16(v)),
             DType::BF16 => Ok(self.round_bf16(v)),
             _ => Ok(v),
         }

@@ -166,17 +166,37 @@ impl Lower<'_, '_> {
                     // cvtdq2ps rounds to nearest even, as the scalar i64 → f32 does
                     // (an int32 is exact in the i64 it widens to).
                     DType::I32 => self.b.ins().fcvt_from_sint(F32X4, get(x)),
-                    // float16/bfloat16 values are already their exact float32.
-                    _ => get(x),
+                    // float16/bfloat16 values are already their exact float32;
+                    // a cast to one of them rounds.
+                    _ => self.vround_narrow(get(x), e.dtype),
                 },
-                Expr::Unary { op, x } => self.vunary(op, get(x), vt),
-                Expr::UnaryParam { op, x } => self.vparam(op, get(x), vt),
-                Expr::Binary { op, a, b } => self.vbinary(op, get(a), get(b), vt),
+                Expr::Unary { op, x } => {
+                    let v = self.vunary(op, get(x), vt);
+                    self.vround_narrow(v, e.dtype)
+                }
+                Expr::UnaryParam { op, x } => {
+                    let v = self.vparam(op, get(x), vt);
+                    self.vround_narrow(v, e.dtype)
+                }
+                Expr::Binary { op, a, b } => {
+                    let v = self.vbinary(op, get(a), get(b), vt);
+                    self.vround_narrow(v, e.dtype)
+                }
                 _ => return Err(CodegenError::Backend("not a vector expression".into())),
             };
             vv[i] = Some(v);
         }
-        self.vector_stores(&vv, 0)
+        for s in &self.k.stores {
+            let v = vv[s.value.0 as usize].expect("stored values are computed");
+            let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
+            match self.k.params[s.param.index()].dtype {
+                dt @ (DType::F16 | DType::BF16) => self.vstore_narrow(v, dt, addr),
+                _ => {
+                    self.b.ins().store(flags(), v, addr, 0);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Stores the vector values `vv` of one block of points (every vector tier),
@@ -583,21 +603,24 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
                     && k.params[param.index()].dtype == e.dtype
                     && !written.contains(&k.params[param.index()].buf)
             }
-            Expr::Const(_) => !narrow,
+            Expr::Const(_) => true,
             Expr::Cast { x } => {
                 let from = &k.exprs[x.0 as usize];
                 (e.dtype == DType::F32
                     && matches!(from.dtype, DType::I32 | DType::F16 | DType::BF16))
+                    || (narrow && matches!(from.dtype, DType::F32 | DType::F16 | DType::BF16))
                     || (!narrow && (matches!(from.expr, Expr::Const(_)) || scalar_const(from)))
             }
+            // (a float16/bfloat16 op computes in float32 and rounds, as the scalar
+            // code does)
             Expr::Unary { op, x } => {
-                !narrow && dt(x) == e.dtype && vector_unary_ok(*op, e.dtype, math)
+                dt(x) == e.dtype && vector_unary_ok(*op, lane_dtype(e.dtype), math)
             }
             Expr::UnaryParam { op, x } => {
-                !narrow && dt(x) == e.dtype && vector_param_ok(*op, e.dtype, math)
+                dt(x) == e.dtype && vector_param_ok(*op, lane_dtype(e.dtype), math)
             }
             Expr::Binary { op, a, b } => {
-                !narrow && dt(a) == e.dtype && dt(b) == e.dtype && vector_binary_ok(*op, float)
+                dt(a) == e.dtype && dt(b) == e.dtype && vector_binary_ok(*op, float)
             }
             _ => false,
         };
@@ -608,9 +631,18 @@ pub(super) fn mixed_vector(k: &LoopKernel, math: MathMode) -> bool {
     k.stores.iter().all(|s| {
         let v = k.exprs[s.value.0 as usize].dtype;
         s.index.strides[np - 1] == 1
-            && matches!(v, DType::F32 | DType::I32)
+            && matches!(v, DType::F32 | DType::I32 | DType::F16 | DType::BF16)
             && k.params[s.param.index()].dtype == v
     })
+}
+
+/// The dtype whose lanes compute a value of `dt` in the mixed tier (float16 and
+/// bfloat16 in float32).
+fn lane_dtype(dt: DType) -> DType {
+    match dt {
+        DType::F16 | DType::BF16 => DType::F32,
+        d => d,
+    }
 }
 
 /// Whether [`Lower::vunary`] emits `op` on vectors of float (or integer) lanes: the
