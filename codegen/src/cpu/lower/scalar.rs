@@ -5,7 +5,7 @@ use super::CodegenError;
 use super::{flags, reg, rep, unsupported, Lower, Rep, R};
 use crate::emitter;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, I16, I32, I64, I8};
+use cranelift_codegen::ir::types::{F32, I16, I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_module::{Linkage, Module};
 use lazyfuse_ir::kernel::{Const, ExprId};
@@ -170,7 +170,10 @@ impl Lower<'_, '_> {
             DType::F16 => {
                 let bits = self.b.ins().load(I16, flags(), addr, 0);
                 let w = self.b.ins().uextend(I32, bits);
-                self.call("lf_f16_to_f32", &[w], F32)?
+                // the vector conversion on a splat, lane 0
+                let s = self.b.ins().splat(I32X4, w);
+                let f = self.vf16_to_f32(s);
+                self.b.ins().extractlane(f, 0)
             }
             // bfloat16 is the upper half of a float32.
             DType::BF16 => {
@@ -187,7 +190,7 @@ impl Lower<'_, '_> {
     pub(super) fn storage_bits(&mut self, v: Value, dt: DType) -> R<Value> {
         Ok(match dt {
             DType::F16 => {
-                let bits = self.call("lf_f32_to_f16", &[v], I32)?;
+                let bits = self.f16_code(v);
                 self.b.ins().ireduce(I16, bits)
             }
             // Values of bfloat16 exprs are already rounded: their low half is zero.

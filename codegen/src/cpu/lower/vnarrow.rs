@@ -92,8 +92,26 @@ impl Lower<'_, '_> {
     /// Stores `x` (lanes already rounded to `dt`, float16 or bfloat16) as four
     /// 16-bit codes at `addr`.
     pub(super) fn vstore_narrow(&mut self, x: Value, dt: DType, addr: Value) {
+        let codes = self.vcodes_narrow(x, dt);
+        let packed = self.b.ins().unarrow(codes, codes);
+        let packed = self.vbitcast(I64X2, packed);
+        let lo = self.b.ins().extractlane(packed, 0);
+        self.b.ins().store(super::flags(), lo, addr, 0);
+    }
+
+    /// The scalar `v` (rounded to float16) as its 16-bit code, in an `i32` (the
+    /// vector code on a splat, lane 0).
+    pub(super) fn f16_code(&mut self, v: Value) -> Value {
+        let s = self.b.ins().splat(F32X4, v);
+        let c = self.vcodes_narrow(s, DType::F16);
+        self.b.ins().extractlane(c, 0)
+    }
+
+    /// The 16-bit codes (in `i32x4` lanes) of `x`, whose lanes are already
+    /// rounded to `dt` (float16 or bfloat16), so the conversion is exact.
+    fn vcodes_narrow(&mut self, x: Value, dt: DType) -> Value {
         let bits = self.vbitcast(I32X4, x);
-        let codes = if dt == DType::BF16 {
+        if dt == DType::BF16 {
             self.b.ins().ushr_imm_s(bits, 16)
         } else {
             let signm = self.bits32(0x8000_0000);
@@ -124,10 +142,6 @@ impl Lower<'_, '_> {
             let h = self.b.ins().bitselect(small, sub, normal);
             let h = self.b.ins().bitselect(big, special, h);
             self.b.ins().bor(h, sign)
-        };
-        let packed = self.b.ins().unarrow(codes, codes);
-        let packed = self.vbitcast(I64X2, packed);
-        let lo = self.b.ins().extractlane(packed, 0);
-        self.b.ins().store(super::flags(), lo, addr, 0);
+        }
     }
 }
