@@ -3,7 +3,9 @@
 //! interpreter's bits for every kind of value: a sweep of float32 bit patterns
 //! (normals, subnormals of both narrow types, ties, values that overflow to
 //! inf, NaNs with payloads) through a cast, arithmetic and a store, in exact
-//! math. One test: the backend is a process-wide setting.
+//! math; and reductions whose vector phases load and store those dtypes (a row
+//! max bit for bit, a softmax in fast math within one float16 ulp). One test:
+//! the backend is a process-wide setting.
 
 use lazyfuse::half::{bf16, f16};
 use lazyfuse::{CpuBackend, DType, Tensor};
@@ -84,6 +86,46 @@ fn narrow_lanes_match_the_interpreter_bit_for_bit() {
                 .map(|(i, (a, b))| format!("#{i}: interpreter {a:#06x}, JIT {b:#06x}"))
                 .collect();
             assert!(bad.is_empty(), "{dt} {name}:\n{}", bad.join("\n"));
+        }
+    }
+    // Rows of 256: the reduction phases run in vector code.
+    let rows: Vec<f32> = (0..64 * 256)
+        .map(|i| ((i as f32) * 0.37).sin() * 8.0)
+        .collect();
+    for dt in [DType::F16, DType::BF16] {
+        let x = |b: CpuBackend| {
+            lazyfuse::set_cpu_backend(b);
+            Tensor::from_vec(rows.clone(), &[64, 256])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+        };
+        let max = |b: CpuBackend| -> Vec<f32> {
+            let m = x(b).to_dtype(DType::F32).unwrap().amax(&[1], true).unwrap();
+            m.realize().unwrap().to_vec().unwrap()
+        };
+        let (want, got) = (max(CpuBackend::Interp), max(CpuBackend::Jit));
+        assert!(
+            want.iter()
+                .zip(&got)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{dt} row max differs"
+        );
+        let softmax = |b: CpuBackend| -> Vec<f32> {
+            let s = x(b).softmax(1).unwrap().to_dtype(DType::F32).unwrap();
+            s.realize().unwrap().to_vec().unwrap()
+        };
+        let (want, got) = (softmax(CpuBackend::Interp), softmax(CpuBackend::Jit));
+        let ulp = if dt == DType::F16 {
+            2f32.powi(-10)
+        } else {
+            2f32.powi(-7)
+        };
+        for (i, (a, b)) in want.iter().zip(&got).enumerate() {
+            assert!(
+                (a - b).abs() <= ulp * a.abs().max(2f32.powi(-14)),
+                "{dt} softmax #{i}: {a} vs {b}"
+            );
         }
     }
     lazyfuse::set_cpu_backend(CpuBackend::Jit);

@@ -5,7 +5,7 @@
 use super::CodegenError;
 use super::{flags, rep, Lower, Rep, R};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F64, I16, I32};
+use cranelift_codegen::ir::types::{F64, I32};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::schedule::expensive;
@@ -98,7 +98,7 @@ impl Lower<'_, '_> {
     /// bfloat16 widened exactly as the scalar loads do, in `f32x4`; int32 in `i32x4`),
     /// with the casts between them done lane-wise with the scalar code's results.
     pub(super) fn vector_point_mixed(&mut self) -> R<()> {
-        use cranelift_codegen::ir::types::{F32X4, I32X4};
+        use cranelift_codegen::ir::types::F32X4;
         let np = self.k.n_parallel;
         let mut vv: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
         let mut consts: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
@@ -127,23 +127,7 @@ impl Lower<'_, '_> {
                     let addr = self.address(param.index(), &index.offset, &index.strides, None)?;
                     let splat = index.strides[np - 1] == 0;
                     match e.dtype {
-                        DType::F16 | DType::BF16 => {
-                            let bits = if splat {
-                                let h = self.b.ins().load(I16, flags(), addr, 0);
-                                let w = self.b.ins().uextend(I32, h);
-                                self.b.ins().splat(I32X4, w)
-                            } else {
-                                self.b.ins().uload16x4(flags(), addr, 0)
-                            };
-                            if e.dtype == DType::F16 {
-                                self.vf16_to_f32(bits)
-                            } else {
-                                // bfloat16 is the upper half of a float32.
-                                let sixteen = self.iconst(I32, 16);
-                                let w = self.b.ins().ishl(bits, sixteen);
-                                self.vbitcast(F32X4, w)
-                            }
-                        }
+                        DType::F16 | DType::BF16 => self.vload_narrow(addr, 0, splat, e.dtype),
                         _ if splat => {
                             let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
                             self.b.ins().splat(vt, x)
@@ -190,7 +174,7 @@ impl Lower<'_, '_> {
             let v = vv[s.value.0 as usize].expect("stored values are computed");
             let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
             match self.k.params[s.param.index()].dtype {
-                dt @ (DType::F16 | DType::BF16) => self.vstore_narrow(v, dt, addr),
+                dt @ (DType::F16 | DType::BF16) => self.vstore_narrow(v, dt, addr, 0),
                 _ => {
                     self.b.ins().store(flags(), v, addr, 0);
                 }

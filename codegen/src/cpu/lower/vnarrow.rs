@@ -13,7 +13,7 @@
 
 use super::Lower;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64X2};
+use cranelift_codegen::ir::types::{F32X4, I16, I32, I32X4, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use lazyfuse_ir::DType;
 
@@ -89,14 +89,33 @@ impl Lower<'_, '_> {
         self.b.ins().extractlane(r, 0)
     }
 
+    /// Four float16 or bfloat16 codes at `addr + off` (or one, splat) as the
+    /// `f32x4` of their exact values.
+    pub(super) fn vload_narrow(&mut self, addr: Value, off: i32, splat: bool, dt: DType) -> Value {
+        let bits = if splat {
+            let h = self.b.ins().load(I16, super::flags(), addr, off);
+            let w = self.b.ins().uextend(I32, h);
+            self.b.ins().splat(I32X4, w)
+        } else {
+            self.b.ins().uload16x4(super::flags(), addr, off)
+        };
+        if dt == DType::F16 {
+            self.vf16_to_f32(bits)
+        } else {
+            // bfloat16 is the upper half of a float32.
+            let w = self.b.ins().ishl_imm_s(bits, 16);
+            self.vbitcast(F32X4, w)
+        }
+    }
+
     /// Stores `x` (lanes already rounded to `dt`, float16 or bfloat16) as four
     /// 16-bit codes at `addr`.
-    pub(super) fn vstore_narrow(&mut self, x: Value, dt: DType, addr: Value) {
+    pub(super) fn vstore_narrow(&mut self, x: Value, dt: DType, addr: Value, off: i32) {
         let codes = self.vcodes_narrow(x, dt);
         let packed = self.b.ins().unarrow(codes, codes);
         let packed = self.vbitcast(I64X2, packed);
         let lo = self.b.ins().extractlane(packed, 0);
-        self.b.ins().store(super::flags(), lo, addr, 0);
+        self.b.ins().store(super::flags(), lo, addr, off);
     }
 
     /// The scalar `v` (rounded to float16) as its 16-bit code, in an `i32` (the

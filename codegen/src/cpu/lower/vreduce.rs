@@ -64,6 +64,7 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
         return false;
     }
     let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
+    let narrow = |dt: DType| matches!(dt, DType::F16 | DType::BF16);
     let written = k.written_bufs();
     let inner = |id: ExprId| k.exprs[id.0 as usize].stage == Stage::Inner(ph);
     let mut any = false;
@@ -84,12 +85,22 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
             continue;
         }
         any = true;
-        if !float(e.dtype) {
+        // float16/bfloat16 only as loads and casts (to and from float32 lanes);
+        // their arithmetic would round per op
+        let cast_from = match e.expr {
+            Expr::Cast { x } => Some(k.exprs[x.0 as usize].dtype),
+            _ => None,
+        };
+        let narrow_ok = match (e.dtype, cast_from) {
+            (d, None) => narrow(d) && matches!(e.expr, Expr::Load { .. }),
+            (d, Some(f)) => (narrow(d) && f == DType::F32) || (d == DType::F32 && narrow(f)),
+        };
+        if !float(e.dtype) && !narrow_ok {
             return false;
         }
         // Operands from outer stages are splat: they must be float values too.
         for o in LoopKernel::operands(&e.expr) {
-            if !float(k.exprs[o.0 as usize].dtype) {
+            if !float(k.exprs[o.0 as usize].dtype) && !narrow_ok {
                 return false;
             }
         }
@@ -785,7 +796,11 @@ impl Lower<'_, '_> {
                             a
                         }
                     };
-                    if index.strides[vdim] == 0 {
+                    if matches!(dt, DType::F16 | DType::BF16) {
+                        let splat = index.strides[vdim] == 0;
+                        let off = if splat { 0 } else { (u * GROUP * 2) as i32 };
+                        vec![self.vload_narrow(addr, off, splat, dt)]
+                    } else if index.strides[vdim] == 0 {
                         let x = self.b.ins().load(vt.lane_type(), super::flags(), addr, 0);
                         let s = self.b.ins().splat(vt, x);
                         vec![s; n]
@@ -846,7 +861,11 @@ impl Lower<'_, '_> {
             let vals = vv[si].clone().expect("stored values are computed");
             for (p, v) in vals.into_iter().enumerate() {
                 let off = ((u * GROUP + p as i64 * 2) * size) as i32;
-                self.b.ins().store(super::flags(), v, addr, off);
+                if matches!(dt, DType::F16 | DType::BF16) {
+                    self.vstore_narrow(v, dt, addr, off);
+                } else {
+                    self.b.ins().store(super::flags(), v, addr, off);
+                }
             }
         }
         Ok(())
@@ -885,9 +904,13 @@ impl Lower<'_, '_> {
         vec![v; n]
     }
 
-    /// Casts parts between float32 and float64 (lane-exact, as the scalar casts).
+    /// Casts parts between float32 and float64 (lane-exact, as the scalar casts),
+    /// and from float32 to float16/bfloat16 (rounding; the other way is exact).
     fn vcast(&mut self, xs: Vec<Value>, from: DType, to: DType) -> Vec<Value> {
         match (from, to) {
+            (DType::F32, DType::F16 | DType::BF16) => {
+                xs.into_iter().map(|x| self.vround_narrow(x, to)).collect()
+            }
             (DType::F32, DType::F64) => {
                 let x = xs[0];
                 let lo = self.b.ins().fvpromote_low(x);
