@@ -274,52 +274,44 @@ fn typed_floor(n: usize, dtype: DType, reads: usize) -> Box<dyn FnMut()> {
         .map(|r| inputs(n, 0.1 * (r + 1) as f32))
         .collect();
     if dtype == DType::F64 {
-        let ins: Vec<Vec<f64>> = ins
-            .into_iter()
-            .map(|v| v.into_iter().map(f64::from).collect())
-            .collect();
-        let mut out = vec![0.0f64; n];
-        Box::new(move || {
-            two_threads(&mut out, |s, o| match ins.as_slice() {
-                [a, b, c] => {
-                    let (a, b, c) = (&a[s..], &b[s..], &c[s..]);
-                    for (((o, a), b), c) in o.iter_mut().zip(a).zip(b).zip(c) {
-                        *o = a * b + c;
-                    }
-                }
-                [x] => {
-                    for (o, x) in o.iter_mut().zip(&x[s..]) {
-                        *o = x * 2.0 + 1.0;
-                    }
-                }
-                _ => unreachable!("one or three reads"),
-            });
-            black_box(&out);
-        })
+        floor_loop(ins, f64::from, |a, b, c| a * b + c, |x| x * 2.0 + 1.0)
     } else {
-        let ins: Vec<Vec<u16>> = ins
-            .into_iter()
-            .map(|v| v.into_iter().map(|x| f16::from_f32(x).to_bits()).collect())
-            .collect();
-        let mut out = vec![0u16; n];
-        Box::new(move || {
-            two_threads(&mut out, |s, o| match ins.as_slice() {
-                [a, b, c] => {
-                    let (a, b, c) = (&a[s..], &b[s..], &c[s..]);
-                    for (((o, a), b), c) in o.iter_mut().zip(a).zip(b).zip(c) {
-                        *o = a ^ b ^ c;
-                    }
-                }
-                [x] => {
-                    for (o, x) in o.iter_mut().zip(&x[s..]) {
-                        *o = x ^ 0x3c00;
-                    }
-                }
-                _ => unreachable!("one or three reads"),
-            });
-            black_box(&out);
-        })
+        let bits = |x: f32| f16::from_f32(x).to_bits();
+        floor_loop(ins, bits, |a, b, c| a ^ b ^ c, |x| x ^ 0x3c00)
     }
+}
+
+/// The two-thread floor loop over `ins` (one or three arrays) converted by
+/// `conv`, writing `three(a, b, c)` or `one(x)` per element (closures, so each
+/// loop is compiled, and vectorized, for its own arithmetic).
+fn floor_loop<T: Copy + Default + Send + Sync + 'static>(
+    ins: Vec<Vec<f32>>,
+    conv: impl Fn(f32) -> T,
+    three: impl Fn(T, T, T) -> T + Sync + 'static,
+    one: impl Fn(T) -> T + Sync + 'static,
+) -> Box<dyn FnMut()> {
+    let ins: Vec<Vec<T>> = ins
+        .into_iter()
+        .map(|v| v.into_iter().map(&conv).collect())
+        .collect();
+    let mut out = vec![T::default(); ins[0].len()];
+    Box::new(move || {
+        two_threads(&mut out, |s, o| match ins.as_slice() {
+            [a, b, c] => {
+                let (a, b, c) = (&a[s..], &b[s..], &c[s..]);
+                for (((o, &a), &b), &c) in o.iter_mut().zip(a).zip(b).zip(c) {
+                    *o = three(a, b, c);
+                }
+            }
+            [x] => {
+                for (o, &x) in o.iter_mut().zip(&x[s..]) {
+                    *o = one(x);
+                }
+            }
+            _ => unreachable!("one or three reads"),
+        });
+        black_box(&out);
+    })
 }
 
 /// The row id of a typed variant (`W1_f64`, `W4_bf16`).
