@@ -98,7 +98,7 @@ LF_D u16 lf_f16_bits(float x) { return __half_as_ushort(__float2half_rn(x)); }
 LF_D float lf_round_f16(float x) { return __half2float(__float2half_rn(x)); }
 LF_D float lf_bf16_load(u16 bits) { return __uint_as_float(((u32)bits) << 16); }
 // half::bf16::from_f32: nearest even on the upper 16 bits; NaN keeps its upper bits
-// and gets the quiet bit (the CPU backend's `round_bf16`).
+// and gets the quiet bit (the CPU backend's `vround_narrow`).
 LF_D u16 lf_bf16_bits(float x) {
     u32 b = __float_as_uint(x);
     u32 hi = b >> 16;

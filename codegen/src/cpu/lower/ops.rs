@@ -201,17 +201,7 @@ impl Lower<'_, '_> {
                 );
                 self.call(&sym, &[v, a, b, c], reg(r))
             }
-            (Rep::F32 | Rep::F64, _)
-                if vector_param_ok(
-                    op,
-                    if r == Rep::F64 {
-                        DType::F64
-                    } else {
-                        DType::F32
-                    },
-                    self.math,
-                ) =>
-            {
+            (Rep::F32 | Rep::F64, _) if vector_param_ok(op, dt, self.math) => {
                 // The vector code on a splat, lane 0: tails get the body's values.
                 let vt = crate::cpu::vmath::vector_of(reg(r));
                 let s = self.b.ins().splat(vt, v);

@@ -4,8 +4,8 @@
 use super::CodegenError;
 use super::{flags, reg, rep, unsupported, Lower, Rep, R};
 use crate::emitter;
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, I16, I32, I32X4, I64, I8};
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::types::{F32, F32X4, I16, I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_module::{Linkage, Module};
 use lazyfuse_ir::kernel::{Const, ExprId};
@@ -118,37 +118,17 @@ impl Lower<'_, '_> {
         self.b.ins().jump(cont, args);
     }
 
-    /// Rounds an f32 register to `dt` when `dt` is float16/bfloat16.
+    /// Rounds an f32 register to `dt` when `dt` is float16/bfloat16 (`vnarrow`'s
+    /// vector rounding on a splat, lane 0: the vector tiers' bits).
     pub(super) fn round(&mut self, v: Value, dt: DType) -> R<Value> {
-        match dt {
-            DType::F16 => Ok(self.round_f16(v)),
-            DType::BF16 => Ok(self.round_bf16(v)),
-            _ => Ok(v),
-        }
-    }
-
-    /// `half::bf16::from_f32(v).to_f32()` inline: round to nearest even on the
-    /// upper 16 bits; a NaN keeps its upper bits and gets the quiet bit.
-    pub(super) fn round_bf16(&mut self, v: Value) -> Value {
-        let x = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
-        let abs = self.b.ins().band_imm_s(x, 0x7FFF_FFFF);
-        let nan = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7F80_0000);
-        let hi = self.b.ins().ushr_imm_s(x, 16);
-        let quiet = self.b.ins().bor_imm_s(hi, 0x40);
-        let half = self.b.ins().band_imm_s(x, 0x8000);
-        let half = self.b.ins().icmp_imm_s(IntCC::NotEqual, half, 0);
-        // Above the tie, or a tie with an odd upper part: round up.
-        let rest = self.b.ins().band_imm_s(x, 3 * 0x8000 - 1);
-        let rest = self.b.ins().icmp_imm_s(IntCC::NotEqual, rest, 0);
-        let up = self.b.ins().band(half, rest);
-        let up = self.b.ins().uextend(I32, up);
-        let r = self.b.ins().iadd(hi, up);
-        let r = self.b.ins().select(nan, quiet, r);
-        let bits = self.b.ins().ishl_imm_s(r, 16);
-        self.b.ins().bitcast(F32, MemFlagsData::new(), bits)
+        Ok(match dt {
+            DType::F16 | DType::BF16 => {
+                let s = self.b.ins().splat(F32X4, v);
+                let r = self.vround_narrow(s, dt);
+                self.b.ins().extractlane(r, 0)
+            }
+            _ => v,
+        })
     }
 
     /// Expression `i`'s value ([`emitter::value`]: dispatched by its kind to the

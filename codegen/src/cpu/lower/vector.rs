@@ -170,17 +170,7 @@ impl Lower<'_, '_> {
             };
             vv[i] = Some(v);
         }
-        for s in &self.k.stores {
-            let v = vv[s.value.0 as usize].expect("stored values are computed");
-            let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
-            match self.k.params[s.param.index()].dtype {
-                dt @ (DType::F16 | DType::BF16) => self.vstore_narrow(v, dt, addr, 0),
-                _ => {
-                    self.b.ins().store(flags(), v, addr, 0);
-                }
-            }
-        }
-        Ok(())
+        self.vector_stores(&vv, 0)
     }
 
     /// Stores the vector values `vv` of one block of points (every vector tier),
@@ -190,7 +180,13 @@ impl Lower<'_, '_> {
             let v = vv[s.value.0 as usize].expect("stored values are computed");
             let addr =
                 self.shifted_address(s.param.index(), &s.index.offset, &s.index.strides, shift)?;
-            self.b.ins().store(flags(), v, addr, 0);
+            match self.k.params[s.param.index()].dtype {
+                // (the mixed tier's float16/bfloat16 lanes, rounded already)
+                dt @ (DType::F16 | DType::BF16) => self.vstore_narrow(v, dt, addr, 0),
+                _ => {
+                    self.b.ins().store(flags(), v, addr, 0);
+                }
+            }
         }
         Ok(())
     }

@@ -82,13 +82,6 @@ impl Lower<'_, '_> {
         self.vbitcast(F32X4, r)
     }
 
-    /// The scalar `v` rounded to float16 (the vector code on a splat, lane 0).
-    pub(super) fn round_f16(&mut self, v: Value) -> Value {
-        let s = self.b.ins().splat(F32X4, v);
-        let r = self.vround_narrow(s, DType::F16);
-        self.b.ins().extractlane(r, 0)
-    }
-
     /// Four float16 or bfloat16 codes at `addr + off` (or one, splat) as the
     /// `f32x4` of their exact values.
     pub(super) fn vload_narrow(&mut self, addr: Value, off: i32, splat: bool, dt: DType) -> Value {
