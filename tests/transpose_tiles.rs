@@ -60,8 +60,10 @@ fn check(shape: &[usize], perm: &[usize]) {
 
 #[test]
 fn tiled_transposes_equal_the_permutation() {
-    check(&[512, 384], &[1, 0]); // tile 16
-    check(&[264, 256], &[1, 0]); // tile 8 (264 = 8 · 33)
+    check(&[320, 768], &[1, 0]); // tile 256 × 16
+    check(&[512, 384], &[1, 0]); // tile 64 × 16
+    check(&[272, 400], &[1, 0]); // tile 16 × 16 (400 = 16 · 25)
+    check(&[264, 256], &[1, 0]); // tile 8 × 8 (264 = 8 · 33)
     check(&[3, 256, 320], &[0, 2, 1]); // batched
     check(&[256, 3, 320], &[2, 1, 0]);
     check(&[128, 96, 8], &[1, 2, 0]);
@@ -86,18 +88,29 @@ fn a_large_transpose_is_tiled() {
         .unwrap()
         .schedule_text()
         .unwrap();
-    // [384, 512] split into 16-tiles: [24, 32, 16, 16].
-    assert!(text.contains("dims [24, 32, 16, 16] parallel 4"), "{text}");
+    // [384, 512] in 64 × 16 tiles (256 does not divide 384): [6, 32, 64, 16].
+    assert!(text.contains("dims [6, 32, 64, 16] parallel 4"), "{text}");
+    let x = Tensor::from_vec(vec![0f32; 512 * 1024], &[512, 1024]).unwrap();
+    let text = x
+        .t()
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .schedule_text()
+        .unwrap();
+    // [1024, 512] in 256 × 16 tiles: [4, 32, 256, 16].
+    assert!(text.contains("dims [4, 32, 256, 16] parallel 4"), "{text}");
 }
 
 /// The register-transpose path (`codegen/src/cpu/lower/vtranspose.rs`) moves 4- and
 /// 8-byte elements as bits in 4×4 and 2×2 blocks; other widths, flipped sources
 /// and in-place copies take the scalar path. [264, 328] splits into two thread
-/// ranges that end mid-tile (86592 points, 64-point tiles), so both paths meet.
+/// ranges that end mid-tile (86592 points, 64-point tiles), and so does [112, 768]
+/// (86016 points, 4096-point tiles), so both paths meet.
 #[test]
 fn register_transposes_cover_widths_ranges_and_flips() {
     use lazyfuse::DType;
-    for shape in [[264usize, 328], [512, 384], [8, 8]] {
+    for shape in [[264usize, 328], [112, 768], [512, 384], [8, 8]] {
         let n = shape[0] * shape[1];
         let x: Vec<f64> = (0..n).map(|i| (i % 251) as f64).collect();
         let want = permuted(&x, &shape, &[1, 0]);

@@ -20,8 +20,8 @@
 //! exactly what a fresh allocation gives: no kernel can observe a previous
 //! tensor's values. The one exception, [`BufferCache::take_for_overwrite`], is for a
 //! writer that stores every element and reads none first (the executor checks
-//! that on the kernel's IR: no reduction dims, no load of the param, a store at
-//! the row-major index of every point), so the old values are never observable.
+//! that on the kernel's IR: no reduction dims, no load of the param, a store
+//! that reaches every element once), so the old values are never observable.
 
 use crate::buffer::Buffer;
 use lazyfuse_ir::DType;

@@ -3,11 +3,15 @@
 
 use crate::kernel::{Affine, Expr, LoopKernel};
 
-/// Tile edge for [`tile_transposes`], largest first. Small on purpose: the source
-/// rows of a power-of-two matrix lie a multiple of 4 KiB apart, so all the lines of a
-/// tile's column fall in one L1 set; 16 of them stay near its associativity (measured
-/// on W7: 8 to 64 all within noise of each other on the shared machine).
-pub(super) const TRANSPOSE_TILES: [usize; 2] = [16, 8];
+/// Tile shapes for [`tile_transposes`] as (points along the load's contiguous dim,
+/// points along the store's), first fit first. Long along the load: each of the
+/// tile's 16 source rows is read as one 1 KiB run, which the prefetchers follow,
+/// while each of its 256 destination rows gets one whole 64-byte line of stores.
+/// Few rows along the store on purpose: the source rows of a power-of-two matrix
+/// lie a multiple of 4 KiB apart, so the lines a column touches share L1 sets.
+/// The smaller shapes serve dims that the first does not divide. The tile (at most
+/// 4,096 points) also bounds the codegen's register-transpose path.
+pub(super) const TRANSPOSE_TILES: [(usize, usize); 4] = [(256, 16), (64, 16), (16, 16), (8, 8)];
 
 /// Elements below which a transposing kernel is left alone (its source fits in cache,
 /// so the strided walk already hits it).
@@ -19,12 +23,12 @@ pub(super) const TRANSPOSE_MIN_STRIDE: i64 = 16;
 
 /// Runs an elementwise kernel that transposes (a load walks a large stride along
 /// the innermost dim, where the stores are contiguous, and is contiguous along an
-/// outer dim `d`) in square tiles: dims `d` and the last are split into
-/// `tile × in-tile` and reordered as `[others.., d_tile, last_tile, d_in, last_in]`,
+/// outer dim `d`) in tiles of [`TRANSPOSE_TILES`]: dims `d` and the last are split
+/// into `tile × in-tile` and reordered as `[others.., d_tile, last_tile, d_in, last_in]`,
 /// so each tile's source lines are reused from cache before they are evicted. A
 /// reordering of parallel points with rescaled affine strides: the codegen needs
 /// nothing new, the verifier still proves every access, and the values (a copy or any
-/// elementwise expression of each point) are unchanged. Only sizes that the tile
+/// elementwise expression of each point) are unchanged. Only sizes that a tile
 /// divides are tiled; other kernels stay as they are.
 pub(super) fn tile_transposes(k: &mut LoopKernel) {
     let nd = k.dims.len();
@@ -53,11 +57,11 @@ pub(super) fn tile_transposes(k: &mut LoopKernel) {
         _ => None,
     });
     let Some(d) = d else { return };
-    let Some(t) = TRANSPOSE_TILES.into_iter().find(|&t| {
-        k.dims[d].is_multiple_of(t)
-            && k.dims[last].is_multiple_of(t)
-            && k.dims[d] > t
-            && k.dims[last] > t
+    let Some((td, tl)) = TRANSPOSE_TILES.into_iter().find(|&(td, tl)| {
+        k.dims[d].is_multiple_of(td)
+            && k.dims[last].is_multiple_of(tl)
+            && k.dims[d] > td
+            && k.dims[last] > tl
     }) else {
         return;
     };
@@ -65,8 +69,7 @@ pub(super) fn tile_transposes(k: &mut LoopKernel) {
     let remap = |a: &mut Affine| {
         let st = a.strides.clone();
         let mut out: Vec<i64> = others.iter().map(|&i| st[i]).collect();
-        let ti = t as i64;
-        out.extend([st[d] * ti, st[last] * ti, st[d], st[last]]);
+        out.extend([st[d] * td as i64, st[last] * tl as i64, st[d], st[last]]);
         a.strides = out;
     };
     for e in &mut k.exprs {
@@ -78,7 +81,7 @@ pub(super) fn tile_transposes(k: &mut LoopKernel) {
         remap(&mut s.index);
     }
     let mut dims: Vec<usize> = others.iter().map(|&i| k.dims[i]).collect();
-    dims.extend([k.dims[d] / t, k.dims[last] / t, t, t]);
+    dims.extend([k.dims[d] / td, k.dims[last] / tl, td, tl]);
     k.n_parallel = dims.len();
     k.dims = dims;
 }

@@ -74,8 +74,8 @@ pub(super) fn allocate(schedule: &Schedule, b: BufId, overwritten: bool) -> Resu
 
 /// Whether kernel `k` stores every element of param `i` and never loads its buffer: no
 /// reduction dims (every point runs its stores once), no `Load` of the param, and
-/// a store at offset 0 with the row-major strides of `dims` covering exactly the
-/// param's length. Such a buffer's initial contents are never observed, so it
+/// a store at offset 0 whose strides walk every element of the param once (see
+/// [`covers_once`]). Such a buffer's initial contents are never observed, so it
 /// need not be zeroed.
 pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
     let Some(p) = k.params.get(i) else {
@@ -93,13 +93,30 @@ pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
     {
         return false;
     }
-    let mut row_major = vec![0i64; k.dims.len()];
+    k.stores.iter().any(|s| {
+        s.param.index() == i && s.index.offset == 0 && covers_once(&k.dims, &s.index.strides)
+    })
+}
+
+/// Whether strides `strides` over `dims` address every element of the row-major
+/// range `0..product(dims)` exactly once: sorted by stride, the dims of more than
+/// one point are row-major in some order (the innermost stride 1, each next one
+/// the product of those inside it). A tiled transpose's store is such a
+/// permutation of its dims.
+fn covers_once(dims: &[usize], strides: &[i64]) -> bool {
+    let mut walked: Vec<(i64, usize)> = strides
+        .iter()
+        .zip(dims)
+        .filter(|(_, &d)| d > 1)
+        .map(|(&s, &d)| (s, d))
+        .collect();
+    walked.sort_unstable();
     let mut step = 1i64;
-    for (s, &d) in row_major.iter_mut().zip(&k.dims).rev() {
-        *s = step;
+    for (s, d) in walked {
+        if s != step {
+            return false;
+        }
         step = step.saturating_mul(d as i64);
     }
-    k.stores
-        .iter()
-        .any(|s| s.param.index() == i && s.index.offset == 0 && s.index.strides == row_major)
+    true
 }

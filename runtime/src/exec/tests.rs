@@ -76,12 +76,24 @@ fn only_provable_full_overwrites_skip_zeroing() {
         strides: vec![3, 1],
     };
     assert!(fully_overwrites(&add_kernel(1, row_major.clone()), 1));
-    // A transposed store still covers every element, but is not proven here.
+    // A transposed store (and so a tiled transpose's) covers every element once.
     let transposed = Affine {
         offset: 0,
         strides: vec![1, 2],
     };
-    assert!(!fully_overwrites(&add_kernel(1, transposed), 1));
+    assert!(fully_overwrites(&add_kernel(1, transposed), 1));
+    // Permuted strides that leave gaps (and so run past the end).
+    let gapped = Affine {
+        offset: 0,
+        strides: vec![1, 3],
+    };
+    assert!(!fully_overwrites(&add_kernel(1, gapped), 1));
+    // Row-major strides shifted by one element.
+    let shifted = Affine {
+        offset: 1,
+        strides: vec![3, 1],
+    };
+    assert!(!fully_overwrites(&add_kernel(1, shifted), 1));
     // A store of half the elements, twice each.
     let half = Affine {
         offset: 0,
