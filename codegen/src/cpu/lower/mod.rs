@@ -47,7 +47,7 @@ use repr::{flags, fsuffix, reg, rep, unsupported, Rep, R};
 use state::{Acc, Lower, ScanState, Tier};
 use vector::{
     interleaves, mixed_vector, row_invariant, vector_binary_ok, vector_param_ok, vector_type,
-    vector_unary_ok, INTERLEAVED, MIXED_LANES,
+    vector_unary_ok, INTERLEAVED, MIXED_COPIES, MIXED_LANES,
 };
 
 /// Builds `func`'s body from `k`; returns the runtime functions it calls, in

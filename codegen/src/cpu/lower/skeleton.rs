@@ -3,7 +3,9 @@
 //! and the row loop of a vectorized kernel with its hoisted row values; each
 //! point's stages and phases are the shared lowering's ([`emitter::point`]).
 
-use super::{interleaves, mixed_vector, vector_type, Lower, Tier, INTERLEAVED, MIXED_LANES, R};
+use super::{
+    interleaves, mixed_vector, vector_type, Lower, Tier, INTERLEAVED, MIXED_COPIES, MIXED_LANES, R,
+};
 use crate::emitter;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I64, I8};
@@ -27,7 +29,9 @@ impl Lower<'_, '_> {
             }
             tiers.push((i64::from(vt.lane_count()), Tier::Single(vt)));
         } else if mixed_vector(self.k, self.math) {
-            tiers.push((i64::from(MIXED_LANES.lane_count()), Tier::Mixed));
+            let lanes = i64::from(MIXED_LANES.lane_count());
+            tiers.push((lanes * MIXED_COPIES as i64, Tier::Mixed(MIXED_COPIES)));
+            tiers.push((lanes, Tier::Mixed(1)));
         } else if super::vreduce::columns_vectorize(self.k, &self.needed, self.math) {
             if super::vreduce::chunk_vectorize(self.k, &self.needed) {
                 let columns = self.k.dims[self.k.n_parallel - 1] as i64;
@@ -45,7 +49,7 @@ impl Lower<'_, '_> {
         match tier {
             Tier::Single(vt) => self.vector_points(vt, 1),
             Tier::Interleaved(vt) => self.vector_points(vt, INTERLEAVED),
-            Tier::Mixed => self.vector_point_mixed(),
+            Tier::Mixed(copies) => self.vector_point_mixed(copies),
             Tier::ColumnChunk(width) => self.vector_column_chunk(width),
             Tier::Columns => self.vector_columns(),
         }

@@ -36,8 +36,8 @@ pub(super) enum Tier {
     /// `INTERLEAVED` vectors of a single dtype per expression, computed
     /// expression by expression (`vector_points`)
     Interleaved(Type),
-    /// 4 lanes of several dtypes
-    Mixed,
+    /// blocks (this many) of 4 lanes of several dtypes
+    Mixed(usize),
     /// a chunk of column-reduction points (its width), rows outermost
     ColumnChunk(i64),
     /// a block of column-reduction points in vector lanes

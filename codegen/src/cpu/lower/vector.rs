@@ -93,14 +93,16 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// Four consecutive points of a kernel [`mixed_vector`] accepts: each expression
-    /// in the 4-lane vector of its register representation (float32, and float16 and
-    /// bfloat16 widened exactly as the scalar loads do, in `f32x4`; int32 in `i32x4`),
-    /// with the casts between them done lane-wise with the scalar code's results.
-    pub(super) fn vector_point_mixed(&mut self) -> R<()> {
+    /// `copies` blocks of four consecutive points of a kernel [`mixed_vector`]
+    /// accepts: each expression in the 4-lane vector of its register representation
+    /// (float32, and float16 and bfloat16 widened exactly as the scalar loads do, in
+    /// `f32x4`; int32 in `i32x4`), with the casts between them done lane-wise with
+    /// the scalar code's results; constants are made once for all copies.
+    pub(super) fn vector_point_mixed(&mut self, copies: usize) -> R<()> {
         use cranelift_codegen::ir::types::F32X4;
         let np = self.k.n_parallel;
-        let mut vv: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
+        let lanes = i64::from(MIXED_LANES.lane_count());
+        let mut vv: Vec<Vec<Option<Value>>> = vec![vec![None; self.k.exprs.len()]; copies];
         let mut consts: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
         for i in 0..self.k.exprs.len() {
             if !self.needed[i] {
@@ -121,56 +123,77 @@ impl Lower<'_, '_> {
                 continue;
             }
             let vt = mixed_lane_type(e.dtype).expect("mixed_vector checked the dtypes");
-            let get = |id: ExprId| vv[id.0 as usize].expect("operands come first");
-            let v = match e.expr {
-                Expr::Load { param, index, .. } => {
-                    let addr = self.address(param.index(), &index.offset, &index.strides, None)?;
-                    let splat = index.strides[np - 1] == 0;
-                    match e.dtype {
-                        DType::F16 | DType::BF16 => self.vload_narrow(addr, 0, splat, e.dtype),
-                        _ if splat => {
-                            let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
-                            self.b.ins().splat(vt, x)
-                        }
-                        _ => self.b.ins().load(vt, flags(), addr, 0),
-                    }
-                }
+            // Values the same in every copy: computed once.
+            let shared = match &e.expr {
                 Expr::Const(c) => {
-                    let x = self.constant(c, e.dtype)?;
+                    let x = self.constant(*c, e.dtype)?;
                     consts[i] = Some(x);
-                    self.b.ins().splat(vt, x)
+                    Some(self.b.ins().splat(vt, x))
                 }
                 Expr::Cast { x } if consts[x.0 as usize].is_some() => {
                     let c = consts[x.0 as usize].expect("checked");
-                    let from = self.dtype(x);
+                    let from = self.dtype(*x);
                     let c = self.cast(c, from, e.dtype)?;
-                    self.b.ins().splat(vt, c)
+                    Some(self.b.ins().splat(vt, c))
                 }
-                Expr::Cast { x } => match self.dtype(x) {
-                    // cvtdq2ps rounds to nearest even, as the scalar i64 → f32 does
-                    // (an int32 is exact in the i64 it widens to).
-                    DType::I32 => self.b.ins().fcvt_from_sint(F32X4, get(x)),
-                    // float16/bfloat16 values are already their exact float32;
-                    // a cast to one of them rounds.
-                    _ => self.vround_narrow(get(x), e.dtype),
-                },
-                Expr::Unary { op, x } => {
-                    let v = self.vunary(op, get(x), vt);
-                    self.vround_narrow(v, e.dtype)
-                }
-                Expr::UnaryParam { op, x } => {
-                    let v = self.vparam(op, get(x), vt);
-                    self.vround_narrow(v, e.dtype)
-                }
-                Expr::Binary { op, a, b } => {
-                    let v = self.vbinary(op, get(a), get(b), vt);
-                    self.vround_narrow(v, e.dtype)
-                }
-                _ => return Err(CodegenError::Backend("not a vector expression".into())),
+                _ => None,
             };
-            vv[i] = Some(v);
+            if let Some(v) = shared {
+                vv.iter_mut().for_each(|block| block[i] = Some(v));
+                continue;
+            }
+            for (c, block) in vv.iter_mut().enumerate() {
+                let get = |id: ExprId| block[id.0 as usize].expect("operands come first");
+                let v = match e.expr {
+                    Expr::Load {
+                        param, ref index, ..
+                    } => {
+                        let splat = index.strides[np - 1] == 0;
+                        let shift = if splat { 0 } else { c as i64 * lanes };
+                        let addr = self.shifted_address(
+                            param.index(),
+                            &index.offset,
+                            &index.strides,
+                            shift,
+                        )?;
+                        match e.dtype {
+                            DType::F16 | DType::BF16 => self.vload_narrow(addr, 0, splat, e.dtype),
+                            _ if splat => {
+                                let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
+                                self.b.ins().splat(vt, x)
+                            }
+                            _ => self.b.ins().load(vt, flags(), addr, 0),
+                        }
+                    }
+                    Expr::Cast { x } => match self.dtype(x) {
+                        // cvtdq2ps rounds to nearest even, as the scalar i64 → f32
+                        // does (an int32 is exact in the i64 it widens to).
+                        DType::I32 => self.b.ins().fcvt_from_sint(F32X4, get(x)),
+                        // float16/bfloat16 values are already their exact float32;
+                        // a cast to one of them rounds.
+                        _ => self.vround_narrow(get(x), e.dtype),
+                    },
+                    Expr::Unary { op, x } => {
+                        let v = self.vunary(op, get(x), vt);
+                        self.vround_narrow(v, e.dtype)
+                    }
+                    Expr::UnaryParam { op, x } => {
+                        let v = self.vparam(op, get(x), vt);
+                        self.vround_narrow(v, e.dtype)
+                    }
+                    Expr::Binary { op, a, b } => {
+                        let v = self.vbinary(op, get(a), get(b), vt);
+                        self.vround_narrow(v, e.dtype)
+                    }
+                    _ => return Err(CodegenError::Backend("not a vector expression".into())),
+                };
+                block[i] = Some(v);
+            }
         }
-        self.vector_stores(&vv, 0)
+        for (c, block) in vv.iter().enumerate() {
+            self.vector_stores(block, c as i64 * lanes)?;
+        }
+        Ok(())
     }
 
     /// Stores the vector values `vv` of one block of points (every vector tier),
@@ -208,9 +231,9 @@ impl Lower<'_, '_> {
             let s = l.iconst(I32, x);
             l.b.ins().splat(I32X4, s)
         };
-        let (m8000, m7fff, m3ff) = (c(self, 0x8000), c(self, 0x7fff), c(self, 0x3ff));
-        let (inf16, inf32, quiet) = (c(self, 0x7c00), c(self, 0x7f80_0000), c(self, 0x0040_0000));
-        let zero = c(self, 0);
+        let (m8000, m7fff) = (c(self, 0x8000), c(self, 0x7fff));
+        let (max_finite, inf16) = (c(self, 0x7bff), c(self, 0x7c00));
+        let (inf32, quiet) = (c(self, 0x7f80_0000), c(self, 0x0040_0000));
         let (n13, n16) = (self.iconst(I32, 13), self.iconst(I32, 16));
         let sign = self.b.ins().band(h, m8000);
         let sign = self.b.ins().ishl(sign, n16);
@@ -221,12 +244,11 @@ impl Lower<'_, '_> {
         let scale = self.b.ins().splat(F32X4, scale);
         let f = self.b.ins().fmul(f, scale);
         let finite = self.vbitcast(I32X4, f);
-        let special = self
-            .b
-            .ins()
-            .icmp(IntCC::SignedGreaterThanOrEqual, em, inf16);
-        let man = self.b.ins().band(h, m3ff);
-        let nan = self.b.ins().icmp(IntCC::NotEqual, man, zero);
+        // Exponent and mantissa as one number: above the largest finite code the
+        // lane is an infinity or a NaN, above the infinity's code a NaN (one
+        // `pcmpgtd` each; `em` is at most 0x7fff, so signed compares are exact).
+        let special = self.b.ins().icmp(IntCC::SignedGreaterThan, em, max_finite);
+        let nan = self.b.ins().icmp(IntCC::SignedGreaterThan, em, inf16);
         let q = self.b.ins().band(nan, quiet);
         let sp = self.b.ins().bor(sh, inf32);
         let sp = self.b.ins().bor(sp, q);
@@ -510,6 +532,12 @@ pub(super) fn row_invariant(k: &LoopKernel, needed: &[bool]) -> Vec<bool> {
     }
     hoist
 }
+
+/// Blocks of 4 points per step of the [`Tier::Mixed`](super::Tier::Mixed) tier's
+/// first form: mixed-dtype kernels are short and bound by instruction count (a
+/// float16 load widens in a dozen ops), so two blocks per step halve the loop's
+/// own instructions.
+pub(super) const MIXED_COPIES: usize = 2;
 
 /// The lane count of [`mixed_vector`] kernels (as a type whose lane count the
 /// vector loop reads).
