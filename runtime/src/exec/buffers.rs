@@ -4,7 +4,7 @@
 
 use crate::buffer::{check_allocation, Buffer};
 use crate::error::Result;
-use lazyfuse_ir::kernel::{BufId, BufKind, Expr, LoopKernel, Schedule, Step};
+use lazyfuse_ir::kernel::{BufId, BufKind, Expr, LoopKernel, Schedule, Stage, Step};
 use lazyfuse_ir::InputId;
 
 /// The donated buffers (slot and input id) that none of the first `steps_run` steps
@@ -72,29 +72,40 @@ pub(super) fn allocate(schedule: &Schedule, b: BufId, overwritten: bool) -> Resu
     })
 }
 
-/// Whether kernel `k` stores every element of param `i` and never loads its buffer: no
-/// reduction dims (every point runs its stores once), no `Load` of the param, and
-/// a store at offset 0 whose strides walk every element of the param once (see
-/// [`covers_once`]). Such a buffer's initial contents are never observed, so it
-/// need not be zeroed.
+/// Whether kernel `k` stores every element of param `i` and never loads its buffer:
+/// no `Load` of the param, and a store at offset 0 that reaches every element once
+/// (see [`covers_once`]): over all dims when its value is computed inside the
+/// reduction loop (a softmax's normalized row runs its store at every point of
+/// the row), over the parallel dims when it is computed once per parallel point
+/// (its index then steps along no reduction dim). Such a buffer's initial contents
+/// are never observed, so it need not be zeroed.
 pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
     let Some(p) = k.params.get(i) else {
         return false;
     };
-    if !k.reduce_dims().is_empty()
-        || k.parallel_points() != p.len
-        || k.exprs
-            .iter()
-            // A load through any param naming the same buffer reads it.
-            .any(|e| {
-                matches!(e.expr, Expr::Load { param, .. }
+    // A load through any param naming the same buffer reads it.
+    if k.exprs.iter().any(|e| {
+        matches!(e.expr, Expr::Load { param, .. }
                 if k.params.get(param.index()).is_none_or(|q| q.buf == p.buf))
-            })
-    {
+    }) {
         return false;
     }
+    let np = k.n_parallel;
     k.stores.iter().any(|s| {
-        s.param.index() == i && s.index.offset == 0 && covers_once(&k.dims, &s.index.strides)
+        if s.param.index() != i || s.index.offset != 0 {
+            return false;
+        }
+        match k.exprs.get(s.value.0 as usize).map(|e| e.stage) {
+            Some(Stage::Inner(_)) => {
+                k.dims.iter().product::<usize>() == p.len && covers_once(&k.dims, &s.index.strides)
+            }
+            Some(Stage::Outer(_)) => {
+                k.parallel_points() == p.len
+                    && s.index.strides[np..].iter().all(|&st| st == 0)
+                    && covers_once(k.parallel_dims(), &s.index.strides[..np])
+            }
+            None => false,
+        }
     })
 }
 

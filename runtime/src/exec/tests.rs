@@ -104,8 +104,17 @@ fn only_provable_full_overwrites_skip_zeroing() {
     assert!(!fully_overwrites(&add_kernel(0, row_major.clone()), 1));
     // A param that is only read.
     assert!(!fully_overwrites(&add_kernel(1, row_major.clone()), 0));
-    // Reduction dims: stores run once per point, not per element of the loop.
+    // Reduction dims: stores of outer values run once per parallel point, not
+    // per element of the loop.
     let mut r = add_kernel(1, row_major);
     r.n_parallel = 1;
+    assert!(!fully_overwrites(&r, 1));
+    // A store of values computed inside the reduction loop (a softmax's output)
+    // runs at every point of it.
+    for e in &mut r.exprs {
+        e.stage = lazyfuse_ir::kernel::Stage::Inner(0);
+    }
+    assert!(fully_overwrites(&r, 1));
+    r.stores[0].index.strides = vec![0, 1];
     assert!(!fully_overwrites(&r, 1));
 }
