@@ -11,6 +11,7 @@
 //! so this crate never depends on the runtime.
 
 mod lower;
+mod phase_reuse;
 mod vmath;
 
 pub use crate::CodegenError;
@@ -107,6 +108,14 @@ fn translate(
     math: MathMode,
 ) -> Result<Vec<String>, CodegenError> {
     kernel.verify().map_err(CodegenError::Malformed)?;
+    let reused = phase_reuse::reuse_phase_values(kernel);
+    let kernel = match &reused {
+        Some(r) => {
+            r.verify().map_err(CodegenError::Malformed)?;
+            r
+        }
+        None => kernel,
+    };
     ctx.func =
         Function::with_name_signature(UserFuncName::user(0, index), kernel_signature(module));
     lower::lower(module, &mut ctx.func, kernel, math)
@@ -241,7 +250,8 @@ impl CpuModule {
     }
 }
 
-// SAFETY: `translate` verifies every kernel before lowering it, the lowering keeps
+// SAFETY: `translate` verifies every kernel before lowering it (and its rewrite by
+// `phase_reuse`, whose added accesses repeat a verified store's), the lowering keeps
 // every access of the verified kernel's affine maps (data-dependent ones are checked
 // in the code), and `signatures[j]` is taken from kernel `j`; the code lives until
 // `Drop`, which `&self` excludes.

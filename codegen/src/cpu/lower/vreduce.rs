@@ -105,9 +105,12 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
             }
         }
         let ok = match &e.expr {
-            Expr::Load { .. } => k
-                .vector_load(&e.expr, nd - 1, &written)
-                .is_some_and(|(p, _)| k.params[p.index()].dtype == e.dtype),
+            Expr::Load { .. } => {
+                // (a load of the slot its point stores, see `phase_reuse`)
+                let own = crate::cpu::phase_reuse::reads_own_slot(k, &e.expr);
+                k.vector_load(&e.expr, nd - 1, if own { &[] } else { &written })
+                    .is_some_and(|(p, _)| k.params[p.index()].dtype == e.dtype)
+            }
             Expr::Const(_) | Expr::Cast { .. } => true,
             Expr::Unary { op, x } => {
                 k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, e.dtype, math)

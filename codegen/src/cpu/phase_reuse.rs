@@ -1,0 +1,202 @@
+//! Reuse of a value across reduction phases (CPU kernels).
+//!
+//! A softmax row runs three phases: the row's max, then the sum of
+//! `exp(x − max)`, then `exp(x − max) / sum` stored. The fused kernel computes
+//! the same `exp(x − max)` in the second and third phases, and the exponential is
+//! most of the kernel's work. Here the CPU code keeps the earlier phase's value
+//! in the kernel's own output element (the slot the last phase overwrites) and
+//! the last phase loads it back instead of computing it again: one exponential
+//! per element instead of two, with the row's values still in cache.
+//!
+//! The rewrite is exact: the last phase reads the very bits the earlier phase
+//! computed, which are the bits it would have computed itself (the same
+//! expression of the same loads and outer values). It applies only where that is
+//! provable on the kernel:
+//! - one store into the output buffer, contiguous along the kernel's single
+//!   reduction dim (the last), at an index that no two points share, so each point
+//!   reads back only the slot it wrote;
+//! - no load of the output buffer, and no load of any buffer the kernel writes,
+//!   so equal loads in two phases read equal values;
+//! - the reused value has the output's dtype (kept without rounding) and is an
+//!   expensive op ([`expensive`]); cheap ones are not worth a store and a load.
+//!
+//! The CUDA kernels keep the recomputation: their phases split a row over the
+//! threads of a block, and this rewrite is measured only on the CPU.
+
+use lazyfuse_ir::kernel::{Affine, Expr, ExprId, LoopKernel, Stage, StoreOp};
+use lazyfuse_ir::schedule::expensive;
+use std::collections::HashMap;
+
+/// `k` with its last phase's recomputation of an earlier phase's expensive value
+/// replaced by a load of the value kept in the output (see the module doc), or
+/// `None` where the rewrite does not apply.
+pub(crate) fn reuse_phase_values(k: &LoopKernel) -> Option<LoopKernel> {
+    let nd = k.dims.len();
+    if k.phases() < 2 || nd != k.n_parallel + 1 {
+        return None;
+    }
+    let written = k.written_bufs();
+    let [store] = k.stores.as_slice() else {
+        return None;
+    };
+    let out = &k.params[store.param.index()];
+    let Stage::Inner(last) = k.exprs[store.value.0 as usize].stage else {
+        return None;
+    };
+    let loads_written = k.exprs.iter().any(|e| match &e.expr {
+        Expr::Load { param, .. } => written.contains(&k.params[param.index()].buf),
+        _ => false,
+    });
+    if loads_written || store.index.strides[nd - 1] != 1 || !injective(&k.dims, &store.index) {
+        return None;
+    }
+    let canon = canonical_ids(k);
+    let needed = needed_in(k, store.value, Stage::Inner(last));
+    // The latest (so the largest) expression of the last phase that an earlier
+    // phase computes too.
+    let (reused, first) = (0..k.exprs.len()).rev().find_map(|i| {
+        let e = &k.exprs[i];
+        let c = canon[i];
+        let earlier = matches!(k.exprs[c].stage, Stage::Inner(ph) if ph < last);
+        (needed[i] && earlier && e.dtype == out.dtype && expensive(&e.expr)).then_some((i, c))
+    })?;
+    let mut r = k.clone();
+    r.stores.insert(
+        0,
+        StoreOp {
+            param: store.param,
+            index: store.index.clone(),
+            value: ExprId(first as u32),
+        },
+    );
+    r.exprs[reused].expr = Expr::Load {
+        param: store.param,
+        index: store.index.clone(),
+        dynamic: None,
+    };
+    Some(r)
+}
+
+/// Whether load `e` reads, at every point, only the element that every store of
+/// its buffer writes at that point (the same param and index: the slot this
+/// module's rewrite keeps a value in). Such a load may run a vector of points
+/// at a time although the kernel writes its buffer: no point reads another
+/// point's element, and each point's own store comes after its load.
+pub(crate) fn reads_own_slot(k: &LoopKernel, e: &Expr) -> bool {
+    let Expr::Load {
+        param,
+        index,
+        dynamic: None,
+    } = e
+    else {
+        return false;
+    };
+    let buf = k.params[param.index()].buf;
+    k.stores
+        .iter()
+        .filter(|s| k.params[s.param.index()].buf == buf)
+        .all(|s| s.param == *param && s.index == *index)
+}
+
+/// Whether `index` gives distinct elements to distinct points of `dims`: sorted
+/// by stride, each dim of more than one point steps past all the elements the
+/// dims inside it reach.
+fn injective(dims: &[usize], index: &Affine) -> bool {
+    let mut walked: Vec<(i64, usize)> = index
+        .strides
+        .iter()
+        .zip(dims)
+        .filter(|(_, &d)| d > 1)
+        .map(|(&s, &d)| (s.abs(), d))
+        .collect();
+    walked.sort_unstable();
+    let mut reach = 0i64;
+    for (s, d) in walked {
+        if s <= reach {
+            return false;
+        }
+        reach = reach.saturating_add(s.saturating_mul(d as i64 - 1));
+    }
+    true
+}
+
+/// For each expression, the first expression of equal value at every point: the
+/// same op of equal operands, in any phase. Outer values, constants, scans and
+/// data-dependent loads stand for themselves.
+fn canonical_ids(k: &LoopKernel) -> Vec<usize> {
+    let mut canon: Vec<usize> = (0..k.exprs.len()).collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, e) in k.exprs.iter().enumerate() {
+        if !matches!(e.stage, Stage::Inner(_)) {
+            continue;
+        }
+        let c = |id: &ExprId| ExprId(canon[id.0 as usize] as u32);
+        let key = match &e.expr {
+            Expr::Load {
+                param,
+                index,
+                dynamic: None,
+            } => Expr::Load {
+                param: *param,
+                index: index.clone(),
+                dynamic: None,
+            },
+            Expr::LoopIndex { dim } => Expr::LoopIndex { dim: *dim },
+            Expr::Unary { op, x } => Expr::Unary { op: *op, x: c(x) },
+            Expr::UnaryParam { op, x } => Expr::UnaryParam { op: *op, x: c(x) },
+            Expr::Binary { op, a, b } => Expr::Binary {
+                op: *op,
+                a: c(a),
+                b: c(b),
+            },
+            Expr::Where { cond, a, b } => Expr::Where {
+                cond: c(cond),
+                a: c(a),
+                b: c(b),
+            },
+            Expr::Cast { x } => Expr::Cast { x: c(x) },
+            _ => continue,
+        };
+        // Debug text names every field; a NaN parameter would print alike for
+        // different payloads, so such an op is left alone.
+        let text = format!("{key:?} {:?}", e.dtype);
+        if text.contains("NaN") {
+            continue;
+        }
+        canon[i] = *seen.entry(text).or_insert(i);
+    }
+    canon
+}
+
+/// Which expressions of `stage` the value `root` depends on (itself included).
+fn needed_in(k: &LoopKernel, root: ExprId, stage: Stage) -> Vec<bool> {
+    let mut needed = vec![false; k.exprs.len()];
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        let i = id.0 as usize;
+        if needed[i] || k.exprs[i].stage != stage {
+            continue;
+        }
+        needed[i] = true;
+        stack.extend(LoopKernel::operands(&k.exprs[i].expr));
+    }
+    needed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lazyfuse_ir::kernel::Affine;
+
+    #[test]
+    fn injective_indices() {
+        let a = |strides: Vec<i64>| Affine { offset: 0, strides };
+        assert!(injective(&[4, 8], &a(vec![8, 1])));
+        assert!(injective(&[4, 8], &a(vec![1, 4])));
+        assert!(injective(&[4, 8], &a(vec![16, 1])));
+        assert!(injective(&[1, 8], &a(vec![0, 1])));
+        assert!(!injective(&[4, 8], &a(vec![0, 1])));
+        assert!(!injective(&[4, 8], &a(vec![4, 1])));
+        assert!(!injective(&[4, 8], &a(vec![8, 2]))); // row 1 starts inside row 0
+    }
+}
