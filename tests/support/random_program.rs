@@ -118,7 +118,7 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step, device: lazyfuse::Device) {
         }
         Step::Unary(o, a) => {
             let t = pick(a);
-            match o % 8 {
+            match o % 10 {
                 0 => t.neg(),
                 1 => t.abs(),
                 2 => t.exp(),
@@ -126,6 +126,8 @@ fn apply(pool: &mut Vec<Tensor>, s: &Step, device: lazyfuse::Device) {
                 4 => t.sigmoid(),
                 5 => t.floor(),
                 6 => t.bitwise_not(),
+                8 => t.reciprocal(),
+                9 => t.rsqrt(),
                 _ => t.clamp(Some(Scalar::Int(-1)), Some(Scalar::Float(1.5))),
             }
         }

@@ -287,6 +287,18 @@ impl Lower<'_, '_> {
             Abs if float => self.b.ins().fabs(v),
             Abs => self.b.ins().iabs(v),
             Sqrt => self.b.ins().sqrt(v),
+            // 1/x and 1/sqrt(x) with the scalar code's correctly rounded ops
+            Reciprocal | Rsqrt => {
+                let x = if op == Rsqrt { self.b.ins().sqrt(v) } else { v };
+                let rep = if vt.lane_type() == F64 {
+                    Rep::F64
+                } else {
+                    Rep::F32
+                };
+                let one = self.fconst(rep, 1.0);
+                let one = self.b.ins().splat(vt, one);
+                self.b.ins().fdiv(one, x)
+            }
             Floor => self.b.ins().floor(v),
             Ceil => self.b.ins().ceil(v),
             Trunc => self.b.ins().trunc(v),
@@ -662,7 +674,7 @@ pub(super) fn vector_unary_ok(op: UnaryOp, dt: DType, math: MathMode) -> bool {
     let float = dt.is_floating_point();
     match op {
         Neg | Abs | Square => true,
-        Sqrt | Floor | Ceil | Trunc | Round | Relu => float,
+        Sqrt | Reciprocal | Rsqrt | Floor | Ceil | Trunc | Round | Relu => float,
         BitwiseNot => !float,
         _ => float && math == MathMode::Fast && crate::cpu::vmath::has_unary(op, dt == DType::F64),
     }
