@@ -167,10 +167,22 @@ pub fn cpu_backend() -> Result<CpuBackend> {
         2 => Ok(CpuBackend::Interp),
         3 => Ok(CpuBackend::CudaHost),
         4 => Ok(CpuBackend::Cuda),
-        _ => match std::env::var("LAZYFUSE_CPU_BACKEND") {
-            Ok(v) => v.parse(),
-            Err(_) => Ok(CpuBackend::Jit),
-        },
+        _ => {
+            let backend = match std::env::var("LAZYFUSE_CPU_BACKEND") {
+                Ok(v) => v.parse()?,
+                Err(_) => CpuBackend::Jit,
+            };
+            // The environment is read once (a realize asks every time); a choice
+            // made meanwhile by `set_cpu_backend` wins.
+            let code = match backend {
+                CpuBackend::Jit => 1,
+                CpuBackend::Interp => 2,
+                CpuBackend::CudaHost => 3,
+                CpuBackend::Cuda => 4,
+            };
+            let _ = BACKEND.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+            cpu_backend()
+        }
     }
 }
 
@@ -211,10 +223,19 @@ pub fn math_mode() -> Result<MathMode> {
     match MATH.load(Ordering::Relaxed) {
         1 => Ok(MathMode::Fast),
         2 => Ok(MathMode::Exact),
-        _ => match std::env::var("LAZYFUSE_MATH") {
-            Ok(v) => v.parse().map_err(Error::Config),
-            Err(_) => Ok(MathMode::Fast),
-        },
+        _ => {
+            let mode = match std::env::var("LAZYFUSE_MATH") {
+                Ok(v) => v.parse().map_err(Error::Config)?,
+                Err(_) => MathMode::Fast,
+            };
+            // Read once, as the backend is (see `cpu_backend`).
+            let code = match mode {
+                MathMode::Fast => 1,
+                MathMode::Exact => 2,
+            };
+            let _ = MATH.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+            math_mode()
+        }
     }
 }
 

@@ -369,7 +369,10 @@ impl Store {
     /// inputs on `stack` to unpin.
     pub(crate) fn drop_records(&mut self, stack: &mut Vec<NodeId>) {
         for gone in self.graph.take_removed() {
-            self.overwritten.remove(&gone);
+            // (nothing is overwritten without gradient history: skip the hashing)
+            if !self.overwritten.is_empty() {
+                self.overwritten.remove(&gone);
+            }
             if let Some(record) = self.records.remove(gone) {
                 stack.extend(record.inputs);
                 stack.extend(record.sources);
