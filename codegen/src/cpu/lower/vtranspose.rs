@@ -26,6 +26,10 @@ use lazyfuse_ir::kernel::{Expr, LoopKernel};
 /// whole tiles, so the scalar points at its ends stay few.
 const MAX_TILE_POINTS: usize = 4096;
 
+/// Most blocks of a tile row written out straight (the 256 × 16 tiles of
+/// `ir::schedule`'s `TRANSPOSE_TILES` have four); longer rows loop.
+const UNROLL_BLOCKS: i64 = 8;
+
 /// The block side `L` with which `k` runs as register transposes (see the module
 /// doc), or `None`: every parallel dim, one store whose value is one static load
 /// of another param and of the same dtype (4 or 8 bytes), the load contiguous
@@ -124,7 +128,10 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// The tile at the current outer indices, in `lanes × lanes` blocks.
+    /// The tile at the current outer indices (its in-tile indices at 0), in
+    /// `lanes × lanes` blocks: the tile's first load and store addresses once,
+    /// each block's at constant steps from them (a row of blocks unrolled when
+    /// it has at most [`UNROLL_BLOCKS`]).
     fn transpose_tile(&mut self, lanes: i64) -> R<()> {
         let nd = self.k.dims.len();
         let (rows, cols) = (self.k.dims[nd - 2] as i64, self.k.dims[nd - 1] as i64);
@@ -134,36 +141,67 @@ impl Lower<'_, '_> {
             unreachable!("transpose_block admits one load")
         };
         let size = self.k.params[param.index()].dtype.size_in_bytes() as i64;
-        // bytes between the block's loads (one per column) and its stores (one per row)
-        let load_step = index.strides[nd - 1] * size;
-        let store_step = store.index.strides[nd - 2] * size;
+        let from0 = self.address(param.index(), &index.offset, &index.strides, None)?;
+        let to0 = self.address(
+            store.param.index(),
+            &store.index.offset,
+            &store.index.strides,
+            None,
+        )?;
+        // bytes between the block's loads (one per column) and its stores (one
+        // per row); a block row / column further moves both by `lanes` of those
+        let (load_row, load_col) = (index.strides[nd - 2] * size, index.strides[nd - 1] * size);
+        let (store_row, store_col) = (
+            store.index.strides[nd - 2] * size,
+            store.index.strides[nd - 1] * size,
+        );
+        let blocks = cols / lanes;
         self.counted_loop(rows / lanes, &mut |s, ib| {
-            let i0 = s.b.ins().imul_imm_s(ib, lanes);
-            s.b.def_var(s.idx[nd - 2], i0);
-            s.counted_loop(cols / lanes, &mut |s, jb| {
-                let j0 = s.b.ins().imul_imm_s(jb, lanes);
-                s.b.def_var(s.idx[nd - 1], j0);
-                let from = s.address(param.index(), &index.offset, &index.strides, None)?;
-                let to = s.address(
-                    store.param.index(),
-                    &store.index.offset,
-                    &store.index.strides,
-                    None,
-                )?;
-                let loaded: Vec<Value> = (0..lanes)
-                    .map(|c| {
-                        let at = s.b.ins().iadd_imm_s(from, c * load_step);
-                        s.b.ins().load(I8X16, super::flags(), at, 0)
-                    })
-                    .collect();
-                let rows_out = s.transpose_registers(&loaded);
-                for (r, v) in rows_out.into_iter().enumerate() {
-                    let at = s.b.ins().iadd_imm_s(to, r as i64 * store_step);
-                    s.b.ins().store(super::flags(), v, at, 0);
+            let from = s.b.ins().imul_imm_s(ib, lanes * load_row);
+            let from = s.b.ins().iadd(from0, from);
+            let to = s.b.ins().imul_imm_s(ib, lanes * store_row);
+            let to = s.b.ins().iadd(to0, to);
+            if blocks <= UNROLL_BLOCKS {
+                for jb in 0..blocks {
+                    let f = s.b.ins().iadd_imm_s(from, jb * lanes * load_col);
+                    let t = s.b.ins().iadd_imm_s(to, jb * lanes * store_col);
+                    s.transpose_block_at(f, t, lanes, load_col, store_row);
                 }
                 Ok(())
-            })
+            } else {
+                s.counted_loop(blocks, &mut |s, jb| {
+                    let f = s.b.ins().imul_imm_s(jb, lanes * load_col);
+                    let f = s.b.ins().iadd(from, f);
+                    let t = s.b.ins().imul_imm_s(jb, lanes * store_col);
+                    let t = s.b.ins().iadd(to, t);
+                    s.transpose_block_at(f, t, lanes, load_col, store_row);
+                    Ok(())
+                })
+            }
         })
+    }
+
+    /// One block: `lanes` vector loads `load_step` bytes apart from `from`,
+    /// transposed, stored `store_step` bytes apart from `to`.
+    fn transpose_block_at(
+        &mut self,
+        from: Value,
+        to: Value,
+        lanes: i64,
+        load_step: i64,
+        store_step: i64,
+    ) {
+        let loaded: Vec<Value> = (0..lanes)
+            .map(|c| {
+                let at = self.b.ins().iadd_imm_s(from, c * load_step);
+                self.b.ins().load(I8X16, super::flags(), at, 0)
+            })
+            .collect();
+        let rows_out = self.transpose_registers(&loaded);
+        for (r, v) in rows_out.into_iter().enumerate() {
+            let at = self.b.ins().iadd_imm_s(to, r as i64 * store_step);
+            self.b.ins().store(super::flags(), v, at, 0);
+        }
     }
 
     /// The transpose of the `L × L` block whose columns are `cols` (`L` vectors of
