@@ -17,15 +17,21 @@
 //!   reads back only the slot it wrote;
 //! - no load of the output buffer, and no load of any buffer the kernel writes,
 //!   so equal loads in two phases read equal values;
-//! - the reused value has the output's dtype (kept without rounding) and is an
-//!   expensive op ([`expensive`]); cheap ones are not worth a store and a load.
+//! - the reused value has the output's dtype (kept without rounding) and includes
+//!   an expensive op ([`includes_expensive`]); cheap ones are not worth a store
+//!   and a load.
+//!
+//! Fast math's vectorized phases can also keep such a value in a stack slot for
+//! the next phase (`lower::vreduce`'s `phase_reuses`, rows up to 64 KiB). The
+//! output slot serves both math modes, the scalar tail and rows of any length,
+//! and adds no memory that the last phase does not write anyway; the stack slot
+//! keeps what the rewrite leaves (a float16 softmax's float32 exps). Both match
+//! values with [`same_value`].
 //!
 //! The CUDA kernels keep the recomputation: their phases split a row over the
 //! threads of a block, and this rewrite is measured only on the CPU.
 
 use lazyfuse_ir::kernel::{Affine, Expr, ExprId, LoopKernel, Stage, StoreOp};
-use lazyfuse_ir::schedule::expensive;
-use std::collections::HashMap;
 
 /// `k` with its last phase's recomputation of an earlier phase's expensive value
 /// replaced by a load of the value kept in the output (see the module doc), or
@@ -50,15 +56,18 @@ pub(crate) fn reuse_phase_values(k: &LoopKernel) -> Option<LoopKernel> {
     if loads_written || store.index.strides[nd - 1] != 1 || !injective(&k.dims, &store.index) {
         return None;
     }
-    let canon = canonical_ids(k);
     let needed = needed_in(k, store.value, Stage::Inner(last));
     // The latest (so the largest) expression of the last phase that an earlier
     // phase computes too.
-    let (reused, first) = (0..k.exprs.len()).rev().find_map(|i| {
-        let e = &k.exprs[i];
-        let c = canon[i];
-        let earlier = matches!(k.exprs[c].stage, Stage::Inner(ph) if ph < last);
-        (needed[i] && earlier && e.dtype == out.dtype && expensive(&e.expr)).then_some((i, c))
+    let (reused, first) = (0..k.exprs.len()).rev().find_map(|later| {
+        let e = &k.exprs[later];
+        if !needed[later] || e.dtype != out.dtype || !includes_expensive(k, later, last) {
+            return None;
+        }
+        let earlier = (0..later).find(|&i| {
+            matches!(k.exprs[i].stage, Stage::Inner(ph) if ph < last) && same_value(k, i, later)
+        })?;
+        Some((later, earlier))
     })?;
     let mut r = k.clone();
     r.stores.insert(
@@ -120,52 +129,54 @@ fn injective(dims: &[usize], index: &Affine) -> bool {
     true
 }
 
-/// For each expression, the first expression of equal value at every point: the
-/// same op of equal operands, in any phase. Outer values, constants, scans and
-/// data-dependent loads stand for themselves.
-fn canonical_ids(k: &LoopKernel) -> Vec<usize> {
-    let mut canon: Vec<usize> = (0..k.exprs.len()).collect();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for (i, e) in k.exprs.iter().enumerate() {
-        if !matches!(e.stage, Stage::Inner(_)) {
-            continue;
-        }
-        let c = |id: &ExprId| ExprId(canon[id.0 as usize] as u32);
-        let key = match &e.expr {
-            Expr::Load {
-                param,
-                index,
-                dynamic: None,
-            } => Expr::Load {
-                param: *param,
-                index: index.clone(),
-                dynamic: None,
-            },
-            Expr::LoopIndex { dim } => Expr::LoopIndex { dim: *dim },
-            Expr::Unary { op, x } => Expr::Unary { op: *op, x: c(x) },
-            Expr::UnaryParam { op, x } => Expr::UnaryParam { op: *op, x: c(x) },
-            Expr::Binary { op, a, b } => Expr::Binary {
-                op: *op,
-                a: c(a),
-                b: c(b),
-            },
-            Expr::Where { cond, a, b } => Expr::Where {
-                cond: c(cond),
-                a: c(a),
-                b: c(b),
-            },
-            Expr::Cast { x } => Expr::Cast { x: c(x) },
-            _ => continue,
-        };
-        // Debug text names every field; a NaN parameter would print alike for
-        // different payloads, so such an op is left alone.
-        let text = format!("{key:?} {:?}", e.dtype);
-        if text.contains("NaN") {
-            continue;
-        }
-        canon[i] = *seen.entry(text).or_insert(i);
+/// Whether expression `i` (of phase `ph`'s inner stage) includes an expensive op.
+pub(crate) fn includes_expensive(k: &LoopKernel, i: usize, ph: u32) -> bool {
+    let e = &k.exprs[i];
+    if e.stage != Stage::Inner(ph) {
+        return false;
     }
-    canon
+    lazyfuse_ir::schedule::expensive(&e.expr)
+        || LoopKernel::operands(&e.expr)
+            .iter()
+            .any(|o| includes_expensive(k, o.0 as usize, ph))
+}
+
+/// Whether expressions `a` and `b` compute the same value at every position: the
+/// same expression, or inner ones applying the same op to operands of the same
+/// values (loads of the same param at the same index, equal constants).
+pub(crate) fn same_value(k: &LoopKernel, a: usize, b: usize) -> bool {
+    if a == b {
+        return true;
+    }
+    let (x, y) = (&k.exprs[a], &k.exprs[b]);
+    if x.dtype != y.dtype
+        || !matches!(x.stage, Stage::Inner(_))
+        || !matches!(y.stage, Stage::Inner(_))
+    {
+        return false;
+    }
+    let same = |p: &ExprId, q: &ExprId| same_value(k, p.0 as usize, q.0 as usize);
+    match (&x.expr, &y.expr) {
+        (
+            Expr::Load {
+                param: p,
+                index: i,
+                dynamic: None,
+            },
+            Expr::Load {
+                param: q,
+                index: j,
+                dynamic: None,
+            },
+        ) => p == q && i == j,
+        (Expr::Const(c), Expr::Const(d)) => c == d,
+        (Expr::Cast { x: p }, Expr::Cast { x: q }) => same(p, q),
+        (Expr::Unary { op: f, x: p }, Expr::Unary { op: g, x: q }) => f == g && same(p, q),
+        (Expr::Binary { op: f, a: p, b: r }, Expr::Binary { op: g, a: q, b: s }) => {
+            f == g && same(p, q) && same(r, s)
+        }
+        _ => false,
+    }
 }
 
 /// Which expressions of `stage` the value `root` depends on (itself included).

@@ -38,6 +38,7 @@ mod repr;
 mod scalar;
 mod skeleton;
 mod state;
+mod vcolumns;
 mod vector;
 mod vnarrow;
 mod vreduce;

@@ -18,8 +18,8 @@ impl Lower<'_, '_> {
     pub(super) fn tiers(&self) -> Vec<(i64, Tier)> {
         // Elementwise kernels: `vt` vectors of one dtype, or several dtypes that
         // all fit 4 lanes (`vector_point_mixed` reads its lane types per
-        // expression); column reductions: chunks of `super::vreduce::CHUNKS` points where
-        // they fit, then blocks of `super::vreduce::COLUMNS`; tried in this order, each
+        // expression); column reductions: chunks of `super::vcolumns::CHUNKS` points where
+        // they fit, then blocks of `super::vcolumns::COLUMNS`; tried in this order, each
         // falling through to the next.
         let mut tiers: Vec<(i64, Tier)> = Vec::new();
         if let Some(vt) = vector_type(self.k, self.math) {
@@ -32,14 +32,17 @@ impl Lower<'_, '_> {
             let lanes = i64::from(MIXED_LANES.lane_count());
             tiers.push((lanes * MIXED_COPIES as i64, Tier::Mixed(MIXED_COPIES)));
             tiers.push((lanes, Tier::Mixed(1)));
-        } else if super::vreduce::columns_vectorize(self.k, &self.needed, self.math) {
-            if super::vreduce::chunk_vectorize(self.k, &self.needed) {
+        } else if super::vcolumns::columns_vectorize(self.k, &self.needed, self.math) {
+            if super::vcolumns::chunk_vectorize(self.k, &self.needed) {
                 let columns = self.k.dims[self.k.n_parallel - 1] as i64;
-                for width in super::vreduce::CHUNKS.into_iter().filter(|&w| w <= columns) {
+                for width in super::vcolumns::CHUNKS
+                    .into_iter()
+                    .filter(|&w| w <= columns)
+                {
                     tiers.push((width, Tier::ColumnChunk(width)));
                 }
             }
-            tiers.push((super::vreduce::COLUMNS, Tier::Columns));
+            tiers.push((super::vcolumns::COLUMNS, Tier::Columns));
         }
         tiers
     }

@@ -20,6 +20,7 @@
 //! its predicates [`vector_unary_ok`]/[`vector_binary_ok`].
 
 use super::{unsupported, vector_binary_ok, vector_unary_ok, Lower, R};
+use crate::cpu::phase_reuse::{includes_expensive, same_value};
 use crate::semantics::{self, Start};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I64, I8X16};
@@ -32,17 +33,9 @@ use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
 
 /// Positions per vector step: one `f32x4`, or two `f64x2`.
-const GROUP: i64 = 4;
+pub(super) const GROUP: i64 = 4;
 /// Independent copies of the body (and of the accumulators) per loop iteration.
-const UNROLL: i64 = 4;
-/// Points of the last parallel dim a column reduction does at once.
-pub(super) const COLUMNS: i64 = GROUP * UNROLL;
-/// Points of the last parallel dim a chunked column reduction does at once,
-/// widest first: its accumulators live in a stack slot, and each input row is
-/// read as one run of that many values (a walk down 16 columns touches a new page
-/// per row). The narrower chunk serves thread ranges narrower than the wide one
-/// (a [2048, 2048] column sum splits into 8 ranges of 256 columns).
-pub(super) const CHUNKS: [i64; 2] = [1024, 256];
+pub(super) const UNROLL: i64 = 4;
 
 /// The vector parts of a value of `dt`: their type and count.
 fn parts_of(dt: DType) -> (Type, usize) {
@@ -58,7 +51,7 @@ fn parts_of(dt: DType) -> (Type, usize) {
 /// or broadcast along it and not of a buffer the kernel writes, only ops the
 /// vector path has, casts between float32 and float64, reductions sum, max and
 /// min, and stores contiguous of their own dtype.
-fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) -> bool {
+pub(super) fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) -> bool {
     let nd = k.dims.len();
     if nd != k.n_parallel + 1 {
         return false;
@@ -134,87 +127,6 @@ fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) ->
     any && stores_ok
 }
 
-/// Whether `k` runs [`UNROLL`]·[`GROUP`] consecutive points of its last parallel
-/// dim at once (column reductions: the reduction dim is strided, the last
-/// parallel dim contiguous): one reduction dim, every needed expression float32
-/// or float64 and of the kinds [`phase_vectorizes`] admits, in every stage, loads
-/// and stores contiguous (stores) or broadcast (loads) along that parallel dim.
-/// Each lane is one output point reduced in the scalar code's order, so the
-/// values are the scalar code's bit for bit, in either math mode.
-pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode) -> bool {
-    let np = k.n_parallel;
-    let nd = k.dims.len();
-    if np == 0 || nd != np + 1 || k.phases() == 0 || (k.dims[np - 1] as i64) < GROUP * UNROLL {
-        return false;
-    }
-    let vdim = np - 1;
-    let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
-    let written = k.written_bufs();
-    for (i, e) in k.exprs.iter().enumerate() {
-        if !needed[i] {
-            continue;
-        }
-        if !float(e.dtype) || matches!(e.stage, Stage::Outer(s) if s > k.phases()) {
-            return false;
-        }
-        let ok = match &e.expr {
-            Expr::Load {
-                param,
-                index,
-                dynamic,
-            } => {
-                dynamic.is_none()
-                    && (0..=1).contains(&index.strides[vdim])
-                    && k.params[param.index()].dtype == e.dtype
-                    && !written.contains(&k.params[param.index()].buf)
-            }
-            Expr::Const(_) => true,
-            Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
-            Expr::Unary { op, x } => {
-                k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, e.dtype, math)
-            }
-            Expr::Binary { op, a, b } => {
-                k.exprs[a.0 as usize].dtype == e.dtype
-                    && k.exprs[b.0 as usize].dtype == e.dtype
-                    && vector_binary_ok(*op, true)
-            }
-            // Exact float sums are compensated (Neumaier, the interpreter's order):
-            // the scalar path's accumulator pair.
-            Expr::Reduce { op, x } => {
-                (matches!(op, Accum::Max | Accum::Min)
-                    || (*op == Accum::Sum && math == MathMode::Fast))
-                    && float(k.exprs[x.0 as usize].dtype)
-            }
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-    }
-    k.stores.iter().all(|s| {
-        s.index.strides[vdim] == 1
-            && k.params[s.param.index()].dtype == k.exprs[s.value.0 as usize].dtype
-    })
-}
-
-/// Whether `k` (which [`columns_vectorize`] admits) runs in chunks of [`CHUNKS`]
-/// points: one phase, whose expressions use only the phase's own values and
-/// constants (nothing of the outer stage is held across the row loop).
-pub(super) fn chunk_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
-    let np = k.n_parallel;
-    if k.phases() != 1 || (k.dims[np - 1] as i64) < CHUNKS[CHUNKS.len() - 1] {
-        return false;
-    }
-    k.exprs.iter().enumerate().all(|(i, e)| {
-        !needed[i]
-            || e.stage != Stage::Inner(0)
-            || LoopKernel::operands(&e.expr).iter().all(|o| {
-                let x = &k.exprs[o.0 as usize];
-                x.stage == Stage::Inner(0) || matches!(x.expr, Expr::Const(_))
-            })
-    })
-}
-
 /// Most bytes of rows a kernel keeps for later phases (one stack slot per kept
 /// expression, [`phase_reuses`]); softmax over rows of 16384 float32 fits.
 const ROW_SLOT_BYTES: i64 = 64 << 10;
@@ -248,7 +160,7 @@ pub(super) fn phase_reuses(k: &LoopKernel, needed: &[bool], math: MathMode) -> V
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for later in 0..k.exprs.len() {
         let Some(ph) = phase_of(later) else { continue };
-        if !expensive(k, later, ph) {
+        if !includes_expensive(k, later, ph) {
             continue;
         }
         let earlier =
@@ -270,66 +182,16 @@ pub(super) fn phase_reuses(k: &LoopKernel, needed: &[bool], math: MathMode) -> V
     pairs
 }
 
-/// Whether expression `i` (of phase `ph`'s inner stage) includes an expensive op.
-fn expensive(k: &LoopKernel, i: usize, ph: u32) -> bool {
-    let e = &k.exprs[i];
-    if e.stage != Stage::Inner(ph) {
-        return false;
-    }
-    lazyfuse_ir::schedule::expensive(&e.expr)
-        || LoopKernel::operands(&e.expr)
-            .iter()
-            .any(|o| expensive(k, o.0 as usize, ph))
-}
-
-/// Whether expressions `a` and `b` compute the same value at every position: the
-/// same expression, or inner ones applying the same op to operands of the same
-/// values (loads of the same param at the same index, equal constants).
-fn same_value(k: &LoopKernel, a: usize, b: usize) -> bool {
-    if a == b {
-        return true;
-    }
-    let (x, y) = (&k.exprs[a], &k.exprs[b]);
-    if x.dtype != y.dtype
-        || !matches!(x.stage, Stage::Inner(_))
-        || !matches!(y.stage, Stage::Inner(_))
-    {
-        return false;
-    }
-    let same = |p: &ExprId, q: &ExprId| same_value(k, p.0 as usize, q.0 as usize);
-    match (&x.expr, &y.expr) {
-        (
-            Expr::Load {
-                param: p,
-                index: i,
-                dynamic: None,
-            },
-            Expr::Load {
-                param: q,
-                index: j,
-                dynamic: None,
-            },
-        ) => p == q && i == j,
-        (Expr::Const(c), Expr::Const(d)) => c == d,
-        (Expr::Cast { x: p }, Expr::Cast { x: q }) => same(p, q),
-        (Expr::Unary { op: f, x: p }, Expr::Unary { op: g, x: q }) => f == g && same(p, q),
-        (Expr::Binary { op: f, a: p, b: r }, Expr::Binary { op: g, a: q, b: s }) => {
-            f == g && same(p, q) && same(r, s)
-        }
-        _ => false,
-    }
-}
-
 /// A vector accumulator of one reduction: its parts, per unrolled copy.
-struct VAcc {
+pub(super) struct VAcc {
     /// the `Reduce` expression
-    expr: usize,
-    op: Accum,
+    pub(super) expr: usize,
+    pub(super) op: Accum,
     /// float32 max/min stay float32; float64 goes in float64; float32 sums go in
     /// float64, except in the Fast row phases (float32 lanes, see [`Lower::vector_phase`])
-    ty: Type,
+    pub(super) ty: Type,
     /// `vars[u]`: the parts of copy `u`
-    vars: Vec<Vec<Variable>>,
+    pub(super) vars: Vec<Vec<Variable>>,
 }
 
 impl Lower<'_, '_> {
@@ -455,246 +317,6 @@ impl Lower<'_, '_> {
         }
     }
 
-    /// [`UNROLL`]·[`GROUP`] consecutive points of the last parallel dim (see
-    /// [`columns_vectorize`]): every stage in vector parts, the reduction loops
-    /// scalar over positions with one vector accumulator per copy and lane.
-    pub(super) fn vector_columns(&mut self) -> R<()> {
-        let np = self.k.n_parallel;
-        let nd = self.k.dims.len();
-        let (vdim, rd) = (np - 1, nd - 1);
-        let n = self.k.dims[rd] as i64;
-        let ne = self.k.exprs.len();
-        let slots = ne + self.k.stores.len();
-        let mut vvs: Vec<Vec<Option<Vec<Value>>>> = (0..UNROLL).map(|_| vec![None; ne]).collect();
-        let mut addrs = vec![None; slots];
-        for u in 0..UNROLL {
-            self.veval(Stage::Outer(0), u, vdim, &mut vvs[u as usize], &mut addrs)?;
-        }
-        for ph in 0..self.k.phases() {
-            let vaccs = self.init_vaccs(ph, false)?;
-            let zero = self.iconst(I64, 0);
-            self.b.def_var(self.idx[rd], zero);
-            let head = self.b.create_block();
-            let bodyb = self.b.create_block();
-            let after = self.b.create_block();
-            self.b.ins().jump(head, &[]);
-            self.b.switch_to_block(head);
-            let pv = self.b.use_var(self.idx[rd]);
-            let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, n);
-            self.b.ins().brif(more, bodyb, &[], after, &[]);
-            self.b.switch_to_block(bodyb);
-            let mut inner_addrs = vec![None; slots];
-            for u in 0..UNROLL {
-                let vv = &mut vvs[u as usize];
-                self.veval(Stage::Inner(ph), u, vdim, vv, &mut inner_addrs)?;
-                let vv = vvs[u as usize].clone();
-                self.vaccumulate(&vaccs, u, &vv);
-            }
-            let pv = self.b.use_var(self.idx[rd]);
-            let pn = self.b.ins().iadd_imm_s(pv, 1);
-            self.b.def_var(self.idx[rd], pn);
-            self.b.ins().jump(head, &[]);
-            self.b.switch_to_block(after);
-            for (u, vv) in vvs.iter_mut().enumerate() {
-                // The loop body's values do not reach past the loop.
-                for (i, e) in self.k.exprs.iter().enumerate() {
-                    if e.stage == Stage::Inner(ph) {
-                        vv[i] = None;
-                    }
-                }
-                for va in &vaccs {
-                    let mut parts: Vec<Value> =
-                        va.vars[u].iter().map(|&v| self.b.use_var(v)).collect();
-                    if va.ty == F64X2 && self.k.exprs[va.expr].dtype == DType::F32 {
-                        parts = self.vcast(parts, DType::F64, DType::F32);
-                    }
-                    vv[va.expr] = Some(parts);
-                }
-            }
-            for u in 0..UNROLL {
-                let mut a = vec![None; slots];
-                self.veval(Stage::Outer(ph + 1), u, vdim, &mut vvs[u as usize], &mut a)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// A chunk of `width` (one of [`CHUNKS`]) points of the last parallel dim (see
-    /// [`chunk_vectorize`]): rows outer, blocks of [`COLUMNS`] inner, the vector
-    /// accumulators in a stack slot; each lane still reduces one point in the
-    /// scalar order.
-    pub(super) fn vector_column_chunk(&mut self, width: i64) -> R<()> {
-        let np = self.k.n_parallel;
-        let nd = self.k.dims.len();
-        let (vdim, rd) = (np - 1, nd - 1);
-        let n = self.k.dims[rd] as i64;
-        let ne = self.k.exprs.len();
-        let slots = ne + self.k.stores.len();
-        // Constants the phase uses are splat from their scalar values.
-        for i in 0..ne {
-            let e = &self.k.exprs[i];
-            if self.needed[i] && e.stage == Stage::Outer(0) && matches!(e.expr, Expr::Const(_)) {
-                let v = self.expr(i)?;
-                self.vals[i] = Some(v);
-            }
-        }
-        let vaccs = self.init_vaccs(0, false)?;
-        // Slot layout per block: per accumulator, per copy, per part, 16 bytes.
-        let mut offs = Vec::new();
-        let mut gbytes = 0i64;
-        for va in &vaccs {
-            offs.push(gbytes);
-            gbytes += UNROLL * va.vars[0].len() as i64 * 16;
-        }
-        let groups = width / COLUMNS;
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            (groups * gbytes) as u32,
-            4,
-        ));
-        let sbase = self.b.ins().stack_addr(I64, slot, 0);
-        let col0 = self.b.use_var(self.idx[vdim]);
-        let acc_off = |a: usize, u: i64, p: usize, nparts: usize| {
-            (offs[a] + (u * nparts as i64 + p as i64) * 16) as i32
-        };
-        let inits: Vec<Value> = vaccs
-            .iter()
-            .map(|va| self.b.use_var(va.vars[0][0]))
-            .collect();
-        self.counted_loop(groups, &mut |s, g| {
-            let at = s.b.ins().imul_imm_s(g, gbytes);
-            let at = s.b.ins().iadd(sbase, at);
-            for (a, va) in vaccs.iter().enumerate() {
-                let np = va.vars[0].len();
-                for u in 0..UNROLL {
-                    for p in 0..np {
-                        s.b.ins()
-                            .store(super::flags(), inits[a], at, acc_off(a, u, p, np));
-                    }
-                }
-            }
-            Ok(())
-        })?;
-        // Rows go ROWS at a time (several pages streamed at once, and one load
-        // and store of each accumulator per ROWS rows), then one at a time;
-        // each lane still adds its rows in order.
-        const ROWS: i64 = 8;
-        let main = n - n % ROWS;
-        for (first, count, rows) in [(0, main / ROWS, ROWS), (main, n - main, 1)] {
-            if count == 0 {
-                continue;
-            }
-            self.counted_loop(count, &mut |s, it| {
-                let r0 = s.b.ins().imul_imm_s(it, rows);
-                let r0 = s.b.ins().iadd_imm_s(r0, first);
-                s.counted_loop(groups, &mut |s, g| {
-                    let c = s.b.ins().imul_imm_s(g, COLUMNS);
-                    let c = s.b.ins().iadd(col0, c);
-                    s.b.def_var(s.idx[vdim], c);
-                    let at = s.b.ins().imul_imm_s(g, gbytes);
-                    let at = s.b.ins().iadd(sbase, at);
-                    for u in 0..UNROLL {
-                        // this copy's accumulators, loaded once for the rows
-                        let mut accs: Vec<Vec<Value>> = Vec::new();
-                        for (a, va) in vaccs.iter().enumerate() {
-                            let np = va.vars[0].len();
-                            accs.push(
-                                (0..np)
-                                    .map(|p| {
-                                        let off = acc_off(a, u, p, np);
-                                        s.b.ins().load(va.ty, super::flags(), at, off)
-                                    })
-                                    .collect(),
-                            );
-                        }
-                        // In Fast math a float32 sum adds the block's rows in
-                        // float32 lanes first and widens that partial once: one
-                        // conversion per ROWS rows instead of per row (the
-                        // accumulator across blocks stays float64).
-                        let mut partials: Vec<Option<Value>> = vec![None; vaccs.len()];
-                        for j in 0..rows {
-                            let r = s.b.ins().iadd_imm_s(r0, j);
-                            s.b.def_var(s.idx[rd], r);
-                            let mut addrs = vec![None; slots];
-                            let mut vv: Vec<Option<Vec<Value>>> = vec![None; ne];
-                            s.veval(Stage::Inner(0), u, vdim, &mut vv, &mut addrs)?;
-                            for (a, va) in vaccs.iter().enumerate() {
-                                let Expr::Reduce { x, .. } = s.k.exprs[va.expr].expr else {
-                                    unreachable!("vector accumulators are reductions")
-                                };
-                                let xdt = s.dtype(x);
-                                let mut xs = s.vparts(x, &vv);
-                                if va.ty == F64X2 && xdt == DType::F32 {
-                                    if s.math == MathMode::Fast && va.op == Accum::Sum {
-                                        let x = xs[0];
-                                        partials[a] = Some(match partials[a] {
-                                            Some(acc) => s.b.ins().fadd(acc, x),
-                                            None => x,
-                                        });
-                                        continue;
-                                    }
-                                    xs = s.vcast(xs, DType::F32, DType::F64);
-                                }
-                                for (p, xv) in xs.into_iter().enumerate() {
-                                    accs[a][p] = s.vcombine(va.op, accs[a][p], xv, va.ty);
-                                }
-                            }
-                        }
-                        for (a, va) in vaccs.iter().enumerate() {
-                            if let Some(partial) = partials[a] {
-                                let xs = s.vcast(vec![partial], DType::F32, DType::F64);
-                                for (p, xv) in xs.into_iter().enumerate() {
-                                    accs[a][p] = s.vcombine(va.op, accs[a][p], xv, va.ty);
-                                }
-                            }
-                        }
-                        for (a, va) in vaccs.iter().enumerate() {
-                            let np = va.vars[0].len();
-                            for (p, &v) in accs[a].iter().enumerate() {
-                                let off = acc_off(a, u, p, np);
-                                s.b.ins().store(super::flags(), v, at, off);
-                            }
-                        }
-                    }
-                    Ok(())
-                })
-            })?;
-        }
-        self.counted_loop(groups, &mut |s, g| {
-            let c = s.b.ins().imul_imm_s(g, COLUMNS);
-            let c = s.b.ins().iadd(col0, c);
-            s.b.def_var(s.idx[vdim], c);
-            let at = s.b.ins().imul_imm_s(g, gbytes);
-            let at = s.b.ins().iadd(sbase, at);
-            let mut addrs = vec![None; slots];
-            let mut addrs1 = vec![None; slots];
-            for u in 0..UNROLL {
-                let mut vv: Vec<Option<Vec<Value>>> = vec![None; ne];
-                s.veval(Stage::Outer(0), u, vdim, &mut vv, &mut addrs)?;
-                for (a, va) in vaccs.iter().enumerate() {
-                    let np = va.vars[0].len();
-                    let mut parts: Vec<Value> = (0..np)
-                        .map(|p| {
-                            s.b.ins()
-                                .load(va.ty, super::flags(), at, acc_off(a, u, p, np))
-                        })
-                        .collect();
-                    if va.ty == F64X2 && s.k.exprs[va.expr].dtype == DType::F32 {
-                        parts = s.vcast(parts, DType::F64, DType::F32);
-                    }
-                    vv[va.expr] = Some(parts);
-                }
-                s.veval(Stage::Outer(1), u, vdim, &mut vv, &mut addrs1)?;
-            }
-            Ok(())
-        })?;
-        self.b.def_var(self.idx[vdim], col0);
-        for v in self.vals.iter_mut() {
-            *v = None;
-        }
-        Ok(())
-    }
-
     /// `for i in 0..count { f(i) }` as a Cranelift loop.
     pub(super) fn counted_loop(
         &mut self,
@@ -726,7 +348,7 @@ impl Lower<'_, '_> {
     /// Declares the vector accumulators of phase `ph`'s reductions, at their
     /// identity. `narrow`: float32 sums accumulate in float32 lanes (Fast row
     /// phases only; the column paths keep the scalar code's float64 bit for bit).
-    fn init_vaccs(&mut self, ph: u32, narrow: bool) -> R<Vec<VAcc>> {
+    pub(super) fn init_vaccs(&mut self, ph: u32, narrow: bool) -> R<Vec<VAcc>> {
         let mut out = Vec::new();
         for (i, op, x) in self.k.phase_reductions(ph) {
             if !self.needed[i] {
@@ -771,7 +393,7 @@ impl Lower<'_, '_> {
     /// excepted: their parts are put in `vv` by the caller) with lanes along dim
     /// `vdim` (positions `idx[vdim] + GROUP·u ..+ GROUP`), and does the stage's
     /// stores. `addrs` caches the addresses at `u = 0` (exprs, then stores).
-    fn veval(
+    pub(super) fn veval(
         &mut self,
         stage: Stage,
         u: i64,
@@ -875,7 +497,7 @@ impl Lower<'_, '_> {
     }
 
     /// Folds copy `u`'s values into its vector accumulators.
-    fn vaccumulate(&mut self, vaccs: &[VAcc], u: i64, vv: &[Option<Vec<Value>>]) {
+    pub(super) fn vaccumulate(&mut self, vaccs: &[VAcc], u: i64, vv: &[Option<Vec<Value>>]) {
         for va in vaccs {
             let Expr::Reduce { x, .. } = self.k.exprs[va.expr].expr else {
                 unreachable!("vector accumulators are reductions")
@@ -896,7 +518,7 @@ impl Lower<'_, '_> {
 
     /// The parts of operand `id`: computed in vector code (`vv`), or else a
     /// scalar of an outer stage, splat.
-    fn vparts(&mut self, id: ExprId, vv: &[Option<Vec<Value>>]) -> Vec<Value> {
+    pub(super) fn vparts(&mut self, id: ExprId, vv: &[Option<Vec<Value>>]) -> Vec<Value> {
         let i = id.0 as usize;
         if let Some(p) = &vv[i] {
             return p.clone();
@@ -909,7 +531,7 @@ impl Lower<'_, '_> {
 
     /// Casts parts between float32 and float64 (lane-exact, as the scalar casts),
     /// and from float32 to float16/bfloat16 (rounding; the other way is exact).
-    fn vcast(&mut self, xs: Vec<Value>, from: DType, to: DType) -> Vec<Value> {
+    pub(super) fn vcast(&mut self, xs: Vec<Value>, from: DType, to: DType) -> Vec<Value> {
         match (from, to) {
             (DType::F32, DType::F16 | DType::BF16) => {
                 xs.into_iter().map(|x| self.vround_narrow(x, to)).collect()
@@ -948,7 +570,7 @@ impl Lower<'_, '_> {
 
     /// One accumulation step on vectors (max/min propagate NaN as the scalar
     /// code does; a sum of products takes one `fma` per step, see `contract`).
-    fn vcombine(&mut self, op: Accum, acc: Value, x: Value, vt: Type) -> Value {
+    pub(super) fn vcombine(&mut self, op: Accum, acc: Value, x: Value, vt: Type) -> Value {
         match op {
             Accum::Sum => match self.contract(BinaryOp::Add, acc, x) {
                 Some(v) => v,
@@ -961,7 +583,7 @@ impl Lower<'_, '_> {
 
     /// Folds the copies and lanes of a vector accumulator into the reduction's
     /// scalar accumulator, for the scalar loop to go on from.
-    fn finish_vacc(&mut self, va: &VAcc) -> R<()> {
+    pub(super) fn finish_vacc(&mut self, va: &VAcc) -> R<()> {
         let mut parts: Vec<Value> = va
             .vars
             .iter()
