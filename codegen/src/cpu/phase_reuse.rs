@@ -56,7 +56,7 @@ pub(crate) fn reuse_phase_values(k: &LoopKernel) -> Option<LoopKernel> {
     if loads_written || store.index.strides[nd - 1] != 1 || !injective(&k.dims, &store.index) {
         return None;
     }
-    let needed = needed_in(k, store.value, Stage::Inner(last));
+    let needed = k.needed_exprs();
     // The latest (so the largest) expression of the last phase that an earlier
     // phase computes too.
     let (reused, first) = (0..k.exprs.len()).rev().find_map(|later| {
@@ -177,21 +177,6 @@ pub(crate) fn same_value(k: &LoopKernel, a: usize, b: usize) -> bool {
         }
         _ => false,
     }
-}
-
-/// Which expressions of `stage` the value `root` depends on (itself included).
-fn needed_in(k: &LoopKernel, root: ExprId, stage: Stage) -> Vec<bool> {
-    let mut needed = vec![false; k.exprs.len()];
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        let i = id.0 as usize;
-        if needed[i] || k.exprs[i].stage != stage {
-            continue;
-        }
-        needed[i] = true;
-        stack.extend(LoopKernel::operands(&k.exprs[i].expr));
-    }
-    needed
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use crate::buffer::{check_allocation, Buffer};
 use crate::error::Result;
 use lazyfuse_ir::kernel::{BufId, BufKind, Expr, LoopKernel, Schedule, Stage, Step};
-use lazyfuse_ir::InputId;
+use lazyfuse_ir::{InputId, Layout};
 
 /// The donated buffers (slot and input id) that none of the first `steps_run` steps
 /// of `schedule` writes: after a failed run, their contents are still the old
@@ -110,24 +110,14 @@ pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
 }
 
 /// Whether strides `strides` over `dims` address every element of the row-major
-/// range `0..product(dims)` exactly once: sorted by stride, the dims of more than
-/// one point are row-major in some order (the innermost stride 1, each next one
-/// the product of those inside it). A tiled transpose's store is such a
-/// permutation of its dims.
+/// range `0..product(dims)` exactly once: PyTorch's non-overlapping-and-dense
+/// ([`Layout::is_non_overlapping_and_dense`]) at offset 0, which a plain store
+/// and a tiled transpose's (a permutation of its dims) both are.
 fn covers_once(dims: &[usize], strides: &[i64]) -> bool {
-    let mut walked: Vec<(i64, usize)> = strides
-        .iter()
-        .zip(dims)
-        .filter(|(_, &d)| d > 1)
-        .map(|(&s, &d)| (s, d))
-        .collect();
-    walked.sort_unstable();
-    let mut step = 1i64;
-    for (s, d) in walked {
-        if s != step {
-            return false;
-        }
-        step = step.saturating_mul(d as i64);
+    Layout {
+        shape: dims.to_vec(),
+        strides: strides.iter().map(|&s| s as isize).collect(),
+        offset: 0,
     }
-    true
+    .is_non_overlapping_and_dense()
 }
