@@ -145,15 +145,17 @@ static BACKEND: AtomicU8 = AtomicU8::new(0);
 /// assert_eq!(y.to_vec::<f32>().unwrap(), on_interp);
 /// ```
 pub fn set_cpu_backend(backend: CpuBackend) {
-    BACKEND.store(
-        match backend {
-            CpuBackend::Jit => 1,
-            CpuBackend::Interp => 2,
-            CpuBackend::CudaHost => 3,
-            CpuBackend::Cuda => 4,
-        },
-        Ordering::Relaxed,
-    );
+    BACKEND.store(backend_code(backend), Ordering::Relaxed);
+}
+
+/// `backend`'s code in [`BACKEND`].
+fn backend_code(backend: CpuBackend) -> u8 {
+    match backend {
+        CpuBackend::Jit => 1,
+        CpuBackend::Interp => 2,
+        CpuBackend::CudaHost => 3,
+        CpuBackend::Cuda => 4,
+    }
 }
 
 /// The CPU backend realizes use; an `Err` when `LAZYFUSE_CPU_BACKEND` names none.
@@ -174,12 +176,7 @@ pub fn cpu_backend() -> Result<CpuBackend> {
             };
             // The environment is read once (a realize asks every time); a choice
             // made meanwhile by `set_cpu_backend` wins.
-            let code = match backend {
-                CpuBackend::Jit => 1,
-                CpuBackend::Interp => 2,
-                CpuBackend::CudaHost => 3,
-                CpuBackend::Cuda => 4,
-            };
+            let code = backend_code(backend);
             let _ = BACKEND.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
             cpu_backend()
         }
@@ -204,13 +201,15 @@ static MATH: AtomicU8 = AtomicU8::new(0);
 /// lazyfuse::set_math_mode(MathMode::Fast);
 /// ```
 pub fn set_math_mode(mode: MathMode) {
-    MATH.store(
-        match mode {
-            MathMode::Fast => 1,
-            MathMode::Exact => 2,
-        },
-        Ordering::Relaxed,
-    );
+    MATH.store(math_code(mode), Ordering::Relaxed);
+}
+
+/// `mode`'s code in [`MATH`].
+fn math_code(mode: MathMode) -> u8 {
+    match mode {
+        MathMode::Fast => 1,
+        MathMode::Exact => 2,
+    }
 }
 
 /// The math mode JIT kernels are compiled with; an `Err` when `LAZYFUSE_MATH` names
@@ -229,11 +228,7 @@ pub fn math_mode() -> Result<MathMode> {
                 Err(_) => MathMode::Fast,
             };
             // Read once, as the backend is (see `cpu_backend`).
-            let code = match mode {
-                MathMode::Fast => 1,
-                MathMode::Exact => 2,
-            };
-            let _ = MATH.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = MATH.compare_exchange(0, math_code(mode), Ordering::Relaxed, Ordering::Relaxed);
             math_mode()
         }
     }
