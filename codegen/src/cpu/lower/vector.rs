@@ -7,7 +7,7 @@ use super::{flags, rep, Lower, Rep, R};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F64, I32};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
-use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::kernel::{Affine, Expr, ExprId, LoopKernel, MathMode, ParamId, Stage};
 use lazyfuse_ir::schedule::expensive;
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 
@@ -26,7 +26,6 @@ impl Lower<'_, '_> {
     /// scheduler one chain of dependent ops fills, would still run one chain at a
     /// time. Interleaved, it overlaps `copies` chains.
     pub(super) fn vector_points(&mut self, vt: Type, copies: usize) -> R<()> {
-        let np = self.k.n_parallel;
         let lanes = i64::from(vt.lane_count());
         let mut vv: Vec<Vec<Option<Value>>> = vec![vec![None; self.k.exprs.len()]; copies];
         for i in 0..self.k.exprs.len() {
@@ -50,21 +49,8 @@ impl Lower<'_, '_> {
                 let get = |id: ExprId| block[id.0 as usize].expect("operands come first");
                 let v = match &e {
                     Expr::Load { param, index, .. } => {
-                        if index.strides[np - 1] == 0 {
-                            let addr =
-                                self.address(param.index(), &index.offset, &index.strides, None)?;
-                            let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
-                            self.b.ins().splat(vt, x)
-                        } else {
-                            let shift = c as i64 * lanes;
-                            let addr = self.shifted_address(
-                                param.index(),
-                                &index.offset,
-                                &index.strides,
-                                shift,
-                            )?;
-                            self.b.ins().load(vt, flags(), addr, 0)
-                        }
+                        let dt = self.k.exprs[i].dtype;
+                        self.vload(*param, index, c as i64 * lanes, vt, dt)?
                     }
                     Expr::Const(c) => {
                         let x = self.constant(*c, self.k.exprs[i].dtype)?;
@@ -100,7 +86,6 @@ impl Lower<'_, '_> {
     /// the scalar code's results; constants are made once for all copies.
     pub(super) fn vector_point_mixed(&mut self, copies: usize) -> R<()> {
         use cranelift_codegen::ir::types::F32X4;
-        let np = self.k.n_parallel;
         let lanes = i64::from(MIXED_LANES.lane_count());
         let mut vv: Vec<Vec<Option<Value>>> = vec![vec![None; self.k.exprs.len()]; copies];
         let mut consts: Vec<Option<Value>> = vec![None; self.k.exprs.len()];
@@ -147,24 +132,7 @@ impl Lower<'_, '_> {
                 let v = match e.expr {
                     Expr::Load {
                         param, ref index, ..
-                    } => {
-                        let splat = index.strides[np - 1] == 0;
-                        let shift = if splat { 0 } else { c as i64 * lanes };
-                        let addr = self.shifted_address(
-                            param.index(),
-                            &index.offset,
-                            &index.strides,
-                            shift,
-                        )?;
-                        match e.dtype {
-                            DType::F16 | DType::BF16 => self.vload_narrow(addr, 0, splat, e.dtype),
-                            _ if splat => {
-                                let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
-                                self.b.ins().splat(vt, x)
-                            }
-                            _ => self.b.ins().load(vt, flags(), addr, 0),
-                        }
-                    }
+                    } => self.vload(param, index, c as i64 * lanes, vt, e.dtype)?,
                     Expr::Cast { x } => match self.dtype(x) {
                         // cvtdq2ps rounds to nearest even, as the scalar i64 → f32
                         // does (an int32 is exact in the i64 it widens to).
@@ -194,6 +162,30 @@ impl Lower<'_, '_> {
             self.vector_stores(block, c as i64 * lanes)?;
         }
         Ok(())
+    }
+
+    /// The lanes of load `index` of `param` (of `dt`, in vectors of `vt`) for the
+    /// block `shift` points along the last dim: one element splat where the load
+    /// does not move along that dim, float16/bfloat16 widened to `f32x4`.
+    fn vload(
+        &mut self,
+        param: ParamId,
+        index: &Affine,
+        shift: i64,
+        vt: Type,
+        dt: DType,
+    ) -> R<Value> {
+        let splat = index.strides[self.k.n_parallel - 1] == 0;
+        let shift = if splat { 0 } else { shift };
+        let addr = self.shifted_address(param.index(), &index.offset, &index.strides, shift)?;
+        Ok(match dt {
+            DType::F16 | DType::BF16 => self.vload_narrow(addr, 0, splat, dt),
+            _ if splat => {
+                let x = self.b.ins().load(vt.lane_type(), flags(), addr, 0);
+                self.b.ins().splat(vt, x)
+            }
+            _ => self.b.ins().load(vt, flags(), addr, 0),
+        })
     }
 
     /// Stores the vector values `vv` of one block of points (every vector tier),
