@@ -93,6 +93,7 @@ pub(super) fn lower(
         reuses: vreduce::phase_reuses(k, &needed, math),
         hoisted: row_invariant(k, &needed),
         row_vectors: vec![None; k.exprs.len()],
+        store_rounds: vnarrow::store_rounded(k, &needed),
         needed,
         math,
         row_slots: HashMap::new(),

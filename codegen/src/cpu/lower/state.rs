@@ -75,4 +75,7 @@ pub(super) struct Lower<'a, 'b> {
     /// the splat vectors of the hoisted values that non-hoisted vector code reads,
     /// computed in the row's first block (see `Lower::row_loop_values`)
     pub(super) row_vectors: Vec<Option<Value>>,
+    /// float16/bfloat16 expressions that only stores read: the vector tiers
+    /// leave them in float32 and the store rounds them (`vnarrow::store_rounded`)
+    pub(super) store_rounds: Vec<bool>,
 }

@@ -139,19 +139,19 @@ impl Lower<'_, '_> {
                         DType::I32 => self.b.ins().fcvt_from_sint(F32X4, get(x)),
                         // float16/bfloat16 values are already their exact float32;
                         // a cast to one of them rounds.
-                        _ => self.vround_narrow(get(x), e.dtype),
+                        _ => self.vround_unless_stored(i, get(x)),
                     },
                     Expr::Unary { op, x } => {
                         let v = self.vunary(op, get(x), vt);
-                        self.vround_narrow(v, e.dtype)
+                        self.vround_unless_stored(i, v)
                     }
                     Expr::UnaryParam { op, x } => {
                         let v = self.vparam(op, get(x), vt);
-                        self.vround_narrow(v, e.dtype)
+                        self.vround_unless_stored(i, v)
                     }
                     Expr::Binary { op, a, b } => {
                         let v = self.vbinary(op, get(a), get(b), vt);
-                        self.vround_narrow(v, e.dtype)
+                        self.vround_unless_stored(i, v)
                     }
                     _ => return Err(CodegenError::Backend("not a vector expression".into())),
                 };
@@ -196,8 +196,11 @@ impl Lower<'_, '_> {
             let addr =
                 self.shifted_address(s.param.index(), &s.index.offset, &s.index.strides, shift)?;
             match self.k.params[s.param.index()].dtype {
-                // (the mixed tier's float16/bfloat16 lanes, rounded already)
-                dt @ (DType::F16 | DType::BF16) => self.vstore_narrow(v, dt, addr, 0),
+                // (the mixed tier's float16/bfloat16 lanes)
+                dt @ (DType::F16 | DType::BF16) => {
+                    let rounded = !self.store_rounds[s.value.0 as usize];
+                    self.vstore_narrow(v, dt, addr, 0, rounded)
+                }
                 _ => {
                     self.b.ins().store(flags(), v, addr, 0);
                 }

@@ -447,7 +447,12 @@ impl Lower<'_, '_> {
                 Expr::Cast { x } => {
                     let from = self.dtype(x);
                     let xs = self.vparts(x, vv);
-                    self.vcast(xs, from, dt)
+                    if self.store_rounds[i] {
+                        // float32 to float16/bfloat16, rounded by the store
+                        xs
+                    } else {
+                        self.vcast(xs, from, dt)
+                    }
                 }
                 Expr::Unary { op, x } => {
                     let xs = self.vparts(x, vv);
@@ -487,7 +492,7 @@ impl Lower<'_, '_> {
             for (p, v) in vals.into_iter().enumerate() {
                 let off = ((u * GROUP + p as i64 * 2) * size) as i32;
                 if matches!(dt, DType::F16 | DType::BF16) {
-                    self.vstore_narrow(v, dt, addr, off);
+                    self.vstore_narrow(v, dt, addr, off, !self.store_rounds[si]);
                 } else {
                     self.b.ins().store(super::flags(), v, addr, off);
                 }
