@@ -45,6 +45,8 @@ pub(crate) struct Store {
     /// Old versions of storages written in place while history existed: the
     /// storage and the version the node was (see `Store::move_storage`).
     pub(crate) overwritten: HashMap<NodeId, Overwrite>,
+    /// An empty vector that [`with_store`] trades for the queue of released pins.
+    pub(crate) spare_released: Vec<NodeId>,
 }
 
 static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
@@ -60,6 +62,7 @@ static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
         in_flight: HashSet::new(),
         records: Records::default(),
         overwritten: HashMap::new(),
+        spare_released: Vec::new(),
     })
 });
 
@@ -77,10 +80,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Runs `f` with the store locked, after applying queued releases.
 pub(crate) fn with_store<R>(f: impl FnOnce(&mut Store) -> R) -> R {
     let mut store = lock(&STORE);
-    let released = std::mem::take(&mut *lock(&RELEASED));
-    for node in released {
+    // The queue and the store's spare vector trade places, so neither is
+    // allocated again once both have grown.
+    let mut released = std::mem::take(&mut store.spare_released);
+    std::mem::swap(&mut released, &mut *lock(&RELEASED));
+    for node in released.drain(..) {
         store.unpin(node);
     }
+    store.spare_released = released;
     f(&mut store)
 }
 
@@ -356,8 +363,10 @@ impl Store {
     }
 
     pub(crate) fn unpin(&mut self, node: NodeId) {
-        let mut stack = vec![node];
-        while let Some(n) = stack.pop() {
+        // (the stack grows only where collected records release more pins)
+        let mut stack = Vec::new();
+        let mut next = Some(node);
+        while let Some(n) = next.take().or_else(|| stack.pop()) {
             for freed in self.graph.unpin(n) {
                 self.free(freed);
             }
@@ -368,7 +377,7 @@ impl Store {
     /// Drops the records of the nodes the graph collected, putting their pinned
     /// inputs on `stack` to unpin.
     pub(crate) fn drop_records(&mut self, stack: &mut Vec<NodeId>) {
-        for gone in self.graph.take_removed() {
+        for gone in self.graph.drain_removed() {
             // (nothing is overwritten without gradient history: skip the hashing)
             if !self.overwritten.is_empty() {
                 self.overwritten.remove(&gone);

@@ -120,6 +120,23 @@ impl Graph {
             .unwrap_or_default()
     }
 
+    /// The nodes [`Graph::take_removed`] would return, drained from the log, which
+    /// keeps its capacity: the store drains it at every release.
+    ///
+    /// ```
+    /// use lazyfuse_ir::{DType, Graph, Op, Scalar};
+    /// let mut g = Graph::new();
+    /// g.log_removals();
+    /// let a = g.add(Op::Full(Scalar::Float(1.0)), DType::F32, vec![2], &[]);
+    /// g.pin(a);
+    /// g.unpin(a);
+    /// assert_eq!(g.drain_removed().collect::<Vec<_>>(), vec![a]);
+    /// assert_eq!(g.drain_removed().count(), 0);
+    /// ```
+    pub fn drain_removed(&mut self) -> impl Iterator<Item = NodeId> + '_ {
+        self.removed.iter_mut().flat_map(|log| log.drain(..))
+    }
+
     /// Number of live nodes.
     pub fn len(&self) -> usize {
         self.graph.node_count()
@@ -205,6 +222,10 @@ impl Graph {
         let node = &mut self.graph[id.0];
         debug_assert!(node.pins > 0, "unpin of an unpinned node {id}");
         node.pins = node.pins.saturating_sub(1);
+        if node.pins > 0 || node.consumers > 0 {
+            // (still held: nothing to collect, and no work list to allocate)
+            return Vec::new();
+        }
         self.collect(vec![id])
     }
 

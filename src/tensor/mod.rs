@@ -76,12 +76,12 @@ impl Tensor {
         strides: Option<Vec<isize>>,
     ) -> Tensor {
         let n = store.graph.node(node);
-        let (dtype, shape) = (n.dtype, n.shape.clone());
         let Some(strides) =
-            strides.filter(|s| *s != lazyfuse_ir::shape::contiguous_strides(&shape))
+            strides.filter(|s| *s != lazyfuse_ir::shape::contiguous_strides(&n.shape))
         else {
             return Tensor::from_node(store, node);
         };
+        let (dtype, shape) = (n.dtype, n.shape.clone());
         let layout = Layout {
             shape: shape.clone(),
             strides,
