@@ -246,6 +246,7 @@ impl Lower<'_, '_> {
             let leaves: Vec<usize> = reuse.iter().map(|r| r.1).collect();
             self.needed = self.k.needed_exprs_given(&leaves);
         }
+        let outer = self.outer_parts(stage, &full_needed);
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
         let head = self.b.create_block();
@@ -263,7 +264,7 @@ impl Lower<'_, '_> {
         let mut addrs: Vec<Option<Value>> = vec![None; self.k.exprs.len() + self.k.stores.len()];
         let pv = self.b.use_var(self.idx[rd]);
         for u in 0..UNROLL {
-            let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
+            let mut vv = outer.clone();
             for &(earlier, later) in &reuse {
                 let parts = self.row_slot_parts(earlier, pv, u, None);
                 vv[later] = Some(parts);
@@ -285,6 +286,33 @@ impl Lower<'_, '_> {
             self.finish_vacc(va)?;
         }
         Ok(m)
+    }
+
+    /// The splat parts of the earlier stages' float values that `stage`'s
+    /// `needed` expressions read, made here (before the phase's loop) and
+    /// anchored ([`Lower::anchor`]): Cranelift places a pure op at its first use,
+    /// which would put a layer norm's `sqrt(var + eps)` or a softmax's `1 / sum`,
+    /// and the scalar chain behind it, into the loop body to run at every step.
+    fn outer_parts(&mut self, stage: Stage, needed: &[bool]) -> Vec<Option<Vec<Value>>> {
+        let mut parts: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
+        for i in 0..self.k.exprs.len() {
+            if !needed[i] || self.k.exprs[i].stage != stage {
+                continue;
+            }
+            for o in LoopKernel::operands(&self.k.exprs[i].expr) {
+                let oi = o.0 as usize;
+                let e = &self.k.exprs[oi];
+                let float = matches!(e.dtype, DType::F32 | DType::F64);
+                if parts[oi].is_some() || matches!(e.stage, Stage::Inner(_)) || !float {
+                    continue;
+                }
+                let p = self.vparts(o, &parts);
+                // (a float64 value's two parts are one splat)
+                self.anchor(p[0]);
+                parts[oi] = Some(p);
+            }
+        }
+        parts
     }
 
     /// Copy `u`'s parts of the kept row of expression `e` at row position `pos`:
