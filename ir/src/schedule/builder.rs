@@ -4,7 +4,7 @@
 
 use super::{
     canonical, flat, fold_cast, may_fail, merge_dims, tile_transposes, unravel, Fail, Reason,
-    ROW_KERNEL_POINTS,
+    ROW_KERNEL_MIN_ROWS, ROW_KERNEL_POINTS,
 };
 use crate::dtype::DType;
 use crate::graph::{Graph, NodeId};
@@ -311,8 +311,9 @@ impl Builder {
     /// this kernel may still take the row form (see [`Builder::start`]).
     pub(crate) fn row_dims(&self, coords: &[Affine], red: &[usize]) -> Option<Vec<usize>> {
         let points: usize = self.parallel.iter().product();
-        if !self.alone || self.red.is_some() || self.roots.len() != 1 || points > ROW_KERNEL_POINTS
-        {
+        let rows = points / red.iter().product::<usize>().max(1);
+        let large = points > ROW_KERNEL_POINTS && rows < ROW_KERNEL_MIN_ROWS;
+        if !self.alone || self.red.is_some() || self.roots.len() != 1 || large {
             return None;
         }
         let np = self.n_parallel();

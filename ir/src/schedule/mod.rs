@@ -50,8 +50,8 @@
 //! is recomputed in each of them (the cost rule still stores an expensive value
 //! read twice). A hand-written softmax is two kernels and a hand-written layer norm
 //! one. Rows along a leading dim would walk memory with a stride, and over more
-//! than `ROW_KERNEL_POINTS` elements the phases run slower than two kernels: there
-//! the reduction is stored instead.
+//! than `ROW_KERNEL_POINTS` elements in fewer than `ROW_KERNEL_MIN_ROWS` rows the
+//! row kernel would leave threads idle: there the reduction is stored instead.
 //!
 //! A **whole write** (a `write_view` replacing every element of its base: an
 //! optimizer's `p.copy_(new)`) is an elementwise root over its values' shape, with
@@ -116,7 +116,7 @@ use fail::{may_fail, may_fail_from, Fail};
 use fold::fold_cast;
 pub use options::ScheduleOptions;
 use options::{MAX_CAT_KERNELS, MAX_DEPTH, MAX_EXPRS, MAX_ROOTS, MAX_SHARED_CONE};
-use options::{PLANNED_DEPTH, ROW_KERNEL_POINTS};
+use options::{PLANNED_DEPTH, ROW_KERNEL_MIN_ROWS, ROW_KERNEL_POINTS};
 use plan::Planner;
 pub use reason::Reason;
 use rewrite::{merge_dims, tile_transposes};

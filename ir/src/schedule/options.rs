@@ -24,12 +24,18 @@ pub(super) const MAX_SHARED_CONE: usize = 64;
 /// space.
 pub(super) const MAX_ROOTS: usize = 64;
 
-/// The most elements a row kernel computes (see `Builder::start`). A row kernel
-/// saves kernels, which is what small tensors (a training step's) pay for; over
-/// larger ones its phases run slower than an elementwise kernel and a reduction
-/// kernel apart (measured on a layer norm: even at 256 × 256 the two kernels are
-/// faster), so there the reduction is stored.
+/// The most elements a row kernel computes whatever its number of rows (see
+/// `Builder::row_dims`). A row kernel saves kernels, which is what small tensors
+/// (a training step's) pay for, and on larger ones a pass over its input: a
+/// layer norm as one row kernel ran faster than its statistics and normalize
+/// kernels apart from [256, 256] to [4096, 4096].
 pub(super) const ROW_KERNEL_POINTS: usize = 1 << 15;
+
+/// The fewest rows a row kernel over more than [`ROW_KERNEL_POINTS`] elements
+/// has: its rows are its parallel points, and with fewer of them the threads
+/// would sit idle where the two kernels apart (the second parallel over every
+/// element) keep them busy.
+pub(super) const ROW_KERNEL_MIN_ROWS: usize = 64;
 
 /// The most inputs a `cat` lowers to loop kernels (one per input); a larger one is
 /// an extern step (see `extern_reason`).
