@@ -140,11 +140,17 @@ fn hand_written_row_ops_are_row_kernels() {
     // a reduction over the leading dim is stored, not made a strided row kernel
     let cols = x.div(&x.sum(&[0], true).unwrap()).unwrap();
     assert_eq!(kernels(&cols), 2, "column normalization");
-    // over large tensors a row kernel is slower than a reduction and an
-    // elementwise kernel: the reduction is stored
+    // over large tensors a row kernel stays one kernel while it has rows enough
+    // for the threads (its parallel points) ...
     let big = Tensor::from_vec(vec![0.5f32; 256 * 256], &[256, 256]).unwrap();
     let centred = big.sub(&big.mean(&[-1], true).unwrap()).unwrap();
-    assert_eq!(kernels(&centred), 2, "large rows");
+    assert_eq!(kernels(&centred), 1, "large rows, many");
+    assert!(centred.to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));
+    // ... and with few long rows the reduction is stored, so that the
+    // elementwise kernel runs in parallel over every element
+    let long = Tensor::from_vec(vec![0.5f32; 16 * 4096], &[16, 4096]).unwrap();
+    let centred = long.sub(&long.mean(&[-1], true).unwrap()).unwrap();
+    assert_eq!(kernels(&centred), 2, "large rows, few");
 }
 
 #[test]
