@@ -295,8 +295,8 @@ impl Lower<'_, '_> {
     /// and the scalar chain behind it, into the loop body to run at every step.
     fn outer_parts(&mut self, stage: Stage, needed: &[bool]) -> Vec<Option<Vec<Value>>> {
         let mut parts: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
-        for i in 0..self.k.exprs.len() {
-            if !needed[i] || self.k.exprs[i].stage != stage {
+        for (i, &need) in needed.iter().enumerate() {
+            if !need || self.k.exprs[i].stage != stage {
                 continue;
             }
             for o in LoopKernel::operands(&self.k.exprs[i].expr) {
