@@ -450,3 +450,83 @@ fn sums_of_products_take_fma_in_fast_math() {
     }
     lazyfuse::set_math_mode(MathMode::Fast);
 }
+
+/// A long reduction with few outputs is split for the CPU's threads (partials over
+/// equal chunks, then their reduction): in fast math float sums and means, in
+/// either mode the order-free ones (integer sums, max, min); exact float sums stay
+/// one kernel with the interpreter's bits. Values match the interpreter's, and an
+/// extent without a divisor into chunks of 16K is left whole.
+#[test]
+fn long_reductions_split_for_the_threads() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    // 98,311 has no divisor up to 64 that leaves chunks of 16K: no split.
+    for (n, split) in [(1usize << 17, true), (1 << 20, true), (98_311, false)] {
+        let v = data(n, n as u64, &[]);
+        let kernels = |want: usize, what: &str, y: Tensor| {
+            lazyfuse::set_cpu_backend(CpuBackend::Jit);
+            assert_eq!(y.kernel_count().unwrap(), want, "{what} n={n}");
+        };
+        let k = if split { 2 } else { 1 };
+        for dt in [DType::F32, DType::F64] {
+            let t = || tensor(&v, &[n], dt);
+            let scale = n as f64 * 2.0;
+            check(&format!("sum n={n} {dt}"), rtol(dt), scale, &|| {
+                t().sum(&[], false).unwrap()
+            });
+            check(&format!("mean n={n} {dt}"), rtol(dt), 2.0, &|| {
+                t().mean(&[0], false).unwrap()
+            });
+            check(
+                &format!("sum of squares n={n} {dt}"),
+                rtol(dt),
+                scale,
+                &|| t().mul(&t()).unwrap().sum(&[0], false).unwrap(),
+            );
+            lazyfuse::set_math_mode(MathMode::Fast);
+            kernels(k, "fast sum", t().sum(&[], false).unwrap());
+            kernels(k, "fast mean", t().mean(&[0], false).unwrap());
+            // Eight rows: 8 outputs × 8 partials.
+            let rows = || tensor(&v[..n / 8 * 8], &[8, n / 8], dt);
+            check(&format!("row sums n={n} {dt}"), rtol(dt), scale, &|| {
+                rows().sum(&[1], false).unwrap()
+            });
+            lazyfuse::set_math_mode(MathMode::Exact);
+            kernels(1, "exact sum", t().sum(&[], false).unwrap());
+            lazyfuse::set_cpu_backend(CpuBackend::Interp);
+            let total = || t().sum(&[], false).unwrap().to_dtype(DType::F64).unwrap();
+            let want = total().to_vec::<f64>();
+            lazyfuse::set_cpu_backend(CpuBackend::Jit);
+            let got = total().to_vec::<f64>();
+            let bits = |x: Vec<f64>| x.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(want.unwrap()),
+                bits(got.unwrap()),
+                "exact sum n={n} {dt}"
+            );
+            lazyfuse::set_math_mode(MathMode::Fast);
+        }
+        let ints: Vec<f64> = v.iter().map(|x| (x * 1000.0).round()).collect();
+        let t = || tensor(&ints, &[n], DType::I32);
+        for mode in [MathMode::Fast, MathMode::Exact] {
+            lazyfuse::set_math_mode(mode);
+            kernels(k, "int sum", t().sum(&[], false).unwrap());
+            kernels(k, "int amax", t().amax(&[0], false).unwrap());
+        }
+        lazyfuse::set_math_mode(MathMode::Fast);
+        check(&format!("int sum n={n}"), 0.0, 0.0, &|| {
+            t().sum(&[], false).unwrap()
+        });
+        check(&format!("int amin n={n}"), 0.0, 0.0, &|| {
+            t().amin(&[0], false).unwrap()
+        });
+        let nan = data(n, 7, &[(n - 3, f64::NAN), (n / 2, f64::INFINITY)]);
+        check(&format!("amax with NaN n={n}"), 0.0, 0.0, &|| {
+            tensor(&nan, &[n], DType::F32).amax(&[0], false).unwrap()
+        });
+        check(&format!("sum with inf n={n}"), 0.0, 0.0, &|| {
+            tensor(&nan[..n - 4], &[n - 4], DType::F32)
+                .sum(&[], false)
+                .unwrap()
+        });
+    }
+}

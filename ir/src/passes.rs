@@ -28,6 +28,9 @@ use crate::op::{InputId, Op};
 use hashbrown::HashMap;
 use std::fmt;
 
+mod split_reductions;
+pub use split_reductions::{split_reductions, SplitPolicy};
+
 /// What each pass of [`optimize`] did, for the IR dump and for tests.
 ///
 /// ```
@@ -473,108 +476,6 @@ pub fn eliminate_common_subexpressions(
     });
     let merged = graph.topo_order(targets).len() - out.len();
     (out, new_targets, merged)
-}
-
-/// Parallel points a device wants at least: below this a reduction is split (see
-/// [`split_reductions`]).
-pub const SPLIT_BELOW_POINTS: usize = 16384;
-
-/// Reductions shorter than this are never split: one block reduces them quickly.
-pub const SPLIT_MIN_LENGTH: usize = 4096;
-
-/// Each partial of a split reduction reduces at least this many elements.
-const SPLIT_MIN_CHUNK: usize = 256;
-
-/// Split reductions, for a device: a reduction with few outputs and a long reduced
-/// extent (a whole-tensor sum, column sums of a wide matrix) becomes two, so that the
-/// first has enough parallel points to fill a GPU: the reduced extent `R` is viewed as
-/// `[S, R / S]`, the inner part reduced into `S` partials per output, then the
-/// partials reduced. `S` is the largest divisor of `R` that gives at most
-/// [`SPLIT_BELOW_POINTS`] points and chunks of at least 256 elements; an `R` without
-/// one is left alone, as are reductions over several (but not all) dims.
-///
-/// Only reductions whose result does not depend on the order are split in exact math:
-/// integer and bool sums and products (wrapping arithmetic is associative), max, min,
-/// any and all. In fast math float32/float64 sums split too (the partials reassociate
-/// the sum, as the vector accumulators do on the CPU). Returns the copy, its targets
-/// and the number of reductions split.
-///
-/// ```
-/// use lazyfuse_ir::{kernel::MathMode, passes, DType, Graph, InputId, Op, ReduceOp};
-/// let mut g = Graph::new();
-/// let x = g.add(Op::Input(InputId(0)), DType::I64, vec![1 << 20], &[]);
-/// let s = g.add(Op::Reduce { op: ReduceOp::Sum, axes: vec![0], keepdim: false }, DType::I64, vec![], &[x]);
-/// let (copy, t, split) = passes::split_reductions(&g, &[s], MathMode::Exact);
-/// assert_eq!(split, 1);
-/// // 4096 partials of 256 elements, then their sum.
-/// assert!(copy.dump(&t).contains("sum(%1; axes=[2], keepdim=false) : int64[1, 4096, 1]"));
-/// ```
-pub fn split_reductions(
-    graph: &Graph,
-    targets: &[NodeId],
-    math: crate::kernel::MathMode,
-) -> (Graph, Vec<NodeId>, usize) {
-    use crate::op::ReduceOp;
-    rebuild(graph, targets, |out, node, inputs| {
-        let Op::Reduce { op, axes, .. } = &node.op else {
-            return None;
-        };
-        let x = *inputs.first()?;
-        let xnode = out.node(x);
-        let (xdtype, xshape) = (xnode.dtype, xnode.shape.clone());
-        let order_free = match op {
-            ReduceOp::Amax | ReduceOp::Amin | ReduceOp::Any | ReduceOp::All => true,
-            ReduceOp::Sum | ReduceOp::Prod => {
-                xdtype == DType::Bool || xdtype.is_integer() || node.dtype.is_integer()
-            }
-            _ => false,
-        };
-        let fast_sum = math == crate::kernel::MathMode::Fast
-            && *op == ReduceOp::Sum
-            && matches!(xdtype, DType::F32 | DType::F64)
-            && node.dtype == xdtype;
-        if !(order_free || fast_sum) {
-            return None;
-        }
-        // The reduced extent `r`, with `outer` and `inner` the dims around it.
-        let (outer, r, inner) = if axes.len() == xshape.len() {
-            (1, xshape.iter().product::<usize>(), 1)
-        } else if let [a] = axes[..] {
-            let outer: usize = xshape[..a].iter().product();
-            let inner: usize = xshape[a + 1..].iter().product();
-            (outer, xshape[a], inner)
-        } else {
-            return None;
-        };
-        let points = outer * inner;
-        if points >= SPLIT_BELOW_POINTS || r < SPLIT_MIN_LENGTH {
-            return None;
-        }
-        let most = (SPLIT_BELOW_POINTS / points.max(1)).min(r / SPLIT_MIN_CHUNK);
-        let s = (2..=most).rev().find(|s| r % s == 0)?;
-        let viewed = [outer, s, r / s, inner];
-        let v = out.add(
-            Op::View(Layout::contiguous(&viewed)),
-            xdtype,
-            viewed.to_vec(),
-            &[x],
-        );
-        let reduce = |op: ReduceOp, axis: usize| Op::Reduce {
-            op,
-            axes: vec![axis],
-            keepdim: false,
-        };
-        let partials = out.add(reduce(*op, 2), node.dtype, vec![outer, s, inner], &[v]);
-        // The partials have the result's dtype: a bool `any` is bool, an int8 sum
-        // int64; a second sum or product of them is the same op.
-        let total = out.add(reduce(*op, 1), node.dtype, vec![outer, inner], &[partials]);
-        Some(out.add(
-            Op::View(Layout::contiguous(&node.shape)),
-            node.dtype,
-            node.shape.clone(),
-            &[total],
-        ))
-    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::settings::Settings;
 use crate::store::{Realized, Storage, Store};
 use crate::Device;
 use lazyfuse_compile::KernelCompiler;
+use lazyfuse_ir::passes::SplitPolicy;
 use lazyfuse_ir::{Graph, InputId, NodeId, Op};
 use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
@@ -408,9 +409,9 @@ pub(super) enum Planned {
 /// The passes stage: a copy of what `targets` need, through the graph passes
 /// (`lazyfuse_ir::passes::optimize_keeping`, keeping the `write_view`s of the
 /// `donatable` inputs) unless the settings turn them off (then dead nodes alone go),
-/// then through the device's own pass on a GPU (long reductions with few outputs
-/// split, `passes::split_reductions`, which the schedule needs whether or not the
-/// graph passes run). Input nodes name the same buffers; the targets come back in
+/// then through the device's own pass (long reductions with few outputs split,
+/// `passes::split_reductions`, with the GPU's or the CPU JIT's policy; a GPU's
+/// schedule needs it whether or not the graph passes run). Input nodes name the same buffers; the targets come back in
 /// the same order. Prints each graph when the settings ask for dumps.
 pub(crate) fn passes(
     graph: &Graph,
@@ -440,12 +441,18 @@ pub(crate) fn passes(
         }
         lazyfuse_ir::passes::remove_dead(graph, targets)
     };
-    if !settings.on_gpu() {
+    // Few outputs over a long extent would leave most of a GPU, or all but one of
+    // a CPU's threads, idle: split them. The interpreter runs node by node, in the
+    // graph's own order.
+    let policy = if settings.on_gpu() {
+        SplitPolicy::GPU
+    } else if settings.compiler.is_some() {
+        SplitPolicy::CPU
+    } else {
         return (graph, targets);
-    }
-    // Few outputs over a long extent would leave most of a GPU idle: split them.
+    };
     let (graph, targets, split) =
-        lazyfuse_ir::passes::split_reductions(&graph, &targets, settings.math);
+        lazyfuse_ir::passes::split_reductions(&graph, &targets, settings.math, policy);
     if dump && split > 0 {
         eprintln!(
             "== lazyfuse: graph after the device pass ({split} reductions split) ==\n{}",
