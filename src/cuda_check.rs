@@ -42,7 +42,18 @@ pub fn cuda_compile_check() -> bool {
     match CHECK.load(Ordering::Relaxed) {
         1 => true,
         2 => false,
-        _ => std::env::var_os("LAZYFUSE_CUDA_COMPILE_CHECK").is_some_and(|v| v != "0"),
+        _ => {
+            // Read once: every realize asks. A racing `set_cuda_compile_check` wins
+            // (the exchange only replaces "not chosen").
+            let on = std::env::var_os("LAZYFUSE_CUDA_COMPILE_CHECK").is_some_and(|v| v != "0");
+            let _ = CHECK.compare_exchange(
+                0,
+                if on { 1 } else { 2 },
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            CHECK.load(Ordering::Relaxed) == 1
+        }
     }
 }
 

@@ -83,7 +83,7 @@ pub struct Graph {
     /// Nodes visited by collection and replacement since the graph was made: a
     /// measure of bookkeeping work that tests bound (see [`Graph::work`]).
     work: u64,
-    /// The nodes collection removed since the last [`Graph::take_removed`], kept only
+    /// The nodes collection removed since the last [`Graph::drain_removed`], kept only
     /// after [`Graph::log_removals`] asked (an owner with side tables keyed by node
     /// drops their entries before the ids are reused).
     removed: Option<Vec<NodeId>>,
@@ -95,33 +95,29 @@ impl Graph {
         Self::default()
     }
 
-    /// Starts keeping the ids of removed nodes for [`Graph::take_removed`].
+    /// Starts keeping the ids of removed nodes for [`Graph::drain_removed`].
     ///
     /// ```
     /// use lazyfuse_ir::{DType, Graph, Op, Scalar};
     /// let mut g = Graph::new();
-    /// g.log_removals();
     /// let a = g.add(Op::Full(Scalar::Int(1)), DType::I64, vec![2], &[]);
     /// g.pin(a);
     /// g.unpin(a);
-    /// assert_eq!(g.take_removed(), vec![a]);
-    /// assert!(g.take_removed().is_empty());
+    /// // Not logged before `log_removals`.
+    /// assert_eq!(g.drain_removed().count(), 0);
+    /// g.log_removals();
+    /// let b = g.add(Op::Full(Scalar::Int(1)), DType::I64, vec![2], &[]);
+    /// g.pin(b);
+    /// g.unpin(b);
+    /// assert_eq!(g.drain_removed().collect::<Vec<_>>(), vec![b]);
     /// ```
     pub fn log_removals(&mut self) {
         self.removed.get_or_insert_with(Vec::new);
     }
 
-    /// The nodes removed since the last call (empty unless [`Graph::log_removals`]
-    /// asked): their ids may be given to new nodes from now on.
-    pub fn take_removed(&mut self) -> Vec<NodeId> {
-        self.removed
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    /// The nodes [`Graph::take_removed`] would return, drained from the log, which
-    /// keeps its capacity: the store drains it at every release.
+    /// The nodes removed since the last call (none unless [`Graph::log_removals`]
+    /// asked), drained from the log, which keeps its capacity (the store drains it
+    /// at every release): their ids may be given to new nodes from now on.
     ///
     /// ```
     /// use lazyfuse_ir::{DType, Graph, Op, Scalar};

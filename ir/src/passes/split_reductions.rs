@@ -13,6 +13,13 @@ use crate::layout::Layout;
 use crate::op::{Op, ReduceOp};
 
 /// When [`split_reductions`] splits a reduction and into how many partials.
+///
+/// ```
+/// use lazyfuse_ir::passes::SplitPolicy;
+/// // A CPU wants far fewer, far longer partials than a GPU.
+/// assert!(SplitPolicy::CPU.below_points < SplitPolicy::GPU.below_points);
+/// assert!(SplitPolicy::CPU.min_chunk > SplitPolicy::GPU.min_chunk);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitPolicy {
     /// parallel points the device wants at least: a reduction with fewer outputs is
