@@ -224,10 +224,11 @@ fn columns_and_non_contiguous_inputs() {
 #[test]
 fn chunked_column_reductions() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
-    // widths: past the wide chunk; past the narrow one only; 2048 columns, whose
-    // 100 rows split into thread ranges of about 341 columns (narrow chunks, then
-    // blocks of 16, then single columns)
-    for (w, n) in [1024usize + 37, 256 + 37, 2048]
+    // widths: two of the widest chunk and a tail (one thread range, or one per
+    // thread, each a widest chunk and what follows); past the middle chunk; past
+    // the narrow one only; 2048 columns, one range per thread of 1024 on two
+    // threads (341 on six: narrow chunks, then blocks of 16, then single columns)
+    for (w, n) in [2 * 4096usize + 37, 1024 + 37, 256 + 37, 2048]
         .into_iter()
         .flat_map(|w| [0usize, 1, 17, 100].map(|n| (w, n)))
     {

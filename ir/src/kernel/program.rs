@@ -69,6 +69,54 @@ impl LoopKernel {
             .collect()
     }
 
+    /// Whether the kernel reads its reductions as columns: some load of a phase
+    /// steps contiguously along the last parallel dim and with a longer stride along
+    /// a reduction dim (`x.sum(0)` of a row-major matrix). Each input row is then
+    /// read in runs as long as the range of the last parallel dim one call covers.
+    ///
+    /// ```
+    /// use lazyfuse_ir::kernel::{Accum, Affine, BufId, Expr, ExprId, ExprNode, LoopKernel, Param, ParamId, Stage, StoreOp};
+    /// use lazyfuse_ir::DType;
+    /// // Column sums of a [64, 32] matrix: dims [32 (parallel), 64 (reduced)].
+    /// let load = |strides: Vec<i64>| Expr::Load { param: ParamId(0), index: Affine { offset: 0, strides }, dynamic: None };
+    /// let kernel = |strides: Vec<i64>| LoopKernel {
+    ///     name: "k".into(),
+    ///     nodes: vec![],
+    ///     params: vec![
+    ///         Param { buf: BufId(0), dtype: DType::F32, len: 2048, writes: false },
+    ///         Param { buf: BufId(1), dtype: DType::F32, len: 32, writes: true },
+    ///     ],
+    ///     dims: vec![32, 64],
+    ///     n_parallel: 1,
+    ///     exprs: vec![
+    ///         ExprNode { expr: load(strides), dtype: DType::F32, stage: Stage::Inner(0) },
+    ///         ExprNode { expr: Expr::Reduce { op: Accum::Sum, x: ExprId(0) }, dtype: DType::F32, stage: Stage::Outer(1) },
+    ///     ],
+    ///     stores: vec![StoreOp { param: ParamId(1), index: Affine { offset: 0, strides: vec![1, 0] }, value: ExprId(1) }],
+    /// };
+    /// assert!(kernel(vec![1, 32]).reads_columns());
+    /// // Row sums of the transpose read each row contiguously.
+    /// assert!(!kernel(vec![64, 1]).reads_columns());
+    /// ```
+    pub fn reads_columns(&self) -> bool {
+        let np = self.n_parallel;
+        if np == 0 || np == self.dims.len() {
+            return false;
+        }
+        self.exprs.iter().any(|e| match &e.expr {
+            Expr::Load {
+                index,
+                dynamic: None,
+                ..
+            } => {
+                matches!(e.stage, Stage::Inner(_))
+                    && index.strides[np - 1] == 1
+                    && index.strides[np..].iter().any(|&s| s.abs() > 1)
+            }
+            _ => false,
+        })
+    }
+
     /// The reductions phase `phase` accumulates (stage `Outer(phase + 1)`): each
     /// expression's index, its rule and its operand.
     pub fn phase_reductions(&self, phase: u32) -> Vec<(usize, Accum, ExprId)> {

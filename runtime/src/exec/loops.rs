@@ -108,7 +108,14 @@ pub(super) fn run_loop(
         }
     };
     let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
-    let chunks = chunk_count(points, work_per_point, pool::threads());
+    let threads = pool::threads();
+    let mut chunks = chunk_count(points, work_per_point, threads);
+    if k.reads_columns() {
+        // One range of the last parallel dim per thread: each input row is read
+        // in runs that long (a column sum over [8192, 8192]: 16 KiB runs rather
+        // than 4 KiB ones, which the prefetchers stream better).
+        chunks = chunks.min(threads);
+    }
     let mut statuses = vec![[0u64; STATUS_SLOTS]; chunks];
     let status_ptr = SendPtr(statuses.as_mut_ptr());
     let params = SendPtr(ptrs.as_mut_ptr());

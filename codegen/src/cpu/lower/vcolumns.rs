@@ -20,9 +20,10 @@ pub(super) const COLUMNS: i64 = GROUP * UNROLL;
 /// Points of the last parallel dim a chunked column reduction does at once,
 /// widest first: its accumulators live in a stack slot, and each input row is
 /// read as one run of that many values (a walk down 16 columns touches a new page
-/// per row). The narrower chunk serves thread ranges narrower than the wide one
-/// (a [2048, 2048] column sum splits into 8 ranges of 256 columns).
-pub(super) const CHUNKS: [i64; 2] = [1024, 256];
+/// per row). The executor gives such a kernel one range per thread
+/// (`LoopKernel::reads_columns`); the narrower chunks serve narrower ranges (a
+/// [2048, 2048] column sum on two threads: two ranges of 1024 columns).
+pub(super) const CHUNKS: [i64; 3] = [4096, 1024, 256];
 
 /// Whether `k` runs [`UNROLL`]·[`GROUP`] consecutive points of its last parallel
 /// dim at once (column reductions: the reduction dim is strided, the last
