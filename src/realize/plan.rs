@@ -411,8 +411,9 @@ pub(super) enum Planned {
 /// `donatable` inputs) unless the settings turn them off (then dead nodes alone go),
 /// then through the device's own pass (long reductions with few outputs split,
 /// `passes::split_reductions`, with the GPU's or the CPU JIT's policy; a GPU's
-/// schedule needs it whether or not the graph passes run). Input nodes name the same buffers; the targets come back in
-/// the same order. Prints each graph when the settings ask for dumps.
+/// schedule needs it whether or not the graph passes run). Input nodes name the
+/// same buffers; the targets come back in the same order. Prints each graph when
+/// the settings ask for dumps.
 pub(crate) fn passes(
     graph: &Graph,
     targets: &[NodeId],

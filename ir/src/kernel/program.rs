@@ -95,7 +95,7 @@ impl LoopKernel {
     ///     stores: vec![StoreOp { param: ParamId(1), index: Affine { offset: 0, strides: vec![1, 0] }, value: ExprId(1) }],
     /// };
     /// assert!(kernel(vec![1, 32]).reads_columns());
-    /// // Row sums of the transpose read each row contiguously.
+    /// // Row sums of a [32, 64] matrix read each row contiguously.
     /// assert!(!kernel(vec![64, 1]).reads_columns());
     /// ```
     pub fn reads_columns(&self) -> bool {
@@ -110,8 +110,8 @@ impl LoopKernel {
                 ..
             } => {
                 matches!(e.stage, Stage::Inner(_))
-                    && index.strides[np - 1] == 1
-                    && index.strides[np..].iter().any(|&s| s.abs() > 1)
+                    && index.strides.get(np - 1) == Some(&1)
+                    && index.strides.iter().skip(np).any(|&s| s.abs() > 1)
             }
             _ => false,
         })
