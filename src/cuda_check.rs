@@ -11,13 +11,14 @@
 
 use crate::error::{Error, Result};
 use lazyfuse_ir::kernel::{MathMode, Schedule, Step};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use lazyfuse_runtime::env_switch::EnvSwitch;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The architecture the check assembles for (the H100/H200 of our GPU machines).
 pub const CHECK_ARCH: &str = "sm_90";
 
-/// 0: not chosen yet (read the environment), 1: on, 2: off.
-static CHECK: AtomicU8 = AtomicU8::new(0);
+/// Whether realizes run the check (`LAZYFUSE_CUDA_COMPILE_CHECK`, read once).
+static CHECK: EnvSwitch = EnvSwitch::new("LAZYFUSE_CUDA_COMPILE_CHECK");
 static UNITS: AtomicUsize = AtomicUsize::new(0);
 static KERNELS: AtomicUsize = AtomicUsize::new(0);
 
@@ -30,7 +31,7 @@ static KERNELS: AtomicUsize = AtomicUsize::new(0);
 /// assert!(!lazyfuse::cuda_compile_check());
 /// ```
 pub fn set_cuda_compile_check(on: bool) {
-    CHECK.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+    CHECK.set(on);
 }
 
 /// Whether realizes compile their kernels' CUDA C with NVRTC as a check.
@@ -39,22 +40,7 @@ pub fn set_cuda_compile_check(on: bool) {
 /// let _ = lazyfuse::cuda_compile_check();
 /// ```
 pub fn cuda_compile_check() -> bool {
-    match CHECK.load(Ordering::Relaxed) {
-        1 => true,
-        2 => false,
-        _ => {
-            // Read once: every realize asks. A racing `set_cuda_compile_check` wins
-            // (the exchange only replaces "not chosen").
-            let on = std::env::var_os("LAZYFUSE_CUDA_COMPILE_CHECK").is_some_and(|v| v != "0");
-            let _ = CHECK.compare_exchange(
-                0,
-                if on { 1 } else { 2 },
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-            CHECK.load(Ordering::Relaxed) == 1
-        }
-    }
+    CHECK.get()
 }
 
 /// What the check has done in this process: (translation units compiled or found in

@@ -15,6 +15,7 @@ mod blas;
 pub mod buffer;
 pub mod buffer_cache;
 pub mod cuda;
+pub mod env_switch;
 mod epilogue;
 pub mod error;
 pub mod exec;

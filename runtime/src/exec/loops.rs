@@ -110,7 +110,7 @@ pub(super) fn run_loop(
     let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
     let threads = pool::threads();
     let mut chunks = chunk_count(points, work_per_point, threads);
-    if k.reads_columns() {
+    if chunks > threads && k.reads_columns() {
         // One range of the last parallel dim per thread: each input row is read
         // in runs that long (a column sum over [8192, 8192]: 16 KiB runs rather
         // than 4 KiB ones, which the prefetchers stream better).

@@ -31,22 +31,22 @@
 use crate::buffer::{check_allocation, Buffer};
 use crate::cuda::mirror::device;
 use crate::cuda::DeviceBuffer;
+use crate::env_switch::EnvSwitch;
 use crate::error::{Error, Result};
 use lazyfuse_ir::DType;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 mod run;
 
 pub use run::run;
 
-/// 0: not set (read `LAZYFUSE_CUDA_EMULATION`), 1: on, 2: off.
-static EMULATION: AtomicU8 = AtomicU8::new(0);
+/// Whether `cuda:0` is the host emulation (`LAZYFUSE_CUDA_EMULATION`, read once).
+static EMULATION: EnvSwitch = EnvSwitch::new("LAZYFUSE_CUDA_EMULATION");
 
 /// Turns the host emulation of `cuda:0` on or off (see the module doc): for tests of
 /// the device path on machines without a GPU. `LAZYFUSE_CUDA_EMULATION=1` sets the
 /// initial value; it is off by default.
 pub fn set_emulation(on: bool) {
-    EMULATION.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+    EMULATION.set(on);
 }
 
 /// Whether `cuda:0` is the host emulation.
@@ -56,22 +56,7 @@ pub fn set_emulation(on: bool) {
 /// assert!(!lazyfuse_runtime::resident::emulated());
 /// ```
 pub fn emulated() -> bool {
-    match EMULATION.load(Ordering::Relaxed) {
-        1 => true,
-        2 => false,
-        _ => {
-            // Read once: this is asked on every device realize. A racing
-            // `set_emulation` wins (the exchange only replaces "not set").
-            let on = std::env::var_os("LAZYFUSE_CUDA_EMULATION").is_some_and(|v| v != "0");
-            let _ = EMULATION.compare_exchange(
-                0,
-                if on { 1 } else { 2 },
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-            EMULATION.load(Ordering::Relaxed) == 1
-        }
-    }
+    EMULATION.get()
 }
 
 /// Checks that `cuda:ordinal` exists and can be used: opens it (once per process), or
