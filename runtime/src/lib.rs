@@ -26,6 +26,7 @@ mod mapped_file;
 pub mod pool;
 pub mod resident;
 mod tiled_gemm;
+pub mod vector_runs;
 
 pub use buffer::{Buffer, Element};
 pub use error::{Error, Result};

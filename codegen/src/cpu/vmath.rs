@@ -21,6 +21,11 @@
 //!   fits both and prints their float32 error, ≤ 1.01 ulp); the exact GELU is the
 //!   interpreter's `x · ½ · (1 + erf(x · √½))` on it.
 //!
+//! `lazyfuse_runtime::vector_runs` repeats the float32 FMA forms of the ops that
+//! output runs hand to it (`lower::vrun`), operation for operation, compiled for
+//! wider vectors; `tests/output_runs.rs` compares the two bit for bit, so a change
+//! here is made there too.
+//!
 //! Special values follow libm: NaN propagates, `exp(-inf) = 0`, `exp(+inf) = inf`,
 //! `log(0) = -inf`, `log(<0) = NaN`, `tanh(±inf) = ±1`, `±0` keeps its sign where libm
 //! does. Clamps and selects compare with `fcmp` + `bitselect` so NaN passes through

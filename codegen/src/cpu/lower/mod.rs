@@ -17,7 +17,8 @@
 //! `skeleton` (the parallel points, rows and odometers), `emitter` (the shared
 //! lowering's rendering: values, stores, phases and their loops), `vector`
 //! (which kernels vectorize and their vector code), `vreduce` and `vtranspose` (the
-//! vector reduction and transpose tiers), `vnarrow` (float16/bfloat16 lanes:
+//! vector reduction and transpose tiers), `vrun` (output runs: a stored
+//! transcendental applied by a wide-vector routine over runs of the output), `vnarrow` (float16/bfloat16 lanes:
 //! rounding and packing), `scalar` (values, loads, constants, calls,
 //! status), `ops` (unary, binary, casts), `reduce` (accumulators and scans),
 //! `repr` (a dtype's register representation), `state` (the translation's state).
@@ -42,6 +43,7 @@ mod vcolumns;
 mod vector;
 mod vnarrow;
 mod vreduce;
+mod vrun;
 mod vtranspose;
 
 use repr::{flags, fsuffix, reg, rep, unsupported, Rep, R};
@@ -77,6 +79,9 @@ pub(super) fn lower(
         b.def_var(v, zero);
     }
     let needed = k.needed_exprs();
+    let hoisted = row_invariant(k, &needed);
+    let fma = super::vmath::isa_has_fma(module);
+    let run = vrun::output_run(k, &needed, &hoisted, math, fma);
     let mut l = Lower {
         module,
         k,
@@ -91,12 +96,14 @@ pub(super) fn lower(
         accs: HashMap::new(),
         scans: HashMap::new(),
         reuses: vreduce::phase_reuses(k, &needed, math),
-        hoisted: row_invariant(k, &needed),
+        hoisted,
         row_vectors: vec![None; k.exprs.len()],
         store_rounds: vnarrow::store_rounded(k, &needed),
         needed,
         math,
         row_slots: HashMap::new(),
+        run,
+        in_run: false,
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();

@@ -6,7 +6,7 @@ use super::{flags, reg, rep, unsupported, Lower, Rep, R};
 use crate::emitter;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::{F32, F32X4, I16, I32, I32X4, I64, I8};
-use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_module::{Linkage, Module};
 use lazyfuse_ir::kernel::{Const, ExprId};
 use lazyfuse_ir::DType;
@@ -65,27 +65,38 @@ impl Lower<'_, '_> {
 
     /// Calls runtime function `name` (declared on first use).
     pub(super) fn call(&mut self, name: &str, args: &[Value], ret: Type) -> R<Value> {
-        let f = match self.imports.get(name) {
-            Some(f) => *f,
-            None => {
-                let mut sig = self.module.make_signature();
-                for &a in args {
-                    sig.params
-                        .push(AbiParam::new(self.b.func.dfg.value_type(a)));
-                }
-                sig.returns.push(AbiParam::new(ret));
-                let id = self
-                    .module
-                    .declare_function(name, Linkage::Import, &sig)
-                    .map_err(|e| CodegenError::Backend(format!("import {name}: {e}")))?;
-                let f = self.module.declare_func_in_func(id, self.b.func);
-                self.imports.insert(name.to_string(), f);
-                self.names.push(name.to_string());
-                f
-            }
-        };
+        let f = self.import(name, args, Some(ret))?;
         let inst = self.b.ins().call(f, args);
         Ok(self.b.inst_results(inst)[0])
+    }
+
+    /// Calls runtime function `name`, which returns nothing.
+    pub(super) fn call_void(&mut self, name: &str, args: &[Value]) -> R<()> {
+        let f = self.import(name, args, None)?;
+        self.b.ins().call(f, args);
+        Ok(())
+    }
+
+    /// Runtime function `name` taking `args`' types and returning `ret`, declared
+    /// on first use.
+    fn import(&mut self, name: &str, args: &[Value], ret: Option<Type>) -> R<FuncRef> {
+        if let Some(f) = self.imports.get(name) {
+            return Ok(*f);
+        }
+        let mut sig = self.module.make_signature();
+        for &a in args {
+            sig.params
+                .push(AbiParam::new(self.b.func.dfg.value_type(a)));
+        }
+        sig.returns.extend(ret.map(AbiParam::new));
+        let id = self
+            .module
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| CodegenError::Backend(format!("import {name}: {e}")))?;
+        let f = self.module.declare_func_in_func(id, self.b.func);
+        self.imports.insert(name.to_string(), f);
+        self.names.push(name.to_string());
+        Ok(f)
     }
 
     /// Sets the status (code and details) unless one is already set; emitted in a

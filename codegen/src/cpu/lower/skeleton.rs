@@ -176,6 +176,10 @@ impl Lower<'_, '_> {
         let room_range = self.b.ins().isub(end, pv);
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
+        let run = self.run;
+        if let Some(r) = run {
+            self.enter_run(r);
+        }
         let tiers = self.tiers();
         // (a kernel has at most one single-dtype tier)
         if let Some(vt) = tiers.iter().find_map(|&(_, t)| match t {
@@ -185,23 +189,36 @@ impl Lower<'_, '_> {
             self.hoist_row_values()?;
             self.row_loop_values(vt);
         }
-        for (lanes, tier) in tiers {
-            let vhead = self.b.create_block();
-            let vb = self.b.create_block();
-            let next = self.b.create_block();
-            self.b.ins().jump(vhead, &[]);
-            self.b.switch_to_block(vhead);
-            let iv = self.b.use_var(last);
-            let ie = self.b.ins().iadd_imm_s(iv, lanes);
-            let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, ie, re);
-            self.b.ins().brif(fits, vb, &[], next, &[]);
-            self.b.switch_to_block(vb);
-            self.tier_point(tier)?;
-            let iv = self.b.use_var(last);
-            let inx = self.b.ins().iadd_imm_s(iv, lanes);
-            self.b.def_var(last, inx);
-            self.b.ins().jump(vhead, &[]);
-            self.b.switch_to_block(next);
+        match (run, tiers.last()) {
+            (Some(r), Some(&(lanes, _))) => {
+                // Runs of at most RUN_POINTS while a vector fits: the tiers fill
+                // the run with the op's argument, the routine finishes it.
+                let chead = self.b.create_block();
+                let cbody = self.b.create_block();
+                let after = self.b.create_block();
+                self.b.ins().jump(chead, &[]);
+                self.b.switch_to_block(chead);
+                let iv = self.b.use_var(last);
+                let room = self.b.ins().isub(re, iv);
+                let fits = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, room, lanes);
+                self.b.ins().brif(fits, cbody, &[], after, &[]);
+                self.b.switch_to_block(cbody);
+                let start = self.run_address(r)?;
+                let iv = self.b.use_var(last);
+                let full = self.b.ins().iadd_imm_s(iv, super::vrun::RUN_POINTS);
+                let ce = self.b.ins().smin(full, re);
+                self.tier_loops(&tiers, ce)?;
+                let ive = self.b.use_var(last);
+                let count = self.b.ins().isub(ive, iv);
+                self.run_routine(r, start, count)?;
+                self.b.ins().jump(chead, &[]);
+                self.b.switch_to_block(after);
+                self.leave_run(r);
+            }
+            _ => self.tier_loops(&tiers, re)?,
         }
         // The scalar points below compute every value themselves.
         self.vals.iter_mut().for_each(|v| *v = None);
@@ -229,6 +246,31 @@ impl Lower<'_, '_> {
         self.b.def_var(last, nl);
         self.carry(0..np - 1, wrap);
         self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// The loops of `tiers` over the current row up to `re` (exclusive, in the
+    /// last dim): whole blocks of each tier while they fit, in order.
+    fn tier_loops(&mut self, tiers: &[(i64, Tier)], re: Value) -> R<()> {
+        let last = self.idx[self.k.n_parallel - 1];
+        for &(lanes, tier) in tiers {
+            let vhead = self.b.create_block();
+            let vb = self.b.create_block();
+            let next = self.b.create_block();
+            self.b.ins().jump(vhead, &[]);
+            self.b.switch_to_block(vhead);
+            let iv = self.b.use_var(last);
+            let ie = self.b.ins().iadd_imm_s(iv, lanes);
+            let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, ie, re);
+            self.b.ins().brif(fits, vb, &[], next, &[]);
+            self.b.switch_to_block(vb);
+            self.tier_point(tier)?;
+            let iv = self.b.use_var(last);
+            let inx = self.b.ins().iadd_imm_s(iv, lanes);
+            self.b.def_var(last, inx);
+            self.b.ins().jump(vhead, &[]);
+            self.b.switch_to_block(next);
+        }
         Ok(())
     }
 

@@ -78,4 +78,9 @@ pub(super) struct Lower<'a, 'b> {
     /// float16/bfloat16 expressions that only stores read: the vector tiers
     /// leave them in float32 and the store rounds them (`vnarrow::store_rounded`)
     pub(super) store_rounds: Vec<bool>,
+    /// the kernel's output run, if it has one (`vrun::output_run`)
+    pub(super) run: Option<super::vrun::OutputRun>,
+    /// whether the code being emitted is a run's vector tiers (which store the
+    /// run's argument, `Lower::enter_run`)
+    pub(super) in_run: bool,
 }

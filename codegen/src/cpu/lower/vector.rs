@@ -191,8 +191,9 @@ impl Lower<'_, '_> {
     /// Stores the vector values `vv` of one block of points (every vector tier),
     /// the block `shift` points along the last dim from the current point.
     pub(super) fn vector_stores(&mut self, vv: &[Option<Value>], shift: i64) -> R<()> {
-        for s in &self.k.stores {
-            let v = vv[s.value.0 as usize].expect("stored values are computed");
+        for (i, s) in self.k.stores.iter().enumerate() {
+            let value = self.run_store_value(i).unwrap_or(s.value);
+            let v = vv[value.0 as usize].expect("stored values are computed");
             let addr =
                 self.shifted_address(s.param.index(), &s.index.offset, &s.index.strides, shift)?;
             match self.k.params[s.param.index()].dtype {

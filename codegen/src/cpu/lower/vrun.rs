@@ -1,0 +1,134 @@
+//! Output runs: an elementwise float32 kernel whose stored value is one
+//! transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`, the exact
+//! `gelu`) of the rest of its
+//! expression stores that argument instead, and a precompiled routine
+//! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
+//! applies the op in place over each run of the output the vector tiers wrote.
+//!
+//! Cranelift's vectors are 128 bits wide; a kernel whose work is one
+//! transcendental per element is bound by that width, not by memory. The row
+//! is cut into runs of [`RUN_POINTS`] (a few KiB, still in L1 when the routine
+//! reads them back); the vector tiers fill a run with the op's argument, the
+//! routine finishes it, and the scalar tail (the last points of a row, fewer
+//! than a vector) computes the op inline as before. The routine's arithmetic is
+//! `vmath`'s, operation for operation, so both give the same bits.
+//!
+//! Only in fast math, where FMA exists (the routines are `vmath`'s FMA forms),
+//! for one store whose value nothing else reads, contiguous along the row; the
+//! kernel reads no buffer it writes ([`vector_type`](super::vector_type)), so
+//! the argument parked in the output is seen by no load.
+
+use super::{Lower, R};
+use cranelift_codegen::ir::types::{F32X4, I64};
+use cranelift_codegen::ir::Value;
+use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode};
+use lazyfuse_ir::{DType, UnaryOp, UnaryParamOp};
+
+/// Points per run: a multiple of every vector tier's width, 4 KiB of float32.
+pub(super) const RUN_POINTS: i64 = 1024;
+
+/// A kernel's output run (see the module doc).
+#[derive(Clone, Copy)]
+pub(super) struct OutputRun {
+    /// the store (index into the kernel's stores) the run writes
+    pub(super) store: usize,
+    /// the stored op's expression, which the vector tiers leave to the routine
+    pub(super) op: usize,
+    /// its argument, which they store instead
+    pub(super) arg: ExprId,
+    /// the routine's symbol
+    pub(super) symbol: &'static str,
+}
+
+/// The routine over float32 runs of the op that computes `e`, if it has one.
+fn run_symbol(e: &Expr) -> Option<(&'static str, ExprId)> {
+    let (symbol, x) = match *e {
+        Expr::Unary { op, x } => (
+            match op {
+                UnaryOp::Exp => "lf_run_exp_f32",
+                UnaryOp::Log => "lf_run_log_f32",
+                UnaryOp::Tanh => "lf_run_tanh_f32",
+                UnaryOp::Sigmoid => "lf_run_sigmoid_f32",
+                UnaryOp::Silu => "lf_run_silu_f32",
+                UnaryOp::Erf => "lf_run_erf_f32",
+                _ => return None,
+            },
+            x,
+        ),
+        Expr::UnaryParam {
+            op: UnaryParamOp::Gelu { tanh: false },
+            x,
+        } => ("lf_run_gelu_f32", x),
+        _ => return None,
+    };
+    Some((symbol, x))
+}
+
+/// The output run of `k` (a kernel whose vector type is `f32x4`), or `None`.
+pub(super) fn output_run(
+    k: &LoopKernel,
+    needed: &[bool],
+    hoisted: &[bool],
+    math: MathMode,
+    fma: bool,
+) -> Option<OutputRun> {
+    if math != MathMode::Fast || !fma || super::vector_type(k, math) != Some(F32X4) {
+        return None;
+    }
+    let [store] = k.stores.as_slice() else {
+        return None;
+    };
+    let op = store.value.0 as usize;
+    let e = &k.exprs[op];
+    let (symbol, x) = run_symbol(&e.expr)?;
+    let read_elsewhere = k
+        .exprs
+        .iter()
+        .enumerate()
+        .any(|(i, e)| needed[i] && LoopKernel::operands(&e.expr).contains(&store.value));
+    if e.dtype != DType::F32 || hoisted[op] || read_elsewhere {
+        return None;
+    }
+    Some(OutputRun {
+        store: 0,
+        op,
+        arg: x,
+        symbol,
+    })
+}
+
+impl Lower<'_, '_> {
+    /// Whether the vector tiers now write the run's argument (between
+    /// [`Lower::enter_run`] and [`Lower::leave_run`]).
+    pub(super) fn run_store_value(&self, store: usize) -> Option<ExprId> {
+        match self.run {
+            Some(r) if self.in_run && r.store == store => Some(r.arg),
+            _ => None,
+        }
+    }
+
+    /// The vector tiers from here on leave the op to the routine.
+    pub(super) fn enter_run(&mut self, r: OutputRun) {
+        self.needed[r.op] = false;
+        self.in_run = true;
+    }
+
+    /// The code from here on computes the op itself (the scalar tail).
+    pub(super) fn leave_run(&mut self, r: OutputRun) {
+        self.needed[r.op] = true;
+        self.in_run = false;
+    }
+
+    /// The address of the run's store at the current point.
+    pub(super) fn run_address(&mut self, r: OutputRun) -> R<Value> {
+        let s = &self.k.stores[r.store];
+        let (param, offset, strides) = (s.param.index(), s.index.offset, s.index.strides.clone());
+        self.address(param, &offset, &strides, None)
+    }
+
+    /// Calls the routine over the `count` points from `start` (an address).
+    pub(super) fn run_routine(&mut self, r: OutputRun, start: Value, count: Value) -> R<()> {
+        debug_assert_eq!(self.b.func.dfg.value_type(count), I64);
+        self.call_void(r.symbol, &[start, count])
+    }
+}

@@ -1,0 +1,414 @@
+//! Float32 transcendentals applied in place over a run of memory, compiled for
+//! the widest vectors the processor has: JIT kernels call these over a run of
+//! their own output (`lazyfuse_codegen`'s fast-math output runs).
+//!
+//! Cranelift emits 128-bit vectors at most, and a kernel whose work is one
+//! transcendental per element is bound by that width. Here the same arithmetic
+//! is written once as scalar Rust and compiled three times: with AVX-512F, with
+//! AVX2 and FMA (each picked at run time, the loop vectorized by the compiler to
+//! 16 or 8 lanes), and portable. Each function is, operation for operation, the
+//! inline vector code of `lazyfuse_codegen`'s `vmath` for float32 with FMA: the
+//! same constants, the same fused multiply-adds, compares and integer steps in
+//! the same order. Lane-wise IEEE operations round the same at every vector
+//! width, so a run's results are bit for bit those of the kernel's own 128-bit
+//! code, which computes the points of a row that no run covers (tests compare
+//! both on the same values).
+//!
+//! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`
+//! and `gelu` (the exact form), each
+//! `unsafe extern "C" fn(*mut f32, i64)`.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The run functions: symbol and address, for [`crate::jit_symbols`].
+pub(crate) fn symbols() -> [(&'static str, *const u8); 7] {
+    [
+        ("lf_run_exp_f32", run_exp as *const u8),
+        ("lf_run_log_f32", run_log as *const u8),
+        ("lf_run_erf_f32", run_erf as *const u8),
+        ("lf_run_gelu_f32", run_gelu as *const u8),
+        ("lf_run_tanh_f32", run_tanh as *const u8),
+        ("lf_run_sigmoid_f32", run_sigmoid as *const u8),
+        ("lf_run_silu_f32", run_silu as *const u8),
+    ]
+}
+
+/// `x < bound ? bound : x`, then `hi < x ? hi : x` (`vmath`'s clamp: NaN stays).
+#[inline(always)]
+fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    let x = if x < lo { lo } else { x };
+    if hi < x {
+        hi
+    } else {
+        x
+    }
+}
+
+/// `2^k` from exponent bits (`vmath::pow2i`).
+#[inline(always)]
+fn pow2i(k: i32) -> f32 {
+    f32::from_bits((k.wrapping_add(127) << 23) as u32)
+}
+
+/// `1 / k!` for k = 1..=7 (`vmath::expm1_poly`'s coefficients, rounded from f64).
+#[inline(always)]
+fn taylor() -> [f32; 7] {
+    let mut cs = [0.0f32; 7];
+    let mut f = 1.0f64;
+    for (k, c) in cs.iter_mut().enumerate() {
+        f *= (k + 1) as f64;
+        *c = (1.0 / f) as f32;
+    }
+    cs
+}
+
+/// `vmath::exp` for float32 with FMA.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
+                                       // ln 2 split as hi + lo, hi with 12 low mantissa bits clear (`vmath::split`).
+    let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
+    let lo = std::f64::consts::LN_2 - f64::from(hi);
+    let (nhi, nlo) = (-hi, (-lo) as f32);
+    let xc = clamp(x, -104.0, 89.0);
+    let t = xc.mul_add(std::f64::consts::LOG2_E as f32, SHIFTER);
+    let nf = t - SHIFTER;
+    let ni = (t.to_bits() as i32).wrapping_sub(SHIFTER.to_bits() as i32);
+    let r = nf.mul_add(nhi, xc);
+    let r = nf.mul_add(nlo, r);
+    let cs = taylor();
+    let mut q = cs[6];
+    for &c in cs[..6].iter().rev() {
+        q = q.mul_add(r, c);
+    }
+    let p = r * q;
+    let n1 = ni >> 1;
+    let n2 = ni.wrapping_sub(n1);
+    let (s1, s2) = (pow2i(n1), pow2i(n2));
+    p.mul_add(s1, s1) * s2
+}
+
+/// `vmath::tanh_rational` with FMA (its clamp for FMA).
+#[inline(always)]
+fn tanh(x: f32) -> f32 {
+    const P: [f64; 7] = [
+        4.893_524_558_917_86e-3,
+        6.372_619_288_754_36e-4,
+        1.485_722_357_179_79e-5,
+        5.122_297_090_371_14e-8,
+        -8.604_671_522_137_35e-11,
+        2.000_187_904_824_77e-13,
+        -2.760_768_477_423_55e-16,
+    ];
+    const Q: [f64; 4] = [
+        4.893_525_185_543_85e-3,
+        2.268_434_632_439e-3,
+        1.185_347_056_866_54e-4,
+        1.198_258_394_667_02e-6,
+    ];
+    const CLAMP: f64 = 7.998_811_72;
+    let xc = clamp(x, -CLAMP as f32, CLAMP as f32);
+    let x2 = xc * xc;
+    let mut p = P[6] as f32;
+    for &c in P[..6].iter().rev() {
+        p = p.mul_add(x2, c as f32);
+    }
+    let p = p * xc;
+    let mut q = Q[3] as f32;
+    for &c in Q[..3].iter().rev() {
+        q = q.mul_add(x2, c as f32);
+    }
+    let t = p / q;
+    if x.abs() < 4e-4 {
+        x
+    } else {
+        t
+    }
+}
+
+/// `vmath::log_kind` for the natural logarithm (float32, FMA).
+#[inline(always)]
+fn log(x: f32) -> f32 {
+    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
+                                       // log_reduce: subnormals scaled by 2^25 first.
+    let small = x < f32::MIN_POSITIVE;
+    let kadj = if small { -25.0f32 } else { 0.0 };
+    let xs = x * 33_554_432.0; // 2^25
+    let u = if small { xs } else { x };
+    let sq = (std::f64::consts::FRAC_1_SQRT_2 as f32).to_bits() as i32;
+    let ix = (u.to_bits() as i32).wrapping_sub(sq);
+    let k = ix >> 23;
+    let m = f32::from_bits(((ix & ((1 << 23) - 1)).wrapping_add(sq)) as u32);
+    let f = m - 1.0;
+    let kf = f32::from_bits(k.wrapping_add(SHIFTER.to_bits() as i32) as u32) - SHIFTER;
+    let kf = kf + kadj;
+    // log1p_f: fdlibm's arrangement of 2·atanh(s), s = f / (2 + f).
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let cs: [f32; 5] = std::array::from_fn(|k| (2.0 / (2 * k + 3) as f64) as f32);
+    let mut q = cs[4];
+    for &c in cs[..4].iter().rev() {
+        q = q.mul_add(z, c);
+    }
+    let r = z * q;
+    let hfsq = (0.5 * f) * f;
+    let t = hfsq + r;
+    let lp = f - (hfsq - s * t);
+    // log_combine (Ln): k·ln2 in two parts.
+    let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
+    let lo = (std::f64::consts::LN_2 - f64::from(hi)) as f32;
+    let r = kf.mul_add(hi, kf.mul_add(lo, lp));
+    // log_specials
+    let r = if x == f32::INFINITY { f32::INFINITY } else { r };
+    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
+    if x.is_nan() || x < 0.0 {
+        f32::NAN
+    } else {
+        r
+    }
+}
+
+/// `vmath::erf` (float32, FMA; coefficients from `scripts/fit_erf.py`).
+#[inline(always)]
+fn erf(x: f32) -> f32 {
+    const P: [f64; 7] = [
+        0.128_379_166_126_251_22,
+        -0.376_126_348_972_320_56,
+        0.112_837_329_506_874_08,
+        -0.026_861_585_676_670_074,
+        0.005_206_750_705_838_203,
+        -0.000_821_113_877_464_085_8,
+        8.675_531_717_017_293e-5,
+    ];
+    const Q: [f64; 11] = [
+        -1.532_824_397_087_097_2,
+        -2.430_219_888_687_134,
+        -0.826_538_443_565_368_7,
+        -0.046_913_970_261_812_21,
+        0.011_374_790_221_452_713,
+        -0.002_231_694_990_769_028_7,
+        0.000_296_415_557_386_353_6,
+        -1.026_224_254_019_325_6e-5,
+        -5.127_326_858_200_831e-6,
+        1.045_305_225_488_846_2e-6,
+        -6.875_671_942_907_502e-8,
+    ];
+    const T1: f32 = 0.875;
+    const T2: f32 = 3.9375;
+    let a = x.abs();
+    let z = x * x;
+    let mut p = P[6] as f32;
+    for &c in P[..6].iter().rev() {
+        p = p.mul_add(z, c as f32);
+    }
+    let small = x.mul_add(p, x);
+    let t = a - T1;
+    let mut q = Q[10] as f32;
+    for &c in Q[..10].iter().rev() {
+        q = q.mul_add(t, c as f32);
+    }
+    let large = 1.0 - exp(q);
+    let large = if a >= T2 { 1.0 } else { large };
+    let large = f32::from_bits(large.to_bits() | (x.to_bits() & 0x8000_0000));
+    if a < T1 {
+        small
+    } else {
+        large
+    }
+}
+
+/// The exact GELU, `x · ½ · (1 + erf(x · √½))` (`vmath::emit_param`).
+#[inline(always)]
+fn gelu(x: f32) -> f32 {
+    let h = x * 0.5;
+    let e = erf(x * std::f64::consts::FRAC_1_SQRT_2 as f32);
+    h * (1.0 + e)
+}
+
+/// `1 + e^-x` (`vmath::one_plus_exp_neg`).
+#[inline(always)]
+fn one_plus_exp_neg(x: f32) -> f32 {
+    1.0 + exp(-x)
+}
+
+#[inline(always)]
+fn sigmoid(x: f32) -> f32 {
+    1.0 / one_plus_exp_neg(x)
+}
+
+#[inline(always)]
+fn silu(x: f32) -> f32 {
+    x / one_plus_exp_neg(x)
+}
+
+/// The widest vector code this processor runs: 0 not yet probed, then 1
+/// portable, 2 AVX2 with FMA, 3 AVX-512F with FMA.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+fn level() -> u8 {
+    match LEVEL.load(Ordering::Relaxed) {
+        0 => {
+            let l = probe();
+            LEVEL.store(l, Ordering::Relaxed);
+            l
+        }
+        l => l,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn probe() -> u8 {
+    let fma = std::arch::is_x86_feature_detected!("fma");
+    if fma && std::arch::is_x86_feature_detected!("avx512f") {
+        3
+    } else if fma && std::arch::is_x86_feature_detected!("avx2") {
+        2
+    } else {
+        1
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn probe() -> u8 {
+    1
+}
+
+/// One run function per op: `f` over `n` float32 at `p`, in place, in the
+/// widest code the processor runs.
+macro_rules! run_fn {
+    ($name:ident, $f:ident) => {
+        /// Applies the op in place to the `n` float32 at `p` (`n ≤ 0`: nothing).
+        ///
+        /// # Safety
+        /// `p` must be valid for reads and writes of `n` float32, aligned, and
+        /// not accessed by anyone else during the call (the JIT kernel passes a
+        /// run of its own output range, which its thread alone writes).
+        unsafe extern "C" fn $name(p: *mut f32, n: i64) {
+            if n <= 0 {
+                return;
+            }
+            // SAFETY: the caller's contract above (a valid, exclusive run of `n`).
+            let run = unsafe { std::slice::from_raw_parts_mut(p, n as usize) };
+            mod wide {
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = "avx512f,fma,avx2")]
+                pub(super) fn avx512(run: &mut [f32]) {
+                    for v in run.iter_mut() {
+                        *v = super::$f(*v);
+                    }
+                }
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = "avx2,fma")]
+                pub(super) fn avx2(run: &mut [f32]) {
+                    for v in run.iter_mut() {
+                        *v = super::$f(*v);
+                    }
+                }
+            }
+            match level() {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
+                3 => unsafe { wide::avx512(run) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: level 2 means the processor has AVX2 and FMA.
+                2 => unsafe { wide::avx2(run) },
+                _ => run.iter_mut().for_each(|v| *v = $f(*v)),
+            }
+        }
+    };
+}
+
+run_fn!(run_exp, exp);
+run_fn!(run_tanh, tanh);
+run_fn!(run_sigmoid, sigmoid);
+run_fn!(run_silu, silu);
+run_fn!(run_log, log);
+run_fn!(run_erf, erf);
+run_fn!(run_gelu, gelu);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every level computes the same bits (the portable loop is the reference).
+    #[test]
+    fn levels_agree_bit_for_bit() {
+        let mut xs: Vec<f32> = (0..20_000)
+            .map(|i| ((i as f32) * 0.013 - 130.0) * if i % 3 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        xs.extend([
+            0.0,
+            -0.0,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e-30,
+            -1e-30,
+            3e-4,
+            88.72,
+            -103.9,
+            f32::MAX,
+            f32::MIN,
+        ]);
+        for (run, f) in [
+            (
+                run_exp as unsafe extern "C" fn(*mut f32, i64),
+                exp as fn(f32) -> f32,
+            ),
+            (run_tanh, tanh),
+            (run_sigmoid, sigmoid),
+            (run_silu, silu),
+            (run_log, log),
+            (run_erf, erf),
+            (run_gelu, gelu),
+        ] {
+            let mut got = xs.clone();
+            // SAFETY: `got` is a live, exclusive Vec of that length.
+            unsafe { run(got.as_mut_ptr(), got.len() as i64) };
+            for (x, y) in xs.iter().zip(&got) {
+                assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn exp_and_tanh_are_close_to_libm() {
+        for i in -2000..2000 {
+            let x = i as f32 * 0.04;
+            let e = exp(x);
+            let want = f64::from(x).exp();
+            if want < f64::from(f32::MAX) && want > 1e-37 {
+                assert!(((f64::from(e) - want) / want).abs() < 4e-7, "exp({x})");
+            }
+            let t = tanh(x);
+            assert!(
+                (f64::from(t) - f64::from(x).tanh()).abs() < 1e-6,
+                "tanh({x})"
+            );
+        }
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp(f32::INFINITY), f32::INFINITY);
+        assert!(exp(f32::NAN).is_nan() && tanh(f32::NAN).is_nan());
+        assert_eq!(tanh(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(sigmoid(0.0), 0.5);
+        assert_eq!(silu(0.0), 0.0);
+        for i in 1..4000 {
+            let x = i as f32 * 0.37;
+            let l = log(x);
+            assert!(
+                (f64::from(l) - f64::from(x).ln()).abs() < 2e-7 * f64::from(x).ln().abs().max(1.0)
+            );
+            let y = i as f32 * 0.002 - 4.0;
+            assert!(
+                (f64::from(erf(y)) - libm::erf(f64::from(y))).abs() < 3e-7,
+                "erf({y})"
+            );
+        }
+        assert_eq!(log(0.0), f32::NEG_INFINITY);
+        assert!(log(-1.0).is_nan());
+        assert_eq!(log(f32::INFINITY), f32::INFINITY);
+        assert!((f64::from(log(1e-42)) - f64::from(1e-42f32).ln()).abs() < 1e-5);
+        assert_eq!(erf(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(gelu(0.0), 0.0);
+    }
+}

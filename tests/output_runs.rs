@@ -1,0 +1,189 @@
+//! Output runs (fast math): an elementwise float32 kernel whose stored value is
+//! `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf` or the exact `gelu` of the rest
+//! stores the argument, and a
+//! precompiled wide-vector routine applies the op in place over each run of the
+//! output. The routine must give the bits of the kernel's own inline code, which
+//! still computes the points no run covers (a row's last few, rows shorter than a
+//! vector): every test here compares the two on the same values, bit for bit.
+
+use lazyfuse::{DType, GeluApproximate, MathMode, Tensor};
+use std::sync::Mutex;
+
+static MODE: Mutex<()> = Mutex::new(());
+
+/// Values over the ops' whole range, with the specials and the clamp edges.
+fn values(n: usize) -> Vec<f32> {
+    let specials = [
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-30,
+        -1e-30,
+        3.9e-4,
+        -4.1e-4,
+        7.9988,
+        -8.1,
+        88.72,
+        89.5,
+        -103.9,
+        -104.5,
+        f32::MAX,
+        f32::MIN,
+        f32::MIN_POSITIVE,
+        1e-42,
+        -3e-40,
+        0.5,
+        1.0,
+    ];
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => specials[(i / 7) % specials.len()],
+            1 => (i as f32 * 0.013).sin() * 0.01,
+            2 => (i as f32 * 0.37).sin() * 9.0,
+            _ => (i as f32 * 0.011).cos() * 120.0,
+        })
+        .collect()
+}
+
+type Op = fn(&Tensor) -> Tensor;
+
+const OPS: [(&str, Op); 7] = [
+    ("exp", |t| t.exp().unwrap()),
+    ("log", |t| t.log().unwrap()),
+    ("erf", |t| t.erf().unwrap()),
+    ("gelu", |t| t.gelu(GeluApproximate::None).unwrap()),
+    ("tanh", |t| t.tanh().unwrap()),
+    ("sigmoid", |t| t.sigmoid().unwrap()),
+    ("silu", |t| t.silu().unwrap()),
+];
+
+/// `op` of `xs` times a tensor of ones: the stored value is the product, so the
+/// kernel takes no run and its 128-bit inline code computes every point.
+fn inline_path(op: Op, xs: &[f32]) -> Vec<f32> {
+    let x = Tensor::from_vec(xs.to_vec(), &[xs.len()]).unwrap();
+    let ones = Tensor::from_vec(vec![1.0f32; xs.len()], &[xs.len()]).unwrap();
+    let y = op(&x).mul(&ones).unwrap();
+    assert!(!y.clif_text().unwrap().contains("lf_run_"), "no run");
+    y.to_vec::<f32>().unwrap()
+}
+
+/// `xs` laid out as rows of 3 (column 0..3 of a [n, 4] tensor): rows shorter
+/// than a vector, so every point runs the kernel's inline scalar code; then the
+/// values back in `xs`' order.
+fn scalar_path(op: Op, xs: &[f32]) -> Vec<f32> {
+    let n = xs.len().div_ceil(3);
+    let mut padded = xs.to_vec();
+    padded.resize(n * 3, 0.0);
+    let wide: Vec<f32> = padded
+        .chunks(3)
+        .flat_map(|c| [c[0], c[1], c[2], 0.0])
+        .collect();
+    let t = Tensor::from_vec(wide, &[n, 4]).unwrap();
+    let rows = t.narrow(1, 0, 3).unwrap();
+    let y = op(&rows);
+    let mut v = y.contiguous().unwrap().to_vec::<f32>().unwrap();
+    v.truncate(xs.len());
+    v
+}
+
+fn same_bits(what: &str, want: &[f32], got: &[f32]) {
+    assert_eq!(want.len(), got.len(), "{what}");
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        assert!(
+            w.to_bits() == g.to_bits() || (w.is_nan() && g.is_nan()),
+            "{what}: element {i}: inline {w}, run {g}"
+        );
+    }
+}
+
+#[test]
+fn runs_give_the_inline_codes_bits() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    // 70001 points: several runs per thread range, ranges that end inside a run,
+    // and a tail shorter than a vector.
+    let xs = values(70_001);
+    let x = Tensor::from_vec(xs.clone(), &[xs.len()]).unwrap();
+    for (name, op) in OPS {
+        let y = op(&x);
+        let clif = y.clif_text().unwrap();
+        assert!(
+            clif.contains(&format!("lf_run_{name}_f32")),
+            "{name}: {clif}"
+        );
+        let got = y.to_vec::<f32>().unwrap();
+        same_bits(name, &inline_path(op, &xs), &got);
+        same_bits(name, &scalar_path(op, &xs), &got);
+    }
+}
+
+#[test]
+fn runs_of_rows_of_every_length() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    // Rows of 1..=40 points and rows around the run's length, with a broadcast
+    // row and column folded into the argument.
+    for cols in (1..=40).chain([1023, 1024, 1025, 2049, 4099]) {
+        let rows = 5;
+        let xs = values(rows * cols);
+        let x = Tensor::from_vec(xs.clone(), &[rows, cols]).unwrap();
+        let rv: Vec<f32> = (0..cols).map(|i| 1.0 + (i as f32) * 1e-3).collect();
+        let cv: Vec<f32> = (0..rows).map(|i| 0.5 - (i as f32) * 0.1).collect();
+        let row = Tensor::from_vec(rv.clone(), &[1, cols]).unwrap();
+        let col = Tensor::from_vec(cv.clone(), &[rows, 1]).unwrap();
+        // The argument on the host, with the kernel's own float32 rounding
+        // ((x + row) · col, which fast math does not fuse into an FMA): the
+        // inline path gets it as its input.
+        let arg: Vec<f32> = (0..rows * cols)
+            .map(|i| (xs[i] + rv[i % cols]) * cv[i / cols])
+            .collect();
+        for (name, op) in OPS {
+            let y = op(&x.add(&row).unwrap().mul(&col).unwrap());
+            let got = y.to_vec::<f32>().unwrap();
+            same_bits(
+                &format!("{name} [{rows},{cols}]"),
+                &scalar_path(op, &arg),
+                &got,
+            );
+        }
+    }
+}
+
+#[test]
+fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    let x = Tensor::from_vec(values(4096), &[4096]).unwrap();
+    lazyfuse::set_math_mode(MathMode::Exact);
+    let exact = x.exp().unwrap().clif_text().unwrap();
+    lazyfuse::set_math_mode(MathMode::Fast);
+    assert!(
+        !exact.contains("lf_run_"),
+        "exact math keeps the interpreter's bits"
+    );
+    let x64 = x.to_dtype(DType::F64).unwrap();
+    assert!(!x64.exp().unwrap().clif_text().unwrap().contains("lf_run_"));
+    // exp read again after it is computed: it must stay in registers.
+    let e = x.exp().unwrap();
+    let twice = e.mul(&e).unwrap();
+    assert!(!twice.clif_text().unwrap().contains("lf_run_"));
+    // Ops with no routine.
+    assert!(!x.log2().unwrap().clif_text().unwrap().contains("lf_run_"));
+    let gelu_tanh = x.gelu(GeluApproximate::Tanh).unwrap();
+    assert!(!gelu_tanh.clif_text().unwrap().contains("lf_run_"));
+    // The op stored, then scaled: the stored value is not the op.
+    let scaled = x.tanh().unwrap().mul(2.0).unwrap();
+    assert!(!scaled.clif_text().unwrap().contains("lf_run_"));
+    // W1's shape: the op last, over a fused argument.
+    let w1 = x
+        .mul(&x)
+        .unwrap()
+        .add(&x)
+        .unwrap()
+        .relu()
+        .unwrap()
+        .tanh()
+        .unwrap();
+    assert!(w1.clif_text().unwrap().contains("lf_run_tanh_f32"));
+}
