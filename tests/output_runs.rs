@@ -187,3 +187,31 @@ fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
         .unwrap();
     assert!(w1.clif_text().unwrap().contains("lf_run_tanh_f32"));
 }
+
+/// Softmax over rows: its exp-sum phase stores `x - max`, the routine runs over
+/// the row, and the sum reads the row back in the vector loop's order. Its
+/// values must be, bit for bit, those of the same steps realized one by one
+/// (the max, the exps, their sums, the scaling), rows short of a vector, rows
+/// with a tail, and rows too long for a run included.
+#[test]
+fn softmax_rows_take_a_run_with_the_same_bits() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for cols in [3, 16, 17, 31, 40, 100, 1023, 4096, 4099, 16384, 16385] {
+        let rows = 3;
+        let xs: Vec<f32> = (0..rows * cols)
+            .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 5) as f32)
+            .collect();
+        let x = Tensor::from_vec(xs, &[rows, cols]).unwrap();
+        let y = x.softmax(1).unwrap();
+        let runs = y.clif_text().unwrap().contains("lf_run_exp_f32");
+        assert_eq!(runs, (16..=16384).contains(&cols), "[{rows},{cols}]");
+        let got = y.to_vec::<f32>().unwrap();
+        let m = x.amax(&[1], true).unwrap().realize().unwrap();
+        let e = x.sub(&m).unwrap().exp().unwrap().realize().unwrap();
+        let s = e.sum(&[1], true).unwrap().realize().unwrap();
+        let want = e.mul(&s.reciprocal().unwrap()).unwrap();
+        let want = want.to_vec::<f32>().unwrap();
+        same_bits(&format!("softmax [{rows},{cols}]"), &want, &got);
+    }
+}

@@ -176,7 +176,7 @@ impl Lower<'_, '_> {
         let room_range = self.b.ins().isub(end, pv);
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
-        let run = self.run;
+        let run = self.run.filter(|r| r.phase.is_none());
         if let Some(r) = run {
             self.enter_run(r);
         }

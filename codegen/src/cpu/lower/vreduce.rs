@@ -216,6 +216,14 @@ impl Lower<'_, '_> {
         // joins the scalar float64 accumulator for the tail.
         let vaccs = self.init_vaccs(ph, true)?;
         let rd = nd - 1;
+        // A phase run (`vrun::phase_run`): the reductions of the run's op read
+        // the row back after the routine, the others accumulate in the loop.
+        let run = self.run.filter(|r| r.phase == Some(ph));
+        let (run_accs, vaccs): (Vec<VAcc>, Vec<VAcc>) = vaccs.into_iter().partition(|va| {
+            run.is_some_and(|r| {
+                matches!(self.k.exprs[va.expr].expr, Expr::Reduce { x, .. } if x.0 as usize == r.op)
+            })
+        });
         // Rows kept for a later phase (`keep`: the expressions this phase
         // computes and writes to their row slot) and read back from an earlier
         // one (`reuse`: the expressions this phase loads instead of computing).
@@ -247,6 +255,9 @@ impl Lower<'_, '_> {
             self.needed = self.k.needed_exprs_given(&leaves);
         }
         let outer = self.outer_parts(stage, &full_needed);
+        if let Some(r) = run {
+            self.enter_run(r);
+        }
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
         let head = self.b.create_block();
@@ -282,10 +293,55 @@ impl Lower<'_, '_> {
         self.b.def_var(self.idx[rd], pn);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(after);
-        for va in &vaccs {
+        if let Some(r) = run {
+            self.leave_run(r);
+            self.phase_run_values(r, m, &run_accs)?;
+        }
+        for va in vaccs.iter().chain(&run_accs) {
             self.finish_vacc(va)?;
         }
         Ok(m)
+    }
+
+    /// After a phase run's vector loop (which stored the op's argument at the
+    /// row's first `m` positions): the routine over them, then a loop that folds
+    /// the values into `accs` (the reductions of the op) copy by copy, as the
+    /// vector loop would have.
+    fn phase_run_values(&mut self, r: super::vrun::OutputRun, m: i64, accs: &[VAcc]) -> R<()> {
+        let rd = self.k.dims.len() - 1;
+        let zero = self.iconst(I64, 0);
+        self.b.def_var(self.idx[rd], zero);
+        let start = self.run_address(r)?;
+        let count = self.iconst(I64, m);
+        self.run_routine(r, start, count)?;
+        if accs.is_empty() {
+            return Ok(());
+        }
+        let head = self.b.create_block();
+        let bodyb = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let pv = self.b.use_var(self.idx[rd]);
+        let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, m);
+        self.b.ins().brif(more, bodyb, &[], after, &[]);
+        self.b.switch_to_block(bodyb);
+        let addr = self.run_address(r)?;
+        for u in 0..UNROLL {
+            let v = self
+                .b
+                .ins()
+                .load(F32X4, super::flags(), addr, (u * GROUP * 4) as i32);
+            let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
+            vv[r.op] = Some(vec![v]);
+            self.vaccumulate(accs, u, &vv);
+        }
+        let pv = self.b.use_var(self.idx[rd]);
+        let pn = self.b.ins().iadd_imm_s(pv, GROUP * UNROLL);
+        self.b.def_var(self.idx[rd], pn);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(after);
+        Ok(())
     }
 
     /// The splat parts of the earlier stages' float values that `stage`'s
@@ -500,10 +556,11 @@ impl Lower<'_, '_> {
             vv[i] = Some(parts);
         }
         for (n, s) in self.k.stores.clone().into_iter().enumerate() {
-            let si = s.value.0 as usize;
-            if self.k.exprs[si].stage != stage {
+            if self.k.exprs[s.value.0 as usize].stage != stage {
                 continue;
             }
+            // (a phase run stores the op's argument, `vrun::phase_run`)
+            let si = self.run_store_value(n).unwrap_or(s.value).0 as usize;
             let dt = self.dtype(s.value);
             let slot = self.k.exprs.len() + n;
             let addr = match addrs[slot] {

@@ -13,6 +13,10 @@
 //! than a vector) computes the op inline as before. The routine's arithmetic is
 //! `vmath`'s, operation for operation, so both give the same bits.
 //!
+//! A reduction phase runs the same way ([`phase_run`]): softmax's exp-sum phase
+//! stores `x - max` over the row, the routine makes it `exp(x - max)`, and a
+//! second loop reads the row back into the sum.
+//!
 //! Only in fast math, where FMA exists (the routines are `vmath`'s FMA forms),
 //! for one store whose value nothing else reads, contiguous along the row; the
 //! kernel reads no buffer it writes ([`vector_type`](super::vector_type)), so
@@ -21,7 +25,7 @@
 use super::{Lower, R};
 use cranelift_codegen::ir::types::{F32X4, I64};
 use cranelift_codegen::ir::Value;
-use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode};
+use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{DType, UnaryOp, UnaryParamOp};
 
 /// Points per run: a multiple of every vector tier's width, 4 KiB of float32.
@@ -32,12 +36,14 @@ pub(super) const RUN_POINTS: i64 = 1024;
 pub(super) struct OutputRun {
     /// the store (index into the kernel's stores) the run writes
     pub(super) store: usize,
-    /// the stored op's expression, which the vector tiers leave to the routine
+    /// the stored op's expression, which the vector code leaves to the routine
     pub(super) op: usize,
-    /// its argument, which they store instead
+    /// its argument, which it stores instead
     pub(super) arg: ExprId,
     /// the routine's symbol
     pub(super) symbol: &'static str,
+    /// the reduction phase the store is in (`None`: an elementwise kernel)
+    pub(super) phase: Option<u32>,
 }
 
 /// The routine over float32 runs of the op that computes `e`, if it has one.
@@ -64,7 +70,8 @@ fn run_symbol(e: &Expr) -> Option<(&'static str, ExprId)> {
     Some((symbol, x))
 }
 
-/// The output run of `k` (a kernel whose vector type is `f32x4`), or `None`.
+/// The output run of `k`, or `None`: an elementwise kernel's (its vector type
+/// `f32x4`) or a reduction phase's ([`phase_run`]).
 pub(super) fn output_run(
     k: &LoopKernel,
     needed: &[bool],
@@ -72,7 +79,13 @@ pub(super) fn output_run(
     math: MathMode,
     fma: bool,
 ) -> Option<OutputRun> {
-    if math != MathMode::Fast || !fma || super::vector_type(k, math) != Some(F32X4) {
+    if math != MathMode::Fast || !fma {
+        return None;
+    }
+    if k.phases() > 0 {
+        return phase_run(k, needed, math);
+    }
+    if super::vector_type(k, math) != Some(F32X4) {
         return None;
     }
     let [store] = k.stores.as_slice() else {
@@ -94,6 +107,68 @@ pub(super) fn output_run(
         op,
         arg: x,
         symbol,
+        phase: None,
+    })
+}
+
+/// Longest row a phase run takes (bytes of float32): the phase's vector loop
+/// writes the row's arguments, the routine rewrites them and the reductions read
+/// them back, so the row should stay in the core's caches between the three.
+const PHASE_RUN_ROW_BYTES: usize = 64 << 10;
+
+/// The output run of a reduction phase (softmax's after `phase_reuse`: `exp(x -
+/// max)` stored into the output and summed): a float32 store in a phase that
+/// vectorizes ([`phase_vectorizes`](super::vreduce::phase_vectorizes)), of an
+/// op with a routine that only reductions read besides the store, no load of
+/// the stored buffer in that phase, no row kept in a stack slot
+/// ([`phase_reuses`](super::vreduce::phase_reuses)), rows of at most
+/// [`PHASE_RUN_ROW_BYTES`]. The phase's vector loop stores the argument, the
+/// routine runs over the row's vector positions, and a second loop reads the
+/// values back into the reductions' accumulators in the order the first would
+/// have (so the sums keep their bits).
+fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRun> {
+    let nd = k.dims.len();
+    if nd != k.n_parallel + 1 {
+        return None;
+    }
+    let n = k.dims[nd - 1];
+    let step = (super::vreduce::GROUP * super::vreduce::UNROLL) as usize;
+    if n < step
+        || n * 4 > PHASE_RUN_ROW_BYTES
+        || !super::vreduce::phase_reuses(k, needed, math).is_empty()
+    {
+        return None;
+    }
+    k.stores.iter().enumerate().find_map(|(si, st)| {
+        let op = st.value.0 as usize;
+        let e = &k.exprs[op];
+        let Stage::Inner(ph) = e.stage else {
+            return None;
+        };
+        let (symbol, x) = run_symbol(&e.expr)?;
+        let buf = k.params[st.param.index()].buf;
+        let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
+            !needed[i]
+                || !LoopKernel::operands(&r.expr).contains(&st.value)
+                || matches!(r.expr, Expr::Reduce { .. })
+        });
+        let loads_it = k.exprs.iter().any(|l| {
+            l.stage == e.stage
+                && matches!(l.expr, Expr::Load { param, .. } if k.params[param.index()].buf == buf)
+        });
+        let ok = e.dtype == DType::F32
+            && k.params[st.param.index()].dtype == DType::F32
+            && st.index.strides[nd - 1] == 1
+            && only_reduced
+            && !loads_it
+            && super::vreduce::phase_vectorizes(k, ph, needed, math);
+        ok.then_some(OutputRun {
+            store: si,
+            op,
+            arg: x,
+            symbol,
+            phase: Some(ph),
+        })
     })
 }
 
