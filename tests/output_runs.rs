@@ -139,12 +139,32 @@ fn runs_of_rows_of_every_length() {
         let arg: Vec<f32> = (0..rows * cols)
             .map(|i| (xs[i] + rv[i % cols]) * cv[i / cols])
             .collect();
+        // The input's rows, contiguous but apart: the routine reads them itself.
+        let apart = Tensor::from_vec(values(rows * (cols + 3)), &[rows, cols + 3]).unwrap();
+        let apart_values: Vec<f32> = apart
+            .to_vec::<f32>()
+            .unwrap()
+            .chunks(cols + 3)
+            .flat_map(|r| r[..cols].to_vec())
+            .collect();
+        let apart = apart.narrow(1, 0, cols).unwrap();
         for (name, op) in OPS {
             let y = op(&x.add(&row).unwrap().mul(&col).unwrap());
             let got = y.to_vec::<f32>().unwrap();
             same_bits(
                 &format!("{name} [{rows},{cols}]"),
                 &scalar_path(op, &arg),
+                &got,
+            );
+            let y = op(&apart);
+            if cols >= 4 {
+                assert!(y.clif_text().unwrap().contains("lf_run_"), "{name} {cols}");
+            }
+            let got = y.contiguous().unwrap().to_vec::<f32>().unwrap();
+            let want = scalar_path(op, &apart_values);
+            same_bits(
+                &format!("{name} of rows apart [{rows},{cols}]"),
+                &want,
                 &got,
             );
         }

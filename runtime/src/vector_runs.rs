@@ -15,8 +15,8 @@
 //! both on the same values).
 //!
 //! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`
-//! and `gelu` (the exact form), each
-//! `unsafe extern "C" fn(*mut f32, i64)`.
+//! and `gelu` (the exact form), each `unsafe extern "C" fn(dst: *mut f32, src:
+//! *const f32, n: i64)`: in place where `dst == src`.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -273,46 +273,64 @@ fn probe() -> u8 {
     1
 }
 
-/// One run function per op: `f` over `n` float32 at `p`, in place, in the
-/// widest code the processor runs.
+/// One run function per op: `f` of the `n` float32 at `src` into `dst` (the
+/// same address: in place), in the widest code the processor runs.
 macro_rules! run_fn {
     ($name:ident, $f:ident) => {
-        /// Applies the op in place to the `n` float32 at `p` (`n ≤ 0`: nothing).
+        /// Writes the op of each of the `n` float32 at `src` to `dst` (`n ≤ 0`:
+        /// nothing); `dst == src` works in place.
         ///
         /// # Safety
-        /// `p` must be valid for reads and writes of `n` float32, aligned, and
-        /// not accessed by anyone else during the call (the JIT kernel passes a
-        /// run of its own output range, which its thread alone writes).
-        unsafe extern "C" fn $name(p: *mut f32, n: i64) {
+        /// `src` must be valid for reads and `dst` for writes of `n` float32,
+        /// both aligned; the two runs are the same or do not overlap, and no one
+        /// else writes them during the call (the JIT kernel passes runs of its
+        /// own output range, which its thread alone writes, and of an input it
+        /// does not write).
+        unsafe extern "C" fn $name(dst: *mut f32, src: *const f32, n: i64) {
             if n <= 0 {
                 return;
             }
-            // SAFETY: the caller's contract above (a valid, exclusive run of `n`).
-            let run = unsafe { std::slice::from_raw_parts_mut(p, n as usize) };
+            let n = n as usize;
             mod wide {
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(run: &mut [f32]) {
-                    for v in run.iter_mut() {
-                        *v = super::$f(*v);
-                    }
+                pub(super) fn avx512(dst: &mut [f32], src: Option<&[f32]>) {
+                    apply(dst, src)
                 }
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(run: &mut [f32]) {
-                    for v in run.iter_mut() {
-                        *v = super::$f(*v);
+                pub(super) fn avx2(dst: &mut [f32], src: Option<&[f32]>) {
+                    apply(dst, src)
+                }
+                #[inline(always)]
+                pub(super) fn apply(dst: &mut [f32], src: Option<&[f32]>) {
+                    use super::$f as f;
+                    match src {
+                        None => dst.iter_mut().for_each(|v| *v = f(*v)),
+                        Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = f(x)),
                     }
                 }
             }
+            // SAFETY: the caller's contract above: valid runs of `n`, either the
+            // same (one mutable slice) or disjoint (a shared and a mutable one).
+            let (dst, src) = unsafe {
+                if std::ptr::eq(dst.cast_const(), src) {
+                    (std::slice::from_raw_parts_mut(dst, n), None)
+                } else {
+                    (
+                        std::slice::from_raw_parts_mut(dst, n),
+                        Some(std::slice::from_raw_parts(src, n)),
+                    )
+                }
+            };
             match level() {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-                3 => unsafe { wide::avx512(run) },
+                3 => unsafe { wide::avx512(dst, src) },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: level 2 means the processor has AVX2 and FMA.
-                2 => unsafe { wide::avx2(run) },
-                _ => run.iter_mut().for_each(|v| *v = $f(*v)),
+                2 => unsafe { wide::avx2(dst, src) },
+                _ => wide::apply(dst, src),
             }
         }
     };
@@ -350,11 +368,9 @@ mod tests {
             f32::MAX,
             f32::MIN,
         ]);
+        type Run = unsafe extern "C" fn(*mut f32, *const f32, i64);
         for (run, f) in [
-            (
-                run_exp as unsafe extern "C" fn(*mut f32, i64),
-                exp as fn(f32) -> f32,
-            ),
+            (run_exp as Run, exp as fn(f32) -> f32),
             (run_tanh, tanh),
             (run_sigmoid, sigmoid),
             (run_silu, silu),
@@ -363,10 +379,16 @@ mod tests {
             (run_gelu, gelu),
         ] {
             let mut got = xs.clone();
-            // SAFETY: `got` is a live, exclusive Vec of that length.
-            unsafe { run(got.as_mut_ptr(), got.len() as i64) };
-            for (x, y) in xs.iter().zip(&got) {
+            let mut into = vec![0.0f32; xs.len()];
+            // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are live Vecs
+            // of that length.
+            unsafe {
+                run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
+                run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+            }
+            for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
                 assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
+                assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
             }
         }
     }

@@ -208,12 +208,20 @@ impl Lower<'_, '_> {
                 self.b.switch_to_block(cbody);
                 let start = self.run_address(r)?;
                 let iv = self.b.use_var(last);
-                let full = self.b.ins().iadd_imm_s(iv, super::vrun::RUN_POINTS);
-                let ce = self.b.ins().smin(full, re);
-                self.tier_loops(&tiers, ce)?;
-                let ive = self.b.use_var(last);
-                let count = self.b.ins().isub(ive, iv);
-                self.run_routine(r, start, count)?;
+                let src = self.run_source(r)?;
+                if src.is_some() {
+                    // The routine reads the input: the rest of the row at once.
+                    let count = self.b.ins().isub(re, iv);
+                    self.run_routine(r, start, src, count)?;
+                    self.b.def_var(last, re);
+                } else {
+                    let full = self.b.ins().iadd_imm_s(iv, super::vrun::RUN_POINTS);
+                    let ce = self.b.ins().smin(full, re);
+                    self.tier_loops(&tiers, ce)?;
+                    let ive = self.b.use_var(last);
+                    let count = self.b.ins().isub(ive, iv);
+                    self.run_routine(r, start, None, count)?;
+                }
                 self.b.ins().jump(chead, &[]);
                 self.b.switch_to_block(after);
                 self.leave_run(r);

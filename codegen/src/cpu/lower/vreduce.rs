@@ -313,7 +313,7 @@ impl Lower<'_, '_> {
         self.b.def_var(self.idx[rd], zero);
         let start = self.run_address(r)?;
         let count = self.iconst(I64, m);
-        self.run_routine(r, start, count)?;
+        self.run_routine(r, start, None, count)?;
         if accs.is_empty() {
             return Ok(());
         }

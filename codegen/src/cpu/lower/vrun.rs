@@ -44,6 +44,10 @@ pub(super) struct OutputRun {
     pub(super) symbol: &'static str,
     /// the reduction phase the store is in (`None`: an elementwise kernel)
     pub(super) phase: Option<u32>,
+    /// the argument is a float32 load contiguous along the row, and the kernel
+    /// stores nothing else: the routine reads the input itself, and the vector
+    /// tiers do not run (an elementwise kernel's run only)
+    pub(super) direct: bool,
 }
 
 /// The routine over float32 runs of the op that computes `e`, if it has one.
@@ -102,12 +106,16 @@ pub(super) fn output_run(
     if e.dtype != DType::F32 || hoisted[op] || read_elsewhere {
         return None;
     }
+    let np = k.n_parallel;
+    let direct = matches!(k.exprs[x.0 as usize].expr, Expr::Load { ref index, .. }
+        if index.strides[np - 1] == 1 && k.exprs[x.0 as usize].dtype == DType::F32);
     Some(OutputRun {
         store: 0,
         op,
         arg: x,
         symbol,
         phase: None,
+        direct,
     })
 }
 
@@ -168,6 +176,7 @@ fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRu
             arg: x,
             symbol,
             phase: Some(ph),
+            direct: false,
         })
     })
 }
@@ -201,9 +210,33 @@ impl Lower<'_, '_> {
         self.address(param, &offset, &strides, None)
     }
 
-    /// Calls the routine over the `count` points from `start` (an address).
-    pub(super) fn run_routine(&mut self, r: OutputRun, start: Value, count: Value) -> R<()> {
+    /// Calls the routine over the `count` points from `start` (an address): in
+    /// place, or from `src` (the address of the argument's load).
+    pub(super) fn run_routine(
+        &mut self,
+        r: OutputRun,
+        start: Value,
+        src: Option<Value>,
+        count: Value,
+    ) -> R<()> {
         debug_assert_eq!(self.b.func.dfg.value_type(count), I64);
-        self.call_void(r.symbol, &[start, count])
+        self.call_void(r.symbol, &[start, src.unwrap_or(start), count])
+    }
+
+    /// The address of the argument's load at the current point, where the run
+    /// reads it straight from memory ([`OutputRun::direct`]).
+    pub(super) fn run_source(&mut self, r: OutputRun) -> R<Option<Value>> {
+        if !r.direct {
+            return Ok(None);
+        }
+        let Expr::Load {
+            param, ref index, ..
+        } = self.k.exprs[r.arg.0 as usize].expr
+        else {
+            return Ok(None);
+        };
+        let (offset, strides) = (index.offset, index.strides.clone());
+        self.address(param.index(), &offset, &strides, None)
+            .map(Some)
     }
 }
