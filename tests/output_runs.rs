@@ -182,8 +182,11 @@ fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
         !exact.contains("lf_run_"),
         "exact math keeps the interpreter's bits"
     );
-    let x64 = x.to_dtype(DType::F64).unwrap();
-    assert!(!x64.exp().unwrap().clif_text().unwrap().contains("lf_run_"));
+    // float16 (the mixed tier) and float64 erf (no float64 routine).
+    let x16 = x.to_dtype(DType::F16).unwrap().realize().unwrap();
+    assert!(!x16.exp().unwrap().clif_text().unwrap().contains("lf_run_"));
+    let x64 = x.to_dtype(DType::F64).unwrap().realize().unwrap();
+    assert!(!x64.erf().unwrap().clif_text().unwrap().contains("lf_run_"));
     // exp read again after it is computed: it must stay in registers.
     let e = x.exp().unwrap();
     let twice = e.mul(&e).unwrap();
@@ -233,5 +236,89 @@ fn softmax_rows_take_a_run_with_the_same_bits() {
         let want = e.mul(&s.reciprocal().unwrap()).unwrap();
         let want = want.to_vec::<f32>().unwrap();
         same_bits(&format!("softmax [{rows},{cols}]"), &want, &got);
+    }
+}
+
+/// Float64 runs (exp, log, tanh, sigmoid, silu): against the kernel's inline
+/// code (the op times ones) and its scalar code (rows of 3), bit for bit, on a
+/// plain input and on a fused argument; softmax rows against the same steps
+/// realized one by one.
+#[test]
+fn float64_runs_give_the_inline_codes_bits() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    let mut xs: Vec<f64> = values(9001).into_iter().map(f64::from).collect();
+    xs.extend([
+        700.0, 709.9, -745.5, -746.5, 19.9, -20.5, 1e-10, 5e-320, 1e-300,
+    ]);
+    let n = xs.len();
+    let x = Tensor::from_vec(xs.clone(), &[n]).unwrap();
+    let ones = Tensor::from_vec(vec![1.0f64; n], &[n]).unwrap();
+    let rows: Vec<f64> = xs
+        .chunks(3)
+        .flat_map(|c| {
+            [
+                c[0],
+                *c.get(1).unwrap_or(&0.0),
+                *c.get(2).unwrap_or(&0.0),
+                0.0,
+            ]
+        })
+        .collect();
+    let m = rows.len() / 4;
+    let rows = Tensor::from_vec(rows, &[m, 4])
+        .unwrap()
+        .narrow(1, 0, 3)
+        .unwrap();
+    let bits = |t: &Tensor| -> Vec<u64> {
+        let v = t.contiguous().unwrap().to_vec::<f64>().unwrap();
+        v.iter()
+            .map(|x| {
+                if x.is_nan() {
+                    f64::NAN.to_bits()
+                } else {
+                    x.to_bits()
+                }
+            })
+            .collect()
+    };
+    let ops: [(&str, Op); 5] = [OPS[0], OPS[1], OPS[4], OPS[5], OPS[6]];
+    for (name, op) in ops {
+        let y = op(&x);
+        assert!(
+            y.clif_text()
+                .unwrap()
+                .contains(&format!("lf_run_{name}_f64")),
+            "{name}"
+        );
+        let fused = op(&x.mul(&ones).unwrap().add(&x).unwrap());
+        assert!(fused
+            .clif_text()
+            .unwrap()
+            .contains(&format!("lf_run_{name}_f64")));
+        let got = bits(&y);
+        let inline = op(&x).mul(&ones).unwrap();
+        assert!(!inline.clif_text().unwrap().contains("lf_run_"));
+        assert_eq!(got, bits(&inline), "{name} float64: run against inline");
+        let mut scalar = bits(&op(&rows));
+        scalar.truncate(n);
+        assert_eq!(got, scalar, "{name} float64: run against scalar");
+        let arg = x.mul(&ones).unwrap().add(&x).unwrap().realize().unwrap();
+        let apart = op(&arg).mul(&ones).unwrap();
+        assert_eq!(bits(&fused), bits(&apart), "{name} float64 fused argument");
+    }
+    for cols in [16, 40, 4099, 8192, 8193] {
+        let xs: Vec<f64> = (0..3 * cols)
+            .map(|i| (i as f64 * 0.37).sin() * 30.0)
+            .collect();
+        let x = Tensor::from_vec(xs, &[3, cols]).unwrap();
+        let y = x.softmax(1).unwrap();
+        let runs = y.clif_text().unwrap().contains("lf_run_exp_f64");
+        assert_eq!(runs, cols <= 8192, "softmax float64 [3,{cols}]");
+        let m = x.amax(&[1], true).unwrap().realize().unwrap();
+        let e = x.sub(&m).unwrap().exp().unwrap().realize().unwrap();
+        let s = e.sum(&[1], true).unwrap().realize().unwrap();
+        let want = e.mul(&s.reciprocal().unwrap()).unwrap();
+        assert_eq!(bits(&y), bits(&want), "softmax float64 [3,{cols}]");
     }
 }

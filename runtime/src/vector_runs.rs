@@ -16,13 +16,21 @@
 //!
 //! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`
 //! and `gelu` (the exact form), each `unsafe extern "C" fn(dst: *mut f32, src:
-//! *const f32, n: i64)`: in place where `dst == src`.
+//! *const f32, n: i64)`: in place where `dst == src`; `lf_run_<op>_f64` for the
+//! first five on float64 ([`float64`]'s forms).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+mod float64;
+
 /// The run functions: symbol and address, for [`crate::jit_symbols`].
-pub(crate) fn symbols() -> [(&'static str, *const u8); 7] {
+pub(crate) fn symbols() -> [(&'static str, *const u8); 12] {
     [
+        ("lf_run_exp_f64", run_exp64 as *const u8),
+        ("lf_run_log_f64", run_log64 as *const u8),
+        ("lf_run_tanh_f64", run_tanh64 as *const u8),
+        ("lf_run_sigmoid_f64", run_sigmoid64 as *const u8),
+        ("lf_run_silu_f64", run_silu64 as *const u8),
         ("lf_run_exp_f32", run_exp as *const u8),
         ("lf_run_log_f32", run_log as *const u8),
         ("lf_run_erf_f32", run_erf as *const u8),
@@ -276,7 +284,7 @@ fn probe() -> u8 {
 /// One run function per op: `f` of the `n` float32 at `src` into `dst` (the
 /// same address: in place), in the widest code the processor runs.
 macro_rules! run_fn {
-    ($name:ident, $f:ident) => {
+    ($name:ident, $($f:ident)::+, $t:ty) => {
         /// Writes the op of each of the `n` float32 at `src` to `dst` (`n ≤ 0`:
         /// nothing); `dst == src` works in place.
         ///
@@ -286,7 +294,7 @@ macro_rules! run_fn {
         /// else writes them during the call (the JIT kernel passes runs of its
         /// own output range, which its thread alone writes, and of an input it
         /// does not write).
-        unsafe extern "C" fn $name(dst: *mut f32, src: *const f32, n: i64) {
+        unsafe extern "C" fn $name(dst: *mut $t, src: *const $t, n: i64) {
             if n <= 0 {
                 return;
             }
@@ -294,17 +302,17 @@ macro_rules! run_fn {
             mod wide {
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(dst: &mut [f32], src: Option<&[f32]>) {
+                pub(super) fn avx512(dst: &mut [$t], src: Option<&[$t]>) {
                     apply(dst, src)
                 }
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(dst: &mut [f32], src: Option<&[f32]>) {
+                pub(super) fn avx2(dst: &mut [$t], src: Option<&[$t]>) {
                     apply(dst, src)
                 }
                 #[inline(always)]
-                pub(super) fn apply(dst: &mut [f32], src: Option<&[f32]>) {
-                    use super::$f as f;
+                pub(super) fn apply(dst: &mut [$t], src: Option<&[$t]>) {
+                    use super::$($f)::+ as f;
                     match src {
                         None => dst.iter_mut().for_each(|v| *v = f(*v)),
                         Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = f(x)),
@@ -336,13 +344,18 @@ macro_rules! run_fn {
     };
 }
 
-run_fn!(run_exp, exp);
-run_fn!(run_tanh, tanh);
-run_fn!(run_sigmoid, sigmoid);
-run_fn!(run_silu, silu);
-run_fn!(run_log, log);
-run_fn!(run_erf, erf);
-run_fn!(run_gelu, gelu);
+run_fn!(run_exp, exp, f32);
+run_fn!(run_tanh, tanh, f32);
+run_fn!(run_sigmoid, sigmoid, f32);
+run_fn!(run_silu, silu, f32);
+run_fn!(run_log, log, f32);
+run_fn!(run_erf, erf, f32);
+run_fn!(run_gelu, gelu, f32);
+run_fn!(run_exp64, float64::exp, f64);
+run_fn!(run_tanh64, float64::tanh, f64);
+run_fn!(run_sigmoid64, float64::sigmoid, f64);
+run_fn!(run_silu64, float64::silu, f64);
+run_fn!(run_log64, float64::log, f64);
 
 #[cfg(test)]
 mod tests {
@@ -389,6 +402,56 @@ mod tests {
             for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
                 assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
                 assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
+            }
+        }
+    }
+
+    /// The float64 ops too, against their portable form and libm.
+    #[test]
+    fn float64_levels_agree_bit_for_bit() {
+        let mut xs: Vec<f64> = (0..20_000)
+            .map(|i| ((i as f64) * 0.071 - 720.0) * if i % 3 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        xs.extend([
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e-300,
+            5e-320,
+        ]);
+        xs.extend([1e-10, -2e-9, 19.9, -20.5, 709.9, -745.5, f64::MAX, f64::MIN]);
+        type Run = unsafe extern "C" fn(*mut f64, *const f64, i64);
+        for (run, f, libm_f) in [
+            (
+                run_exp64 as Run,
+                float64::exp as fn(f64) -> f64,
+                f64::exp as fn(f64) -> f64,
+            ),
+            (run_tanh64, float64::tanh, f64::tanh),
+            (run_log64, float64::log, f64::ln),
+            (run_sigmoid64, float64::sigmoid, |x: f64| {
+                1.0 / (1.0 + (-x).exp())
+            }),
+            (run_silu64, float64::silu, |x: f64| x / (1.0 + (-x).exp())),
+        ] {
+            let mut got = xs.clone();
+            let mut into = vec![0.0f64; xs.len()];
+            // SAFETY: live Vecs of that length, the same one or disjoint ones.
+            unsafe {
+                run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
+                run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+            }
+            for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
+                assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
+                assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
+                let want = libm_f(*x);
+                let close = (y - want).abs() <= 1e-14 * want.abs().max(1e-300);
+                assert!(
+                    close || (y.is_nan() && want.is_nan()) || y == &want,
+                    "{x}: {y} vs {want}"
+                );
             }
         }
     }

@@ -327,13 +327,19 @@ impl Lower<'_, '_> {
         self.b.ins().brif(more, bodyb, &[], after, &[]);
         self.b.switch_to_block(bodyb);
         let addr = self.run_address(r)?;
+        let dt = self.k.exprs[r.op].dtype;
+        let (vt, n) = parts_of(dt);
+        let size = dt.size_in_bytes() as i64;
         for u in 0..UNROLL {
-            let v = self
-                .b
-                .ins()
-                .load(F32X4, super::flags(), addr, (u * GROUP * 4) as i32);
+            // (as `veval` lays a value's parts out)
+            let parts = (0..n as i64)
+                .map(|p| {
+                    let off = ((u * GROUP + p * 2) * size) as i32;
+                    self.b.ins().load(vt, super::flags(), addr, off)
+                })
+                .collect();
             let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
-            vv[r.op] = Some(vec![v]);
+            vv[r.op] = Some(parts);
             self.vaccumulate(accs, u, &vv);
         }
         let pv = self.b.use_var(self.idx[rd]);

@@ -1,7 +1,7 @@
-//! Output runs: an elementwise float32 kernel whose stored value is one
-//! transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`, the exact
-//! `gelu`) of the rest of its
-//! expression stores that argument instead, and a precompiled routine
+//! Output runs: an elementwise float32 or float64 kernel whose stored value is
+//! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`; in float32 also
+//! `erf` and the exact `gelu`) of the rest of its expression stores that argument
+//! instead, and a precompiled routine
 //! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
 //! applies the op in place over each run of the output the vector tiers wrote.
 //!
@@ -23,7 +23,7 @@
 //! the argument parked in the output is seen by no load.
 
 use super::{Lower, R};
-use cranelift_codegen::ir::types::{F32X4, I64};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I64};
 use cranelift_codegen::ir::Value;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{DType, UnaryOp, UnaryParamOp};
@@ -44,23 +44,34 @@ pub(super) struct OutputRun {
     pub(super) symbol: &'static str,
     /// the reduction phase the store is in (`None`: an elementwise kernel)
     pub(super) phase: Option<u32>,
-    /// the argument is a float32 load contiguous along the row, and the kernel
+    /// the argument is a load of the op's dtype contiguous along the row, and the kernel
     /// stores nothing else: the routine reads the input itself, and the vector
     /// tiers do not run (an elementwise kernel's run only)
     pub(super) direct: bool,
 }
 
-/// The routine over float32 runs of the op that computes `e`, if it has one.
-fn run_symbol(e: &Expr) -> Option<(&'static str, ExprId)> {
+/// The routine over runs of `dt` (float32 or float64) of the op that computes
+/// `e`, if it has one, and the op's argument.
+fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
+    let f64 = match dt {
+        DType::F32 => false,
+        DType::F64 => true,
+        _ => return None,
+    };
     let (symbol, x) = match *e {
         Expr::Unary { op, x } => (
-            match op {
-                UnaryOp::Exp => "lf_run_exp_f32",
-                UnaryOp::Log => "lf_run_log_f32",
-                UnaryOp::Tanh => "lf_run_tanh_f32",
-                UnaryOp::Sigmoid => "lf_run_sigmoid_f32",
-                UnaryOp::Silu => "lf_run_silu_f32",
-                UnaryOp::Erf => "lf_run_erf_f32",
+            match (op, f64) {
+                (UnaryOp::Exp, false) => "lf_run_exp_f32",
+                (UnaryOp::Log, false) => "lf_run_log_f32",
+                (UnaryOp::Tanh, false) => "lf_run_tanh_f32",
+                (UnaryOp::Sigmoid, false) => "lf_run_sigmoid_f32",
+                (UnaryOp::Silu, false) => "lf_run_silu_f32",
+                (UnaryOp::Erf, false) => "lf_run_erf_f32",
+                (UnaryOp::Exp, true) => "lf_run_exp_f64",
+                (UnaryOp::Log, true) => "lf_run_log_f64",
+                (UnaryOp::Tanh, true) => "lf_run_tanh_f64",
+                (UnaryOp::Sigmoid, true) => "lf_run_sigmoid_f64",
+                (UnaryOp::Silu, true) => "lf_run_silu_f64",
                 _ => return None,
             },
             x,
@@ -68,14 +79,14 @@ fn run_symbol(e: &Expr) -> Option<(&'static str, ExprId)> {
         Expr::UnaryParam {
             op: UnaryParamOp::Gelu { tanh: false },
             x,
-        } => ("lf_run_gelu_f32", x),
+        } if !f64 => ("lf_run_gelu_f32", x),
         _ => return None,
     };
     Some((symbol, x))
 }
 
 /// The output run of `k`, or `None`: an elementwise kernel's (its vector type
-/// `f32x4`) or a reduction phase's ([`phase_run`]).
+/// `f32x4` or `f64x2`) or a reduction phase's ([`phase_run`]).
 pub(super) fn output_run(
     k: &LoopKernel,
     needed: &[bool],
@@ -89,26 +100,28 @@ pub(super) fn output_run(
     if k.phases() > 0 {
         return phase_run(k, needed, math);
     }
-    if super::vector_type(k, math) != Some(F32X4) {
-        return None;
-    }
+    let dt = match super::vector_type(k, math) {
+        Some(F32X4) => DType::F32,
+        Some(F64X2) => DType::F64,
+        _ => return None,
+    };
     let [store] = k.stores.as_slice() else {
         return None;
     };
     let op = store.value.0 as usize;
     let e = &k.exprs[op];
-    let (symbol, x) = run_symbol(&e.expr)?;
+    let (symbol, x) = run_symbol(&e.expr, dt)?;
     let read_elsewhere = k
         .exprs
         .iter()
         .enumerate()
         .any(|(i, e)| needed[i] && LoopKernel::operands(&e.expr).contains(&store.value));
-    if e.dtype != DType::F32 || hoisted[op] || read_elsewhere {
+    if e.dtype != dt || hoisted[op] || read_elsewhere {
         return None;
     }
     let np = k.n_parallel;
     let direct = matches!(k.exprs[x.0 as usize].expr, Expr::Load { ref index, .. }
-        if index.strides[np - 1] == 1 && k.exprs[x.0 as usize].dtype == DType::F32);
+        if index.strides[np - 1] == 1 && k.exprs[x.0 as usize].dtype == dt);
     Some(OutputRun {
         store: 0,
         op,
@@ -119,13 +132,13 @@ pub(super) fn output_run(
     })
 }
 
-/// Longest row a phase run takes (bytes of float32): the phase's vector loop
+/// Longest row a phase run takes, in bytes: the phase's vector loop
 /// writes the row's arguments, the routine rewrites them and the reductions read
 /// them back, so the row should stay in the core's caches between the three.
 const PHASE_RUN_ROW_BYTES: usize = 64 << 10;
 
 /// The output run of a reduction phase (softmax's after `phase_reuse`: `exp(x -
-/// max)` stored into the output and summed): a float32 store in a phase that
+/// max)` stored into the output and summed): a float32 or float64 store in a phase that
 /// vectorizes ([`phase_vectorizes`](super::vreduce::phase_vectorizes)), of an
 /// op with a routine that only reductions read besides the store, no load of
 /// the stored buffer in that phase, no row kept in a stack slot
@@ -153,7 +166,7 @@ fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRu
         let Stage::Inner(ph) = e.stage else {
             return None;
         };
-        let (symbol, x) = run_symbol(&e.expr)?;
+        let (symbol, x) = run_symbol(&e.expr, e.dtype)?;
         let buf = k.params[st.param.index()].buf;
         let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
             !needed[i]
@@ -164,8 +177,8 @@ fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRu
             l.stage == e.stage
                 && matches!(l.expr, Expr::Load { param, .. } if k.params[param.index()].buf == buf)
         });
-        let ok = e.dtype == DType::F32
-            && k.params[st.param.index()].dtype == DType::F32
+        let ok = k.params[st.param.index()].dtype == e.dtype
+            && n * e.dtype.size_in_bytes() <= PHASE_RUN_ROW_BYTES
             && st.index.strides[nd - 1] == 1
             && only_reduced
             && !loads_it
