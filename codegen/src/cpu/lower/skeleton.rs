@@ -162,8 +162,10 @@ impl Lower<'_, '_> {
     /// index) that lie in the range (`p` up to `end`) as tight loops: whole blocks
     /// of each vector tier while they fit, then single points; only the last
     /// parallel dim's variable moves inside the row, so the address terms of the
-    /// outer dims are loop invariant (Cranelift hoists them). Then advances `p` and
-    /// the outer dims' odometer, and jumps back to `head`.
+    /// outer dims are loop invariant (Cranelift hoists them). A kernel with an
+    /// output run ([`super::vrun`]) runs its tiers run by run, each followed by the
+    /// routine, or (a plain input) calls the routine over the row instead. Then
+    /// advances `p` and the outer dims' odometer, and jumps back to `head`.
     pub(super) fn row(&mut self, p: Variable, end: Value, n_last: i64, head: Block) -> R<()> {
         let np = self.k.n_parallel;
         let last = self.idx[np - 1];
@@ -181,9 +183,11 @@ impl Lower<'_, '_> {
             self.enter_run(r);
         }
         let tiers = self.tiers();
-        // (a kernel has at most one single-dtype tier)
+        // (a kernel has at most one single-dtype tier; a run that reads its input
+        // itself runs no tier)
+        let direct = run.is_some_and(|r| r.direct);
         if let Some(vt) = tiers.iter().find_map(|&(_, t)| match t {
-            Tier::Single(vt) => Some(vt),
+            Tier::Single(vt) if !direct => Some(vt),
             _ => None,
         }) {
             self.hoist_row_values()?;

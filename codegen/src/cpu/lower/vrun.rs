@@ -44,9 +44,9 @@ pub(super) struct OutputRun {
     pub(super) symbol: &'static str,
     /// the reduction phase the store is in (`None`: an elementwise kernel)
     pub(super) phase: Option<u32>,
-    /// the argument is a load of the op's dtype contiguous along the row, and the kernel
-    /// stores nothing else: the routine reads the input itself, and the vector
-    /// tiers do not run (an elementwise kernel's run only)
+    /// the argument is a load of the op's dtype contiguous along the row (and
+    /// the kernel stores nothing else): the routine reads the input itself, and
+    /// the vector tiers do not run (an elementwise kernel's run only)
     pub(super) direct: bool,
 }
 
@@ -138,10 +138,10 @@ pub(super) fn output_run(
 const PHASE_RUN_ROW_BYTES: usize = 64 << 10;
 
 /// The output run of a reduction phase (softmax's after `phase_reuse`: `exp(x -
-/// max)` stored into the output and summed): a float32 or float64 store in a phase that
-/// vectorizes ([`phase_vectorizes`](super::vreduce::phase_vectorizes)), of an
-/// op with a routine that only reductions read besides the store, no load of
-/// the stored buffer in that phase, no row kept in a stack slot
+/// max)` stored into the output and summed): a float32 or float64 store in a
+/// phase that vectorizes ([`phase_vectorizes`](super::vreduce::phase_vectorizes)), of an
+/// op with a routine that only reductions read besides the store, no other
+/// store to its buffer and no load of it in that phase, no row kept in a stack slot
 /// ([`phase_reuses`](super::vreduce::phase_reuses)), rows of at most
 /// [`PHASE_RUN_ROW_BYTES`]. The phase's vector loop stores the argument, the
 /// routine runs over the row's vector positions, and a second loop reads the
@@ -173,6 +173,16 @@ fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRu
                 || !LoopKernel::operands(&r.expr).contains(&st.value)
                 || matches!(r.expr, Expr::Reduce { .. })
         });
+        // (another store to the buffer in the phase could land on the run
+        // before the routine; a later phase's store, softmax's scaled value, is
+        // the kernel's result)
+        let stores_it = k
+            .stores
+            .iter()
+            .filter(|o| {
+                k.params[o.param.index()].buf == buf && k.exprs[o.value.0 as usize].stage == e.stage
+            })
+            .count();
         let loads_it = k.exprs.iter().any(|l| {
             l.stage == e.stage
                 && matches!(l.expr, Expr::Load { param, .. } if k.params[param.index()].buf == buf)
@@ -181,6 +191,7 @@ fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRu
             && n * e.dtype.size_in_bytes() <= PHASE_RUN_ROW_BYTES
             && st.index.strides[nd - 1] == 1
             && only_reduced
+            && stores_it == 1
             && !loads_it
             && super::vreduce::phase_vectorizes(k, ph, needed, math);
         ok.then_some(OutputRun {
