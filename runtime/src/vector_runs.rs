@@ -1,6 +1,7 @@
-//! Float32 transcendentals applied in place over a run of memory, compiled for
-//! the widest vectors the processor has: JIT kernels call these over a run of
-//! their own output (`lazyfuse_codegen`'s fast-math output runs).
+//! Float32 and float64 transcendentals over a run of memory (in place or from a
+//! source run), compiled for the widest vectors the processor has: JIT kernels
+//! call these over runs of their own output (`lazyfuse_codegen`'s fast-math
+//! output runs).
 //!
 //! Cranelift emits 128-bit vectors at most, and a kernel whose work is one
 //! transcendental per element is bound by that width. Here the same arithmetic
@@ -17,7 +18,7 @@
 //! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`
 //! and `gelu` (the exact form), each `unsafe extern "C" fn(dst: *mut f32, src:
 //! *const f32, n: i64)`: in place where `dst == src`; `lf_run_<op>_f64` for the
-//! first five on float64 ([`float64`]'s forms).
+//! first five on float64 (the forms in `vector_runs/float64.rs`).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -281,15 +282,16 @@ fn probe() -> u8 {
     1
 }
 
-/// One run function per op: `f` of the `n` float32 at `src` into `dst` (the
-/// same address: in place), in the widest code the processor runs.
+/// One run function per op and element type: the op of the `n` elements at
+/// `src` into `dst` (the same address: in place), in the widest code the
+/// processor runs.
 macro_rules! run_fn {
     ($name:ident, $($f:ident)::+, $t:ty) => {
-        /// Writes the op of each of the `n` float32 at `src` to `dst` (`n ≤ 0`:
+        /// Writes the op of each of the `n` elements at `src` to `dst` (`n ≤ 0`:
         /// nothing); `dst == src` works in place.
         ///
         /// # Safety
-        /// `src` must be valid for reads and `dst` for writes of `n` float32,
+        /// `src` must be valid for reads and `dst` for writes of `n` elements,
         /// both aligned; the two runs are the same or do not overlap, and no one
         /// else writes them during the call (the JIT kernel passes runs of its
         /// own output range, which its thread alone writes, and of an input it
