@@ -12,6 +12,7 @@ pub mod broadcast;
 pub mod dot;
 pub mod dtype;
 pub mod error;
+pub mod fast_math;
 pub mod graph;
 pub mod indexing;
 pub mod kernel;

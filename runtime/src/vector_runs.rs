@@ -20,6 +20,8 @@
 //! *const f32, n: i64)`: in place where `dst == src`; `lf_run_<op>_f64` for the
 //! first five on float64 (the forms in `vector_runs/float64.rs`).
 
+use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2};
+use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 mod float64;
@@ -51,6 +53,16 @@ fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
     } else {
         x
     }
+}
+
+/// `c[0] + x (c[1] + x (c[2] + …))` with the coefficients rounded to float32
+/// and one FMA per step (`vmath::horner`).
+#[inline(always)]
+fn horner(x: f32, cs: &[f64]) -> f32 {
+    let (last, rest) = cs.split_last().expect("coefficients");
+    rest.iter()
+        .rev()
+        .fold(*last as f32, |acc, &c| acc.mul_add(x, c as f32))
 }
 
 /// `2^k` from exponent bits (`vmath::pow2i`).
@@ -100,35 +112,12 @@ fn exp(x: f32) -> f32 {
 /// `vmath::tanh_rational` with FMA (its clamp for FMA).
 #[inline(always)]
 fn tanh(x: f32) -> f32 {
-    const P: [f64; 7] = [
-        4.893_524_558_917_86e-3,
-        6.372_619_288_754_36e-4,
-        1.485_722_357_179_79e-5,
-        5.122_297_090_371_14e-8,
-        -8.604_671_522_137_35e-11,
-        2.000_187_904_824_77e-13,
-        -2.760_768_477_423_55e-16,
-    ];
-    const Q: [f64; 4] = [
-        4.893_525_185_543_85e-3,
-        2.268_434_632_439e-3,
-        1.185_347_056_866_54e-4,
-        1.198_258_394_667_02e-6,
-    ];
-    const CLAMP: f64 = 7.998_811_72;
-    let xc = clamp(x, -CLAMP as f32, CLAMP as f32);
+    let xc = clamp(x, -TANH_CLAMP_FMA as f32, TANH_CLAMP_FMA as f32);
     let x2 = xc * xc;
-    let mut p = P[6] as f32;
-    for &c in P[..6].iter().rev() {
-        p = p.mul_add(x2, c as f32);
-    }
-    let p = p * xc;
-    let mut q = Q[3] as f32;
-    for &c in Q[..3].iter().rev() {
-        q = q.mul_add(x2, c as f32);
-    }
+    let p = horner(x2, &TANH_P) * xc;
+    let q = horner(x2, &TANH_Q);
     let t = p / q;
-    if x.abs() < 4e-4 {
+    if x.abs() < TANH_TINY as f32 {
         x
     } else {
         t
@@ -180,46 +169,13 @@ fn log(x: f32) -> f32 {
 /// `vmath::erf` (float32, FMA; coefficients from `scripts/fit_erf.py`).
 #[inline(always)]
 fn erf(x: f32) -> f32 {
-    const P: [f64; 7] = [
-        0.128_379_166_126_251_22,
-        -0.376_126_348_972_320_56,
-        0.112_837_329_506_874_08,
-        -0.026_861_585_676_670_074,
-        0.005_206_750_705_838_203,
-        -0.000_821_113_877_464_085_8,
-        8.675_531_717_017_293e-5,
-    ];
-    const Q: [f64; 11] = [
-        -1.532_824_397_087_097_2,
-        -2.430_219_888_687_134,
-        -0.826_538_443_565_368_7,
-        -0.046_913_970_261_812_21,
-        0.011_374_790_221_452_713,
-        -0.002_231_694_990_769_028_7,
-        0.000_296_415_557_386_353_6,
-        -1.026_224_254_019_325_6e-5,
-        -5.127_326_858_200_831e-6,
-        1.045_305_225_488_846_2e-6,
-        -6.875_671_942_907_502e-8,
-    ];
-    const T1: f32 = 0.875;
-    const T2: f32 = 3.9375;
+    let (t1, t2) = (ERF_T1 as f32, ERF_T2 as f32);
     let a = x.abs();
-    let z = x * x;
-    let mut p = P[6] as f32;
-    for &c in P[..6].iter().rev() {
-        p = p.mul_add(z, c as f32);
-    }
-    let small = x.mul_add(p, x);
-    let t = a - T1;
-    let mut q = Q[10] as f32;
-    for &c in Q[..10].iter().rev() {
-        q = q.mul_add(t, c as f32);
-    }
-    let large = 1.0 - exp(q);
-    let large = if a >= T2 { 1.0 } else { large };
+    let small = x.mul_add(horner(x * x, &ERF_SMALL), x);
+    let large = 1.0 - exp(horner(a - t1, &ERF_LARGE));
+    let large = if a >= t2 { 1.0 } else { large };
     let large = f32::from_bits(large.to_bits() | (x.to_bits() & 0x8000_0000));
-    if a < T1 {
+    if a < t1 {
         small
     } else {
         large

@@ -36,12 +36,9 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
+use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
+use lazyfuse_ir::fast_math::{TANH_CLAMP, TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use lazyfuse_ir::{UnaryOp, UnaryParamOp};
-
-/// `ln 2 - LN_2` (the f64 constant's rounding error), for the f64 Cody–Waite split.
-const LN_2_TAIL: f64 = 2.319_046_813_846_299_6e-17;
-/// `log10 2 - LOG10_2`.
-const LOG10_2_TAIL: f64 = -2.803_728_127_785_170_3e-18;
 
 /// Whether [`emit_unary`] computes `op` on float32 lanes, or float64 ones when
 /// `wide` (`erf` has a float32 fit only).
@@ -495,37 +492,14 @@ impl VMath<'_, '_> {
     /// -0); NaN stays NaN through the clamp. Measured ≤ 5 ulp against libm
     /// (`runtime/tests/vmath_table.rs`).
     fn tanh_rational(&mut self, x: Value) -> Value {
-        let clamp = if self.fma {
-            7.998_811_72
-        } else {
-            7.905_311_107_635_498
-        };
+        let clamp = if self.fma { TANH_CLAMP_FMA } else { TANH_CLAMP };
         let xc = self.clamp(x, -clamp, clamp);
         let x2 = self.b.ins().fmul(xc, xc);
-        let p = self.horner(
-            x2,
-            &[
-                4.893_524_558_917_86e-3,
-                6.372_619_288_754_36e-4,
-                1.485_722_357_179_79e-5,
-                5.122_297_090_371_14e-8,
-                -8.604_671_522_137_35e-11,
-                2.000_187_904_824_77e-13,
-                -2.760_768_477_423_55e-16,
-            ],
-        );
+        let p = self.horner(x2, &TANH_P);
         let p = self.b.ins().fmul(p, xc);
-        let q = self.horner(
-            x2,
-            &[
-                4.893_525_185_543_85e-3,
-                2.268_434_632_439e-3,
-                1.185_347_056_866_54e-4,
-                1.198_258_394_667_02e-6,
-            ],
-        );
+        let q = self.horner(x2, &TANH_Q);
         let t = self.b.ins().fdiv(p, q);
-        self.tiny(x, 4e-4, t)
+        self.tiny(x, TANH_TINY, t)
     }
 
     /// float32 `erf` in three ranges of `a = |x|` (coefficients from
@@ -534,45 +508,17 @@ impl VMath<'_, '_> {
     /// `ln erfc`, beyond `±1`. Every range is computed and selected; the selects
     /// pass NaN through to the second range, where it stays NaN; `-0` stays `-0`.
     fn erf(&mut self, x: Value) -> Value {
-        const T1: f64 = 0.875;
-        const T2: f64 = 3.9375;
         let a = self.b.ins().fabs(x);
         let z = self.b.ins().fmul(x, x);
-        let p = self.horner(
-            z,
-            &[
-                0.128_379_166_126_251_22,
-                -0.376_126_348_972_320_56,
-                0.112_837_329_506_874_08,
-                -0.026_861_585_676_670_074,
-                0.005_206_750_705_838_203,
-                -0.000_821_113_877_464_085_8,
-                8.675_531_717_017_293e-5,
-            ],
-        );
+        let p = self.horner(z, &ERF_SMALL);
         let small = self.madd(x, p, x);
-        let t1 = self.c(T1);
+        let t1 = self.c(ERF_T1);
         let t = self.b.ins().fsub(a, t1);
-        let q = self.horner(
-            t,
-            &[
-                -1.532_824_397_087_097_2,
-                -2.430_219_888_687_134,
-                -0.826_538_443_565_368_7,
-                -0.046_913_970_261_812_21,
-                0.011_374_790_221_452_713,
-                -0.002_231_694_990_769_028_7,
-                0.000_296_415_557_386_353_6,
-                -1.026_224_254_019_325_6e-5,
-                -5.127_326_858_200_831e-6,
-                1.045_305_225_488_846_2e-6,
-                -6.875_671_942_907_502e-8,
-            ],
-        );
+        let q = self.horner(t, &ERF_LARGE);
         let e = self.exp(q);
         let one = self.c(1.0);
         let large = self.b.ins().fsub(one, e);
-        let t2 = self.c(T2);
+        let t2 = self.c(ERF_T2);
         let large = self.sel(FloatCC::GreaterThanOrEqual, a, t2, one, large);
         // ±: the sign bit of `x` on the positive `large`.
         let sign = self.c(-0.0);

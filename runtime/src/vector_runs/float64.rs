@@ -1,8 +1,7 @@
 //! The float64 ops of the runs: `vmath`'s float64 FMA forms, operation for
 //! operation (the float32 ones are in the parent module).
 
-/// `ln 2 - LN_2` (the f64 constant's rounding error), as `vmath`'s.
-const LN_2_TAIL: f64 = 2.319_046_813_846_299_6e-17;
+use lazyfuse_ir::fast_math::LN_2_TAIL;
 
 /// 1.5 · 2^52: adding it rounds to an integer held in the low mantissa bits.
 const SHIFTER: f64 = 6_755_399_441_055_744.0;

@@ -81,7 +81,8 @@ pub(super) fn lower(
     let needed = k.needed_exprs();
     let hoisted = row_invariant(k, &needed);
     let fma = super::vmath::isa_has_fma(module);
-    let run = vrun::output_run(k, &needed, &hoisted, math, fma);
+    let reuses = vreduce::phase_reuses(k, &needed, math);
+    let run = vrun::output_run(k, &needed, &hoisted, &reuses, math, fma);
     let mut l = Lower {
         module,
         k,
@@ -95,7 +96,7 @@ pub(super) fn lower(
         vals: vec![None; k.exprs.len()],
         accs: HashMap::new(),
         scans: HashMap::new(),
-        reuses: vreduce::phase_reuses(k, &needed, math),
+        reuses,
         hoisted,
         row_vectors: vec![None; k.exprs.len()],
         store_rounds: vnarrow::store_rounded(k, &needed),

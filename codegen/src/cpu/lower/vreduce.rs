@@ -317,37 +317,27 @@ impl Lower<'_, '_> {
         if accs.is_empty() {
             return Ok(());
         }
-        let head = self.b.create_block();
-        let bodyb = self.b.create_block();
-        let after = self.b.create_block();
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(head);
-        let pv = self.b.use_var(self.idx[rd]);
-        let more = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, pv, m);
-        self.b.ins().brif(more, bodyb, &[], after, &[]);
-        self.b.switch_to_block(bodyb);
-        let addr = self.run_address(r)?;
         let dt = self.k.exprs[r.op].dtype;
         let (vt, n) = parts_of(dt);
         let size = dt.size_in_bytes() as i64;
-        for u in 0..UNROLL {
-            // (as `veval` lays a value's parts out)
-            let parts = (0..n as i64)
-                .map(|p| {
-                    let off = ((u * GROUP + p * 2) * size) as i32;
-                    self.b.ins().load(vt, super::flags(), addr, off)
-                })
-                .collect();
-            let mut vv: Vec<Option<Vec<Value>>> = vec![None; self.k.exprs.len()];
-            vv[r.op] = Some(parts);
-            self.vaccumulate(accs, u, &vv);
-        }
-        let pv = self.b.use_var(self.idx[rd]);
-        let pn = self.b.ins().iadd_imm_s(pv, GROUP * UNROLL);
-        self.b.def_var(self.idx[rd], pn);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(after);
-        Ok(())
+        self.counted_loop(m / (GROUP * UNROLL), &mut |l, step| {
+            let pos = l.b.ins().imul_imm_s(step, GROUP * UNROLL);
+            l.b.def_var(l.idx[rd], pos);
+            let addr = l.run_address(r)?;
+            for u in 0..UNROLL {
+                // (as `veval` lays a value's parts out)
+                let parts = (0..n as i64)
+                    .map(|p| {
+                        let off = ((u * GROUP + p * 2) * size) as i32;
+                        l.b.ins().load(vt, super::flags(), addr, off)
+                    })
+                    .collect();
+                let mut vv: Vec<Option<Vec<Value>>> = vec![None; l.k.exprs.len()];
+                vv[r.op] = Some(parts);
+                l.vaccumulate(accs, u, &vv);
+            }
+            Ok(())
+        })
     }
 
     /// The splat parts of the earlier stages' float values that `stage`'s

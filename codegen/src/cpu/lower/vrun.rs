@@ -91,6 +91,7 @@ pub(super) fn output_run(
     k: &LoopKernel,
     needed: &[bool],
     hoisted: &[bool],
+    reuses: &[(usize, usize)],
     math: MathMode,
     fma: bool,
 ) -> Option<OutputRun> {
@@ -98,7 +99,7 @@ pub(super) fn output_run(
         return None;
     }
     if k.phases() > 0 {
-        return phase_run(k, needed, math);
+        return phase_run(k, needed, reuses, math);
     }
     let dt = match super::vector_type(k, math) {
         Some(F32X4) => DType::F32,
@@ -141,23 +142,25 @@ const PHASE_RUN_ROW_BYTES: usize = 64 << 10;
 /// max)` stored into the output and summed): a float32 or float64 store in a
 /// phase that vectorizes ([`phase_vectorizes`](super::vreduce::phase_vectorizes)), of an
 /// op with a routine that only reductions read besides the store, no other
-/// store to its buffer and no load of it in that phase, no row kept in a stack slot
-/// ([`phase_reuses`](super::vreduce::phase_reuses)), rows of at most
+/// store to its buffer and no load of it in that phase, no row kept in a stack slot (`reuses`,
+/// [`phase_reuses`](super::vreduce::phase_reuses)), rows of at most
 /// [`PHASE_RUN_ROW_BYTES`]. The phase's vector loop stores the argument, the
 /// routine runs over the row's vector positions, and a second loop reads the
 /// values back into the reductions' accumulators in the order the first would
 /// have (so the sums keep their bits).
-fn phase_run(k: &LoopKernel, needed: &[bool], math: MathMode) -> Option<OutputRun> {
+fn phase_run(
+    k: &LoopKernel,
+    needed: &[bool],
+    reuses: &[(usize, usize)],
+    math: MathMode,
+) -> Option<OutputRun> {
     let nd = k.dims.len();
     if nd != k.n_parallel + 1 {
         return None;
     }
     let n = k.dims[nd - 1];
     let step = (super::vreduce::GROUP * super::vreduce::UNROLL) as usize;
-    if n < step
-        || n * 4 > PHASE_RUN_ROW_BYTES
-        || !super::vreduce::phase_reuses(k, needed, math).is_empty()
-    {
+    if n < step || n * 4 > PHASE_RUN_ROW_BYTES || !reuses.is_empty() {
         return None;
     }
     k.stores.iter().enumerate().find_map(|(si, st)| {
