@@ -211,11 +211,13 @@ fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
     assert!(w1.clif_text().unwrap().contains("lf_run_tanh_f32"));
 }
 
-/// Softmax over rows: its exp-sum phase stores `x - max`, the routine runs over
-/// the row, and the sum reads the row back in the vector loop's order. Its
-/// values must be, bit for bit, those of the same steps realized one by one
-/// (the max, the exps, their sums, the scaling), rows short of a vector, rows
-/// with a tail, and rows too long for a run included.
+/// Softmax over rows: its exp-sum phase calls the row routine, which reads `x`,
+/// subtracts the max, stores the exps and sums them into the vector loop's
+/// sixteen accumulators; over `x * 0.5` the vector loop stores the argument and
+/// the routine runs in place. Its values must be, bit for bit, those of the
+/// same steps realized one by one (the max, the exps, their sums, the scaling),
+/// rows short of a vector, rows with a tail, and rows too long for a run
+/// included.
 #[test]
 fn softmax_rows_take_a_run_with_the_same_bits() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
@@ -226,16 +228,19 @@ fn softmax_rows_take_a_run_with_the_same_bits() {
             .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 5) as f32)
             .collect();
         let x = Tensor::from_vec(xs, &[rows, cols]).unwrap();
-        let y = x.softmax(1).unwrap();
-        let runs = y.clif_text().unwrap().contains("lf_run_exp_f32");
-        assert_eq!(runs, (16..=16384).contains(&cols), "[{rows},{cols}]");
-        let got = y.to_vec::<f32>().unwrap();
-        let m = x.amax(&[1], true).unwrap().realize().unwrap();
-        let e = x.sub(&m).unwrap().exp().unwrap().realize().unwrap();
-        let s = e.sum(&[1], true).unwrap().realize().unwrap();
-        let want = e.mul(&s.reciprocal().unwrap()).unwrap();
-        let want = want.to_vec::<f32>().unwrap();
-        same_bits(&format!("softmax [{rows},{cols}]"), &want, &got);
+        for x in [x.clone(), x.mul(0.5).unwrap()] {
+            let y = x.softmax(1).unwrap();
+            let runs = y.clif_text().unwrap().contains("lf_row_exp_f32");
+            assert_eq!(runs, (16..=16384).contains(&cols), "[{rows},{cols}]");
+            let got = y.to_vec::<f32>().unwrap();
+            let x = x.realize().unwrap();
+            let m = x.amax(&[1], true).unwrap().realize().unwrap();
+            let e = x.sub(&m).unwrap().exp().unwrap().realize().unwrap();
+            let s = e.sum(&[1], true).unwrap().realize().unwrap();
+            let want = e.mul(&s.reciprocal().unwrap()).unwrap();
+            let want = want.to_vec::<f32>().unwrap();
+            same_bits(&format!("softmax [{rows},{cols}]"), &want, &got);
+        }
     }
 }
 
@@ -313,12 +318,42 @@ fn float64_runs_give_the_inline_codes_bits() {
             .collect();
         let x = Tensor::from_vec(xs, &[3, cols]).unwrap();
         let y = x.softmax(1).unwrap();
-        let runs = y.clif_text().unwrap().contains("lf_run_exp_f64");
+        let runs = y.clif_text().unwrap().contains("lf_row_exp_f64");
         assert_eq!(runs, cols <= 8192, "softmax float64 [3,{cols}]");
         let m = x.amax(&[1], true).unwrap().realize().unwrap();
         let e = x.sub(&m).unwrap().exp().unwrap().realize().unwrap();
         let s = e.sum(&[1], true).unwrap().realize().unwrap();
         let want = e.mul(&s.reciprocal().unwrap()).unwrap();
         assert_eq!(bits(&y), bits(&want), "softmax float64 [3,{cols}]");
+    }
+}
+
+/// A phase that stores `exp(x - max)` and reduces it twice (a sum and a max):
+/// the routine stores the row and a second loop reads it back into both
+/// reductions. The values and both reductions must be, bit for bit, those of
+/// the same steps realized one by one.
+#[test]
+fn a_stored_op_reduced_twice_is_read_back() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for cols in [16, 40, 1025] {
+        let xs: Vec<f32> = (0..3 * cols)
+            .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 7) as f32)
+            .collect();
+        let x = Tensor::from_vec(xs, &[3, cols]).unwrap();
+        let m = x.amax(&[1], true).unwrap();
+        let e = x.sub(&m).unwrap().exp().unwrap();
+        let (s, mx) = (e.sum(&[1], true).unwrap(), e.amax(&[1], true).unwrap());
+        assert!(e.clif_text().unwrap().contains("lf_row_exp_f32"));
+        lazyfuse::realize_all(&[&e, &s, &mx]).unwrap();
+        let m1 = m.realize().unwrap();
+        let e1 = x.sub(&m1).unwrap().exp().unwrap().realize().unwrap();
+        let s1 = e1.sum(&[1], true).unwrap();
+        let mx1 = e1.amax(&[1], true).unwrap();
+        for (what, got, want) in [("exp", &e, &e1), ("sum", &s, &s1), ("max", &mx, &mx1)] {
+            let got = got.contiguous().unwrap().to_vec::<f32>().unwrap();
+            let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
+            same_bits(&format!("{what} [3,{cols}]"), &want, &got);
+        }
     }
 }

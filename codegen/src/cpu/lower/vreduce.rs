@@ -224,6 +224,16 @@ impl Lower<'_, '_> {
                 matches!(self.k.exprs[va.expr].expr, Expr::Reduce { x, .. } if x.0 as usize == r.op)
             })
         });
+        if let Some(r) = run.filter(|r| r.direct) {
+            // The routine reads the row itself; the phase computes nothing else
+            // (`vrun::direct_source`), so there is no vector loop.
+            debug_assert!(vaccs.is_empty());
+            self.phase_run_values(r, m, &run_accs)?;
+            for va in &run_accs {
+                self.finish_vacc(va)?;
+            }
+            return Ok(m);
+        }
         // Rows kept for a later phase (`keep`: the expressions this phase
         // computes and writes to their row slot) and read back from an earlier
         // one (`reuse`: the expressions this phase loads instead of computing).
@@ -304,22 +314,67 @@ impl Lower<'_, '_> {
     }
 
     /// After a phase run's vector loop (which stored the op's argument at the
-    /// row's first `m` positions): the routine over them, then a loop that folds
-    /// the values into `accs` (the reductions of the op) copy by copy, as the
-    /// vector loop would have.
+    /// row's first `m` positions, unless the run is direct): the row routine
+    /// over them. A single sum of the op of the accumulators' type is kept by
+    /// the routine, position `i` into accumulator `i % 16` as the vector loop
+    /// would have (its copies' parts in a stack slot, read back after); other
+    /// reductions of the op (`accs`) are folded in by a second loop that reads
+    /// the values back copy by copy.
     fn phase_run_values(&mut self, r: super::vrun::OutputRun, m: i64, accs: &[VAcc]) -> R<()> {
         let rd = self.k.dims.len() - 1;
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
         let start = self.run_address(r)?;
-        let count = self.iconst(I64, m);
-        self.run_routine(r, start, None, count)?;
-        if accs.is_empty() {
-            return Ok(());
-        }
+        let src = self.run_source(r)?.unwrap_or(start);
         let dt = self.k.exprs[r.op].dtype;
         let (vt, n) = parts_of(dt);
         let size = dt.size_in_bytes() as i64;
+        let shift = match r.shift {
+            Some(s) => self.val(s),
+            None if dt == DType::F64 => self.b.ins().f64const(0.0),
+            None => self.b.ins().f32const(0.0),
+        };
+        let summed = match accs {
+            [va] if va.op == Accum::Sum && va.ty == vt => Some(va),
+            _ => None,
+        };
+        // (as `veval` lays a value's parts out: copy `u`, part `p` at position
+        // `u * GROUP + 2p`)
+        let off = |u: usize, p: usize| ((u as i64 * GROUP + p as i64 * 2) * size) as i32;
+        let sums = match summed {
+            Some(va) => {
+                let data = StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    (GROUP * UNROLL * size) as u32,
+                    4,
+                );
+                let slot = self.b.create_sized_stack_slot(data);
+                let at = self.b.ins().stack_addr(I64, slot, 0);
+                for (u, parts) in va.vars.iter().enumerate() {
+                    for (p, &var) in parts.iter().enumerate() {
+                        let v = self.b.use_var(var);
+                        self.b.ins().store(super::flags(), v, at, off(u, p));
+                    }
+                }
+                at
+            }
+            None => zero,
+        };
+        let count = self.iconst(I64, m);
+        let symbol = format!("lf_row_{}", r.routine);
+        self.call_void(&symbol, &[start, src, count, shift, sums])?;
+        if let Some(va) = summed {
+            for (u, parts) in va.vars.iter().enumerate() {
+                for (p, &var) in parts.iter().enumerate() {
+                    let v = self.b.ins().load(vt, super::flags(), sums, off(u, p));
+                    self.b.def_var(var, v);
+                }
+            }
+            return Ok(());
+        }
+        if accs.is_empty() {
+            return Ok(());
+        }
         self.counted_loop(m / (GROUP * UNROLL), &mut |l, step| {
             let pos = l.b.ins().imul_imm_s(step, GROUP * UNROLL);
             l.b.def_var(l.idx[rd], pos);

@@ -13,9 +13,12 @@
 //! than a vector) computes the op inline as before. The routine's arithmetic is
 //! `vmath`'s, operation for operation, so both give the same bits.
 //!
-//! A reduction phase runs the same way ([`phase_run`]): softmax's exp-sum phase
-//! stores `x - max` over the row, the routine makes it `exp(x - max)`, and a
-//! second loop reads the row back into the sum.
+//! A reduction phase runs over whole rows ([`phase_run`]) with a row routine
+//! (`lf_row_<op>`), which also subtracts a shift and keeps the phase's sum in
+//! the vector loop's sixteen accumulators: softmax's exp-sum phase is one call
+//! per row that reads `x`, subtracts the max, and stores and sums `exp(x -
+//! max)` ([`direct_source`]); a phase that computes more stores the argument
+//! from its vector loop and the routine runs in place.
 //!
 //! Only in fast math, where FMA exists (the routines are `vmath`'s FMA forms),
 //! for one store whose value nothing else reads, contiguous along the row; the
@@ -26,7 +29,7 @@ use super::{Lower, R};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I64};
 use cranelift_codegen::ir::Value;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
-use lazyfuse_ir::{DType, UnaryOp, UnaryParamOp};
+use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 
 /// Points per run: a multiple of every vector tier's width, 4 KiB of float32.
 pub(super) const RUN_POINTS: i64 = 1024;
@@ -40,18 +43,23 @@ pub(super) struct OutputRun {
     pub(super) op: usize,
     /// its argument, which it stores instead
     pub(super) arg: ExprId,
-    /// the routine's symbol
-    pub(super) symbol: &'static str,
+    /// the routine's op and element type (`exp_f32`, see [`run_symbol`])
+    pub(super) routine: &'static str,
     /// the reduction phase the store is in (`None`: an elementwise kernel)
     pub(super) phase: Option<u32>,
-    /// the argument is a load of the op's dtype contiguous along the row (and
-    /// the kernel stores nothing else): the routine reads the input itself, and
-    /// the vector tiers do not run (an elementwise kernel's run only)
+    /// the argument is a load of the op's dtype contiguous along the row, or
+    /// (a phase run's) such a load minus [`OutputRun::shift`], and the kernel
+    /// (the phase) computes nothing else: the routine reads the input itself,
+    /// and the vector code does not run
     pub(super) direct: bool,
+    /// a direct phase run's outer value the routine subtracts from the load
+    /// (softmax's row max)
+    pub(super) shift: Option<ExprId>,
 }
 
-/// The routine over runs of `dt` (float32 or float64) of the op that computes
-/// `e`, if it has one, and the op's argument.
+/// The routine's op and element type (`exp_f32`: `lf_run_exp_f32` and
+/// `lf_row_exp_f32`) over `dt` (float32 or float64) of the op that computes `e`,
+/// if it has one, and the op's argument.
 fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
     let f64 = match dt {
         DType::F32 => false,
@@ -61,17 +69,17 @@ fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
     let (symbol, x) = match *e {
         Expr::Unary { op, x } => (
             match (op, f64) {
-                (UnaryOp::Exp, false) => "lf_run_exp_f32",
-                (UnaryOp::Log, false) => "lf_run_log_f32",
-                (UnaryOp::Tanh, false) => "lf_run_tanh_f32",
-                (UnaryOp::Sigmoid, false) => "lf_run_sigmoid_f32",
-                (UnaryOp::Silu, false) => "lf_run_silu_f32",
-                (UnaryOp::Erf, false) => "lf_run_erf_f32",
-                (UnaryOp::Exp, true) => "lf_run_exp_f64",
-                (UnaryOp::Log, true) => "lf_run_log_f64",
-                (UnaryOp::Tanh, true) => "lf_run_tanh_f64",
-                (UnaryOp::Sigmoid, true) => "lf_run_sigmoid_f64",
-                (UnaryOp::Silu, true) => "lf_run_silu_f64",
+                (UnaryOp::Exp, false) => "exp_f32",
+                (UnaryOp::Log, false) => "log_f32",
+                (UnaryOp::Tanh, false) => "tanh_f32",
+                (UnaryOp::Sigmoid, false) => "sigmoid_f32",
+                (UnaryOp::Silu, false) => "silu_f32",
+                (UnaryOp::Erf, false) => "erf_f32",
+                (UnaryOp::Exp, true) => "exp_f64",
+                (UnaryOp::Log, true) => "log_f64",
+                (UnaryOp::Tanh, true) => "tanh_f64",
+                (UnaryOp::Sigmoid, true) => "sigmoid_f64",
+                (UnaryOp::Silu, true) => "silu_f64",
                 _ => return None,
             },
             x,
@@ -79,7 +87,7 @@ fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
         Expr::UnaryParam {
             op: UnaryParamOp::Gelu { tanh: false },
             x,
-        } if !f64 => ("lf_run_gelu_f32", x),
+        } if !f64 => ("gelu_f32", x),
         _ => return None,
     };
     Some((symbol, x))
@@ -127,9 +135,10 @@ pub(super) fn output_run(
         store: 0,
         op,
         arg: x,
-        symbol,
+        routine: symbol,
         phase: None,
         direct,
+        shift: None,
     })
 }
 
@@ -144,10 +153,12 @@ const PHASE_RUN_ROW_BYTES: usize = 64 << 10;
 /// op with a routine that only reductions read besides the store, no other
 /// store to its buffer and no load of it in that phase, no row kept in a stack slot (`reuses`,
 /// [`phase_reuses`](super::vreduce::phase_reuses)), rows of at most
-/// [`PHASE_RUN_ROW_BYTES`]. The phase's vector loop stores the argument, the
-/// routine runs over the row's vector positions, and a second loop reads the
-/// values back into the reductions' accumulators in the order the first would
-/// have (so the sums keep their bits).
+/// [`PHASE_RUN_ROW_BYTES`]. The phase's vector loop stores the argument (or,
+/// [`direct_source`], does not run), the row routine runs over the row's vector
+/// positions and keeps a single sum of the op in the vector loop's order;
+/// other reductions of the op are folded in by a second loop that reads the
+/// values back in the order the first would have (so the sums keep their
+/// bits).
 fn phase_run(
     k: &LoopKernel,
     needed: &[bool],
@@ -197,15 +208,64 @@ fn phase_run(
             && stores_it == 1
             && !loads_it
             && super::vreduce::phase_vectorizes(k, ph, needed, math);
+        let (direct, shift) = match direct_source(k, needed, ph, op, x) {
+            Some(shift) => (true, shift),
+            None => (false, None),
+        };
         ok.then_some(OutputRun {
             store: si,
             op,
             arg: x,
-            symbol,
+            routine: symbol,
             phase: Some(ph),
-            direct: false,
+            direct,
+            shift,
         })
     })
+}
+
+/// Whether phase `ph`'s run of op `op` (argument `x`) reads its input itself:
+/// `x` is a contiguous load of the op's dtype or such a load minus a value of an
+/// outer stage (returned: the shift), and the phase computes nothing else (its
+/// needed expressions are the load, the subtraction and the op; its reductions
+/// all reduce the op). `None`: the vector loop stores the argument.
+fn direct_source(
+    k: &LoopKernel,
+    needed: &[bool],
+    ph: u32,
+    op: usize,
+    x: ExprId,
+) -> Option<Option<ExprId>> {
+    let nd = k.dims.len();
+    let dt = k.exprs[op].dtype;
+    let contiguous = |id: ExprId| {
+        let e = &k.exprs[id.0 as usize];
+        e.dtype == dt
+            && matches!(e.expr, Expr::Load { ref index, .. } if index.strides[nd - 1] == 1)
+    };
+    let (load, shift) = match k.exprs[x.0 as usize].expr {
+        _ if contiguous(x) => (x, None),
+        Expr::Binary {
+            op: BinaryOp::Sub,
+            a,
+            b,
+        } if contiguous(a) && !matches!(k.exprs[b.0 as usize].stage, Stage::Inner(_)) => {
+            (a, Some(b))
+        }
+        _ => return None,
+    };
+    let own = [op, x.0 as usize, load.0 as usize];
+    let alone = k.exprs.iter().enumerate().all(|(i, e)| {
+        !needed[i]
+            || match e.stage {
+                Stage::Inner(p) => p != ph || own.contains(&i),
+                Stage::Outer(p) if p == ph + 1 => {
+                    !matches!(e.expr, Expr::Reduce { x, .. } if x.0 as usize != op)
+                }
+                Stage::Outer(_) => true,
+            }
+    });
+    alone.then_some(shift)
 }
 
 impl Lower<'_, '_> {
@@ -247,7 +307,8 @@ impl Lower<'_, '_> {
         count: Value,
     ) -> R<()> {
         debug_assert_eq!(self.b.func.dfg.value_type(count), I64);
-        self.call_void(r.symbol, &[start, src.unwrap_or(start), count])
+        let symbol = format!("lf_run_{}", r.routine);
+        self.call_void(&symbol, &[start, src.unwrap_or(start), count])
     }
 
     /// The address of the argument's load at the current point, where the run
@@ -256,9 +317,13 @@ impl Lower<'_, '_> {
         if !r.direct {
             return Ok(None);
         }
+        let load = match (r.shift, &self.k.exprs[r.arg.0 as usize].expr) {
+            (Some(_), Expr::Binary { a, .. }) => *a,
+            _ => r.arg,
+        };
         let Expr::Load {
             param, ref index, ..
-        } = self.k.exprs[r.arg.0 as usize].expr
+        } = self.k.exprs[load.0 as usize].expr
         else {
             return Ok(None);
         };

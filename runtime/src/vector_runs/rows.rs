@@ -1,0 +1,261 @@
+//! Row routines: a reduction phase's op over a whole row, `dst[i] = op(src[i] -
+//! shift)`, with the values also summed into sixteen running sums, `sums[i % 16]
+//! += dst[i]` in the row's order (`lazyfuse_codegen`'s phase runs: softmax's
+//! `exp(x - max)` stored and summed in one pass).
+//!
+//! Sixteen sums because the kernel's own vector loop keeps sixteen: four
+//! unrolled copies of a four-lane vector, so that position `i` of the row goes
+//! to accumulator `i % 16` (`vreduce`'s copies and parts). Adding in that order
+//! lane by lane gives the kernel's bits; the kernel reads the sixteen back and
+//! combines them as before. `shift` is subtracted first (`0` where the kernel
+//! stored the argument itself: `x - 0` is `x`, signed zeros included).
+
+/// One row function per op and element type (see the module doc).
+macro_rules! row_fn {
+    ($name:ident, $($f:ident)::+, $t:ty) => {
+        /// Writes `op(src[i] - shift)` to `dst[i]` for the `n` elements and adds
+        /// each to `sums[i % 16]` (`n ≤ 0`: nothing; `sums` null: no sums);
+        /// `dst == src` works in place.
+        ///
+        /// # Safety
+        /// `src` must be valid for reads and `dst` for writes of `n` elements,
+        /// both aligned, the same run or disjoint; `sums` null or valid for reads
+        /// and writes of 16 elements apart from both; no one else writes them
+        /// during the call (the JIT kernel passes its own output row, an input
+        /// it does not write and a stack slot).
+        pub(crate) unsafe extern "C" fn $name(
+            dst: *mut $t,
+            src: *const $t,
+            n: i64,
+            shift: $t,
+            sums: *mut $t,
+        ) {
+            if n <= 0 {
+                return;
+            }
+            let n = n as usize;
+            mod wide {
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = "avx512f,fma,avx2")]
+                pub(super) fn avx512(
+                    dst: &mut [$t],
+                    src: Option<&[$t]>,
+                    shift: $t,
+                    sums: &mut [$t; 16],
+                ) {
+                    apply(dst, src, shift, sums)
+                }
+                #[cfg(target_arch = "x86_64")]
+                #[target_feature(enable = "avx2,fma")]
+                pub(super) fn avx2(
+                    dst: &mut [$t],
+                    src: Option<&[$t]>,
+                    shift: $t,
+                    sums: &mut [$t; 16],
+                ) {
+                    apply(dst, src, shift, sums)
+                }
+                #[inline(always)]
+                pub(super) fn apply(
+                    dst: &mut [$t],
+                    src: Option<&[$t]>,
+                    shift: $t,
+                    sums: &mut [$t; 16],
+                ) {
+                    use super::super::$($f)::+ as f;
+                    let mut acc = *sums;
+                    let full = dst.len() - dst.len() % 16;
+                    for c in (0..full).step_by(16) {
+                        let xs: [$t; 16] = match src {
+                            Some(s) => s[c..c + 16].try_into().expect("16 elements"),
+                            None => dst[c..c + 16].try_into().expect("16 elements"),
+                        };
+                        let ys: [$t; 16] = std::array::from_fn(|j| f(xs[j] - shift));
+                        dst[c..c + 16].copy_from_slice(&ys);
+                        for (a, y) in acc.iter_mut().zip(ys) {
+                            *a += y;
+                        }
+                    }
+                    for i in full..dst.len() {
+                        let x = src.map_or(dst[i], |s| s[i]);
+                        let y = f(x - shift);
+                        dst[i] = y;
+                        acc[i % 16] += y;
+                    }
+                    *sums = acc;
+                }
+            }
+            let mut none = [0.0; 16];
+            // SAFETY: the caller's contract above: valid runs of `n`, either the
+            // same (one mutable slice) or disjoint (a shared and a mutable one),
+            // and `sums` null or 16 valid elements apart from both.
+            let (dst, src, sums) = unsafe {
+                let sums = if sums.is_null() {
+                    &mut none
+                } else {
+                    &mut *sums.cast::<[$t; 16]>()
+                };
+                if std::ptr::eq(dst.cast_const(), src) {
+                    (std::slice::from_raw_parts_mut(dst, n), None, sums)
+                } else {
+                    (
+                        std::slice::from_raw_parts_mut(dst, n),
+                        Some(std::slice::from_raw_parts(src, n)),
+                        sums,
+                    )
+                }
+            };
+            match super::level() {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
+                3 => unsafe { wide::avx512(dst, src, shift, sums) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: level 2 means the processor has AVX2 and FMA.
+                2 => unsafe { wide::avx2(dst, src, shift, sums) },
+                _ => wide::apply(dst, src, shift, sums),
+            }
+        }
+    };
+}
+
+row_fn!(row_exp, exp, f32);
+row_fn!(row_tanh, tanh, f32);
+row_fn!(row_sigmoid, sigmoid, f32);
+row_fn!(row_silu, silu, f32);
+row_fn!(row_log, log, f32);
+row_fn!(row_erf, erf, f32);
+row_fn!(row_gelu, gelu, f32);
+row_fn!(row_exp64, float64::exp, f64);
+row_fn!(row_tanh64, float64::tanh, f64);
+row_fn!(row_sigmoid64, float64::sigmoid, f64);
+row_fn!(row_silu64, float64::silu, f64);
+row_fn!(row_log64, float64::log, f64);
+
+/// The row functions: symbol and address, for [`crate::jit_symbols`].
+pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
+    [
+        ("lf_row_exp_f64", row_exp64 as *const u8),
+        ("lf_row_log_f64", row_log64 as *const u8),
+        ("lf_row_tanh_f64", row_tanh64 as *const u8),
+        ("lf_row_sigmoid_f64", row_sigmoid64 as *const u8),
+        ("lf_row_silu_f64", row_silu64 as *const u8),
+        ("lf_row_exp_f32", row_exp as *const u8),
+        ("lf_row_log_f32", row_log as *const u8),
+        ("lf_row_erf_f32", row_erf as *const u8),
+        ("lf_row_gelu_f32", row_gelu as *const u8),
+        ("lf_row_tanh_f32", row_tanh as *const u8),
+        ("lf_row_sigmoid_f32", row_sigmoid as *const u8),
+        ("lf_row_silu_f32", row_silu as *const u8),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::float64;
+    use super::*;
+
+    /// Each level against the portable op and a plain sixteen-way sum: values,
+    /// sums (bit for bit), in place and from a source, with and without shift,
+    /// rows of lengths that are and are not multiples of 16.
+    #[test]
+    fn rows_match_the_op_and_the_sixteen_sums() {
+        let xs: Vec<f32> = (0..4133)
+            .map(|i| ((i as f32) * 0.0137 - 20.0) * if i % 5 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        type Row = unsafe extern "C" fn(*mut f32, *const f32, i64, f32, *mut f32);
+        for (row, f) in [
+            (row_exp as Row, super::super::exp as fn(f32) -> f32),
+            (row_tanh, super::super::tanh),
+            (row_sigmoid, super::super::sigmoid),
+            (row_silu, super::super::silu),
+            (row_log, super::super::log),
+            (row_erf, super::super::erf),
+            (row_gelu, super::super::gelu),
+        ] {
+            for n in [1usize, 15, 16, 17, 1024, 4133] {
+                for shift in [0.0f32, 3.25] {
+                    let want: Vec<f32> = xs[..n].iter().map(|&x| f(x - shift)).collect();
+                    let mut want_sums = [0.5f32; 16];
+                    for (i, y) in want.iter().enumerate() {
+                        want_sums[i % 16] += y;
+                    }
+                    let mut got = xs[..n].to_vec();
+                    let mut into = vec![0.0f32; n];
+                    let (mut s1, mut s2) = ([0.5f32; 16], [0.5f32; 16]);
+                    // SAFETY: live Vecs of length `n` (the same one, or disjoint
+                    // ones) and arrays of 16.
+                    unsafe {
+                        row(
+                            got.as_mut_ptr(),
+                            got.as_ptr(),
+                            n as i64,
+                            shift,
+                            s1.as_mut_ptr(),
+                        );
+                        row(
+                            into.as_mut_ptr(),
+                            xs.as_ptr(),
+                            n as i64,
+                            shift,
+                            s2.as_mut_ptr(),
+                        );
+                    }
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&want), "n {n} shift {shift}");
+                    assert_eq!(bits(&into), bits(&want), "n {n} shift {shift}");
+                    assert_eq!(bits(&s1), bits(&want_sums), "n {n} shift {shift}");
+                    assert_eq!(bits(&s2), bits(&want_sums), "n {n} shift {shift}");
+                    // (no sums)
+                    let mut none = vec![0.0f32; n];
+                    // SAFETY: as above, `sums` null.
+                    unsafe {
+                        row(
+                            none.as_mut_ptr(),
+                            xs.as_ptr(),
+                            n as i64,
+                            shift,
+                            std::ptr::null_mut(),
+                        )
+                    };
+                    assert_eq!(bits(&none), bits(&want));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn float64_rows_match_the_op_and_the_sixteen_sums() {
+        let xs: Vec<f64> = (0..2085).map(|i| (i as f64) * 0.041 - 40.0).collect();
+        type Row = unsafe extern "C" fn(*mut f64, *const f64, i64, f64, *mut f64);
+        for (row, f) in [
+            (row_exp64 as Row, float64::exp as fn(f64) -> f64),
+            (row_tanh64, float64::tanh),
+            (row_sigmoid64, float64::sigmoid),
+            (row_silu64, float64::silu),
+            (row_log64, float64::log),
+        ] {
+            for n in [3usize, 16, 2085] {
+                let want: Vec<f64> = xs[..n].iter().map(|&x| f(x - 1.5)).collect();
+                let mut want_sums = [0.0f64; 16];
+                for (i, y) in want.iter().enumerate() {
+                    want_sums[i % 16] += y;
+                }
+                let mut got = vec![0.0f64; n];
+                let mut sums = [0.0f64; 16];
+                // SAFETY: disjoint live Vecs of length `n` and an array of 16.
+                unsafe {
+                    row(
+                        got.as_mut_ptr(),
+                        xs.as_ptr(),
+                        n as i64,
+                        1.5,
+                        sums.as_mut_ptr(),
+                    )
+                };
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "n {n}");
+                assert_eq!(bits(&sums), bits(&want_sums), "n {n}");
+            }
+        }
+    }
+}
