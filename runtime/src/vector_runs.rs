@@ -20,31 +20,36 @@
 //! *const f32, n: i64)`: in place where `dst == src`; `lf_run_<op>_f64` for the
 //! first five on float64 (the forms in `vector_runs/float64.rs`); and
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
-//! phase's sums (`vector_runs/rows.rs`).
+//! phase's sums (`vector_runs/rows.rs`); and `lf_reduce_<kind>` (a max, min,
+//! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`).
 
 use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2};
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 mod float64;
+mod reductions;
 mod rows;
 
 /// The run functions: symbol and address, for [`crate::jit_symbols`].
 pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
-    rows::symbols().into_iter().chain([
-        ("lf_run_exp_f64", run_exp64 as *const u8),
-        ("lf_run_log_f64", run_log64 as *const u8),
-        ("lf_run_tanh_f64", run_tanh64 as *const u8),
-        ("lf_run_sigmoid_f64", run_sigmoid64 as *const u8),
-        ("lf_run_silu_f64", run_silu64 as *const u8),
-        ("lf_run_exp_f32", run_exp as *const u8),
-        ("lf_run_log_f32", run_log as *const u8),
-        ("lf_run_erf_f32", run_erf as *const u8),
-        ("lf_run_gelu_f32", run_gelu as *const u8),
-        ("lf_run_tanh_f32", run_tanh as *const u8),
-        ("lf_run_sigmoid_f32", run_sigmoid as *const u8),
-        ("lf_run_silu_f32", run_silu as *const u8),
-    ])
+    rows::symbols()
+        .into_iter()
+        .chain(reductions::symbols())
+        .chain([
+            ("lf_run_exp_f64", run_exp64 as *const u8),
+            ("lf_run_log_f64", run_log64 as *const u8),
+            ("lf_run_tanh_f64", run_tanh64 as *const u8),
+            ("lf_run_sigmoid_f64", run_sigmoid64 as *const u8),
+            ("lf_run_silu_f64", run_silu64 as *const u8),
+            ("lf_run_exp_f32", run_exp as *const u8),
+            ("lf_run_log_f32", run_log as *const u8),
+            ("lf_run_erf_f32", run_erf as *const u8),
+            ("lf_run_gelu_f32", run_gelu as *const u8),
+            ("lf_run_tanh_f32", run_tanh as *const u8),
+            ("lf_run_sigmoid_f32", run_sigmoid as *const u8),
+            ("lf_run_silu_f32", run_silu as *const u8),
+        ])
 }
 
 /// `x < bound ? bound : x`, then `hi < x ? hi : x` (`vmath`'s clamp: NaN stays).

@@ -43,6 +43,7 @@ mod vcolumns;
 mod vector;
 mod vnarrow;
 mod vreduce;
+mod vreduce_run;
 mod vrun;
 mod vtranspose;
 

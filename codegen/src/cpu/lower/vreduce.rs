@@ -215,6 +215,14 @@ impl Lower<'_, '_> {
         // the lanes of float64 and no widening of every term; the combined value
         // joins the scalar float64 accumulator for the tail.
         let vaccs = self.init_vaccs(ph, true)?;
+        let fma = crate::cpu::vmath::isa_has_fma(self.module);
+        let rrun =
+            super::vreduce_run::reduce_run(self.k, ph, &self.needed, &self.reuses, self.math, fma);
+        if let (Some(rr), [va]) = (rrun, vaccs.as_slice()) {
+            self.reduce_run_values(rr, m, va)?;
+            self.finish_vacc(va)?;
+            return Ok(m);
+        }
         let rd = nd - 1;
         // A phase run (`vrun::phase_run`): the reductions of the run's op read
         // the row back after the routine, the others accumulate in the loop.
@@ -338,40 +346,14 @@ impl Lower<'_, '_> {
             [va] if va.op == Accum::Sum && va.ty == vt => Some(va),
             _ => None,
         };
-        // (as `veval` lays a value's parts out: copy `u`, part `p` at position
-        // `u * GROUP + 2p`)
-        let off = |u: usize, p: usize| ((u as i64 * GROUP + p as i64 * 2) * size) as i32;
-        let sums = match summed {
-            Some(va) => {
-                let data = StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    (GROUP * UNROLL * size) as u32,
-                    4,
-                );
-                let slot = self.b.create_sized_stack_slot(data);
-                let at = self.b.ins().stack_addr(I64, slot, 0);
-                for (u, parts) in va.vars.iter().enumerate() {
-                    for (p, &var) in parts.iter().enumerate() {
-                        let v = self.b.use_var(var);
-                        self.b.ins().store(super::flags(), v, at, off(u, p));
-                    }
-                }
-                at
-            }
-            None => zero,
-        };
         let count = self.iconst(I64, m);
         let symbol = format!("lf_row_{}", r.routine);
-        self.call_void(&symbol, &[start, src, count, shift, sums])?;
         if let Some(va) = summed {
-            for (u, parts) in va.vars.iter().enumerate() {
-                for (p, &var) in parts.iter().enumerate() {
-                    let v = self.b.ins().load(vt, super::flags(), sums, off(u, p));
-                    self.b.def_var(var, v);
-                }
-            }
-            return Ok(());
+            return self.through_sixteen(va, &mut |l, sums| {
+                l.call_void(&symbol, &[start, src, count, shift, sums])
+            });
         }
+        self.call_void(&symbol, &[start, src, count, shift, zero])?;
         if accs.is_empty() {
             return Ok(());
         }
@@ -393,6 +375,39 @@ impl Lower<'_, '_> {
             }
             Ok(())
         })
+    }
+
+    /// Hands `va`'s sixteen accumulators (its copies' parts, laid out as
+    /// `veval` lays a value's: copy `u`, part `p` at position `u * GROUP + 2p`)
+    /// to `call` in a stack slot (its address) and takes them back after it.
+    pub(super) fn through_sixteen(
+        &mut self,
+        va: &VAcc,
+        call: &mut dyn FnMut(&mut Self, Value) -> R<()>,
+    ) -> R<()> {
+        let size = i64::from(va.ty.lane_type().bytes());
+        let off = |u: usize, p: usize| ((u as i64 * GROUP + p as i64 * 2) * size) as i32;
+        let bytes = (GROUP * UNROLL * size) as u32;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            bytes,
+            4,
+        ));
+        let at = self.b.ins().stack_addr(I64, slot, 0);
+        for (u, parts) in va.vars.iter().enumerate() {
+            for (p, &var) in parts.iter().enumerate() {
+                let v = self.b.use_var(var);
+                self.b.ins().store(super::flags(), v, at, off(u, p));
+            }
+        }
+        call(self, at)?;
+        for (u, parts) in va.vars.iter().enumerate() {
+            for (p, &var) in parts.iter().enumerate() {
+                let v = self.b.ins().load(va.ty, super::flags(), at, off(u, p));
+                self.b.def_var(var, v);
+            }
+        }
+        Ok(())
     }
 
     /// The splat parts of the earlier stages' float values that `stage`'s

@@ -321,14 +321,22 @@ impl Lower<'_, '_> {
             (Some(_), Expr::Binary { a, .. }) => *a,
             _ => r.arg,
         };
+        self.load_address(load).map(Some)
+    }
+
+    /// The address of load `load` at the current point.
+    pub(super) fn load_address(&mut self, load: ExprId) -> R<Value> {
         let Expr::Load {
             param, ref index, ..
         } = self.k.exprs[load.0 as usize].expr
         else {
-            return Ok(None);
+            let dt = self.k.exprs[load.0 as usize].dtype;
+            return Err(super::unsupported(
+                "a run reading a value that is not a load",
+                dt,
+            ));
         };
         let (offset, strides) = (index.offset, index.strides.clone());
         self.address(param.index(), &offset, &strides, None)
-            .map(Some)
     }
 }

@@ -1,0 +1,171 @@
+//! Reduction runs: a reduction phase whose only work is one reduction of a
+//! contiguous row calls a precompiled routine over the row
+//! (`lazyfuse_runtime::vector_runs`' `lf_reduce_<kind>`, 16 or 8 lanes where
+//! the processor has them) instead of running Cranelift's 128-bit loop:
+//! softmax's row max, a layer norm's sum (of the row widened to float64) and
+//! its sum of squared deviations from the mean.
+//!
+//! The routine steps the sixteen accumulators of the vector loop (four
+//! unrolled copies of four lanes), position `i` into accumulator `i % 16`,
+//! with the loop's own arithmetic, so the result has its bits; the kernel
+//! hands the accumulators over in a stack slot and takes them back before
+//! combining them and running the scalar tail as before. Fast math with FMA
+//! only (the squared deviation is the loop's contracted `d * d + acc`).
+
+use super::vreduce::{phase_vectorizes, GROUP, UNROLL};
+use super::{Lower, R};
+use cranelift_codegen::ir::types::{F64, I64};
+use cranelift_codegen::ir::InstBuilder;
+use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::{BinaryOp, DType};
+
+/// A phase's reduction run (see the module doc).
+#[derive(Clone, Copy)]
+pub(super) struct ReduceRun {
+    /// the contiguous load the routine reads
+    pub(super) load: ExprId,
+    /// the squared deviations' center (an outer value)
+    pub(super) shift: Option<ExprId>,
+    /// the routine's symbol
+    pub(super) symbol: &'static str,
+}
+
+/// Phase `ph`'s reduction run, if it has one: the phase vectorizes, stores
+/// nothing, keeps and reuses no row (`reuses`), and its needed expressions are
+/// one reduction and the chain it reduces, one of: `max`/`min`/`sum` of a
+/// contiguous float32 or float64 load; `sum` of a float32 load widened to
+/// float64; `sum` of `d * d` with `d` such a value (loaded or widened) minus an
+/// outer value.
+pub(super) fn reduce_run(
+    k: &LoopKernel,
+    ph: u32,
+    needed: &[bool],
+    reuses: &[(usize, usize)],
+    math: MathMode,
+    fma: bool,
+) -> Option<ReduceRun> {
+    let nd = k.dims.len();
+    if math != MathMode::Fast || !fma || nd != k.n_parallel + 1 {
+        return None;
+    }
+    if (k.dims[nd - 1] as i64) < GROUP * UNROLL {
+        return None;
+    }
+    let stage = Stage::Inner(ph);
+    let in_phase = |i: usize| k.exprs[i].stage == stage;
+    let stores = k.stores.iter().any(|s| in_phase(s.value.0 as usize));
+    let keeps = reuses.iter().any(|&(a, b)| in_phase(a) || in_phase(b));
+    if stores || keeps || !phase_vectorizes(k, ph, needed, math) {
+        return None;
+    }
+    let reductions: Vec<_> = k
+        .phase_reductions(ph)
+        .into_iter()
+        .filter(|r| needed[r.0])
+        .collect();
+    let [(_, op, x)] = reductions.as_slice() else {
+        return None;
+    };
+    let expr = |id: ExprId| &k.exprs[id.0 as usize];
+    let contiguous = |id: ExprId| {
+        let e = expr(id);
+        matches!(e.dtype, DType::F32 | DType::F64)
+            && matches!(e.expr, Expr::Load { param, ref index, .. }
+                if index.strides[nd - 1] == 1 && k.params[param.index()].dtype == e.dtype)
+    };
+    // A contiguous load, or a float32 one widened: the load and whether widened.
+    let value = |id: ExprId| match expr(id).expr {
+        _ if contiguous(id) => Some((id, false)),
+        Expr::Cast { x } if contiguous(x) && expr(x).dtype == DType::F32 => {
+            (expr(id).dtype == DType::F64).then_some((x, true))
+        }
+        _ => None,
+    };
+    let name = |load: ExprId, widened: bool| match (expr(load).dtype, widened) {
+        (DType::F32, true) => "f32_f64",
+        (DType::F32, false) => "f32",
+        _ => "f64",
+    };
+    let (kind, load, widened, shift, chain) = match (*op, &expr(*x).expr) {
+        (Accum::Max | Accum::Min, _) if contiguous(*x) => {
+            let kind = if *op == Accum::Max { "max" } else { "min" };
+            (kind, *x, false, None, vec![*x])
+        }
+        (Accum::Sum, _) if value(*x).is_some() => {
+            let (load, widened) = value(*x)?;
+            ("sum", load, widened, None, vec![*x, load])
+        }
+        (
+            Accum::Sum,
+            &Expr::Binary {
+                op: BinaryOp::Mul,
+                a,
+                b,
+            },
+        ) if a == b => {
+            let Expr::Binary {
+                op: BinaryOp::Sub,
+                a: c,
+                b: s,
+            } = expr(a).expr
+            else {
+                return None;
+            };
+            let (load, widened) = value(c)?;
+            if matches!(expr(s).stage, Stage::Inner(_)) {
+                return None;
+            }
+            ("sumsq", load, widened, Some(s), vec![*x, a, c, load])
+        }
+        _ => return None,
+    };
+    let alone = (0..k.exprs.len())
+        .all(|i| !needed[i] || !in_phase(i) || chain.iter().any(|c| c.0 as usize == i));
+    if !alone {
+        return None;
+    }
+    let symbol = match (kind, name(load, widened)) {
+        ("max", "f32") => "lf_reduce_max_f32",
+        ("max", "f64") => "lf_reduce_max_f64",
+        ("min", "f32") => "lf_reduce_min_f32",
+        ("min", "f64") => "lf_reduce_min_f64",
+        ("sum", "f32") => "lf_reduce_sum_f32",
+        ("sum", "f64") => "lf_reduce_sum_f64",
+        ("sum", "f32_f64") => "lf_reduce_sum_f32_f64",
+        ("sumsq", "f32") => "lf_reduce_sumsq_f32",
+        ("sumsq", "f64") => "lf_reduce_sumsq_f64",
+        ("sumsq", "f32_f64") => "lf_reduce_sumsq_f32_f64",
+        _ => return None,
+    };
+    Some(ReduceRun {
+        load,
+        shift,
+        symbol,
+    })
+}
+
+impl Lower<'_, '_> {
+    /// Phase `ph`'s reduction run over the row's first `m` positions, into the
+    /// one vector accumulator `va` (left for `finish_vacc`).
+    pub(super) fn reduce_run_values(
+        &mut self,
+        rr: ReduceRun,
+        m: i64,
+        va: &super::vreduce::VAcc,
+    ) -> R<()> {
+        let rd = self.k.dims.len() - 1;
+        let zero = self.iconst(I64, 0);
+        self.b.def_var(self.idx[rd], zero);
+        let src = self.load_address(rr.load)?;
+        let lane = va.ty.lane_type();
+        let shift = match rr.shift {
+            Some(s) => self.val(s),
+            None if lane == F64 => self.b.ins().f64const(0.0),
+            None => self.b.ins().f32const(0.0),
+        };
+        let count = self.iconst(I64, m);
+        self.through_sixteen(va, &mut |l, accs| {
+            l.call_void(rr.symbol, &[src, count, shift, accs])
+        })
+    }
+}

@@ -1,0 +1,110 @@
+//! Reduction runs (fast math): a reduction phase whose only work is one max,
+//! min or sum of a contiguous row (or the sum of that row widened to float64,
+//! or of its squared deviations from an outer value) calls a precompiled
+//! wide-vector routine over the row. The routine must give the bits of the
+//! kernel's own vector loop: every test computes the same reduction once with
+//! the run and once over `x * 1` (which keeps the loop: the phase then reads
+//! two rows and multiplies), on the same values, and compares them bit for bit.
+
+use lazyfuse::{MathMode, Tensor};
+
+/// Rows with mixed magnitudes; the second holds a NaN, the third an infinity,
+/// the first and third signed zeros.
+fn rows(rows: usize, cols: usize) -> Vec<f32> {
+    let mut xs: Vec<f32> = (0..rows * cols)
+        .map(|i| (i as f32 * 0.731).sin() * [1.0, 1e3, 1e-3][i % 3] + (i % 7) as f32 * 0.25)
+        .collect();
+    xs[cols + cols / 2] = f32::NAN;
+    xs[2 * cols + 1] = f32::INFINITY;
+    xs[3 * cols - 1] = -0.0;
+    xs[3] = -0.0;
+    xs[4] = 0.0;
+    xs
+}
+
+fn bits(t: &Tensor) -> Vec<u64> {
+    t.contiguous()
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap()
+        .iter()
+        .map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() })
+        .collect()
+}
+
+type Reduction = fn(&Tensor) -> Tensor;
+
+/// The reductions (float32 and float64 inputs alike), each with the routine
+/// its run calls on float32 rows.
+const REDUCTIONS: [(&str, Reduction); 6] = [
+    ("lf_reduce_max_", |x| x.amax(&[1], true).unwrap()),
+    ("lf_reduce_min_", |x| x.amin(&[1], false).unwrap()),
+    ("lf_reduce_sum_", |x| x.sum(&[1], true).unwrap()),
+    ("lf_reduce_sum_", |x| x.mean(&[1], true).unwrap()),
+    ("lf_reduce_sumsq_", |x| x.var(&[1], 0, true).unwrap()),
+    ("lf_reduce_sumsq_", |x| {
+        // a layer norm's statistics and output, as W5 writes it
+        let mean = x.mean(&[1], true).unwrap();
+        let std = x
+            .var(&[1], 0, true)
+            .unwrap()
+            .add(1e-5)
+            .unwrap()
+            .sqrt()
+            .unwrap();
+        x.sub(&mean).unwrap().div(&std).unwrap()
+    }),
+];
+
+#[test]
+fn reduction_runs_give_the_vector_loops_bits() {
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for cols in [16, 17, 40, 1000, 4099] {
+        for f64_rows in [false, true] {
+            let x = Tensor::from_vec(rows(8, cols), &[8, cols]).unwrap();
+            let x = if f64_rows {
+                x.to_dtype(lazyfuse::DType::F64).unwrap().realize().unwrap()
+            } else {
+                x
+            };
+            let ones = Tensor::from_vec(vec![1.0f32; 8 * cols], &[8, cols]).unwrap();
+            let ones = ones.to_dtype(x.dtype()).unwrap().realize().unwrap();
+            for (i, (routine, f)) in REDUCTIONS.iter().enumerate() {
+                let run = f(&x);
+                let clif = run.clif_text().unwrap();
+                assert!(
+                    clif.contains(routine),
+                    "reduction {i} [8,{cols}] f64 {f64_rows}: no {routine}"
+                );
+                let inline = f(&x.mul(&ones).unwrap());
+                assert!(!inline.clif_text().unwrap().contains("lf_reduce_"));
+                assert_eq!(
+                    bits(&run.to_dtype(lazyfuse::DType::F64).unwrap()),
+                    bits(&inline.to_dtype(lazyfuse::DType::F64).unwrap()),
+                    "reduction {i} [8,{cols}] f64 {f64_rows}"
+                );
+            }
+        }
+    }
+}
+
+/// Which phases take a run: rows shorter than the vector loop's step, a
+/// reduction of more than a load, two reductions in a phase, and exact math
+/// take none.
+#[test]
+fn only_a_lone_reduction_of_a_row_takes_a_run() {
+    lazyfuse::set_math_mode(MathMode::Fast);
+    let x = Tensor::from_vec(rows(3, 40), &[3, 40]).unwrap();
+    let short = Tensor::from_vec(rows(3, 15), &[3, 15]).unwrap();
+    assert!(!short
+        .amax(&[1], false)
+        .unwrap()
+        .clif_text()
+        .unwrap()
+        .contains("lf_reduce_"));
+    let exp_sum = x.exp().unwrap().sum(&[1], false).unwrap();
+    assert!(!exp_sum.clif_text().unwrap().contains("lf_reduce_"));
+    // a column reduction reads across rows
+    let cols = x.sum(&[0], false).unwrap();
+    assert!(!cols.clif_text().unwrap().contains("lf_reduce_"));
+}
