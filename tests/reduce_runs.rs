@@ -108,3 +108,58 @@ fn only_a_lone_reduction_of_a_row_takes_a_run() {
     let cols = x.sum(&[0], false).unwrap();
     assert!(!cols.clif_text().unwrap().contains("lf_reduce_"));
 }
+
+/// A last phase that only scales a row by an outer value calls
+/// `lf_row_<mul|div>`: `x / sum(x)` and `amax(x) * x` (where each is one kernel) and
+/// softmax (which scales its stored exps in place) on float32 and float64 rows,
+/// against the same computed over `x * 1` (the vector loop), bit for bit.
+#[test]
+fn scaled_rows_give_the_vector_loops_bits() {
+    lazyfuse::set_math_mode(MathMode::Fast);
+    type Scaled = fn(&Tensor) -> Tensor;
+    let cases: [(&str, Scaled); 3] = [
+        ("lf_row_div_", |x| {
+            x.div(&x.sum(&[1], true).unwrap()).unwrap()
+        }),
+        ("lf_row_mul_", |x| {
+            x.amax(&[1], true).unwrap().mul(x).unwrap()
+        }),
+        ("lf_row_mul_", |x| x.softmax(1).unwrap()),
+    ];
+    for cols in [16, 17, 40, 1000, 4099] {
+        for dt in [lazyfuse::DType::F32, lazyfuse::DType::F64] {
+            let x = Tensor::from_vec(rows(8, cols), &[8, cols]).unwrap();
+            let x = x.to_dtype(dt).unwrap().realize().unwrap();
+            let ones = Tensor::from_vec(vec![1.0f32; 8 * cols], &[8, cols]).unwrap();
+            let ones = ones.to_dtype(dt).unwrap().realize().unwrap();
+            for (i, (routine, f)) in cases.iter().enumerate() {
+                let run = f(&x);
+                // (long rows of `x / sum` and `amax * x` are scheduled as two
+                // kernels: the reduction, then an elementwise kernel)
+                let fused = run.schedule_text().unwrap().matches("kernel ").count() == 1;
+                assert_eq!(
+                    run.clif_text().unwrap().contains(routine),
+                    fused,
+                    "case {i} [8,{cols}] {dt:?}: {routine}"
+                );
+                assert!(fused || i != 2, "softmax [8,{cols}] {dt:?} is one kernel");
+                let xo = x.mul(&ones).unwrap();
+                let inline = if i == 2 {
+                    // softmax's exps stored, then scaled by the vector loop
+                    let e = xo.sub(&x.amax(&[1], true).unwrap()).unwrap().exp().unwrap();
+                    let e = e.realize().unwrap();
+                    e.mul(&e.sum(&[1], true).unwrap().reciprocal().unwrap())
+                        .unwrap()
+                        .mul(&ones)
+                        .unwrap()
+                } else {
+                    f(&xo)
+                };
+                assert!(!inline.clif_text().unwrap().contains("lf_row_mul_"));
+                assert!(!inline.clif_text().unwrap().contains("lf_row_div_"));
+                let f64s = |t: &Tensor| bits(&t.to_dtype(lazyfuse::DType::F64).unwrap());
+                assert_eq!(f64s(&run), f64s(&inline), "case {i} [8,{cols}] {dt:?}");
+            }
+        }
+    }
+}

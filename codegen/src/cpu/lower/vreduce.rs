@@ -210,6 +210,11 @@ impl Lower<'_, '_> {
             return Ok(0);
         }
         let m = n - n % step;
+        if let Some(sr) = super::vrun::scale_run(self.k, ph, &self.needed, &self.reuses, self.math)
+        {
+            self.scale_run_values(sr, m)?;
+            return Ok(m);
+        }
         // Fast: float32 sums in float32 lanes (16 accumulators of 4 lanes each, so
         // each adds only n/64 terms: PyTorch's CPU sums are float32 too), twice
         // the lanes of float64 and no widening of every term; the combined value
