@@ -246,6 +246,19 @@ fn probe() -> u8 {
     1
 }
 
+/// Runs `f` once at each level this processor has (portable, then AVX2, then
+/// AVX-512), the routines dispatching to that level, and lets [`level`] probe
+/// again after. Tests running meanwhile see a forced level, which is sound:
+/// every level gives the same bits.
+#[cfg(test)]
+fn each_level(f: impl Fn()) {
+    for l in 1..=probe() {
+        LEVEL.store(l, Ordering::Relaxed);
+        f();
+    }
+    LEVEL.store(0, Ordering::Relaxed);
+}
+
 /// One run function per op and element type: the op of the `n` elements at
 /// `src` into `dst` (the same address: in place), in the widest code the
 /// processor runs.
@@ -327,99 +340,104 @@ run_fn!(run_log64, float64::log, f64);
 mod tests {
     use super::*;
 
-    /// Every level computes the same bits (the portable loop is the reference).
+    /// Every level computes the same bits (the portable function is the
+    /// reference).
     #[test]
     fn levels_agree_bit_for_bit() {
-        let mut xs: Vec<f32> = (0..20_000)
-            .map(|i| ((i as f32) * 0.013 - 130.0) * if i % 3 == 0 { -1.0 } else { 1.0 })
-            .collect();
-        xs.extend([
-            0.0,
-            -0.0,
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            1e-30,
-            -1e-30,
-            3e-4,
-            88.72,
-            -103.9,
-            f32::MAX,
-            f32::MIN,
-        ]);
-        type Run = unsafe extern "C" fn(*mut f32, *const f32, i64);
-        for (run, f) in [
-            (run_exp as Run, exp as fn(f32) -> f32),
-            (run_tanh, tanh),
-            (run_sigmoid, sigmoid),
-            (run_silu, silu),
-            (run_log, log),
-            (run_erf, erf),
-            (run_gelu, gelu),
-        ] {
-            let mut got = xs.clone();
-            let mut into = vec![0.0f32; xs.len()];
-            // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are live Vecs
-            // of that length.
-            unsafe {
-                run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
-                run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+        each_level(|| {
+            let mut xs: Vec<f32> = (0..20_000)
+                .map(|i| ((i as f32) * 0.013 - 130.0) * if i % 3 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            xs.extend([
+                0.0,
+                -0.0,
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                1e-30,
+                -1e-30,
+                3e-4,
+                88.72,
+                -103.9,
+                f32::MAX,
+                f32::MIN,
+            ]);
+            type Run = unsafe extern "C" fn(*mut f32, *const f32, i64);
+            for (run, f) in [
+                (run_exp as Run, exp as fn(f32) -> f32),
+                (run_tanh, tanh),
+                (run_sigmoid, sigmoid),
+                (run_silu, silu),
+                (run_log, log),
+                (run_erf, erf),
+                (run_gelu, gelu),
+            ] {
+                let mut got = xs.clone();
+                let mut into = vec![0.0f32; xs.len()];
+                // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are live Vecs
+                // of that length.
+                unsafe {
+                    run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
+                    run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+                }
+                for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
+                    assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
+                    assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
+                }
             }
-            for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
-                assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
-                assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
-            }
-        }
+        });
     }
 
     /// The float64 ops too, against their portable form and libm.
     #[test]
     fn float64_levels_agree_bit_for_bit() {
-        let mut xs: Vec<f64> = (0..20_000)
-            .map(|i| ((i as f64) * 0.071 - 720.0) * if i % 3 == 0 { -1.0 } else { 1.0 })
-            .collect();
-        xs.extend([
-            0.0,
-            -0.0,
-            f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            1e-300,
-            5e-320,
-        ]);
-        xs.extend([1e-10, -2e-9, 19.9, -20.5, 709.9, -745.5, f64::MAX, f64::MIN]);
-        type Run = unsafe extern "C" fn(*mut f64, *const f64, i64);
-        for (run, f, libm_f) in [
-            (
-                run_exp64 as Run,
-                float64::exp as fn(f64) -> f64,
-                f64::exp as fn(f64) -> f64,
-            ),
-            (run_tanh64, float64::tanh, f64::tanh),
-            (run_log64, float64::log, f64::ln),
-            (run_sigmoid64, float64::sigmoid, |x: f64| {
-                1.0 / (1.0 + (-x).exp())
-            }),
-            (run_silu64, float64::silu, |x: f64| x / (1.0 + (-x).exp())),
-        ] {
-            let mut got = xs.clone();
-            let mut into = vec![0.0f64; xs.len()];
-            // SAFETY: live Vecs of that length, the same one or disjoint ones.
-            unsafe {
-                run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
-                run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+        each_level(|| {
+            let mut xs: Vec<f64> = (0..20_000)
+                .map(|i| ((i as f64) * 0.071 - 720.0) * if i % 3 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            xs.extend([
+                0.0,
+                -0.0,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                1e-300,
+                5e-320,
+            ]);
+            xs.extend([1e-10, -2e-9, 19.9, -20.5, 709.9, -745.5, f64::MAX, f64::MIN]);
+            type Run = unsafe extern "C" fn(*mut f64, *const f64, i64);
+            for (run, f, libm_f) in [
+                (
+                    run_exp64 as Run,
+                    float64::exp as fn(f64) -> f64,
+                    f64::exp as fn(f64) -> f64,
+                ),
+                (run_tanh64, float64::tanh, f64::tanh),
+                (run_log64, float64::log, f64::ln),
+                (run_sigmoid64, float64::sigmoid, |x: f64| {
+                    1.0 / (1.0 + (-x).exp())
+                }),
+                (run_silu64, float64::silu, |x: f64| x / (1.0 + (-x).exp())),
+            ] {
+                let mut got = xs.clone();
+                let mut into = vec![0.0f64; xs.len()];
+                // SAFETY: live Vecs of that length, the same one or disjoint ones.
+                unsafe {
+                    run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
+                    run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+                }
+                for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
+                    assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
+                    assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
+                    let want = libm_f(*x);
+                    let close = (y - want).abs() <= 1e-14 * want.abs().max(1e-300);
+                    assert!(
+                        close || (y.is_nan() && want.is_nan()) || y == &want,
+                        "{x}: {y} vs {want}"
+                    );
+                }
             }
-            for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
-                assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
-                assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
-                let want = libm_f(*x);
-                let close = (y - want).abs() <= 1e-14 * want.abs().max(1e-300);
-                assert!(
-                    close || (y.is_nan() && want.is_nan()) || y == &want,
-                    "{x}: {y} vs {want}"
-                );
-            }
-        }
+        });
     }
 
     #[test]

@@ -164,79 +164,81 @@ mod tests {
     /// zeros, of lengths that are and are not multiples of 16.
     #[test]
     fn reductions_step_the_sixteen_accumulators_in_order() {
-        let mut xs: Vec<f32> = (0..1000)
-            .map(|i| ((i as f32) * 0.731).sin() * 1e3)
-            .collect();
-        xs[17] = -0.0;
-        xs[33] = 0.0;
-        xs[400] = f32::INFINITY;
-        let mut with_nan = xs.clone();
-        with_nan[517] = f32::NAN;
-        type R32 = unsafe extern "C" fn(*const f32, i64, f32, *mut f32);
-        type R3264 = unsafe extern "C" fn(*const f32, i64, f64, *mut f64);
-        type R64 = unsafe extern "C" fn(*const f64, i64, f64, *mut f64);
-        type S32 = fn(f32, f32, f32) -> f32;
-        type S64 = fn(f64, f64, f64) -> f64;
-        type S3264 = fn(f64, f32, f64) -> f64;
-        let steps32: [(R32, S32); 4] = [
-            (reduce_max_f32, |a, x, _| max32(a, x)),
-            (reduce_min_f32, |a, x, _| min32(a, x)),
-            (reduce_sum_f32, |a, x, _| a + x),
-            (reduce_sumsq_f32, |a, x, c| (x - c).mul_add(x - c, a)),
-        ];
-        let steps64: [(R64, S64); 4] = [
-            (reduce_max_f64, |a, x, _| max64(a, x)),
-            (reduce_min_f64, |a, x, _| min64(a, x)),
-            (reduce_sum_f64, |a, x, _| a + x),
-            (reduce_sumsq_f64, |a, x, c| (x - c).mul_add(x - c, a)),
-        ];
-        let steps3264: [(R3264, S3264); 2] = [
-            (reduce_sum_f32_f64, |a, x, _| a + f64::from(x)),
-            (reduce_sumsq_f32_f64, |a, x, c| {
-                (f64::from(x) - c).mul_add(f64::from(x) - c, a)
-            }),
-        ];
-        for row in [&xs, &with_nan] {
-            for n in [1usize, 16, 31, 1000] {
-                let row = &row[..n];
-                let start: [f32; 16] = std::array::from_fn(|j| j as f32 - 3.0);
-                for (f, step) in steps32 {
-                    let mut want = start;
-                    for (i, &x) in row.iter().enumerate() {
-                        want[i % 16] = step(want[i % 16], x, 1.5);
+        super::super::each_level(|| {
+            let mut xs: Vec<f32> = (0..1000)
+                .map(|i| ((i as f32) * 0.731).sin() * 1e3)
+                .collect();
+            xs[17] = -0.0;
+            xs[33] = 0.0;
+            xs[400] = f32::INFINITY;
+            let mut with_nan = xs.clone();
+            with_nan[517] = f32::NAN;
+            type R32 = unsafe extern "C" fn(*const f32, i64, f32, *mut f32);
+            type R3264 = unsafe extern "C" fn(*const f32, i64, f64, *mut f64);
+            type R64 = unsafe extern "C" fn(*const f64, i64, f64, *mut f64);
+            type S32 = fn(f32, f32, f32) -> f32;
+            type S64 = fn(f64, f64, f64) -> f64;
+            type S3264 = fn(f64, f32, f64) -> f64;
+            let steps32: [(R32, S32); 4] = [
+                (reduce_max_f32, |a, x, _| max32(a, x)),
+                (reduce_min_f32, |a, x, _| min32(a, x)),
+                (reduce_sum_f32, |a, x, _| a + x),
+                (reduce_sumsq_f32, |a, x, c| (x - c).mul_add(x - c, a)),
+            ];
+            let steps64: [(R64, S64); 4] = [
+                (reduce_max_f64, |a, x, _| max64(a, x)),
+                (reduce_min_f64, |a, x, _| min64(a, x)),
+                (reduce_sum_f64, |a, x, _| a + x),
+                (reduce_sumsq_f64, |a, x, c| (x - c).mul_add(x - c, a)),
+            ];
+            let steps3264: [(R3264, S3264); 2] = [
+                (reduce_sum_f32_f64, |a, x, _| a + f64::from(x)),
+                (reduce_sumsq_f32_f64, |a, x, c| {
+                    (f64::from(x) - c).mul_add(f64::from(x) - c, a)
+                }),
+            ];
+            for row in [&xs, &with_nan] {
+                for n in [1usize, 16, 31, 1000] {
+                    let row = &row[..n];
+                    let start: [f32; 16] = std::array::from_fn(|j| j as f32 - 3.0);
+                    for (f, step) in steps32 {
+                        let mut want = start;
+                        for (i, &x) in row.iter().enumerate() {
+                            want[i % 16] = step(want[i % 16], x, 1.5);
+                        }
+                        let mut got = start;
+                        // SAFETY: a live row of `n` and an array of 16.
+                        unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "n {n}");
                     }
-                    let mut got = start;
-                    // SAFETY: a live row of `n` and an array of 16.
-                    unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
-                    assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "n {n}");
-                }
-                let start64 = start.map(f64::from);
-                let row64: Vec<f64> = row.iter().map(|&x| f64::from(x) * 1.1).collect();
-                for (f, step) in steps64 {
-                    let mut want = start64;
-                    for (i, &x) in row64.iter().enumerate() {
-                        want[i % 16] = step(want[i % 16], x, 1.5);
+                    let start64 = start.map(f64::from);
+                    let row64: Vec<f64> = row.iter().map(|&x| f64::from(x) * 1.1).collect();
+                    for (f, step) in steps64 {
+                        let mut want = start64;
+                        for (i, &x) in row64.iter().enumerate() {
+                            want[i % 16] = step(want[i % 16], x, 1.5);
+                        }
+                        let mut got = start64;
+                        // SAFETY: as above.
+                        unsafe { f(row64.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                     }
-                    let mut got = start64;
-                    // SAFETY: as above.
-                    unsafe { f(row64.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
-                    assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
-                }
-                for (f, step) in steps3264 {
-                    let mut want = start64;
-                    for (i, &x) in row.iter().enumerate() {
-                        want[i % 16] = step(want[i % 16], x, 1.5);
+                    for (f, step) in steps3264 {
+                        let mut want = start64;
+                        for (i, &x) in row.iter().enumerate() {
+                            want[i % 16] = step(want[i % 16], x, 1.5);
+                        }
+                        let mut got = start64;
+                        // SAFETY: as above.
+                        unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                     }
-                    let mut got = start64;
-                    // SAFETY: as above.
-                    unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
-                    assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                 }
             }
-        }
-        // The max and min: NaN wins, and -0 / +0 keep the earlier one.
-        assert!(max32(1.0, f32::NAN).is_nan() && min32(f32::NAN, 1.0).is_nan());
-        assert_eq!(max32(-0.0, 0.0).to_bits(), (-0.0f32).to_bits());
-        assert_eq!(min32(0.0, -0.0).to_bits(), 0.0f32.to_bits());
+            // The max and min: NaN wins, and -0 / +0 keep the earlier one.
+            assert!(max32(1.0, f32::NAN).is_nan() && min32(f32::NAN, 1.0).is_nan());
+            assert_eq!(max32(-0.0, 0.0).to_bits(), (-0.0f32).to_bits());
+            assert_eq!(min32(0.0, -0.0).to_bits(), 0.0f32.to_bits());
+        });
     }
 }

@@ -234,139 +234,145 @@ mod tests {
     /// rows of lengths that are and are not multiples of 16.
     #[test]
     fn rows_match_the_op_and_the_sixteen_sums() {
-        let xs: Vec<f32> = (0..4133)
-            .map(|i| ((i as f32) * 0.0137 - 20.0) * if i % 5 == 0 { -1.0 } else { 1.0 })
-            .collect();
-        type Row = unsafe extern "C" fn(*mut f32, *const f32, i64, f32, *mut f32);
-        for (row, f) in [
-            (row_exp as Row, super::super::exp as fn(f32) -> f32),
-            (row_tanh, super::super::tanh),
-            (row_sigmoid, super::super::sigmoid),
-            (row_silu, super::super::silu),
-            (row_log, super::super::log),
-            (row_erf, super::super::erf),
-            (row_gelu, super::super::gelu),
-        ] {
-            for n in [1usize, 15, 16, 17, 1024, 4133] {
-                for shift in [0.0f32, 3.25] {
-                    let want: Vec<f32> = xs[..n].iter().map(|&x| f(x - shift)).collect();
-                    let mut want_sums = [0.5f32; 16];
-                    for (i, y) in want.iter().enumerate() {
-                        want_sums[i % 16] += y;
+        super::super::each_level(|| {
+            let xs: Vec<f32> = (0..4133)
+                .map(|i| ((i as f32) * 0.0137 - 20.0) * if i % 5 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            type Row = unsafe extern "C" fn(*mut f32, *const f32, i64, f32, *mut f32);
+            for (row, f) in [
+                (row_exp as Row, super::super::exp as fn(f32) -> f32),
+                (row_tanh, super::super::tanh),
+                (row_sigmoid, super::super::sigmoid),
+                (row_silu, super::super::silu),
+                (row_log, super::super::log),
+                (row_erf, super::super::erf),
+                (row_gelu, super::super::gelu),
+            ] {
+                for n in [1usize, 15, 16, 17, 1024, 4133] {
+                    for shift in [0.0f32, 3.25] {
+                        let want: Vec<f32> = xs[..n].iter().map(|&x| f(x - shift)).collect();
+                        let mut want_sums = [0.5f32; 16];
+                        for (i, y) in want.iter().enumerate() {
+                            want_sums[i % 16] += y;
+                        }
+                        let mut got = xs[..n].to_vec();
+                        let mut into = vec![0.0f32; n];
+                        let (mut s1, mut s2) = ([0.5f32; 16], [0.5f32; 16]);
+                        // SAFETY: live Vecs of length `n` (the same one, or disjoint
+                        // ones) and arrays of 16.
+                        unsafe {
+                            row(
+                                got.as_mut_ptr(),
+                                got.as_ptr(),
+                                n as i64,
+                                shift,
+                                s1.as_mut_ptr(),
+                            );
+                            row(
+                                into.as_mut_ptr(),
+                                xs.as_ptr(),
+                                n as i64,
+                                shift,
+                                s2.as_mut_ptr(),
+                            );
+                        }
+                        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&got), bits(&want), "n {n} shift {shift}");
+                        assert_eq!(bits(&into), bits(&want), "n {n} shift {shift}");
+                        assert_eq!(bits(&s1), bits(&want_sums), "n {n} shift {shift}");
+                        assert_eq!(bits(&s2), bits(&want_sums), "n {n} shift {shift}");
+                        // (no sums)
+                        let mut none = vec![0.0f32; n];
+                        // SAFETY: as above, `sums` null.
+                        unsafe {
+                            row(
+                                none.as_mut_ptr(),
+                                xs.as_ptr(),
+                                n as i64,
+                                shift,
+                                std::ptr::null_mut(),
+                            )
+                        };
+                        assert_eq!(bits(&none), bits(&want));
                     }
-                    let mut got = xs[..n].to_vec();
-                    let mut into = vec![0.0f32; n];
-                    let (mut s1, mut s2) = ([0.5f32; 16], [0.5f32; 16]);
-                    // SAFETY: live Vecs of length `n` (the same one, or disjoint
-                    // ones) and arrays of 16.
-                    unsafe {
-                        row(
-                            got.as_mut_ptr(),
-                            got.as_ptr(),
-                            n as i64,
-                            shift,
-                            s1.as_mut_ptr(),
-                        );
-                        row(
-                            into.as_mut_ptr(),
-                            xs.as_ptr(),
-                            n as i64,
-                            shift,
-                            s2.as_mut_ptr(),
-                        );
-                    }
-                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(bits(&got), bits(&want), "n {n} shift {shift}");
-                    assert_eq!(bits(&into), bits(&want), "n {n} shift {shift}");
-                    assert_eq!(bits(&s1), bits(&want_sums), "n {n} shift {shift}");
-                    assert_eq!(bits(&s2), bits(&want_sums), "n {n} shift {shift}");
-                    // (no sums)
-                    let mut none = vec![0.0f32; n];
-                    // SAFETY: as above, `sums` null.
-                    unsafe {
-                        row(
-                            none.as_mut_ptr(),
-                            xs.as_ptr(),
-                            n as i64,
-                            shift,
-                            std::ptr::null_mut(),
-                        )
-                    };
-                    assert_eq!(bits(&none), bits(&want));
                 }
             }
-        }
+        });
     }
 
     /// The scalings against `x * c` and `x / c` one by one, in place and from a
     /// source, bit for bit.
     #[test]
     fn scalings_match_the_op() {
-        let xs: Vec<f32> = (0..1037).map(|i| (i as f32 * 0.731).sin() * 1e3).collect();
-        type Scale = unsafe extern "C" fn(*mut f32, *const f32, i64, f32);
-        type Op = fn(f32, f32) -> f32;
-        let ops: [(Scale, Op); 2] = [(row_mul_f32, |x, c| x * c), (row_div_f32, |x, c| x / c)];
-        for (f, op) in ops {
-            let want: Vec<u32> = xs.iter().map(|&x| op(x, 0.37).to_bits()).collect();
-            let mut got = xs.clone();
-            let mut into = vec![0.0f32; xs.len()];
-            // SAFETY: live Vecs of that length, the same one or disjoint ones.
-            unsafe {
-                f(got.as_mut_ptr(), got.as_ptr(), xs.len() as i64, 0.37);
-                f(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64, 0.37);
+        super::super::each_level(|| {
+            let xs: Vec<f32> = (0..1037).map(|i| (i as f32 * 0.731).sin() * 1e3).collect();
+            type Scale = unsafe extern "C" fn(*mut f32, *const f32, i64, f32);
+            type Op = fn(f32, f32) -> f32;
+            let ops: [(Scale, Op); 2] = [(row_mul_f32, |x, c| x * c), (row_div_f32, |x, c| x / c)];
+            for (f, op) in ops {
+                let want: Vec<u32> = xs.iter().map(|&x| op(x, 0.37).to_bits()).collect();
+                let mut got = xs.clone();
+                let mut into = vec![0.0f32; xs.len()];
+                // SAFETY: live Vecs of that length, the same one or disjoint ones.
+                unsafe {
+                    f(got.as_mut_ptr(), got.as_ptr(), xs.len() as i64, 0.37);
+                    f(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64, 0.37);
+                }
+                assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
+                assert_eq!(into.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
             }
-            assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
-            assert_eq!(into.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
-        }
-        let ys: Vec<f64> = xs.iter().map(|&x| f64::from(x) * 1.1).collect();
-        let mut got = vec![0.0f64; ys.len()];
-        // SAFETY: disjoint live Vecs of that length.
-        unsafe { row_div_f64(got.as_mut_ptr(), ys.as_ptr(), ys.len() as i64, 0.37) };
-        assert!(got
-            .iter()
-            .zip(&ys)
-            .all(|(g, y)| g.to_bits() == (y / 0.37).to_bits()));
-        // SAFETY: as above.
-        unsafe { row_mul_f64(got.as_mut_ptr(), ys.as_ptr(), ys.len() as i64, 0.37) };
-        assert!(got
-            .iter()
-            .zip(&ys)
-            .all(|(g, y)| g.to_bits() == (y * 0.37).to_bits()));
+            let ys: Vec<f64> = xs.iter().map(|&x| f64::from(x) * 1.1).collect();
+            let mut got = vec![0.0f64; ys.len()];
+            // SAFETY: disjoint live Vecs of that length.
+            unsafe { row_div_f64(got.as_mut_ptr(), ys.as_ptr(), ys.len() as i64, 0.37) };
+            assert!(got
+                .iter()
+                .zip(&ys)
+                .all(|(g, y)| g.to_bits() == (y / 0.37).to_bits()));
+            // SAFETY: as above.
+            unsafe { row_mul_f64(got.as_mut_ptr(), ys.as_ptr(), ys.len() as i64, 0.37) };
+            assert!(got
+                .iter()
+                .zip(&ys)
+                .all(|(g, y)| g.to_bits() == (y * 0.37).to_bits()));
+        });
     }
 
     #[test]
     fn float64_rows_match_the_op_and_the_sixteen_sums() {
-        let xs: Vec<f64> = (0..2085).map(|i| (i as f64) * 0.041 - 40.0).collect();
-        type Row = unsafe extern "C" fn(*mut f64, *const f64, i64, f64, *mut f64);
-        for (row, f) in [
-            (row_exp64 as Row, float64::exp as fn(f64) -> f64),
-            (row_tanh64, float64::tanh),
-            (row_sigmoid64, float64::sigmoid),
-            (row_silu64, float64::silu),
-            (row_log64, float64::log),
-        ] {
-            for n in [3usize, 16, 2085] {
-                let want: Vec<f64> = xs[..n].iter().map(|&x| f(x - 1.5)).collect();
-                let mut want_sums = [0.0f64; 16];
-                for (i, y) in want.iter().enumerate() {
-                    want_sums[i % 16] += y;
+        super::super::each_level(|| {
+            let xs: Vec<f64> = (0..2085).map(|i| (i as f64) * 0.041 - 40.0).collect();
+            type Row = unsafe extern "C" fn(*mut f64, *const f64, i64, f64, *mut f64);
+            for (row, f) in [
+                (row_exp64 as Row, float64::exp as fn(f64) -> f64),
+                (row_tanh64, float64::tanh),
+                (row_sigmoid64, float64::sigmoid),
+                (row_silu64, float64::silu),
+                (row_log64, float64::log),
+            ] {
+                for n in [3usize, 16, 2085] {
+                    let want: Vec<f64> = xs[..n].iter().map(|&x| f(x - 1.5)).collect();
+                    let mut want_sums = [0.0f64; 16];
+                    for (i, y) in want.iter().enumerate() {
+                        want_sums[i % 16] += y;
+                    }
+                    let mut got = vec![0.0f64; n];
+                    let mut sums = [0.0f64; 16];
+                    // SAFETY: disjoint live Vecs of length `n` and an array of 16.
+                    unsafe {
+                        row(
+                            got.as_mut_ptr(),
+                            xs.as_ptr(),
+                            n as i64,
+                            1.5,
+                            sums.as_mut_ptr(),
+                        )
+                    };
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&want), "n {n}");
+                    assert_eq!(bits(&sums), bits(&want_sums), "n {n}");
                 }
-                let mut got = vec![0.0f64; n];
-                let mut sums = [0.0f64; 16];
-                // SAFETY: disjoint live Vecs of length `n` and an array of 16.
-                unsafe {
-                    row(
-                        got.as_mut_ptr(),
-                        xs.as_ptr(),
-                        n as i64,
-                        1.5,
-                        sums.as_mut_ptr(),
-                    )
-                };
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&got), bits(&want), "n {n}");
-                assert_eq!(bits(&sums), bits(&want_sums), "n {n}");
             }
-        }
+        });
     }
 }
