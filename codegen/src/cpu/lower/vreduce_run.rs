@@ -28,6 +28,9 @@ pub(super) struct ReduceRun {
     pub(super) shift: Option<ExprId>,
     /// the routine's symbol
     pub(super) symbol: &'static str,
+    /// its accumulators' element type (the phase's vector accumulator must
+    /// hold it: float32 lanes, or float64 parts)
+    pub(super) acc: DType,
 }
 
 /// Phase `ph`'s reduction run, if it has one: the phase vectorizes, stores
@@ -137,10 +140,16 @@ pub(super) fn reduce_run(
         ("sumsq", "f32_f64") => "lf_reduce_sumsq_f32_f64",
         _ => return None,
     };
+    let acc = if widened {
+        DType::F64
+    } else {
+        expr(load).dtype
+    };
     Some(ReduceRun {
         load,
         shift,
         symbol,
+        acc,
     })
 }
 
