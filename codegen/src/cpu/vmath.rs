@@ -401,6 +401,16 @@ impl VMath<'_, '_> {
         self.b.ins().fmul(y, s2)
     }
 
+    /// `e^x` where the caller uses it only for `x` whose `2^n` is one normal
+    /// factor (erf's `Q`, about -17.6 to -1.5): no clamp and one scale, the same
+    /// bits as [`Self::exp`] there (scaling by a power of two commutes with the
+    /// rounding while nothing is subnormal).
+    fn exp_in_range(&mut self, x: Value) -> Value {
+        let (p, ni) = self.exp_core(x);
+        let s = self.pow2i(ni);
+        self.madd(p, s, s)
+    }
+
     fn exp(&mut self, x: Value) -> Value {
         // Beyond these e^x is inf or 0 in the lane type; inside them n fits scale2.
         let (lo, hi) = if self.f64() {
@@ -515,7 +525,9 @@ impl VMath<'_, '_> {
         let t1 = self.c(ERF_T1);
         let t = self.b.ins().fsub(a, t1);
         let q = self.horner(t, &ERF_LARGE);
-        let e = self.exp(q);
+        // (`q` matters only for `a` in [T1, T2), where it lies in exp_in_range's
+        // range; elsewhere the selects below drop it, and NaN stays NaN)
+        let e = self.exp_in_range(q);
         let one = self.c(1.0);
         let large = self.b.ins().fsub(one, e);
         let t2 = self.c(ERF_T2);
