@@ -38,7 +38,7 @@ pub(super) const GROUP: i64 = 4;
 pub(super) const UNROLL: i64 = 4;
 
 /// The vector parts of a value of `dt`: their type and count.
-fn parts_of(dt: DType) -> (Type, usize) {
+pub(super) fn parts_of(dt: DType) -> (Type, usize) {
     if dt == DType::F64 {
         (F64X2, 2)
     } else {
@@ -325,95 +325,6 @@ impl Lower<'_, '_> {
             self.finish_vacc(va)?;
         }
         Ok(m)
-    }
-
-    /// After a phase run's vector loop (which stored the op's argument at the
-    /// row's first `m` positions, unless the run is direct): the row routine
-    /// over them. A single sum of the op of the accumulators' type is kept by
-    /// the routine, position `i` into accumulator `i % 16` as the vector loop
-    /// would have (its copies' parts in a stack slot, read back after); other
-    /// reductions of the op (`accs`) are folded in by a second loop that reads
-    /// the values back copy by copy.
-    fn phase_run_values(&mut self, r: super::vrun::OutputRun, m: i64, accs: &[VAcc]) -> R<()> {
-        let rd = self.k.dims.len() - 1;
-        let zero = self.iconst(I64, 0);
-        self.b.def_var(self.idx[rd], zero);
-        let start = self.run_address(r)?;
-        let src = self.run_source(r)?.unwrap_or(start);
-        let dt = self.k.exprs[r.op].dtype;
-        let (vt, n) = parts_of(dt);
-        let size = dt.size_in_bytes() as i64;
-        let shift = match r.shift {
-            Some(s) => self.val(s),
-            None if dt == DType::F64 => self.b.ins().f64const(0.0),
-            None => self.b.ins().f32const(0.0),
-        };
-        let summed = match accs {
-            [va] if va.op == Accum::Sum && va.ty == vt => Some(va),
-            _ => None,
-        };
-        let count = self.iconst(I64, m);
-        let symbol = format!("lf_row_{}", r.routine);
-        if let Some(va) = summed {
-            return self.through_sixteen(va, &mut |l, sums| {
-                l.call_void(&symbol, &[start, src, count, shift, sums])
-            });
-        }
-        self.call_void(&symbol, &[start, src, count, shift, zero])?;
-        if accs.is_empty() {
-            return Ok(());
-        }
-        self.counted_loop(m / (GROUP * UNROLL), &mut |l, step| {
-            let pos = l.b.ins().imul_imm_s(step, GROUP * UNROLL);
-            l.b.def_var(l.idx[rd], pos);
-            let addr = l.run_address(r)?;
-            for u in 0..UNROLL {
-                // (as `veval` lays a value's parts out)
-                let parts = (0..n as i64)
-                    .map(|p| {
-                        let off = ((u * GROUP + p * 2) * size) as i32;
-                        l.b.ins().load(vt, super::flags(), addr, off)
-                    })
-                    .collect();
-                let mut vv: Vec<Option<Vec<Value>>> = vec![None; l.k.exprs.len()];
-                vv[r.op] = Some(parts);
-                l.vaccumulate(accs, u, &vv);
-            }
-            Ok(())
-        })
-    }
-
-    /// Hands `va`'s sixteen accumulators (its copies' parts, laid out as
-    /// `veval` lays a value's: copy `u`, part `p` at position `u * GROUP + 2p`)
-    /// to `call` in a stack slot (its address) and takes them back after it.
-    pub(super) fn through_sixteen(
-        &mut self,
-        va: &VAcc,
-        call: &mut dyn FnMut(&mut Self, Value) -> R<()>,
-    ) -> R<()> {
-        let size = i64::from(va.ty.lane_type().bytes());
-        let off = |u: usize, p: usize| ((u as i64 * GROUP + p as i64 * 2) * size) as i32;
-        let bytes = (GROUP * UNROLL * size) as u32;
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            bytes,
-            4,
-        ));
-        let at = self.b.ins().stack_addr(I64, slot, 0);
-        for (u, parts) in va.vars.iter().enumerate() {
-            for (p, &var) in parts.iter().enumerate() {
-                let v = self.b.use_var(var);
-                self.b.ins().store(super::flags(), v, at, off(u, p));
-            }
-        }
-        call(self, at)?;
-        for (u, parts) in va.vars.iter().enumerate() {
-            for (p, &var) in parts.iter().enumerate() {
-                let v = self.b.ins().load(va.ty, super::flags(), at, off(u, p));
-                self.b.def_var(var, v);
-            }
-        }
-        Ok(())
     }
 
     /// The splat parts of the earlier stages' float values that `stage`'s

@@ -1,4 +1,5 @@
-//! Reduction runs: a reduction phase whose only work is one reduction of a
+//! Routines called from reduction phases. Reduction runs: a reduction phase
+//! whose only work is one reduction of a
 //! contiguous row calls a precompiled routine over the row
 //! (`lazyfuse_runtime::vector_runs`' `lf_reduce_<kind>`, 16 or 8 lanes where
 //! the processor has them) instead of running Cranelift's 128-bit loop:
@@ -11,11 +12,14 @@
 //! hands the accumulators over in a stack slot and takes them back before
 //! combining them and running the scalar tail as before. Fast math with FMA
 //! only (the squared deviation is the loop's contracted `d * d + acc`).
+//!
+//! The phase runs of `vrun` (a stored op, softmax's `exp(x - max)`) hand their
+//! sum over the same way ([`Lower::through_sixteen`]).
 
-use super::vreduce::{phase_vectorizes, GROUP, UNROLL};
+use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::{F64, I64};
-use cranelift_codegen::ir::InstBuilder;
+use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
 
@@ -156,12 +160,7 @@ pub(super) fn reduce_run(
 impl Lower<'_, '_> {
     /// Phase `ph`'s reduction run over the row's first `m` positions, into the
     /// one vector accumulator `va` (left for `finish_vacc`).
-    pub(super) fn reduce_run_values(
-        &mut self,
-        rr: ReduceRun,
-        m: i64,
-        va: &super::vreduce::VAcc,
-    ) -> R<()> {
+    pub(super) fn reduce_run_values(&mut self, rr: ReduceRun, m: i64, va: &VAcc) -> R<()> {
         let rd = self.k.dims.len() - 1;
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
@@ -176,5 +175,99 @@ impl Lower<'_, '_> {
         self.through_sixteen(va, &mut |l, accs| {
             l.call_void(rr.symbol, &[src, count, shift, accs])
         })
+    }
+
+    /// After a phase run's vector loop (which stored the op's argument at the
+    /// row's first `m` positions, unless the run is direct): the row routine
+    /// over them. A single sum of the op of the accumulators' type is kept by
+    /// the routine, position `i` into accumulator `i % 16` as the vector loop
+    /// would have (its copies' parts in a stack slot, read back after); other
+    /// reductions of the op (`accs`) are folded in by a second loop that reads
+    /// the values back copy by copy.
+    pub(super) fn phase_run_values(
+        &mut self,
+        r: super::vrun::OutputRun,
+        m: i64,
+        accs: &[VAcc],
+    ) -> R<()> {
+        let rd = self.k.dims.len() - 1;
+        let zero = self.iconst(I64, 0);
+        self.b.def_var(self.idx[rd], zero);
+        let start = self.run_address(r)?;
+        let src = self.run_source(r)?.unwrap_or(start);
+        let dt = self.k.exprs[r.op].dtype;
+        let (vt, n) = parts_of(dt);
+        let size = dt.size_in_bytes() as i64;
+        let shift = match r.shift {
+            Some(s) => self.val(s),
+            None if dt == DType::F64 => self.b.ins().f64const(0.0),
+            None => self.b.ins().f32const(0.0),
+        };
+        let summed = match accs {
+            [va] if va.op == Accum::Sum && va.ty == vt => Some(va),
+            _ => None,
+        };
+        let count = self.iconst(I64, m);
+        let symbol = format!("lf_row_{}", r.routine);
+        if let Some(va) = summed {
+            return self.through_sixteen(va, &mut |l, sums| {
+                l.call_void(&symbol, &[start, src, count, shift, sums])
+            });
+        }
+        self.call_void(&symbol, &[start, src, count, shift, zero])?;
+        if accs.is_empty() {
+            return Ok(());
+        }
+        self.counted_loop(m / (GROUP * UNROLL), &mut |l, step| {
+            let pos = l.b.ins().imul_imm_s(step, GROUP * UNROLL);
+            l.b.def_var(l.idx[rd], pos);
+            let addr = l.run_address(r)?;
+            for u in 0..UNROLL {
+                // (as `veval` lays a value's parts out)
+                let parts = (0..n as i64)
+                    .map(|p| {
+                        let off = ((u * GROUP + p * 2) * size) as i32;
+                        l.b.ins().load(vt, super::flags(), addr, off)
+                    })
+                    .collect();
+                let mut vv: Vec<Option<Vec<Value>>> = vec![None; l.k.exprs.len()];
+                vv[r.op] = Some(parts);
+                l.vaccumulate(accs, u, &vv);
+            }
+            Ok(())
+        })
+    }
+
+    /// Hands `va`'s sixteen accumulators (its copies' parts, laid out as
+    /// `veval` lays a value's: copy `u`, part `p` at position `u * GROUP + 2p`)
+    /// to `call` in a stack slot (its address) and takes them back after it.
+    pub(super) fn through_sixteen(
+        &mut self,
+        va: &VAcc,
+        call: &mut dyn FnMut(&mut Self, Value) -> R<()>,
+    ) -> R<()> {
+        let size = i64::from(va.ty.lane_type().bytes());
+        let off = |u: usize, p: usize| ((u as i64 * GROUP + p as i64 * 2) * size) as i32;
+        let bytes = (GROUP * UNROLL * size) as u32;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            bytes,
+            4,
+        ));
+        let at = self.b.ins().stack_addr(I64, slot, 0);
+        for (u, parts) in va.vars.iter().enumerate() {
+            for (p, &var) in parts.iter().enumerate() {
+                let v = self.b.use_var(var);
+                self.b.ins().store(super::flags(), v, at, off(u, p));
+            }
+        }
+        call(self, at)?;
+        for (u, parts) in va.vars.iter().enumerate() {
+            for (p, &var) in parts.iter().enumerate() {
+                let v = self.b.ins().load(va.ty, super::flags(), at, off(u, p));
+                self.b.def_var(var, v);
+            }
+        }
+        Ok(())
     }
 }
