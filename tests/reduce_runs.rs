@@ -36,7 +36,7 @@ type Reduction = fn(&Tensor) -> Tensor;
 
 /// The reductions (float32 and float64 inputs alike), each with the routine
 /// its run calls on float32 rows.
-const REDUCTIONS: [(&str, Reduction); 6] = [
+const REDUCTIONS: [(&str, Reduction); 7] = [
     ("lf_reduce_max_", |x| x.amax(&[1], true).unwrap()),
     ("lf_reduce_min_", |x| x.amin(&[1], false).unwrap()),
     ("lf_reduce_sum_", |x| x.sum(&[1], true).unwrap()),
@@ -53,6 +53,11 @@ const REDUCTIONS: [(&str, Reduction); 6] = [
             .sqrt()
             .unwrap();
         x.sub(&mean).unwrap().div(&std).unwrap()
+    }),
+    ("lf_reduce_sumsq_", |x| {
+        // nn's layer norm: its variance squares in the input's dtype, then widens
+        let c = x.shape()[1];
+        lazyfuse::nn::functional::layer_norm(x, &[c], None, None, 1e-5).unwrap()
     }),
 ];
 

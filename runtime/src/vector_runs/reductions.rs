@@ -9,7 +9,8 @@
 //! Each step is the vector loop's, operation for operation: the max and min of
 //! `vbinary` (`a < b ? b : a`, NaN if either is NaN), adds, lane-exact float32
 //! → float64 widening, and the squared deviation `d * d + acc` as the one fused
-//! multiply-add the loop contracts it to.
+//! multiply-add the loop contracts it to (or, squared in float32 and widened,
+//! as a product and an add).
 
 /// The vector loop's maximum: `a < b ? b : a`, the canonical NaN if either is
 /// NaN.
@@ -55,9 +56,13 @@ fn min64(a: f64, b: f64) -> f64 {
 }
 
 /// One reduction function per step: `$s` the row's element type, `$a` the
-/// accumulators', `$step` the step `(acc, x, shift) -> acc`.
+/// accumulators', `$c` the shift's (the accumulators' unless given), `$step`
+/// the step `(acc, x, shift) -> acc`.
 macro_rules! reduce_fn {
     ($name:ident, $s:ty, $a:ty, $step:expr) => {
+        reduce_fn!($name, $s, $a, $a, $step);
+    };
+    ($name:ident, $s:ty, $a:ty, $c:ty, $step:expr) => {
         /// Steps `accs[i % 16]` with each of the `n` elements at `src` in order
         /// (`n ≤ 0`: nothing); `shift` is the squared deviations' center.
         ///
@@ -66,26 +71,26 @@ macro_rules! reduce_fn {
         /// for reads and writes of 16 accumulators apart from it, which no one
         /// else writes during the call (the JIT kernel passes a row of an input
         /// and a stack slot).
-        pub(crate) unsafe extern "C" fn $name(src: *const $s, n: i64, shift: $a, accs: *mut $a) {
+        pub(crate) unsafe extern "C" fn $name(src: *const $s, n: i64, shift: $c, accs: *mut $a) {
             if n <= 0 {
                 return;
             }
             mod wide {
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(src: &[$s], shift: $a, accs: &mut [$a; 16]) {
+                pub(super) fn avx512(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
                     apply(src, shift, accs)
                 }
                 #[cfg(target_arch = "x86_64")]
                 #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(src: &[$s], shift: $a, accs: &mut [$a; 16]) {
+                pub(super) fn avx2(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
                     apply(src, shift, accs)
                 }
                 #[inline(always)]
                 #[allow(unused_imports)]
-                pub(super) fn apply(src: &[$s], shift: $a, accs: &mut [$a; 16]) {
+                pub(super) fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
                     use super::*;
-                    let step: fn($a, $s, $a) -> $a = $step;
+                    let step: fn($a, $s, $c) -> $a = $step;
                     let mut acc = *accs;
                     let mut chunks = src.chunks_exact(16);
                     for c in &mut chunks {
@@ -138,10 +143,20 @@ reduce_fn!(reduce_sumsq_f32_f64, f32, f64, |a, x, c| {
     let d = f64::from(x) - c;
     d.mul_add(d, a)
 });
+// (a layer norm's variance as `nn::functional` writes it: `d · d` in float32,
+// widened, then added; no FMA, since the widening sits between)
+reduce_fn!(reduce_sumsq_f32_widened, f32, f64, f32, |a, x, c| {
+    let d = x - c;
+    a + f64::from(d * d)
+});
 
 /// The reduction functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 10] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 11] {
     [
+        (
+            "lf_reduce_sumsq_f32_widened",
+            reduce_sumsq_f32_widened as *const u8,
+        ),
         ("lf_reduce_max_f32", reduce_max_f32 as *const u8),
         ("lf_reduce_min_f32", reduce_min_f32 as *const u8),
         ("lf_reduce_sum_f32", reduce_sum_f32 as *const u8),
@@ -221,6 +236,19 @@ mod tests {
                         let mut got = start64;
                         // SAFETY: as above.
                         unsafe { f(row64.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
+                    }
+                    {
+                        let mut want = start64;
+                        for (i, &x) in row.iter().enumerate() {
+                            let d = x - 1.5f32;
+                            want[i % 16] += f64::from(d * d);
+                        }
+                        let mut got = start64;
+                        // SAFETY: as above.
+                        unsafe {
+                            reduce_sumsq_f32_widened(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr())
+                        };
                         assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                     }
                     for (f, step) in steps3264 {

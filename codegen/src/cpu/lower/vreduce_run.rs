@@ -42,7 +42,7 @@ pub(super) struct ReduceRun {
 /// one reduction and the chain it reduces, one of: `max`/`min`/`sum` of a
 /// contiguous float32 or float64 load; `sum` of a float32 load widened to
 /// float64; `sum` of `d * d` with `d` such a value (loaded or widened) minus an
-/// outer value.
+/// outer value; `sum` of `d * d` computed in float32 and widened.
 pub(super) fn reduce_run(
     k: &LoopKernel,
     ph: u32,
@@ -102,6 +102,30 @@ pub(super) fn reduce_run(
             let (load, widened) = value(*x)?;
             ("sum", load, widened, None, vec![*x, load])
         }
+        // `d · d` squared in float32 and widened (`nn::functional`'s layer norm)
+        (Accum::Sum, &Expr::Cast { x: sq }) if expr(*x).dtype == DType::F64 => {
+            let Expr::Binary {
+                op: BinaryOp::Mul,
+                a: d,
+                b: d2,
+            } = expr(sq).expr
+            else {
+                return None;
+            };
+            let Expr::Binary {
+                op: BinaryOp::Sub,
+                a: c,
+                b: s,
+            } = expr(d).expr
+            else {
+                return None;
+            };
+            let f32_chain = [sq, d, c, s].iter().all(|&e| expr(e).dtype == DType::F32);
+            if d != d2 || !contiguous(c) || !f32_chain || matches!(expr(s).stage, Stage::Inner(_)) {
+                return None;
+            }
+            ("sumsq_widened", c, false, Some(s), vec![*x, sq, d, c])
+        }
         (
             Accum::Sum,
             &Expr::Binary {
@@ -142,9 +166,10 @@ pub(super) fn reduce_run(
         ("sumsq", "f32") => "lf_reduce_sumsq_f32",
         ("sumsq", "f64") => "lf_reduce_sumsq_f64",
         ("sumsq", "f32_f64") => "lf_reduce_sumsq_f32_f64",
+        ("sumsq_widened", "f32") => "lf_reduce_sumsq_f32_widened",
         _ => return None,
     };
-    let acc = if widened {
+    let acc = if widened || kind == "sumsq_widened" {
         DType::F64
     } else {
         expr(load).dtype
