@@ -27,6 +27,65 @@ use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2};
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use std::sync::atomic::{AtomicU8, Ordering};
 
+/// Compiles `apply` (its parameters and body) three times — with AVX-512F,
+/// with AVX2 and FMA (each vectorized by the compiler to 16 or 8 lanes), and
+/// portably — and calls the widest one this processor runs ([`level`]) with
+/// `args`. `apply`'s body reaches the calling module's items through `super::`
+/// (it lands in a module of its own).
+macro_rules! by_level {
+    (fn apply($($p:ident: $t:ty),* $(,)?) $body:block, ($($a:expr),* $(,)?)) => {{
+        mod wide {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,fma,avx2")]
+            pub(super) fn avx512($($p: $t),*) {
+                apply($($p),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            pub(super) fn avx2($($p: $t),*) {
+                apply($($p),*)
+            }
+            #[inline(always)]
+            pub(super) fn apply($($p: $t),*) $body
+        }
+        match $crate::vector_runs::level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
+            3 => unsafe { wide::avx512($($a),*) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: level 2 means the processor has AVX2 and FMA.
+            2 => unsafe { wide::avx2($($a),*) },
+            _ => wide::apply($($a),*),
+        }
+    }};
+}
+
+/// The `n` elements at `dst` as a mutable slice, and those at `src` as a
+/// shared one unless it is the same address (`None`: in place).
+///
+/// # Safety
+/// `src` must be valid for reads and `dst` for writes of `n` aligned
+/// elements, the same run or disjoint, written by no one else while the slices
+/// live.
+unsafe fn run_slices<'a, T>(
+    dst: *mut T,
+    src: *const T,
+    n: usize,
+) -> (&'a mut [T], Option<&'a [T]>) {
+    // SAFETY: the caller's contract above: one mutable slice where the runs
+    // are the same, a shared and a mutable one where they are disjoint.
+    unsafe {
+        if std::ptr::eq(dst.cast_const(), src) {
+            (std::slice::from_raw_parts_mut(dst, n), None)
+        } else {
+            (
+                std::slice::from_raw_parts_mut(dst, n),
+                Some(std::slice::from_raw_parts(src, n)),
+            )
+        }
+    }
+}
+
 mod float64;
 mod reductions;
 mod rows;
@@ -292,48 +351,15 @@ macro_rules! run_fn {
             if n <= 0 {
                 return;
             }
-            let n = n as usize;
-            mod wide {
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(dst: &mut [$t], src: Option<&[$t]>) {
-                    apply(dst, src)
+            // SAFETY: the caller's contract above.
+            let (dst, src) = unsafe { run_slices(dst, src, n as usize) };
+            by_level!(fn apply(dst: &mut [$t], src: Option<&[$t]>) {
+                use super::$($f)::+ as f;
+                match src {
+                    None => dst.iter_mut().for_each(|v| *v = f(*v)),
+                    Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = f(x)),
                 }
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(dst: &mut [$t], src: Option<&[$t]>) {
-                    apply(dst, src)
-                }
-                #[inline(always)]
-                pub(super) fn apply(dst: &mut [$t], src: Option<&[$t]>) {
-                    use super::$($f)::+ as f;
-                    match src {
-                        None => dst.iter_mut().for_each(|v| *v = f(*v)),
-                        Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = f(x)),
-                    }
-                }
-            }
-            // SAFETY: the caller's contract above: valid runs of `n`, either the
-            // same (one mutable slice) or disjoint (a shared and a mutable one).
-            let (dst, src) = unsafe {
-                if std::ptr::eq(dst.cast_const(), src) {
-                    (std::slice::from_raw_parts_mut(dst, n), None)
-                } else {
-                    (
-                        std::slice::from_raw_parts_mut(dst, n),
-                        Some(std::slice::from_raw_parts(src, n)),
-                    )
-                }
-            };
-            match level() {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-                3 => unsafe { wide::avx512(dst, src) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 2 means the processor has AVX2 and FMA.
-                2 => unsafe { wide::avx2(dst, src) },
-                _ => wide::apply(dst, src),
-            }
+            }, (dst, src))
         }
     };
 }

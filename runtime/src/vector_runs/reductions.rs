@@ -75,20 +75,17 @@ macro_rules! reduce_fn {
             if n <= 0 {
                 return;
             }
-            mod wide {
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
-                    apply(src, shift, accs)
-                }
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
-                    apply(src, shift, accs)
-                }
-                #[inline(always)]
-                #[allow(unused_imports)]
-                pub(super) fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
+            // SAFETY: the caller's contract above.
+            let (src, accs) = unsafe {
+                (
+                    std::slice::from_raw_parts(src, n as usize),
+                    &mut *accs.cast::<[$a; 16]>(),
+                )
+            };
+            by_level!(
+                fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
+                    // (the steps name this module's max and min)
+                    #[allow(unused_imports)]
                     use super::*;
                     let step: fn($a, $s, $c) -> $a = $step;
                     let mut acc = *accs;
@@ -102,24 +99,9 @@ macro_rules! reduce_fn {
                         *a = step(*a, x, shift);
                     }
                     *accs = acc;
-                }
-            }
-            // SAFETY: the caller's contract above.
-            let (src, accs) = unsafe {
-                (
-                    std::slice::from_raw_parts(src, n as usize),
-                    &mut *accs.cast::<[$a; 16]>(),
-                )
-            };
-            match super::level() {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-                3 => unsafe { wide::avx512(src, shift, accs) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 2 means the processor has AVX2 and FMA.
-                2 => unsafe { wide::avx2(src, shift, accs) },
-                _ => wide::apply(src, shift, accs),
-            }
+                },
+                (src, shift, accs)
+            )
         }
     };
 }

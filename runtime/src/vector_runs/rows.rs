@@ -36,87 +36,46 @@ macro_rules! row_fn {
             if n <= 0 {
                 return;
             }
-            let n = n as usize;
-            mod wide {
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(
-                    dst: &mut [$t],
-                    src: Option<&[$t]>,
-                    shift: $t,
-                    sums: &mut [$t; 16],
-                ) {
-                    apply(dst, src, shift, sums)
-                }
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(
-                    dst: &mut [$t],
-                    src: Option<&[$t]>,
-                    shift: $t,
-                    sums: &mut [$t; 16],
-                ) {
-                    apply(dst, src, shift, sums)
-                }
-                #[inline(always)]
-                pub(super) fn apply(
-                    dst: &mut [$t],
-                    src: Option<&[$t]>,
-                    shift: $t,
-                    sums: &mut [$t; 16],
-                ) {
-                    use super::super::$($f)::+ as f;
-                    let mut acc = *sums;
-                    let full = dst.len() - dst.len() % 16;
-                    for c in (0..full).step_by(16) {
-                        let xs: [$t; 16] = match src {
-                            Some(s) => s[c..c + 16].try_into().expect("16 elements"),
-                            None => dst[c..c + 16].try_into().expect("16 elements"),
-                        };
-                        let ys: [$t; 16] = std::array::from_fn(|j| f(xs[j] - shift));
-                        dst[c..c + 16].copy_from_slice(&ys);
-                        for (a, y) in acc.iter_mut().zip(ys) {
-                            *a += y;
-                        }
-                    }
-                    for i in full..dst.len() {
-                        let x = src.map_or(dst[i], |s| s[i]);
-                        let y = f(x - shift);
-                        dst[i] = y;
-                        acc[i % 16] += y;
-                    }
-                    *sums = acc;
-                }
-            }
             let mut none = [0.0; 16];
-            // SAFETY: the caller's contract above: valid runs of `n`, either the
-            // same (one mutable slice) or disjoint (a shared and a mutable one),
-            // and `sums` null or 16 valid elements apart from both.
+            // SAFETY: the caller's contract above: valid runs of `n`, the same or
+            // disjoint, and `sums` null or 16 valid elements apart from both.
             let (dst, src, sums) = unsafe {
+                let (dst, src) = super::run_slices(dst, src, n as usize);
                 let sums = if sums.is_null() {
                     &mut none
                 } else {
                     &mut *sums.cast::<[$t; 16]>()
                 };
-                if std::ptr::eq(dst.cast_const(), src) {
-                    (std::slice::from_raw_parts_mut(dst, n), None, sums)
-                } else {
-                    (
-                        std::slice::from_raw_parts_mut(dst, n),
-                        Some(std::slice::from_raw_parts(src, n)),
-                        sums,
-                    )
-                }
+                (dst, src, sums)
             };
-            match super::level() {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-                3 => unsafe { wide::avx512(dst, src, shift, sums) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 2 means the processor has AVX2 and FMA.
-                2 => unsafe { wide::avx2(dst, src, shift, sums) },
-                _ => wide::apply(dst, src, shift, sums),
-            }
+            by_level!(fn apply(
+                dst: &mut [$t],
+                src: Option<&[$t]>,
+                shift: $t,
+                sums: &mut [$t; 16],
+            ) {
+                use super::super::$($f)::+ as f;
+                let mut acc = *sums;
+                let full = dst.len() - dst.len() % 16;
+                for c in (0..full).step_by(16) {
+                    let xs: [$t; 16] = match src {
+                        Some(s) => s[c..c + 16].try_into().expect("16 elements"),
+                        None => dst[c..c + 16].try_into().expect("16 elements"),
+                    };
+                    let ys: [$t; 16] = std::array::from_fn(|j| f(xs[j] - shift));
+                    dst[c..c + 16].copy_from_slice(&ys);
+                    for (a, y) in acc.iter_mut().zip(ys) {
+                        *a += y;
+                    }
+                }
+                for i in full..dst.len() {
+                    let x = src.map_or(dst[i], |s| s[i]);
+                    let y = f(x - shift);
+                    dst[i] = y;
+                    acc[i % 16] += y;
+                }
+                *sums = acc;
+            }, (dst, src, shift, sums))
         }
     };
 }
@@ -136,50 +95,17 @@ macro_rules! scale_fn {
             if n <= 0 {
                 return;
             }
-            let n = n as usize;
-            mod wide {
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx512f,fma,avx2")]
-                pub(super) fn avx512(dst: &mut [$t], src: Option<&[$t]>, c: $t) {
-                    apply(dst, src, c)
+            // SAFETY: the caller's contract above.
+            let (dst, src) = unsafe { super::run_slices(dst, src, n as usize) };
+            by_level!(fn apply(dst: &mut [$t], src: Option<&[$t]>, c: $t) {
+                match src {
+                    None => dst.iter_mut().for_each(|v| {
+                        let x = *v;
+                        *v = x $op c
+                    }),
+                    Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = x $op c),
                 }
-                #[cfg(target_arch = "x86_64")]
-                #[target_feature(enable = "avx2,fma")]
-                pub(super) fn avx2(dst: &mut [$t], src: Option<&[$t]>, c: $t) {
-                    apply(dst, src, c)
-                }
-                #[inline(always)]
-                pub(super) fn apply(dst: &mut [$t], src: Option<&[$t]>, c: $t) {
-                    match src {
-                        None => dst.iter_mut().for_each(|v| {
-                            let x = *v;
-                            *v = x $op c
-                        }),
-                        Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = x $op c),
-                    }
-                }
-            }
-            // SAFETY: the caller's contract above: valid runs of `n`, either the
-            // same (one mutable slice) or disjoint (a shared and a mutable one).
-            let (dst, src) = unsafe {
-                if std::ptr::eq(dst.cast_const(), src) {
-                    (std::slice::from_raw_parts_mut(dst, n), None)
-                } else {
-                    (
-                        std::slice::from_raw_parts_mut(dst, n),
-                        Some(std::slice::from_raw_parts(src, n)),
-                    )
-                }
-            };
-            match super::level() {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-                3 => unsafe { wide::avx512(dst, src, c) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: level 2 means the processor has AVX2 and FMA.
-                2 => unsafe { wide::avx2(dst, src, c) },
-                _ => wide::apply(dst, src, c),
-            }
+            }, (dst, src, c))
         }
     };
 }
