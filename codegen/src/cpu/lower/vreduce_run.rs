@@ -17,6 +17,7 @@
 //! sum over the same way ([`Lower::through_sixteen`]).
 
 use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
+use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::{F64, I64};
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
@@ -74,12 +75,8 @@ pub(super) fn reduce_run(
         return None;
     };
     let expr = |id: ExprId| &k.exprs[id.0 as usize];
-    let contiguous = |id: ExprId| {
-        let e = expr(id);
-        matches!(e.dtype, DType::F32 | DType::F64)
-            && matches!(e.expr, Expr::Load { param, ref index, .. }
-                if index.strides[nd - 1] == 1 && k.params[param.index()].dtype == e.dtype)
-    };
+    let contiguous =
+        |id: ExprId| matches!(expr(id).dtype, DType::F32 | DType::F64) && row_load(k, id);
     // A contiguous load, or a float32 one widened: the load and whether widened.
     let value = |id: ExprId| match expr(id).expr {
         _ if contiguous(id) => Some((id, false)),
@@ -150,9 +147,8 @@ pub(super) fn reduce_run(
         }
         _ => return None,
     };
-    let alone = (0..k.exprs.len())
-        .all(|i| !needed[i] || !in_phase(i) || chain.iter().any(|c| c.0 as usize == i));
-    if !alone {
+    let chain: Vec<usize> = chain.iter().map(|c| c.0 as usize).collect();
+    if !phase_computes_only(k, needed, ph, &chain) {
         return None;
     }
     let symbol = match (kind, name(load, widened)) {

@@ -224,6 +224,22 @@ fn phase_run(
     })
 }
 
+/// Whether `id` is a load contiguous along the row (stride 1 in the last dim)
+/// from a buffer of its own dtype: a row a routine reads as a slice.
+pub(super) fn row_load(k: &LoopKernel, id: ExprId) -> bool {
+    let nd = k.dims.len();
+    let e = &k.exprs[id.0 as usize];
+    matches!(e.expr, Expr::Load { param, ref index, .. }
+        if index.strides[nd - 1] == 1 && k.params[param.index()].dtype == e.dtype)
+}
+
+/// Whether phase `ph` computes nothing but `own`: every needed expression of
+/// its stage is one of them (a routine then does the phase's whole work).
+pub(super) fn phase_computes_only(k: &LoopKernel, needed: &[bool], ph: u32, own: &[usize]) -> bool {
+    let stage = Stage::Inner(ph);
+    (0..k.exprs.len()).all(|i| !needed[i] || k.exprs[i].stage != stage || own.contains(&i))
+}
+
 /// Whether phase `ph`'s run of op `op` (argument `x`) reads its input itself:
 /// `x` is a contiguous load of the op's dtype or such a load minus a value of an
 /// outer stage (returned: the shift), and the phase computes nothing else (its
@@ -236,13 +252,8 @@ fn direct_source(
     op: usize,
     x: ExprId,
 ) -> Option<Option<ExprId>> {
-    let nd = k.dims.len();
     let dt = k.exprs[op].dtype;
-    let contiguous = |id: ExprId| {
-        let e = &k.exprs[id.0 as usize];
-        e.dtype == dt
-            && matches!(e.expr, Expr::Load { ref index, .. } if index.strides[nd - 1] == 1)
-    };
+    let contiguous = |id: ExprId| k.exprs[id.0 as usize].dtype == dt && row_load(k, id);
     let (load, shift) = match k.exprs[x.0 as usize].expr {
         _ if contiguous(x) => (x, None),
         Expr::Binary {
@@ -254,18 +265,12 @@ fn direct_source(
         }
         _ => return None,
     };
-    let own = [op, x.0 as usize, load.0 as usize];
-    let alone = k.exprs.iter().enumerate().all(|(i, e)| {
-        !needed[i]
-            || match e.stage {
-                Stage::Inner(p) => p != ph || own.contains(&i),
-                Stage::Outer(p) if p == ph + 1 => {
-                    !matches!(e.expr, Expr::Reduce { x, .. } if x.0 as usize != op)
-                }
-                Stage::Outer(_) => true,
-            }
-    });
-    alone.then_some(shift)
+    let only_op = k
+        .phase_reductions(ph)
+        .iter()
+        .all(|r| !needed[r.0] || r.2 .0 as usize == op);
+    let alone = phase_computes_only(k, needed, ph, &[op, x.0 as usize, load.0 as usize]);
+    (only_op && alone).then_some(shift)
 }
 
 /// A phase that only scales a row: its one store is a contiguous load times or
@@ -320,12 +325,7 @@ pub(super) fn scale_run(
     let value = st.value;
     let dt = k.exprs[value.0 as usize].dtype;
     let outer = |id: ExprId| !matches!(k.exprs[id.0 as usize].stage, Stage::Inner(_));
-    let contiguous = |id: ExprId| {
-        let e = &k.exprs[id.0 as usize];
-        e.dtype == dt
-            && matches!(e.expr, Expr::Load { param, ref index, .. }
-                if index.strides[nd - 1] == 1 && k.params[param.index()].dtype == dt)
-    };
+    let contiguous = |id: ExprId| k.exprs[id.0 as usize].dtype == dt && row_load(k, id);
     let (load, by, symbol) = match k.exprs[value.0 as usize].expr {
         Expr::Binary { op, a, b } => match (op, dt) {
             (BinaryOp::Mul | BinaryOp::Div, DType::F32 | DType::F64) => {
@@ -348,8 +348,7 @@ pub(super) fn scale_run(
         },
         _ => return None,
     };
-    let own = [value.0 as usize, load.0 as usize];
-    let alone = (0..k.exprs.len()).all(|i| !needed[i] || !in_phase(i) || own.contains(&i));
+    let alone = phase_computes_only(k, needed, ph, &[value.0 as usize, load.0 as usize]);
     let stored_ok =
         st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == dt && alone;
     stored_ok.then_some(ScaleRun {
