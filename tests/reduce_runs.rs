@@ -115,7 +115,7 @@ fn only_a_lone_reduction_of_a_row_takes_a_run() {
 }
 
 /// A last phase that only scales a row by an outer value calls
-/// `lf_row_<mul|div>`: `x / sum(x)` and `amax(x) * x` (where each is one kernel) and
+/// `lf_row_affine_`: `x / sum(x)` and `amax(x) * x` (where each is one kernel) and
 /// softmax (which scales its stored exps in place) on float32 and float64 rows,
 /// against the same computed over `x * 1` (the vector loop), bit for bit.
 #[test]
@@ -123,13 +123,13 @@ fn scaled_rows_give_the_vector_loops_bits() {
     lazyfuse::set_math_mode(MathMode::Fast);
     type Scaled = fn(&Tensor) -> Tensor;
     let cases: [(&str, Scaled); 3] = [
-        ("lf_row_div_", |x| {
+        ("lf_row_affine_", |x| {
             x.div(&x.sum(&[1], true).unwrap()).unwrap()
         }),
-        ("lf_row_mul_", |x| {
+        ("lf_row_affine_", |x| {
             x.amax(&[1], true).unwrap().mul(x).unwrap()
         }),
-        ("lf_row_mul_", |x| x.softmax(1).unwrap()),
+        ("lf_row_affine_", |x| x.softmax(1).unwrap()),
     ];
     for cols in [16, 17, 40, 1000, 4099] {
         for dt in [lazyfuse::DType::F32, lazyfuse::DType::F64] {
@@ -153,18 +153,178 @@ fn scaled_rows_give_the_vector_loops_bits() {
                     // softmax's exps stored, then scaled by the vector loop
                     let e = xo.sub(&x.amax(&[1], true).unwrap()).unwrap().exp().unwrap();
                     let e = e.realize().unwrap();
-                    e.mul(&e.sum(&[1], true).unwrap().reciprocal().unwrap())
-                        .unwrap()
-                        .mul(&ones)
-                        .unwrap()
+                    // (times the ones first: `e * 1` is no load, so no run)
+                    let r = e.sum(&[1], true).unwrap().reciprocal().unwrap();
+                    e.mul(&ones).unwrap().mul(&r).unwrap()
                 } else {
                     f(&xo)
                 };
-                assert!(!inline.clif_text().unwrap().contains("lf_row_mul_"));
-                assert!(!inline.clif_text().unwrap().contains("lf_row_div_"));
+                assert!(!inline.clif_text().unwrap().contains("lf_row_affine_"));
                 let f64s = |t: &Tensor| bits(&t.to_dtype(lazyfuse::DType::F64).unwrap());
                 assert_eq!(f64s(&run), f64s(&inline), "case {i} [8,{cols}] {dt:?}");
             }
         }
     }
+}
+
+/// The normalizations' output phases: `((x - shift) ∘ scale) · w + b` with
+/// each part there or not, `∘` a multiply or divide, operands on either side,
+/// as W5 and `nn`'s layer norm write them; each calls `lf_row_affine_` and
+/// gives the bits of the same computed over `x * 1` (the vector loop, whose
+/// products an add takes fused), on float32 and float64 rows.
+#[test]
+fn affine_rows_give_the_vector_loops_bits() {
+    lazyfuse::set_math_mode(MathMode::Fast);
+    type Normalized = fn(&Tensor, &Tensor, &Tensor, &Tensor) -> Tensor;
+    let cases: [Normalized; 8] = [
+        // W5: (x - mean) / std * w + b
+        |x, x0, w, b| {
+            let mean = x0.mean(&[1], true).unwrap();
+            let std = x0
+                .var(&[1], 0, true)
+                .unwrap()
+                .add(1e-5)
+                .unwrap()
+                .sqrt()
+                .unwrap();
+            x.sub(&mean)
+                .unwrap()
+                .div(&std)
+                .unwrap()
+                .mul(w)
+                .unwrap()
+                .add(b)
+                .unwrap()
+        },
+        // nn's layer norm: (x - mean) * rstd * w + b
+        |x, _, w, b| {
+            let c = x.shape()[1];
+            lazyfuse::nn::functional::layer_norm(x, &[c], Some(w), Some(b), 1e-5).unwrap()
+        },
+        // b + w * ((x - mean) * rstd): every operand on the other side
+        |x, x0, w, b| {
+            let mean = x0.mean(&[1], true).unwrap();
+            let rstd = x0
+                .var(&[1], 0, true)
+                .unwrap()
+                .add(1e-5)
+                .unwrap()
+                .rsqrt()
+                .unwrap();
+            b.add(&w.mul(&rstd.mul(&x.sub(&mean).unwrap()).unwrap()).unwrap())
+                .unwrap()
+        },
+        // (x - mean) * rstd + b: the product fused into the add
+        |x, x0, _, b| {
+            let mean = x0.mean(&[1], true).unwrap();
+            let rstd = x0
+                .var(&[1], 0, true)
+                .unwrap()
+                .add(1e-5)
+                .unwrap()
+                .rsqrt()
+                .unwrap();
+            x.sub(&mean).unwrap().mul(&rstd).unwrap().add(b).unwrap()
+        },
+        // (x - mean) / std + b: a quotient added, not fused
+        |x, x0, _, b| {
+            let mean = x0.mean(&[1], true).unwrap();
+            let std = x0
+                .var(&[1], 0, true)
+                .unwrap()
+                .add(1e-5)
+                .unwrap()
+                .sqrt()
+                .unwrap();
+            x.sub(&mean).unwrap().div(&std).unwrap().add(b).unwrap()
+        },
+        // (x - mean) / std * w: a weight, no bias
+        |x, x0, w, _| {
+            let mean = x0.mean(&[1], true).unwrap();
+            let std = x0
+                .var(&[1], 0, true)
+                .unwrap()
+                .add(1e-5)
+                .unwrap()
+                .sqrt()
+                .unwrap();
+            x.sub(&mean).unwrap().div(&std).unwrap().mul(w).unwrap()
+        },
+        // RMS norm's shape: x * rsqrt(mean(x²)) * w, no shift
+        |x, x0, w, _| {
+            let ms = x0.mul(x0).unwrap().mean(&[1], true).unwrap();
+            x.mul(&ms.add(1e-6).unwrap().rsqrt().unwrap())
+                .unwrap()
+                .mul(w)
+                .unwrap()
+        },
+        // x / max + b
+        |x, x0, _, b| {
+            x.div(&x0.amax(&[1], true).unwrap())
+                .unwrap()
+                .add(b)
+                .unwrap()
+        },
+    ];
+    for cols in [16, 40, 1000, 4099] {
+        for dt in [lazyfuse::DType::F32, lazyfuse::DType::F64] {
+            let x = Tensor::from_vec(rows(8, cols), &[8, cols]).unwrap();
+            let x = x.to_dtype(dt).unwrap().realize().unwrap();
+            let vals = |seed: f32| -> Vec<f32> {
+                (0..cols).map(|i| (i as f32 * 0.37 + seed).sin()).collect()
+            };
+            let w = Tensor::from_vec(vals(0.2), &[cols])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let b = Tensor::from_vec(vals(0.3), &[cols])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let (w, b) = (w.realize().unwrap(), b.realize().unwrap());
+            let ones = Tensor::from_vec(vec![1.0f32; 8 * cols], &[8, cols]).unwrap();
+            let ones = ones.to_dtype(dt).unwrap().realize().unwrap();
+            let xo = x.mul(&ones).unwrap();
+            for (i, f) in cases.iter().enumerate() {
+                let run = f(&x, &x, &w, &b);
+                let fused = run.schedule_text().unwrap().matches("kernel ").count() == 1;
+                if i < 2 && cols <= 1000 {
+                    assert!(fused, "case {i} [8,{cols}] {dt:?} is one kernel");
+                }
+                assert_eq!(
+                    run.clif_text().unwrap().contains("lf_row_affine_"),
+                    fused,
+                    "case {i} [8,{cols}] {dt:?}"
+                );
+                let inline = f(&xo, &x, &w, &b);
+                assert!(!inline.clif_text().unwrap().contains("lf_row_affine_"));
+                let f64s = |t: &Tensor| bits(&t.to_dtype(lazyfuse::DType::F64).unwrap());
+                assert_eq!(f64s(&run), f64s(&inline), "case {i} [8,{cols}] {dt:?}");
+            }
+        }
+    }
+}
+
+/// Phases that look like an affine map but are not the routine's form keep
+/// the vector loop: a bias subtracted, an outer value divided by the row, a
+/// row times a row.
+#[test]
+fn other_maps_keep_the_vector_loop() {
+    lazyfuse::set_math_mode(MathMode::Fast);
+    let x = Tensor::from_vec(rows(4, 64), &[4, 64]).unwrap();
+    let b = Tensor::from_vec(vec![0.5f32; 64], &[64]).unwrap();
+    let s = x.sum(&[1], true).unwrap();
+    let not_affine = [
+        x.div(&s).unwrap().sub(&b).unwrap(),
+        s.div(&x).unwrap(),
+        x.sub(&s).unwrap().mul(&x).unwrap(),
+    ];
+    for (i, t) in not_affine.iter().enumerate() {
+        assert!(
+            !t.clif_text().unwrap().contains("lf_row_affine_"),
+            "case {i}"
+        );
+    }
+    // (exact math takes no run either: `affine_run` asks for fast math; the
+    // mode is global, so this binary's tests, which run at once, leave it)
 }

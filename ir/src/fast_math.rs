@@ -79,3 +79,15 @@ pub const ERF_T1: f64 = 0.875;
 
 /// Where float32 `erf` rounds to ±1.
 pub const ERF_T2: f64 = 3.9375;
+
+/// The affine row routine's `form` bit (`lf_row_affine_<f32|f64>`, which the
+/// code generator calls and the runtime defines): the row is divided by the
+/// scale (clear: multiplied).
+pub const AFFINE_DIVIDE: i64 = 1;
+
+/// The affine row routine's `form` bit: the scaled row is multiplied by a
+/// weight row.
+pub const AFFINE_WEIGHT: i64 = 2;
+
+/// The affine row routine's `form` bit: a bias row is added last.
+pub const AFFINE_BIAS: i64 = 4;

@@ -20,8 +20,10 @@
 //! *const f32, n: i64)`: in place where `dst == src`; `lf_run_<op>_f64` for the
 //! first five on float64 (the forms in `vector_runs/float64.rs`); and
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
-//! phase's sums (`vector_runs/rows.rs`); and `lf_reduce_<kind>` (a max, min,
-//! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`).
+//! phase's sums (`vector_runs/rows.rs`); `lf_reduce_<kind>` (a max, min,
+//! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`);
+//! and `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
+//! (`vector_runs/affine.rs`).
 
 use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2};
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
@@ -86,6 +88,71 @@ unsafe fn run_slices<'a, T>(
     }
 }
 
+/// Bytes of a row a routine works through between two prefetches of the
+/// next row's matching bytes: sixteen lines at a time, so the hints spread
+/// over the routine's loop instead of stalling it in one burst.
+const PREFETCH_BLOCK: usize = 1024;
+
+/// The blocks of `0..n` of [`PREFETCH_BLOCK`] bytes of `T` each (a multiple
+/// of 16 elements: a block never splits the sixteen accumulators' cycle);
+/// yielding a block first asks the processor to bring the block's bytes of the
+/// row at `next` into its cache (null: no row).
+///
+/// A reduction kernel's later phases reread its row from the cache and
+/// compute while the memory system idles (the hardware's own prefetcher only
+/// follows misses, and the rereads make none); the reduction routines take the
+/// kernel's next row of the same input as `next` and fetch it meanwhile, which
+/// overlaps the two. (The row and affine routines take none: measured, a
+/// prefetch there competes with their stores.) An iterator rather than a
+/// closure: the loop body stays in the routine's own function, compiled with
+/// its vector features.
+struct PrefetchedBlocks<T> {
+    start: usize,
+    n: usize,
+    next: *const T,
+}
+
+#[inline(always)]
+fn prefetched_blocks<T>(n: usize, next: *const T) -> PrefetchedBlocks<T> {
+    PrefetchedBlocks { start: 0, n, next }
+}
+
+impl<T> Iterator for PrefetchedBlocks<T> {
+    type Item = std::ops::Range<usize>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.start >= self.n {
+            return None;
+        }
+        let size = std::mem::size_of::<T>();
+        let end = self.n.min(self.start + PREFETCH_BLOCK / size);
+        if !self.next.is_null() {
+            let from = self.next.wrapping_add(self.start).cast::<u8>();
+            for line in (0..(end - self.start) * size).step_by(64) {
+                prefetch(from.wrapping_add(line));
+            }
+        }
+        let r = self.start..end;
+        self.start = end;
+        Some(r)
+    }
+}
+
+/// A hint to load the cache line at `p`.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and never faults, at
+    // any address (the kernels pass rows of their own buffers).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+mod affine;
 mod float64;
 mod reductions;
 mod rows;
@@ -94,6 +161,7 @@ mod rows;
 pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
     rows::symbols()
         .into_iter()
+        .chain(affine::symbols())
         .chain(reductions::symbols())
         .chain([
             ("lf_run_exp_f64", run_exp64 as *const u8),

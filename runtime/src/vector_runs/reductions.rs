@@ -64,14 +64,21 @@ macro_rules! reduce_fn {
     };
     ($name:ident, $s:ty, $a:ty, $c:ty, $step:expr) => {
         /// Steps `accs[i % 16]` with each of the `n` elements at `src` in order
-        /// (`n ≤ 0`: nothing); `shift` is the squared deviations' center.
+        /// (`n ≤ 0`: nothing); `shift` is the squared deviations' center;
+        /// `next` (null: none) is a row to prefetch meanwhile.
         ///
         /// # Safety
         /// `src` must be valid and aligned for reads of `n` elements and `accs`
         /// for reads and writes of 16 accumulators apart from it, which no one
         /// else writes during the call (the JIT kernel passes a row of an input
-        /// and a stack slot).
-        pub(crate) unsafe extern "C" fn $name(src: *const $s, n: i64, shift: $c, accs: *mut $a) {
+        /// and a stack slot). `next` may be any address: it is only a hint.
+        pub(crate) unsafe extern "C" fn $name(
+            src: *const $s,
+            n: i64,
+            shift: $c,
+            accs: *mut $a,
+            next: *const $s,
+        ) {
             if n <= 0 {
                 return;
             }
@@ -83,24 +90,27 @@ macro_rules! reduce_fn {
                 )
             };
             by_level!(
-                fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16]) {
+                fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16], next: *const $s) {
                     // (the steps name this module's max and min)
                     #[allow(unused_imports)]
                     use super::*;
                     let step: fn($a, $s, $c) -> $a = $step;
                     let mut acc = *accs;
-                    let mut chunks = src.chunks_exact(16);
-                    for c in &mut chunks {
-                        for (a, &x) in acc.iter_mut().zip(c) {
+                    for r in crate::vector_runs::prefetched_blocks(src.len(), next) {
+                        // (blocks are whole multiples of 16 but the last)
+                        let mut chunks = src[r].chunks_exact(16);
+                        for c in &mut chunks {
+                            for (a, &x) in acc.iter_mut().zip(c) {
+                                *a = step(*a, x, shift);
+                            }
+                        }
+                        for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
                             *a = step(*a, x, shift);
                         }
                     }
-                    for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
-                        *a = step(*a, x, shift);
-                    }
                     *accs = acc;
                 },
-                (src, shift, accs)
+                (src, shift, accs, next)
             )
         }
     };
@@ -170,9 +180,9 @@ mod tests {
             xs[400] = f32::INFINITY;
             let mut with_nan = xs.clone();
             with_nan[517] = f32::NAN;
-            type R32 = unsafe extern "C" fn(*const f32, i64, f32, *mut f32);
-            type R3264 = unsafe extern "C" fn(*const f32, i64, f64, *mut f64);
-            type R64 = unsafe extern "C" fn(*const f64, i64, f64, *mut f64);
+            type R32 = unsafe extern "C" fn(*const f32, i64, f32, *mut f32, *const f32);
+            type R3264 = unsafe extern "C" fn(*const f32, i64, f64, *mut f64, *const f32);
+            type R64 = unsafe extern "C" fn(*const f64, i64, f64, *mut f64, *const f64);
             type S32 = fn(f32, f32, f32) -> f32;
             type S64 = fn(f64, f64, f64) -> f64;
             type S3264 = fn(f64, f32, f64) -> f64;
@@ -197,6 +207,12 @@ mod tests {
             for row in [&xs, &with_nan] {
                 for n in [1usize, 16, 31, 1000] {
                     let row = &row[..n];
+                    // (a row to prefetch, or none: the results are the same)
+                    let next32 = if n % 2 == 0 {
+                        xs.as_ptr()
+                    } else {
+                        std::ptr::null()
+                    };
                     let start: [f32; 16] = std::array::from_fn(|j| j as f32 - 3.0);
                     for (f, step) in steps32 {
                         let mut want = start;
@@ -205,11 +221,16 @@ mod tests {
                         }
                         let mut got = start;
                         // SAFETY: a live row of `n` and an array of 16.
-                        unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr(), next32) };
                         assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "n {n}");
                     }
                     let start64 = start.map(f64::from);
                     let row64: Vec<f64> = row.iter().map(|&x| f64::from(x) * 1.1).collect();
+                    let next64 = if n % 2 == 0 {
+                        row64.as_ptr()
+                    } else {
+                        std::ptr::null()
+                    };
                     for (f, step) in steps64 {
                         let mut want = start64;
                         for (i, &x) in row64.iter().enumerate() {
@@ -217,7 +238,7 @@ mod tests {
                         }
                         let mut got = start64;
                         // SAFETY: as above.
-                        unsafe { f(row64.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        unsafe { f(row64.as_ptr(), n as i64, 1.5, got.as_mut_ptr(), next64) };
                         assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                     }
                     {
@@ -229,7 +250,13 @@ mod tests {
                         let mut got = start64;
                         // SAFETY: as above.
                         unsafe {
-                            reduce_sumsq_f32_widened(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr())
+                            reduce_sumsq_f32_widened(
+                                row.as_ptr(),
+                                n as i64,
+                                1.5,
+                                got.as_mut_ptr(),
+                                next32,
+                            )
                         };
                         assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                     }
@@ -240,7 +267,7 @@ mod tests {
                         }
                         let mut got = start64;
                         // SAFETY: as above.
-                        unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr()) };
+                        unsafe { f(row.as_ptr(), n as i64, 1.5, got.as_mut_ptr(), next32) };
                         assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
                     }
                 }

@@ -9,9 +9,6 @@
 //! lane by lane gives the kernel's bits; the kernel reads the sixteen back and
 //! combines them as before. `shift` is subtracted first (`0` where the kernel
 //! stored the argument itself: `x - 0` is `x`, signed zeros included).
-//!
-//! And `lf_row_<mul|div>_<f32|f64>(dst, src, n, c)`: a row times or over one
-//! value (softmax's last phase scales its row of exps by `1 / sum`).
 
 /// One row function per op and element type (see the module doc).
 macro_rules! row_fn {
@@ -80,41 +77,6 @@ macro_rules! row_fn {
     };
 }
 
-/// One scaling function per op and element type: `dst[i] = src[i] $op c`
-/// (a phase that only scales a row by an outer value: softmax's last).
-macro_rules! scale_fn {
-    ($name:ident, $t:ty, $op:tt) => {
-        /// Writes `src[i] op c` to `dst[i]` for the `n` elements (`n ≤ 0`:
-        /// nothing); `dst == src` works in place.
-        ///
-        /// # Safety
-        /// As the row functions': `src` valid for reads and `dst` for writes of
-        /// `n` aligned elements, the same run or disjoint, written by no one
-        /// else during the call.
-        pub(crate) unsafe extern "C" fn $name(dst: *mut $t, src: *const $t, n: i64, c: $t) {
-            if n <= 0 {
-                return;
-            }
-            // SAFETY: the caller's contract above.
-            let (dst, src) = unsafe { super::run_slices(dst, src, n as usize) };
-            by_level!(fn apply(dst: &mut [$t], src: Option<&[$t]>, c: $t) {
-                match src {
-                    None => dst.iter_mut().for_each(|v| {
-                        let x = *v;
-                        *v = x $op c
-                    }),
-                    Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = x $op c),
-                }
-            }, (dst, src, c))
-        }
-    };
-}
-
-scale_fn!(row_mul_f32, f32, *);
-scale_fn!(row_div_f32, f32, /);
-scale_fn!(row_mul_f64, f64, *);
-scale_fn!(row_div_f64, f64, /);
-
 row_fn!(row_exp, exp, f32);
 row_fn!(row_tanh, tanh, f32);
 row_fn!(row_sigmoid, sigmoid, f32);
@@ -129,12 +91,8 @@ row_fn!(row_silu64, float64::silu, f64);
 row_fn!(row_log64, float64::log, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 16] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
     [
-        ("lf_row_mul_f32", row_mul_f32 as *const u8),
-        ("lf_row_div_f32", row_div_f32 as *const u8),
-        ("lf_row_mul_f64", row_mul_f64 as *const u8),
-        ("lf_row_div_f64", row_div_f64 as *const u8),
         ("lf_row_exp_f64", row_exp64 as *const u8),
         ("lf_row_log_f64", row_log64 as *const u8),
         ("lf_row_tanh_f64", row_tanh64 as *const u8),
@@ -223,44 +181,6 @@ mod tests {
                     }
                 }
             }
-        });
-    }
-
-    /// The scalings against `x * c` and `x / c` one by one, in place and from a
-    /// source, bit for bit.
-    #[test]
-    fn scalings_match_the_op() {
-        super::super::each_level(|| {
-            let xs: Vec<f32> = (0..1037).map(|i| (i as f32 * 0.731).sin() * 1e3).collect();
-            type Scale = unsafe extern "C" fn(*mut f32, *const f32, i64, f32);
-            type Op = fn(f32, f32) -> f32;
-            let ops: [(Scale, Op); 2] = [(row_mul_f32, |x, c| x * c), (row_div_f32, |x, c| x / c)];
-            for (f, op) in ops {
-                let want: Vec<u32> = xs.iter().map(|&x| op(x, 0.37).to_bits()).collect();
-                let mut got = xs.clone();
-                let mut into = vec![0.0f32; xs.len()];
-                // SAFETY: live Vecs of that length, the same one or disjoint ones.
-                unsafe {
-                    f(got.as_mut_ptr(), got.as_ptr(), xs.len() as i64, 0.37);
-                    f(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64, 0.37);
-                }
-                assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
-                assert_eq!(into.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
-            }
-            let ys: Vec<f64> = xs.iter().map(|&x| f64::from(x) * 1.1).collect();
-            let mut got = vec![0.0f64; ys.len()];
-            // SAFETY: disjoint live Vecs of that length.
-            unsafe { row_div_f64(got.as_mut_ptr(), ys.as_ptr(), ys.len() as i64, 0.37) };
-            assert!(got
-                .iter()
-                .zip(&ys)
-                .all(|(g, y)| g.to_bits() == (y / 0.37).to_bits()));
-            // SAFETY: as above.
-            unsafe { row_mul_f64(got.as_mut_ptr(), ys.as_ptr(), ys.len() as i64, 0.37) };
-            assert!(got
-                .iter()
-                .zip(&ys)
-                .all(|(g, y)| g.to_bits() == (y * 0.37).to_bits()));
         });
     }
 

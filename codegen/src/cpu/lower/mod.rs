@@ -18,7 +18,9 @@
 //! lowering's rendering: values, stores, phases and their loops), `vector`
 //! (which kernels vectorize and their vector code), `vreduce` and `vtranspose` (the
 //! vector reduction and transpose tiers), `vrun` (output runs: a stored
-//! transcendental applied by a wide-vector routine over runs of the output), `vnarrow` (float16/bfloat16 lanes:
+//! transcendental applied by a wide-vector routine over runs of the output),
+//! `vreduce_run` and `vaffine_run` (a phase's reduction or affine map of a row
+//! as one routine call), `vnarrow` (float16/bfloat16 lanes:
 //! rounding and packing), `scalar` (values, loads, constants, calls,
 //! status), `ops` (unary, binary, casts), `reduce` (accumulators and scans),
 //! `repr` (a dtype's register representation), `state` (the translation's state).
@@ -39,6 +41,7 @@ mod repr;
 mod scalar;
 mod skeleton;
 mod state;
+mod vaffine_run;
 mod vcolumns;
 mod vector;
 mod vnarrow;

@@ -210,9 +210,11 @@ impl Lower<'_, '_> {
             return Ok(0);
         }
         let m = n - n % step;
-        if let Some(sr) = super::vrun::scale_run(self.k, ph, &self.needed, &self.reuses, self.math)
-        {
-            self.scale_run_values(sr, m)?;
+        let fma = crate::cpu::vmath::isa_has_fma(self.module);
+        let arun =
+            super::vaffine_run::affine_run(self.k, ph, &self.needed, &self.reuses, self.math, fma);
+        if let Some(ar) = arun {
+            self.affine_run_values(ar, m)?;
             return Ok(m);
         }
         // Fast: float32 sums in float32 lanes (16 accumulators of 4 lanes each, so
@@ -220,7 +222,6 @@ impl Lower<'_, '_> {
         // the lanes of float64 and no widening of every term; the combined value
         // joins the scalar float64 accumulator for the tail.
         let vaccs = self.init_vaccs(ph, true)?;
-        let fma = crate::cpu::vmath::isa_has_fma(self.module);
         let rrun =
             super::vreduce_run::reduce_run(self.k, ph, &self.needed, &self.reuses, self.math, fma);
         let rrun = rrun.filter(|rr| vaccs.iter().all(|va| va.ty == parts_of(rr.acc).0));

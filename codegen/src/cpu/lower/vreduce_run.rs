@@ -13,12 +13,17 @@
 //! combining them and running the scalar tail as before. Fast math with FMA
 //! only (the squared deviation is the loop's contracted `d * d + acc`).
 //!
+//! While it reduces a row the routine prefetches the kernel's next row of the
+//! same input ([`Lower::next_row_address`]): the phases after the first reread
+//! the row from the cache, and the fetch overlaps them.
+//!
 //! The phase runs of `vrun` (a stored op, softmax's `exp(x - max)`) hand their
 //! sum over the same way ([`Lower::through_sixteen`]).
 
 use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
 use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F64, I64};
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
@@ -193,9 +198,44 @@ impl Lower<'_, '_> {
             None => self.b.ins().f32const(0.0),
         };
         let count = self.iconst(I64, m);
+        let next = self.next_row_address(rr.load)?;
         self.through_sixteen(va, &mut |l, accs| {
-            l.call_void(rr.symbol, &[src, count, shift, accs])
+            l.call_void(rr.symbol, &[src, count, shift, accs, next])
         })
+    }
+
+    /// The address of the row that load `load` (contiguous along the row)
+    /// reads at the next parallel point, for a reduction routine to prefetch: one
+    /// step along the last parallel dim, where that whole row lies in the
+    /// buffer; null where it does not (past the buffer's end, a broadcast or
+    /// reversed dim). A hint only: the row may belong to another thread's
+    /// range, or not be the next point's where the dims wrap.
+    pub(super) fn next_row_address(&mut self, load: ExprId) -> R<Value> {
+        let Expr::Load {
+            param, ref index, ..
+        } = self.k.exprs[load.0 as usize].expr
+        else {
+            return Ok(self.iconst(I64, 0));
+        };
+        let (param, offset, strides) = (param.index(), index.offset, index.strides.clone());
+        let np = self.k.n_parallel;
+        let step = if np == 0 { 0 } else { strides[np - 1] };
+        let n = *self.k.dims.last().unwrap_or(&0) as i64;
+        if step <= 0 {
+            return Ok(self.iconst(I64, 0));
+        }
+        let size = self.k.params[param].dtype.size_in_bytes() as i64;
+        let len = self.k.params[param].len as i64;
+        let extra = self.iconst(I64, step);
+        let next = self.address(param, &offset, &strides, Some(extra))?;
+        let from = self.b.ins().isub(next, self.bases[param]);
+        let row_end = self.b.ins().iadd_imm_s(from, n * size);
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedLessThanOrEqual, row_end, len * size);
+        let null = self.iconst(I64, 0);
+        Ok(self.b.ins().select(inside, next, null))
     }
 
     /// After a phase run's vector loop (which stored the op's argument at the

@@ -273,92 +273,6 @@ fn direct_source(
     (only_op && alone).then_some(shift)
 }
 
-/// A phase that only scales a row: its one store is a contiguous load times or
-/// over an outer value (softmax's last phase, `exp · (1 / sum)` read back from
-/// the output). The row routine `lf_row_<mul|div>` writes it, in place where
-/// the load reads the store's own slot.
-#[derive(Clone, Copy)]
-pub(super) struct ScaleRun {
-    /// the store (index into the kernel's stores)
-    pub(super) store: usize,
-    /// the contiguous load
-    pub(super) load: ExprId,
-    /// the outer value it is multiplied or divided by
-    pub(super) by: ExprId,
-    /// the routine's symbol
-    pub(super) symbol: &'static str,
-}
-
-/// Phase `ph`'s scale run, if it has one: fast math, the phase vectorizes,
-/// reduces nothing, keeps and reuses no row (`reuses`), and its needed
-/// expressions are one contiguous float32 or float64 load and its product with
-/// (either side) or quotient by an outer value, stored contiguously.
-pub(super) fn scale_run(
-    k: &LoopKernel,
-    ph: u32,
-    needed: &[bool],
-    reuses: &[(usize, usize)],
-    math: MathMode,
-) -> Option<ScaleRun> {
-    let nd = k.dims.len();
-    if math != MathMode::Fast || nd != k.n_parallel + 1 {
-        return None;
-    }
-    let step = super::vreduce::GROUP * super::vreduce::UNROLL;
-    if (k.dims[nd - 1] as i64) < step {
-        return None;
-    }
-    let stage = Stage::Inner(ph);
-    let in_phase = |i: usize| k.exprs[i].stage == stage;
-    let reduces = k.phase_reductions(ph).iter().any(|r| needed[r.0]);
-    let keeps = reuses.iter().any(|&(a, b)| in_phase(a) || in_phase(b));
-    if reduces || keeps || !super::vreduce::phase_vectorizes(k, ph, needed, math) {
-        return None;
-    }
-    let stores: Vec<usize> = (0..k.stores.len())
-        .filter(|&s| in_phase(k.stores[s].value.0 as usize))
-        .collect();
-    let [si] = stores.as_slice() else {
-        return None;
-    };
-    let st = &k.stores[*si];
-    let value = st.value;
-    let dt = k.exprs[value.0 as usize].dtype;
-    let outer = |id: ExprId| !matches!(k.exprs[id.0 as usize].stage, Stage::Inner(_));
-    let contiguous = |id: ExprId| k.exprs[id.0 as usize].dtype == dt && row_load(k, id);
-    let (load, by, symbol) = match k.exprs[value.0 as usize].expr {
-        Expr::Binary { op, a, b } => match (op, dt) {
-            (BinaryOp::Mul | BinaryOp::Div, DType::F32 | DType::F64) => {
-                let (load, by) = if contiguous(a) && outer(b) {
-                    (a, b)
-                } else if op == BinaryOp::Mul && contiguous(b) && outer(a) {
-                    (b, a)
-                } else {
-                    return None;
-                };
-                let symbol = match (op, dt) {
-                    (BinaryOp::Mul, DType::F32) => "lf_row_mul_f32",
-                    (BinaryOp::Div, DType::F32) => "lf_row_div_f32",
-                    (BinaryOp::Mul, _) => "lf_row_mul_f64",
-                    _ => "lf_row_div_f64",
-                };
-                (load, by, symbol)
-            }
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let alone = phase_computes_only(k, needed, ph, &[value.0 as usize, load.0 as usize]);
-    let stored_ok =
-        st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == dt && alone;
-    stored_ok.then_some(ScaleRun {
-        store: *si,
-        load,
-        by,
-        symbol,
-    })
-}
-
 impl Lower<'_, '_> {
     /// Whether the vector tiers now write the run's argument (between
     /// [`Lower::enter_run`] and [`Lower::leave_run`]).
@@ -392,18 +306,6 @@ impl Lower<'_, '_> {
         let s = &self.k.stores[store];
         let (param, offset, strides) = (s.param.index(), s.index.offset, s.index.strides.clone());
         self.address(param, &offset, &strides, None)
-    }
-
-    /// Phase `ph`'s scale run over the row's first `m` positions.
-    pub(super) fn scale_run_values(&mut self, sr: ScaleRun, m: i64) -> R<()> {
-        let rd = self.k.dims.len() - 1;
-        let zero = self.iconst(I64, 0);
-        self.b.def_var(self.idx[rd], zero);
-        let dst = self.store_address(sr.store)?;
-        let src = self.load_address(sr.load)?;
-        let c = self.val(sr.by);
-        let count = self.iconst(I64, m);
-        self.call_void(sr.symbol, &[dst, src, count, c])
     }
 
     /// Calls the routine over the `count` points from `start` (an address): in

@@ -1,0 +1,241 @@
+//! Affine runs: a reduction kernel's phase that only maps a contiguous row
+//! through `((x - shift) ∘ scale) · w + b` — `∘` a multiply or divide by an
+//! outer value, the shift, weight row and bias row each optional — calls the
+//! precompiled routine `lazyfuse_runtime::vector_runs`' `lf_row_affine_<f32|f64>`
+//! (16 or 8 lanes where the processor has them) over the row instead of
+//! Cranelift's 128-bit loop. A layer norm's output phase (`(x - mean) / std ·
+//! weight + bias`, or `· rstd` in `nn`'s form) and softmax's last phase (its
+//! exps times `1 / sum`, read back from the output: in place) are the two it
+//! exists for.
+//!
+//! The routine computes what the vector loop would, bit for bit: the same
+//! operations in the same order, and a product that an add takes fused as
+//! `vector`'s `contract` fuses it (`y · w + b` is one FMA; with no weight,
+//! `d · scale + b` is). Forms the routine does not have (a bias subtracted, a
+//! scale on the left of a divide) keep the loop.
+
+use super::vreduce::{phase_vectorizes, GROUP, UNROLL};
+use super::vrun::{phase_computes_only, row_load};
+use super::{Lower, R};
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::InstBuilder;
+use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_WEIGHT};
+use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::{BinaryOp, DType};
+
+/// A phase's affine run (see the module doc).
+#[derive(Clone, Copy)]
+pub(super) struct AffineRun {
+    /// the store (index into the kernel's stores)
+    pub(super) store: usize,
+    /// the contiguous load of `x`
+    pub(super) load: ExprId,
+    /// the outer value subtracted first
+    pub(super) shift: Option<ExprId>,
+    /// the outer value the row is multiplied or divided by
+    pub(super) scale: ExprId,
+    /// the contiguous load of the weight row
+    pub(super) weight: Option<ExprId>,
+    /// the contiguous load of the bias row
+    pub(super) bias: Option<ExprId>,
+    /// the routine's `form` bits (`lazyfuse_ir::fast_math::AFFINE_*`)
+    pub(super) form: i64,
+    /// the routine's symbol
+    pub(super) symbol: &'static str,
+}
+
+/// Phase `ph`'s affine run, if it has one: fast math, the phase vectorizes,
+/// reduces nothing, keeps and reuses no row (`reuses`), and its needed
+/// expressions are exactly one store's value, float32 or float64, stored
+/// contiguously, of the module doc's form. A fused product needs FMA (`fma`).
+/// The weight and bias rows are of other buffers than the store's, and `x`
+/// is too unless it reads the store's own slots (the routine then runs in
+/// place).
+pub(super) fn affine_run(
+    k: &LoopKernel,
+    ph: u32,
+    needed: &[bool],
+    reuses: &[(usize, usize)],
+    math: MathMode,
+    fma: bool,
+) -> Option<AffineRun> {
+    let nd = k.dims.len();
+    if math != MathMode::Fast || nd != k.n_parallel + 1 {
+        return None;
+    }
+    if (k.dims[nd - 1] as i64) < GROUP * UNROLL {
+        return None;
+    }
+    let stage = Stage::Inner(ph);
+    let in_phase = |i: usize| k.exprs[i].stage == stage;
+    let reduces = k.phase_reductions(ph).iter().any(|r| needed[r.0]);
+    let keeps = reuses.iter().any(|&(a, b)| in_phase(a) || in_phase(b));
+    if reduces || keeps || !phase_vectorizes(k, ph, needed, math) {
+        return None;
+    }
+    let stores: Vec<usize> = (0..k.stores.len())
+        .filter(|&s| in_phase(k.stores[s].value.0 as usize))
+        .collect();
+    let [si] = stores.as_slice() else {
+        return None;
+    };
+    let st = &k.stores[*si];
+    let dt = k.exprs[st.value.0 as usize].dtype;
+    let symbol = match dt {
+        DType::F32 => "lf_row_affine_f32",
+        DType::F64 => "lf_row_affine_f64",
+        _ => return None,
+    };
+    let form = Form::of(k, st.value, dt)?;
+    let fused = form.bias.is_some() && (form.weight.is_some() || !form.divide);
+    if fused && !fma {
+        return None;
+    }
+    let out_buf = k.params[st.param.index()].buf;
+    let buf_of = |id: ExprId| match k.exprs[id.0 as usize].expr {
+        Expr::Load { param, .. } => Some(k.params[param.index()].buf),
+        _ => None,
+    };
+    let rows_apart = [form.weight, form.bias]
+        .iter()
+        .flatten()
+        .all(|&r| buf_of(r) != Some(out_buf));
+    let x_in_place_or_apart = match k.exprs[form.load.0 as usize].expr {
+        Expr::Load { ref index, .. } if buf_of(form.load) == Some(out_buf) => index == &st.index,
+        _ => true,
+    };
+    let own: Vec<usize> = form.chain.iter().map(|e| e.0 as usize).collect();
+    let alone = phase_computes_only(k, needed, ph, &own);
+    let stored_ok = st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == dt;
+    (alone && stored_ok && rows_apart && x_in_place_or_apart).then(|| AffineRun {
+        store: *si,
+        load: form.load,
+        shift: form.shift,
+        scale: form.scale,
+        weight: form.weight,
+        bias: form.bias,
+        form: (form.divide as i64 * AFFINE_DIVIDE)
+            | (form.weight.is_some() as i64 * AFFINE_WEIGHT)
+            | (form.bias.is_some() as i64 * AFFINE_BIAS),
+        symbol,
+    })
+}
+
+/// A stored value taken apart into the routine's parts.
+struct Form {
+    load: ExprId,
+    shift: Option<ExprId>,
+    scale: ExprId,
+    divide: bool,
+    weight: Option<ExprId>,
+    bias: Option<ExprId>,
+    /// every expression of the value (the phase must compute nothing else)
+    chain: Vec<ExprId>,
+}
+
+impl Form {
+    /// `value` as `((x - shift) ∘ scale) · w + b`, every part of dtype `dt`.
+    fn of(k: &LoopKernel, value: ExprId, dt: DType) -> Option<Form> {
+        let expr = |id: ExprId| &k.exprs[id.0 as usize];
+        let row = |id: ExprId| expr(id).dtype == dt && row_load(k, id);
+        let outer = |id: ExprId| !matches!(expr(id).stage, Stage::Inner(_));
+        let binary = |id: ExprId| match expr(id).expr {
+            Expr::Binary { op, a, b } if expr(id).dtype == dt => Some((op, a, b)),
+            _ => None,
+        };
+        // `x` or `x - shift`
+        let centered = |id: ExprId| -> Option<(ExprId, Option<ExprId>, Vec<ExprId>)> {
+            if row(id) {
+                return Some((id, None, vec![id]));
+            }
+            match binary(id)? {
+                (BinaryOp::Sub, x, m) if row(x) && outer(m) => Some((x, Some(m), vec![id, x])),
+                _ => None,
+            }
+        };
+        // `d · scale`, `scale · d` or `d / scale`
+        let scaled = |id: ExprId| -> Option<Form> {
+            let (op, a, b) = binary(id)?;
+            let (d, scale, divide) = match op {
+                BinaryOp::Mul if outer(b) => (a, b, false),
+                BinaryOp::Mul if outer(a) => (b, a, false),
+                BinaryOp::Div if outer(b) => (a, b, true),
+                _ => return None,
+            };
+            let (load, shift, mut chain) = centered(d)?;
+            chain.push(id);
+            Some(Form {
+                load,
+                shift,
+                scale,
+                divide,
+                weight: None,
+                bias: None,
+                chain,
+            })
+        };
+        // a scaled row, or one times a weight row (either side)
+        let weighted = |id: ExprId| -> Option<Form> {
+            if let Some(f) = scaled(id) {
+                return Some(f);
+            }
+            let (op, a, b) = binary(id)?;
+            let (y, w) = match op {
+                BinaryOp::Mul if row(b) => (a, b),
+                BinaryOp::Mul if row(a) => (b, a),
+                _ => return None,
+            };
+            let mut f = scaled(y)?;
+            f.weight = Some(w);
+            f.chain.extend([w, id]);
+            Some(f)
+        };
+        if let Some(f) = weighted(value) {
+            return Some(f);
+        }
+        // ... plus a bias row (either side)
+        let (op, a, b) = binary(value)?;
+        if op != BinaryOp::Add {
+            return None;
+        }
+        let (core, bias) = if row(b) && weighted(a).is_some() {
+            (a, b)
+        } else if row(a) {
+            (b, a)
+        } else {
+            return None;
+        };
+        let mut f = weighted(core)?;
+        f.bias = Some(bias);
+        f.chain.extend([bias, value]);
+        Some(f)
+    }
+}
+
+impl Lower<'_, '_> {
+    /// Phase `ph`'s affine run over the row's first `m` positions.
+    pub(super) fn affine_run_values(&mut self, ar: AffineRun, m: i64) -> R<()> {
+        let rd = self.k.dims.len() - 1;
+        let zero = self.iconst(I64, 0);
+        self.b.def_var(self.idx[rd], zero);
+        let dst = self.store_address(ar.store)?;
+        let src = self.load_address(ar.load)?;
+        let scale = self.val(ar.scale);
+        let shift = match ar.shift {
+            Some(s) => self.val(s),
+            None if self.k.exprs[ar.load.0 as usize].dtype == DType::F64 => {
+                self.b.ins().f64const(0.0)
+            }
+            None => self.b.ins().f32const(0.0),
+        };
+        let row = |l: &mut Self, r: Option<ExprId>| match r {
+            Some(r) => l.load_address(r),
+            None => Ok(zero),
+        };
+        let w = row(self, ar.weight)?;
+        let b = row(self, ar.bias)?;
+        let count = self.iconst(I64, m);
+        let form = self.iconst(I64, ar.form);
+        self.call_void(ar.symbol, &[dst, src, count, shift, scale, w, b, form])
+    }
+}

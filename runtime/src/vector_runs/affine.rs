@@ -1,0 +1,241 @@
+//! Affine row routines: a phase that only maps a row through
+//! `((x - shift) ∘ scale) · w + b`, with `∘` a multiply or a divide by an outer
+//! value and `w`, `b` optional rows (a layer norm's output: `(x - mean) / std ·
+//! weight + bias`; softmax's last phase, `exp · (1 / sum)`, is the bare scale).
+//!
+//! `lf_row_affine_<f32|f64>(dst, src, n, shift, scale, w, b, form)`: `form`'s
+//! bits say which parts are there (`lazyfuse_ir::fast_math`'s `AFFINE_*`; `w`
+//! and `b` are null where their bit is clear; `shift` is `0` where the kernel
+//! subtracts none: `x - 0` is `x`, signed zeros included). The arithmetic is the
+//! kernel's own in fast math with FMA: a product that an add takes is
+//! contracted into one fused multiply-add, as `lower::vector`'s `contract`
+//! does (`y · w + b` is `fma(y, w, b)`; with no weight, `d · scale + b` is
+//! `fma(d, scale, b)`), so the routine's values are the vector loop's bits.
+
+use lazyfuse_ir::fast_math::{
+    AFFINE_BIAS as BIAS, AFFINE_DIVIDE as DIVIDE, AFFINE_WEIGHT as WEIGHT,
+};
+
+/// One affine row function per element type (see the module doc).
+macro_rules! affine_fn {
+    ($name:ident, $t:ty) => {
+        /// Writes `((src[i] - shift) ∘ scale) · w[i] + b[i]` to `dst[i]` for
+        /// the `n` elements, the parts `form` names, a product that the add
+        /// takes fused (`n ≤ 0`: nothing); `dst == src` works in place.
+        ///
+        /// # Safety
+        /// `src` must be valid for reads and `dst` for writes of `n` aligned
+        /// elements, the same run or disjoint; `w` (where `form` has
+        /// `WEIGHT`) and `b` (where it has `BIAS`) valid for reads of `n`
+        /// aligned elements that `dst` does not overlap; no one else writes
+        /// them during the call (the JIT kernel passes its own output row and
+        /// rows of inputs it does not write).
+        pub(crate) unsafe extern "C" fn $name(
+            dst: *mut $t,
+            src: *const $t,
+            n: i64,
+            shift: $t,
+            scale: $t,
+            w: *const $t,
+            b: *const $t,
+            form: i64,
+        ) {
+            if n <= 0 {
+                return;
+            }
+            let n = n as usize;
+            // SAFETY: the caller's contract above: `dst`/`src` valid runs of `n`,
+            // the same or disjoint; `w` and `b` valid for `n` where their bit
+            // is set, and not written while these slices live.
+            let (dst, src, w, b) = unsafe {
+                let (dst, src) = super::run_slices(dst, src, n);
+                let w = (form & WEIGHT != 0).then(|| std::slice::from_raw_parts(w, n));
+                let b = (form & BIAS != 0).then(|| std::slice::from_raw_parts(b, n));
+                (dst, src, w, b)
+            };
+            by_level!(fn apply(
+                dst: &mut [$t],
+                src: Option<&[$t]>,
+                shift: $t,
+                scale: $t,
+                divide: bool,
+                w: Option<&[$t]>,
+                b: Option<&[$t]>,
+            ) {
+                // Each form is its own loop over slices of one length, so the
+                // compiler vectorizes each with no test or bounds check inside.
+                let n = dst.len();
+                let (w, b) = (w.map(|w| &w[..n]), b.map(|b| &b[..n]));
+                macro_rules! each {
+                    (|$d:ident, $i:ident| $e:expr) => {
+                        match src {
+                            Some(s) => {
+                                let s = &s[..n];
+                                for $i in 0..n {
+                                    let $d = s[$i] - shift;
+                                    dst[$i] = $e;
+                                }
+                            }
+                            None => {
+                                for $i in 0..n {
+                                    let $d = dst[$i] - shift;
+                                    dst[$i] = $e;
+                                }
+                            }
+                        }
+                    };
+                }
+                match (divide, w, b) {
+                    (false, None, None) => each!(|d, i| d * scale),
+                    (true, None, None) => each!(|d, i| d / scale),
+                    (false, Some(w), None) => each!(|d, i| (d * scale) * w[i]),
+                    (true, Some(w), None) => each!(|d, i| (d / scale) * w[i]),
+                    (false, None, Some(b)) => each!(|d, i| d.mul_add(scale, b[i])),
+                    (true, None, Some(b)) => each!(|d, i| d / scale + b[i]),
+                    (false, Some(w), Some(b)) => each!(|d, i| (d * scale).mul_add(w[i], b[i])),
+                    (true, Some(w), Some(b)) => each!(|d, i| (d / scale).mul_add(w[i], b[i])),
+                }
+            }, (dst, src, shift, scale, form & DIVIDE != 0, w, b))
+        }
+    };
+}
+
+affine_fn!(row_affine_f32, f32);
+affine_fn!(row_affine_f64, f64);
+
+/// The affine functions: symbol and address, for [`crate::jit_symbols`].
+pub(super) fn symbols() -> [(&'static str, *const u8); 2] {
+    [
+        ("lf_row_affine_f32", row_affine_f32 as *const u8),
+        ("lf_row_affine_f64", row_affine_f64 as *const u8),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scalar steps `form` names, in the kernel's order with its
+    /// contraction: the reference each level must match bit for bit.
+    fn reference(x: f64, shift: f64, scale: f64, w: f64, b: f64, form: i64) -> (f32, f64) {
+        let f32_of = |x: f64| x as f32;
+        let one32 = {
+            let (x, shift, scale, w, b) = (
+                f32_of(x),
+                f32_of(shift),
+                f32_of(scale),
+                f32_of(w),
+                f32_of(b),
+            );
+            let d = if shift == 0.0 { x } else { x - shift };
+            let y = if form & DIVIDE != 0 {
+                d / scale
+            } else {
+                d * scale
+            };
+            match (form & WEIGHT != 0, form & BIAS != 0, form & DIVIDE != 0) {
+                (true, true, _) => y.mul_add(w, b),
+                (true, false, _) => y * w,
+                (false, true, false) => d.mul_add(scale, b),
+                (false, true, true) => y + b,
+                (false, false, _) => y,
+            }
+        };
+        let one64 = {
+            let d = if shift == 0.0 { x } else { x - shift };
+            let y = if form & DIVIDE != 0 {
+                d / scale
+            } else {
+                d * scale
+            };
+            match (form & WEIGHT != 0, form & BIAS != 0, form & DIVIDE != 0) {
+                (true, true, _) => y.mul_add(w, b),
+                (true, false, _) => y * w,
+                (false, true, false) => d.mul_add(scale, b),
+                (false, true, true) => y + b,
+                (false, false, _) => y,
+            }
+        };
+        (one32, one64)
+    }
+
+    /// Every form at every level, in place and from a source, on rows of
+    /// lengths that are and are not multiples of the vector width, against the
+    /// scalar steps bit for bit (NaN, infinities and signed zeros included).
+    #[test]
+    fn every_form_matches_the_scalar_steps() {
+        super::super::each_level(|| {
+            let n = 1037;
+            let mut xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.731).sin() * 1e3).collect();
+            xs[5] = f64::NAN;
+            xs[6] = f64::INFINITY;
+            xs[7] = -0.0;
+            let ws: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
+            let bs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.11).sin() * 3.0).collect();
+            let scale = 0.37;
+            for form in 0..8 {
+                for (len, shift) in [
+                    (1, 0.625),
+                    (15, 0.0),
+                    (16, 0.625),
+                    (17, 0.0),
+                    (n, 0.625),
+                    (n, 0.0),
+                ] {
+                    let x32: Vec<f32> = xs[..len].iter().map(|&v| v as f32).collect();
+                    let w32: Vec<f32> = ws[..len].iter().map(|&v| v as f32).collect();
+                    let b32: Vec<f32> = bs[..len].iter().map(|&v| v as f32).collect();
+                    let want: Vec<(f32, f64)> = (0..len)
+                        .map(|i| reference(xs[i], shift, scale, ws[i], bs[i], form))
+                        .collect();
+                    let mut got = x32.clone();
+                    let mut into = vec![0.0f32; len];
+                    let mut into64 = vec![0.0f64; len];
+                    // SAFETY: live Vecs of length `len`: `got` in place, the
+                    // others disjoint from their sources and from `w`, `b`.
+                    unsafe {
+                        row_affine_f32(
+                            got.as_mut_ptr(),
+                            got.as_ptr(),
+                            len as i64,
+                            shift as f32,
+                            scale as f32,
+                            w32.as_ptr(),
+                            b32.as_ptr(),
+                            form,
+                        );
+                        row_affine_f32(
+                            into.as_mut_ptr(),
+                            x32.as_ptr(),
+                            len as i64,
+                            shift as f32,
+                            scale as f32,
+                            w32.as_ptr(),
+                            b32.as_ptr(),
+                            form,
+                        );
+                        row_affine_f64(
+                            into64.as_mut_ptr(),
+                            xs.as_ptr(),
+                            len as i64,
+                            shift,
+                            scale,
+                            ws.as_ptr(),
+                            bs.as_ptr(),
+                            form,
+                        );
+                    }
+                    let same32 =
+                        |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                    let same64 =
+                        |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                    for i in 0..len {
+                        assert!(same32(got[i], want[i].0), "form {form} len {len} at {i}");
+                        assert!(same32(into[i], want[i].0), "form {form} len {len} at {i}");
+                        assert!(same64(into64[i], want[i].1), "form {form} len {len} at {i}");
+                    }
+                }
+            }
+        });
+    }
+}
