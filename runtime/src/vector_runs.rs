@@ -277,12 +277,43 @@ fn tanh(x: f32) -> f32 {
 /// `vmath::log_kind` for the natural logarithm (float32, FMA).
 #[inline(always)]
 fn log(x: f32) -> f32 {
-    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
-                                       // log_reduce: subnormals scaled by 2^25 first.
+    // log_reduce: subnormals scaled by 2^25 first.
     let small = x < f32::MIN_POSITIVE;
     let kadj = if small { -25.0f32 } else { 0.0 };
     let xs = x * 33_554_432.0; // 2^25
-    let u = if small { xs } else { x };
+    let r = log_scaled(if small { xs } else { x }, kadj);
+    // log_specials
+    let r = if x == f32::INFINITY { f32::INFINITY } else { r };
+    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
+    if x.is_nan() || x < 0.0 {
+        f32::NAN
+    } else {
+        r
+    }
+}
+
+/// [`log`] of a normal, positive, finite float32 (`MIN_POSITIVE ≤ x ≤
+/// MAX`): without the subnormal scaling and the special values, which change
+/// nothing there, so the same bits in a third fewer operations.
+#[inline(always)]
+fn log_normal(x: f32) -> f32 {
+    log_scaled(x, 0.0)
+}
+
+/// Whether [`log_normal`] computes [`log`] of every one of `xs` (NaN: no).
+#[inline(always)]
+fn all_normal(xs: &[f32; 16]) -> bool {
+    // (no early exit: one vector compare and one test)
+    xs.iter().fold(true, |all, &x| {
+        all & (f32::MIN_POSITIVE..=f32::MAX).contains(&x)
+    })
+}
+
+/// `vmath::log_kind`'s steps after the subnormal scaling (`u` the scaled
+/// value, `kadj` its exponent adjustment) and before the special values.
+#[inline(always)]
+fn log_scaled(u: f32, kadj: f32) -> f32 {
+    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
     let sq = (std::f64::consts::FRAC_1_SQRT_2 as f32).to_bits() as i32;
     let ix = (u.to_bits() as i32).wrapping_sub(sq);
     let k = ix >> 23;
@@ -305,15 +336,7 @@ fn log(x: f32) -> f32 {
     // log_combine (Ln): k·ln2 in two parts.
     let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
     let lo = (std::f64::consts::LN_2 - f64::from(hi)) as f32;
-    let r = kf.mul_add(hi, kf.mul_add(lo, lp));
-    // log_specials
-    let r = if x == f32::INFINITY { f32::INFINITY } else { r };
-    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
-    if x.is_nan() || x < 0.0 {
-        f32::NAN
-    } else {
-        r
-    }
+    kf.mul_add(hi, kf.mul_add(lo, lp))
 }
 
 /// `vmath::erf` (float32, FMA; coefficients from `scripts/fit_erf.py`).
@@ -432,11 +455,56 @@ macro_rules! run_fn {
     };
 }
 
+/// The float32 log's run function: each sixteen elements that are all
+/// normal positive floats through [`log_normal`], the others through [`log`]
+/// (the same bits either way; E_log's inputs are all of the first kind).
+macro_rules! run_log_fn {
+    ($name:ident) => {
+        /// Writes the log of each of the `n` elements at `src` to `dst` (`n ≤
+        /// 0`: nothing); `dst == src` works in place.
+        ///
+        /// # Safety
+        /// As the other run functions': `src` valid for reads and `dst` for
+        /// writes of `n` aligned elements, the same run or disjoint, written by
+        /// no one else during the call.
+        unsafe extern "C" fn $name(dst: *mut f32, src: *const f32, n: i64) {
+            if n <= 0 {
+                return;
+            }
+            // SAFETY: the caller's contract above.
+            let (dst, src) = unsafe { run_slices(dst, src, n as usize) };
+            by_level!(
+                fn apply(dst: &mut [f32], src: Option<&[f32]>) {
+                    use super::{all_normal, log, log_normal};
+                    let n = dst.len();
+                    let full = n - n % 16;
+                    for c in (0..full).step_by(16) {
+                        let xs: [f32; 16] = match src {
+                            Some(s) => s[c..c + 16].try_into().expect("16 elements"),
+                            None => dst[c..c + 16].try_into().expect("16 elements"),
+                        };
+                        let ys: [f32; 16] = if all_normal(&xs) {
+                            std::array::from_fn(|j| log_normal(xs[j]))
+                        } else {
+                            std::array::from_fn(|j| log(xs[j]))
+                        };
+                        dst[c..c + 16].copy_from_slice(&ys);
+                    }
+                    for i in full..n {
+                        dst[i] = log(src.map_or(dst[i], |s| s[i]));
+                    }
+                },
+                (dst, src)
+            )
+        }
+    };
+}
+
 run_fn!(run_exp, exp, f32);
 run_fn!(run_tanh, tanh, f32);
 run_fn!(run_sigmoid, sigmoid, f32);
 run_fn!(run_silu, silu, f32);
-run_fn!(run_log, log, f32);
+run_log_fn!(run_log);
 run_fn!(run_erf, erf, f32);
 run_fn!(run_gelu, gelu, f32);
 run_fn!(run_exp64, float64::exp, f64);
@@ -495,6 +563,25 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// `log_normal` gives `log`'s bits on every normal positive float32 it is
+    /// given (a stride through all their bit patterns, both ends included),
+    /// and `all_normal` admits exactly those.
+    #[test]
+    fn log_normal_is_log_on_normal_floats() {
+        let (lo, hi) = (f32::MIN_POSITIVE.to_bits(), f32::MAX.to_bits());
+        for b in (lo..=hi).step_by(997).chain([lo, hi]) {
+            let x = f32::from_bits(b);
+            assert_eq!(log_normal(x).to_bits(), log(x).to_bits(), "at {x:e}");
+        }
+        let normal = [1.0f32; 16];
+        assert!(all_normal(&normal));
+        for bad in [0.0, -0.0, -1.0, 1e-40, f32::INFINITY, f32::NAN] {
+            let mut xs = normal;
+            xs[9] = bad;
+            assert!(!all_normal(&xs), "{bad}");
+        }
     }
 
     /// The float64 ops too, against their portable form and libm.
