@@ -157,3 +157,47 @@ fn register_transposes_cover_widths_ranges_and_flips() {
         .collect();
     assert_eq!(dst.to_vec::<f32>().unwrap(), want, "copy_");
 }
+
+/// A transposed copy whose output is larger than the caches (32 MiB and up)
+/// runs its tiles as calls of the runtime's streamed transpose (streaming
+/// stores): 4-byte and 8-byte elements, and a batch of transposes, each
+/// realized in its own dtype and compared element by element.
+#[test]
+fn transposes_larger_than_the_caches_stream() {
+    use lazyfuse::DType;
+    let cases: [(&[usize], &[isize], DType, &str); 3] = [
+        (&[2048, 4096], &[1, 0], DType::F32, "lf_transpose_stream_4"),
+        (&[2048, 2048], &[1, 0], DType::I64, "lf_transpose_stream_8"),
+        (
+            &[2, 2048, 2048],
+            &[0, 2, 1],
+            DType::I32,
+            "lf_transpose_stream_4",
+        ),
+    ];
+    for (shape, perm, dtype, routine) in cases {
+        let n: usize = shape.iter().product();
+        let x: Vec<i32> = (0..n as i32).collect();
+        let t = Tensor::from_vec(x, shape)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap()
+            .realize()
+            .unwrap();
+        let copy = t.permute(perm).unwrap().contiguous().unwrap();
+        assert!(copy.clif_text().unwrap().contains(routine), "{shape:?}");
+        let copy = copy.realize().unwrap();
+        let got = copy.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap();
+        let perm_u: Vec<usize> = perm.iter().map(|&p| p as usize).collect();
+        let idx: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let want = permuted(&idx, shape, &perm_u);
+        assert!(
+            got.iter().zip(&want).all(|(&g, &w)| g as f64 == w),
+            "{shape:?} {dtype:?}"
+        );
+    }
+    // a smaller output keeps the register transposes
+    let small = Tensor::from_vec(vec![0f32; 512 * 1024], &[512, 1024]).unwrap();
+    let copy = small.t().unwrap().contiguous().unwrap();
+    assert!(!copy.clif_text().unwrap().contains("lf_transpose_stream_"));
+}

@@ -14,7 +14,8 @@
 //! work on the stored type), `lf_unary_param_<f32|f64>`, `lf_round_<f16|bf16>`,
 //! `lf_<f16|bf16>_to_f32`, `lf_f32_to_<f16|bf16>`, `lf_decode_<float8 dtype>`,
 //! `lf_encode_<float8 dtype>`, `lf_scan_log_add_exp` (logcumsumexp's step) and the
-//! in-place runs and row runs of [`crate::vector_runs`] (`lf_run_<op>_f32`, `lf_row_<op>_f32`).
+//! in-place runs and row runs of [`crate::vector_runs`] (`lf_run_<op>_f32`, `lf_row_<op>_f32`)
+//! and the streamed transpose tiles (`lf_transpose_stream_<4|8>`).
 
 use crate::interp::binary_math::{fmax, fmin, gcd, lcm, logaddexp, logaddexp2, nextafter};
 use crate::interp::binary_math::{shift_left, shift_right, xlogy};
@@ -230,6 +231,7 @@ fn table() -> &'static HashMap<String, usize> {
             ("lf_unary_param_f64", unary_param_f64 as *const u8),
         ]);
         add(&crate::vector_runs::symbols().collect::<Vec<_>>());
+        add(&crate::streamed_transpose::symbols());
         let codecs: [(*const u8, *const u8); 5] = [
             (decode::<0> as *const u8, encode::<0> as *const u8),
             (decode::<1> as *const u8, encode::<1> as *const u8),

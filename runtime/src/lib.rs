@@ -25,6 +25,7 @@ pub mod kernel_eval;
 mod mapped_file;
 pub mod pool;
 pub mod resident;
+mod streamed_transpose;
 mod tiled_gemm;
 pub mod vector_runs;
 

@@ -13,7 +13,9 @@
 //! a block touches is a point of the tile (both dims are multiples of `L`), so the
 //! verifier's bounds proof over the kernel's whole space covers these accesses.
 //! Points of a thread's range outside whole tiles (a range starting or ending
-//! mid-tile) take the ordinary scalar point.
+//! mid-tile) take the ordinary scalar point. A tile of an output larger than the
+//! caches is one call of the runtime's streamed transpose instead
+//! ([`STREAM_MIN_BYTES`]).
 
 use super::{Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -25,6 +27,13 @@ use lazyfuse_ir::kernel::{Expr, LoopKernel};
 /// Most points a tile may hold for the register path: a thread's range holds many
 /// whole tiles, so the scalar points at its ends stay few.
 const MAX_TILE_POINTS: usize = 4096;
+
+/// Smallest output, in bytes, whose tiles run as one call of the runtime's
+/// streamed transpose (`lf_transpose_stream_<size>`, streaming stores that skip
+/// the cache): an output this large does not stay in the caches for the next
+/// kernel anyway, and not reading each line before writing it saves a third of
+/// the copy's traffic. Smaller ones keep the register transposes.
+const STREAM_MIN_BYTES: i64 = 32 << 20;
 
 /// Most blocks of a tile row written out straight (the 256 × 16 tiles of
 /// `ir::schedule`'s `TRANSPOSE_TILES` have four); longer rows loop.
@@ -155,6 +164,11 @@ impl Lower<'_, '_> {
             store.index.strides[nd - 2] * size,
             store.index.strides[nd - 1] * size,
         );
+        if self.k.params[store.param.index()].len as i64 * size >= STREAM_MIN_BYTES {
+            let symbol = format!("lf_transpose_stream_{size}");
+            let args = [store_row, load_col, rows, cols].map(|v| self.iconst(I64, v));
+            return self.call_void(&symbol, &[to0, args[0], from0, args[1], args[2], args[3]]);
+        }
         let blocks = cols / lanes;
         self.counted_loop(rows / lanes, &mut |s, ib| {
             let from = s.b.ins().imul_imm_s(ib, lanes * load_row);
