@@ -125,8 +125,10 @@ fn register_transposes_cover_widths_ranges_and_flips() {
             DType::U8,
             DType::Bool,
         ] {
-            let t = src.to_dtype(dtype).unwrap();
-            let got = t.t().unwrap().contiguous().unwrap();
+            // (each realized in its own dtype: a cast fused into the copy
+            // would make it a conversion, which no register transpose takes)
+            let t = src.to_dtype(dtype).unwrap().realize().unwrap();
+            let got = t.t().unwrap().contiguous().unwrap().realize().unwrap();
             let got = got.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
             let want: Vec<f64> = if dtype == DType::Bool {
                 want.iter().map(|&v| f64::from(v != 0.0)).collect()
