@@ -14,8 +14,10 @@
 //! only (the squared deviation is the loop's contracted `d * d + acc`).
 //!
 //! While it reduces a row the routine prefetches the kernel's next row of the
-//! same input ([`Lower::next_row_address`]): the phases after the first reread
-//! the row from the cache, and the fetch overlaps them.
+//! same input ([`Lower::next_row_address`]) where the kernel has more than one
+//! phase: the phases after the first reread the row from the cache, and the
+//! fetch overlaps them (a kernel of one phase streams its rows, and a prefetch
+//! a row ahead only competes with the hardware's).
 //!
 //! The phase runs of `vrun` (a stored op, softmax's `exp(x - max)`) hand their
 //! sum over the same way ([`Lower::through_sixteen`]).
@@ -28,6 +30,11 @@ use cranelift_codegen::ir::types::{F64, I64};
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
+
+/// Longest row whose next row a reduction routine prefetches: the row, its
+/// output row and the next one must share the core's 48 KiB L1 (measured:
+/// float64 softmax rows of 32 KiB were slower with the prefetch).
+const PREFETCH_ROW_BYTES: usize = 16 << 10;
 
 /// A phase's reduction run (see the module doc).
 #[derive(Clone, Copy)]
@@ -198,7 +205,15 @@ impl Lower<'_, '_> {
             None => self.b.ins().f32const(0.0),
         };
         let count = self.iconst(I64, m);
-        let next = self.next_row_address(rr.load)?;
+        // (only where a later phase rereads the row: a kernel that reads each
+        // row once streams, and the hardware prefetcher follows it)
+        let row_bytes = *self.k.dims.last().unwrap_or(&0)
+            * self.k.exprs[rr.load.0 as usize].dtype.size_in_bytes();
+        let next = if self.k.phases() > 1 && row_bytes <= PREFETCH_ROW_BYTES {
+            self.next_row_address(rr.load)?
+        } else {
+            self.iconst(I64, 0)
+        };
         self.through_sixteen(va, &mut |l, accs| {
             l.call_void(rr.symbol, &[src, count, shift, accs, next])
         })
