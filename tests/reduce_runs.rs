@@ -175,6 +175,21 @@ fn scaled_rows_give_the_vector_loops_bits() {
     }
 }
 
+/// A row's mean, as a layer norm's statistics.
+fn mean_of(x: &Tensor) -> Tensor {
+    x.mean(&[1], true).unwrap()
+}
+
+/// `sqrt(var + 1e-5)` of a row (the biased variance).
+fn std_of(x: &Tensor) -> Tensor {
+    x.var(&[1], 0, true)
+        .unwrap()
+        .add(1e-5)
+        .unwrap()
+        .sqrt()
+        .unwrap()
+}
+
 /// The normalizations' output phases: `((x - shift) ∘ scale) · w + b` with
 /// each part there or not, `∘` a multiply or divide, operands on either side,
 /// as W5 and `nn`'s layer norm write them; each calls `lf_row_affine_` and
@@ -187,14 +202,7 @@ fn affine_rows_give_the_vector_loops_bits() {
     let cases: [Normalized; 8] = [
         // W5: (x - mean) / std * w + b
         |x, x0, w, b| {
-            let mean = x0.mean(&[1], true).unwrap();
-            let std = x0
-                .var(&[1], 0, true)
-                .unwrap()
-                .add(1e-5)
-                .unwrap()
-                .sqrt()
-                .unwrap();
+            let (mean, std) = (mean_of(x0), std_of(x0));
             x.sub(&mean)
                 .unwrap()
                 .div(&std)
@@ -211,51 +219,23 @@ fn affine_rows_give_the_vector_loops_bits() {
         },
         // b + w * ((x - mean) * rstd): every operand on the other side
         |x, x0, w, b| {
-            let mean = x0.mean(&[1], true).unwrap();
-            let rstd = x0
-                .var(&[1], 0, true)
-                .unwrap()
-                .add(1e-5)
-                .unwrap()
-                .rsqrt()
-                .unwrap();
+            let (mean, rstd) = (mean_of(x0), std_of(x0).reciprocal().unwrap());
             b.add(&w.mul(&rstd.mul(&x.sub(&mean).unwrap()).unwrap()).unwrap())
                 .unwrap()
         },
         // (x - mean) * rstd + b: the product fused into the add
         |x, x0, _, b| {
-            let mean = x0.mean(&[1], true).unwrap();
-            let rstd = x0
-                .var(&[1], 0, true)
-                .unwrap()
-                .add(1e-5)
-                .unwrap()
-                .rsqrt()
-                .unwrap();
+            let (mean, rstd) = (mean_of(x0), std_of(x0).reciprocal().unwrap());
             x.sub(&mean).unwrap().mul(&rstd).unwrap().add(b).unwrap()
         },
         // (x - mean) / std + b: a quotient added, not fused
         |x, x0, _, b| {
-            let mean = x0.mean(&[1], true).unwrap();
-            let std = x0
-                .var(&[1], 0, true)
-                .unwrap()
-                .add(1e-5)
-                .unwrap()
-                .sqrt()
-                .unwrap();
+            let (mean, std) = (mean_of(x0), std_of(x0));
             x.sub(&mean).unwrap().div(&std).unwrap().add(b).unwrap()
         },
         // (x - mean) / std * w: a weight, no bias
         |x, x0, w, _| {
-            let mean = x0.mean(&[1], true).unwrap();
-            let std = x0
-                .var(&[1], 0, true)
-                .unwrap()
-                .add(1e-5)
-                .unwrap()
-                .sqrt()
-                .unwrap();
+            let (mean, std) = (mean_of(x0), std_of(x0));
             x.sub(&mean).unwrap().div(&std).unwrap().mul(w).unwrap()
         },
         // RMS norm's shape: x * rsqrt(mean(x²)) * w, no shift

@@ -118,45 +118,29 @@ mod tests {
     /// The scalar steps `form` names, in the kernel's order with its
     /// contraction: the reference each level must match bit for bit.
     fn reference(x: f64, shift: f64, scale: f64, w: f64, b: f64, form: i64) -> (f32, f64) {
-        let f32_of = |x: f64| x as f32;
-        let one32 = {
-            let (x, shift, scale, w, b) = (
-                f32_of(x),
-                f32_of(shift),
-                f32_of(scale),
-                f32_of(w),
-                f32_of(b),
-            );
-            let d = if shift == 0.0 { x } else { x - shift };
-            let y = if form & DIVIDE != 0 {
-                d / scale
-            } else {
-                d * scale
-            };
-            match (form & WEIGHT != 0, form & BIAS != 0, form & DIVIDE != 0) {
-                (true, true, _) => y.mul_add(w, b),
-                (true, false, _) => y * w,
-                (false, true, false) => d.mul_add(scale, b),
-                (false, true, true) => y + b,
-                (false, false, _) => y,
-            }
-        };
-        let one64 = {
-            let d = if shift == 0.0 { x } else { x - shift };
-            let y = if form & DIVIDE != 0 {
-                d / scale
-            } else {
-                d * scale
-            };
-            match (form & WEIGHT != 0, form & BIAS != 0, form & DIVIDE != 0) {
-                (true, true, _) => y.mul_add(w, b),
-                (true, false, _) => y * w,
-                (false, true, false) => d.mul_add(scale, b),
-                (false, true, true) => y + b,
-                (false, false, _) => y,
-            }
-        };
-        (one32, one64)
+        macro_rules! steps {
+            ($x:expr, $shift:expr, $scale:expr, $w:expr, $b:expr) => {{
+                let (x, shift, scale, w, b) = ($x, $shift, $scale, $w, $b);
+                let d = if shift == 0.0 { x } else { x - shift };
+                let y = if form & DIVIDE != 0 {
+                    d / scale
+                } else {
+                    d * scale
+                };
+                match (form & WEIGHT != 0, form & BIAS != 0, form & DIVIDE != 0) {
+                    (true, true, _) => y.mul_add(w, b),
+                    (true, false, _) => y * w,
+                    (false, true, false) => d.mul_add(scale, b),
+                    (false, true, true) => y + b,
+                    (false, false, _) => y,
+                }
+            }};
+        }
+        let f = |v: f64| v as f32;
+        (
+            steps!(f(x), f(shift), f(scale), f(w), f(b)),
+            steps!(x, shift, scale, w, b),
+        )
     }
 
     /// Every form at every level, in place and from a source, on rows of

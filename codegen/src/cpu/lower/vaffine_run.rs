@@ -14,7 +14,7 @@
 //! `d · scale + b` is). Forms the routine does not have (a bias subtracted, a
 //! scale on the left of a divide) keep the loop.
 
-use super::vreduce::{phase_vectorizes, GROUP, UNROLL};
+use super::vreduce_run::routine_phase;
 use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
@@ -60,17 +60,9 @@ pub(super) fn affine_run(
     fma: bool,
 ) -> Option<AffineRun> {
     let nd = k.dims.len();
-    if math != MathMode::Fast || nd != k.n_parallel + 1 {
-        return None;
-    }
-    if (k.dims[nd - 1] as i64) < GROUP * UNROLL {
-        return None;
-    }
-    let stage = Stage::Inner(ph);
-    let in_phase = |i: usize| k.exprs[i].stage == stage;
+    let in_phase = |i: usize| k.exprs[i].stage == Stage::Inner(ph);
     let reduces = k.phase_reductions(ph).iter().any(|r| needed[r.0]);
-    let keeps = reuses.iter().any(|&(a, b)| in_phase(a) || in_phase(b));
-    if reduces || keeps || !phase_vectorizes(k, ph, needed, math) {
+    if reduces || !routine_phase(k, ph, needed, reuses, math) {
         return None;
     }
     let stores: Vec<usize> = (0..k.stores.len())

@@ -36,6 +36,25 @@ use lazyfuse_ir::{BinaryOp, DType};
 /// float64 softmax rows of 32 KiB were slower with the prefetch).
 const PREFETCH_ROW_BYTES: usize = 16 << 10;
 
+/// Whether phase `ph` may hand its row to a routine: fast math, one reduction
+/// dim after the parallel ones, rows of at least one step of the vector loop,
+/// the phase vectorizes, and it keeps and reuses no row (`reuses`).
+pub(super) fn routine_phase(
+    k: &LoopKernel,
+    ph: u32,
+    needed: &[bool],
+    reuses: &[(usize, usize)],
+    math: MathMode,
+) -> bool {
+    let nd = k.dims.len();
+    let in_phase = |i: usize| k.exprs[i].stage == Stage::Inner(ph);
+    math == MathMode::Fast
+        && nd == k.n_parallel + 1
+        && k.dims[nd - 1] as i64 >= GROUP * UNROLL
+        && !reuses.iter().any(|&(a, b)| in_phase(a) || in_phase(b))
+        && phase_vectorizes(k, ph, needed, math)
+}
+
 /// A phase's reduction run (see the module doc).
 #[derive(Clone, Copy)]
 pub(super) struct ReduceRun {
@@ -64,18 +83,12 @@ pub(super) fn reduce_run(
     math: MathMode,
     fma: bool,
 ) -> Option<ReduceRun> {
-    let nd = k.dims.len();
-    if math != MathMode::Fast || !fma || nd != k.n_parallel + 1 {
-        return None;
-    }
-    if (k.dims[nd - 1] as i64) < GROUP * UNROLL {
-        return None;
-    }
     let stage = Stage::Inner(ph);
-    let in_phase = |i: usize| k.exprs[i].stage == stage;
-    let stores = k.stores.iter().any(|s| in_phase(s.value.0 as usize));
-    let keeps = reuses.iter().any(|&(a, b)| in_phase(a) || in_phase(b));
-    if stores || keeps || !phase_vectorizes(k, ph, needed, math) {
+    let stores = k
+        .stores
+        .iter()
+        .any(|s| k.exprs[s.value.0 as usize].stage == stage);
+    if !fma || stores || !routine_phase(k, ph, needed, reuses, math) {
         return None;
     }
     let reductions: Vec<_> = k
