@@ -18,7 +18,6 @@ use super::vreduce_run::routine_phase;
 use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::InstBuilder;
 use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_WEIGHT};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
@@ -213,13 +212,7 @@ impl Lower<'_, '_> {
         let dst = self.store_address(ar.store)?;
         let src = self.load_address(ar.load)?;
         let scale = self.val(ar.scale);
-        let shift = match ar.shift {
-            Some(s) => self.val(s),
-            None if self.k.exprs[ar.load.0 as usize].dtype == DType::F64 => {
-                self.b.ins().f64const(0.0)
-            }
-            None => self.b.ins().f32const(0.0),
-        };
+        let shift = self.outer_or_zero(ar.shift, self.k.exprs[ar.load.0 as usize].dtype)?;
         let row = |l: &mut Self, r: Option<ExprId>| match r {
             Some(r) => l.load_address(r),
             None => Ok(zero),

@@ -26,7 +26,7 @@ use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
 use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F64, I64};
+use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
@@ -211,12 +211,8 @@ impl Lower<'_, '_> {
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
         let src = self.load_address(rr.load)?;
-        let lane = va.ty.lane_type();
-        let shift = match rr.shift {
-            Some(s) => self.val(s),
-            None if lane == F64 => self.b.ins().f64const(0.0),
-            None => self.b.ins().f32const(0.0),
-        };
+        // (a routine without a shift takes it in the accumulators' type)
+        let shift = self.outer_or_zero(rr.shift, rr.acc)?;
         let count = self.iconst(I64, m);
         // (only where a later phase rereads the row: a kernel that reads each
         // row once streams, and the hardware prefetcher follows it)
@@ -229,6 +225,18 @@ impl Lower<'_, '_> {
         };
         self.through_sixteen(va, &mut |l, accs| {
             l.call_void(rr.symbol, &[src, count, shift, accs, next])
+        })
+    }
+
+    /// Outer value `v` (a routine's shift), or a zero of `dt` where there is
+    /// none: `x - 0` is `x`, signed zeros included.
+    pub(super) fn outer_or_zero(&mut self, v: Option<ExprId>, dt: DType) -> R<Value> {
+        Ok(match v {
+            Some(v) => self.val(v),
+            None => {
+                let r = super::rep(dt)?;
+                self.zero(r)
+            }
         })
     }
 
@@ -287,11 +295,7 @@ impl Lower<'_, '_> {
         let dt = self.k.exprs[r.op].dtype;
         let (vt, n) = parts_of(dt);
         let size = dt.size_in_bytes() as i64;
-        let shift = match r.shift {
-            Some(s) => self.val(s),
-            None if dt == DType::F64 => self.b.ins().f64const(0.0),
-            None => self.b.ins().f32const(0.0),
-        };
+        let shift = self.outer_or_zero(r.shift, dt)?;
         let summed = match accs {
             [va] if va.op == Accum::Sum && va.ty == vt => Some(va),
             _ => None,
