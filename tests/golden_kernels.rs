@@ -53,11 +53,12 @@ fn elementwise_chain_is_one_kernel() {
     case("elementwise_chain", &w1, 1..=1);
 }
 
-/// W9's kind of chain (sqrt, log, exp and tanh): one kernel whose vector loop
-/// takes four vectors per step, expression by expression, each expensive op's
-/// vectors anchored by a stack store (the Cranelift IR's interleaved tier).
+/// W9's chain (sqrt, log, exp and tanh): one kernel whose runs take passes
+/// (`vchain`): the vector loop up to `log`'s argument, the `log` routine, a
+/// loop from `log`'s value read back to `exp`'s argument, the `exp` and `tanh`
+/// routines.
 #[test]
-fn transcendental_chain_interleaves_vectors() {
+fn transcendental_chain_runs_in_passes() {
     let x = ramp(&[64]);
     let v = x.mul(1.5).unwrap().add(0.25).unwrap().abs().unwrap();
     let v = v.sqrt().unwrap().sub(0.5).unwrap();
@@ -65,6 +66,20 @@ fn transcendental_chain_interleaves_vectors() {
     let v = v.maximum(&Tensor::scalar(0.1f32)).unwrap();
     let y = v.div(3.0).unwrap().exp().unwrap().tanh().unwrap();
     case("transcendental_chain", &y, 1..=1);
+}
+
+/// A chain of expensive ops with no routine (sqrt, log2, expm1): one kernel
+/// whose vector loop takes four vectors per step, expression by expression,
+/// each expensive op's vectors anchored by a stack store (the Cranelift IR's
+/// interleaved tier).
+#[test]
+fn chain_without_routines_interleaves_vectors() {
+    let x = ramp(&[64]);
+    let v = x.mul(1.5).unwrap().add(0.25).unwrap().abs().unwrap();
+    let v = v.sqrt().unwrap().sub(0.5).unwrap();
+    let v = v.mul(&v).unwrap().add(1.0).unwrap().log2().unwrap();
+    let y = v.div(3.0).unwrap().expm1().unwrap();
+    case("interleaved_chain", &y, 1..=1);
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf` or the exact `gelu` of the rest
 //! stores the argument, and a
 //! precompiled wide-vector routine applies the op in place over each run of the
-//! output. The routine must give the bits of the kernel's own inline code, which
+//! output; such ops inside the expression cut it into passes over the run, each
+//! followed by its op's routine (routine chains). The routines must give the
+//! bits of the kernel's own inline code, which
 //! still computes the points no run covers (a row's last few, rows shorter than a
 //! vector): every test here compares the two on the same values, bit for bit.
 
@@ -59,14 +61,30 @@ const OPS: [(&str, Op); 7] = [
     ("silu", |t| t.silu().unwrap()),
 ];
 
-/// `op` of `xs` times a tensor of ones: the stored value is the product, so the
-/// kernel takes no run and its 128-bit inline code computes every point.
+/// `op` of `x` computed by the kernel's 128-bit inline code: `max(op(u),
+/// min(u, -inf))` with `u = x · ones` is `op(x)` bit for bit (`u` is `x`, the
+/// maximum with `-inf` or with a NaN that `op` propagates anyway is `op(u)`),
+/// and the part after `op` reads `u`, which `op`'s argument computes too, so no
+/// chain pass may cut at `op` (`vchain`): the kernel takes no run.
+fn inline_of(op: Op, x: &Tensor) -> Tensor {
+    let n = x.numel();
+    let ones = Tensor::from_vec(vec![1.0f64; n], &[n])
+        .unwrap()
+        .to_dtype(x.dtype())
+        .unwrap()
+        .realize()
+        .unwrap();
+    let u = x.mul(&ones).unwrap();
+    let floor = u.minimum(&Tensor::scalar(f32::NEG_INFINITY)).unwrap();
+    let y = op(&u).maximum(&floor).unwrap();
+    assert!(!y.clif_text().unwrap().contains("lf_run_"), "no run");
+    y
+}
+
+/// [`inline_of`] over float32 values.
 fn inline_path(op: Op, xs: &[f32]) -> Vec<f32> {
     let x = Tensor::from_vec(xs.to_vec(), &[xs.len()]).unwrap();
-    let ones = Tensor::from_vec(vec![1.0f32; xs.len()], &[xs.len()]).unwrap();
-    let y = op(&x).mul(&ones).unwrap();
-    assert!(!y.clif_text().unwrap().contains("lf_run_"), "no run");
-    y.to_vec::<f32>().unwrap()
+    inline_of(op, &x).to_vec::<f32>().unwrap()
 }
 
 /// `xs` laid out as rows of 3 (column 0..3 of a [n, 4] tensor): rows shorter
@@ -172,7 +190,7 @@ fn runs_of_rows_of_every_length() {
 }
 
 #[test]
-fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
+fn which_kernels_take_runs() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
     let x = Tensor::from_vec(values(4096), &[4096]).unwrap();
     lazyfuse::set_math_mode(MathMode::Exact);
@@ -187,7 +205,8 @@ fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
     assert!(!x16.exp().unwrap().clif_text().unwrap().contains("lf_run_"));
     let x64 = x.to_dtype(DType::F64).unwrap().realize().unwrap();
     assert!(!x64.erf().unwrap().clif_text().unwrap().contains("lf_run_"));
-    // exp read again after it is computed: it must stay in registers.
+    // exp read again after it is computed: the scheduler stores it apart (two
+    // stores), and it stays in registers.
     let e = x.exp().unwrap();
     let twice = e.mul(&e).unwrap();
     assert!(!twice.clif_text().unwrap().contains("lf_run_"));
@@ -195,9 +214,13 @@ fn only_fast_math_float32_kernels_whose_op_is_stored_take_runs() {
     assert!(!x.log2().unwrap().clif_text().unwrap().contains("lf_run_"));
     let gelu_tanh = x.gelu(GeluApproximate::Tanh).unwrap();
     assert!(!gelu_tanh.clif_text().unwrap().contains("lf_run_"));
-    // The op stored, then scaled: the stored value is not the op.
+    // The op, then scaled: a pass after the routine scales the run.
     let scaled = x.tanh().unwrap().mul(2.0).unwrap();
-    assert!(!scaled.clif_text().unwrap().contains("lf_run_"));
+    assert!(scaled.clif_text().unwrap().contains("lf_run_tanh_f32"));
+    // A value the op's argument computes, read again after the op: no cut.
+    let u = x.mul(&x).unwrap();
+    let shared = u.exp().unwrap().mul(&u).unwrap();
+    assert!(!shared.clif_text().unwrap().contains("lf_run_"));
     // W1's shape: the op last, over a fused argument.
     let w1 = x
         .mul(&x)
@@ -302,9 +325,11 @@ fn float64_runs_give_the_inline_codes_bits() {
             .unwrap()
             .contains(&format!("lf_run_{name}_f64")));
         let got = bits(&y);
-        let inline = op(&x).mul(&ones).unwrap();
-        assert!(!inline.clif_text().unwrap().contains("lf_run_"));
-        assert_eq!(got, bits(&inline), "{name} float64: run against inline");
+        assert_eq!(
+            got,
+            bits(&inline_of(op, &x)),
+            "{name} float64: run against inline"
+        );
         let mut scalar = bits(&op(&rows));
         scalar.truncate(n);
         assert_eq!(got, scalar, "{name} float64: run against scalar");
@@ -355,5 +380,154 @@ fn a_stored_op_reduced_twice_is_read_back() {
             let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
             same_bits(&format!("{what} [3,{cols}]"), &want, &got);
         }
+    }
+}
+
+/// `x` laid out as rows of 3 (as [`scalar_path`]) in its own dtype: every point
+/// of a kernel over it runs the inline scalar code.
+fn rows_of_three(x: &Tensor) -> Tensor {
+    let v = x.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let m = v.len().div_ceil(3);
+    let mut wide = vec![0.0f64; m * 4];
+    for (i, &x) in v.iter().enumerate() {
+        wide[i / 3 * 4 + i % 3] = x;
+    }
+    Tensor::from_vec(wide, &[m, 4])
+        .unwrap()
+        .to_dtype(x.dtype())
+        .unwrap()
+        .realize()
+        .unwrap()
+        .narrow(1, 0, 3)
+        .unwrap()
+}
+
+/// The elements of `t` as float64 bits (exact for float32), NaNs as one NaN.
+fn bits64(t: &Tensor) -> Vec<u64> {
+    let v = t.contiguous().unwrap().to_dtype(DType::F64).unwrap();
+    v.to_vec::<f64>()
+        .unwrap()
+        .iter()
+        .map(|x| if x.is_nan() { f64::NAN } else { *x }.to_bits())
+        .collect()
+}
+
+/// The first element where `got` differs from `want` (bits from [`bits64`]).
+fn same_bits64(what: &str, want: &[u64], got: &[u64]) {
+    assert_eq!(want.len(), got.len(), "{what}");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        let (w, g) = (f64::from_bits(want[i]), f64::from_bits(got[i]));
+        panic!("{what}: element {i}: inline {w:e}, chain {g:e}");
+    }
+}
+
+/// Routine chains: expressions with transcendentals inside (W9's chain, a
+/// hand-written softplus and silu, an op scaled afterwards, ops in parallel
+/// branches, broadcast operands after a cut; an op read twice takes none) against the
+/// same expression over rows of 3 (inline scalar code), bit for bit, in float32
+/// and float64, over lengths with several runs, a run's edges and tails; and the
+/// routines each kernel calls.
+#[test]
+fn routine_chains_give_the_inline_codes_bits() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    type Chain = (&'static str, fn(&Tensor) -> Tensor, &'static [&'static str]);
+    let chains: [Chain; 7] = [
+        (
+            "w9",
+            |x| {
+                let v = x.mul(1.5).unwrap().add(0.25).unwrap().abs().unwrap();
+                let v = v.sqrt().unwrap().sub(0.5).unwrap();
+                let v = v.mul(&v).unwrap().add(1.0).unwrap().log().unwrap();
+                let floor = Tensor::from_vec(vec![0.1f64], &[]).unwrap();
+                let floor = floor.to_dtype(x.dtype()).unwrap().realize().unwrap();
+                let v = v.maximum(&floor).unwrap();
+                v.div(3.0).unwrap().exp().unwrap().tanh().unwrap()
+            },
+            &["log", "exp", "tanh"],
+        ),
+        (
+            "softplus",
+            |x| x.exp().unwrap().add(1.0).unwrap().log().unwrap(),
+            &["exp", "log"],
+        ),
+        (
+            "silu by hand",
+            |x| x.sigmoid().unwrap().mul(x).unwrap(),
+            &["sigmoid"],
+        ),
+        (
+            "scaled",
+            |x| x.tanh().unwrap().mul(2.0).unwrap().add(x).unwrap(),
+            &["tanh"],
+        ),
+        (
+            "branches",
+            |x| {
+                let a = x.tanh().unwrap().mul(&x.sigmoid().unwrap()).unwrap();
+                a.add(&x.mul(0.5).unwrap().exp().unwrap()).unwrap()
+            },
+            &["exp"],
+        ),
+        (
+            // (the scheduler stores an expensive value read twice: two
+            // stores, no run)
+            "read twice",
+            |x| {
+                let e = x.mul(0.1).unwrap().exp().unwrap();
+                e.mul(&e).unwrap().sub(&e).unwrap()
+            },
+            &[],
+        ),
+        (
+            "two ops in a row",
+            |x| x.silu().unwrap().exp().unwrap().log().unwrap(),
+            &["silu", "exp", "log"],
+        ),
+    ];
+    for dt in [DType::F32, DType::F64] {
+        let suffix = if dt == DType::F32 { "f32" } else { "f64" };
+        for n in [4, 7, 1023, 1024, 1025, 4099, 70_001] {
+            let x = Tensor::from_vec(values(n), &[n])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+                .realize()
+                .unwrap();
+            let rows = rows_of_three(&x);
+            for (name, f, routines) in chains {
+                let y = f(&x);
+                let clif = y.clif_text().unwrap();
+                let calls: Vec<&str> = clif
+                    .lines()
+                    .filter_map(|l| l.split("import ").nth(1))
+                    .filter_map(|l| l.split(": lf_run_").nth(1))
+                    .collect();
+                let want: Vec<String> = routines.iter().map(|r| format!("{r}_{suffix}")).collect();
+                assert_eq!(calls, want, "{name} {dt:?}: {clif}");
+                let mut scalar = bits64(&f(&rows));
+                scalar.truncate(n);
+                same_bits64(&format!("{name} {dt:?} [{n}]"), &scalar, &bits64(&y));
+            }
+        }
+    }
+    // Broadcast operands after a cut, over rows around a run's length.
+    for cols in [5, 1023, 1024, 1025, 2049] {
+        let x = Tensor::from_vec(values(3 * cols), &[3, cols]).unwrap();
+        let row: Vec<f32> = (0..cols).map(|i| 1.0 + i as f32 * 1e-3).collect();
+        let row = Tensor::from_vec(row, &[1, cols]).unwrap();
+        let col = Tensor::from_vec(vec![0.5f32, -1.0, 2.0], &[3, 1]).unwrap();
+        let f = |x: &Tensor| x.add(&row).unwrap().exp().unwrap().mul(&col).unwrap();
+        let y = f(&x);
+        assert!(y.clif_text().unwrap().contains("lf_run_exp_f32"), "{cols}");
+        let e = x.add(&row).unwrap().realize().unwrap();
+        let mut want = e.exp().unwrap().realize().unwrap().mul(&col).unwrap();
+        // (the exps realized apart, one more kernel: the same bits)
+        want = want.realize().unwrap();
+        same_bits64(
+            &format!("broadcast [3,{cols}]"),
+            &bits64(&want),
+            &bits64(&y),
+        );
     }
 }

@@ -302,10 +302,10 @@ fn interleaved_chains_keep_each_ops_bits_in_fast_math() {
 
 /// The interleaved tier's machine code runs the four vectors' chains side by
 /// side: in the block that stores four vectors, all four `sqrt`s come before
-/// the first instruction of an `exp` (its `vpslld` that builds 2^n). Without
+/// the first instruction of an `exp2` (its `vpslld` that builds 2^n). Without
 /// the anchors (`Lower::anchor` in `vector_points`), Cranelift placed each
-/// vector's whole chain before the next one's. (The chain ends in an add: a
-/// stored `exp` would be left to an output run's routine.)
+/// vector's whole chain before the next one's. (`exp2` has no routine: an
+/// `exp` would be left to a routine chain's pass, `vchain`.)
 #[test]
 fn interleaved_chains_run_side_by_side() {
     let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
@@ -317,7 +317,7 @@ fn interleaved_chains_run_side_by_side() {
         .unwrap()
         .sqrt()
         .unwrap()
-        .exp()
+        .exp2()
         .unwrap()
         .add(&x)
         .unwrap();

@@ -19,6 +19,8 @@
 //! (which kernels vectorize and their vector code), `vreduce` and `vtranspose` (the
 //! vector reduction and transpose tiers), `vrun` (output runs: a stored
 //! transcendental applied by a wide-vector routine over runs of the output),
+//! `vchain` (routine chains: the transcendentals inside an elementwise
+//! expression as passes over the run, each followed by its routine),
 //! `vreduce_run` and `vaffine_run` (a phase's reduction or affine map of a row
 //! as one routine call), `vnarrow` (float16/bfloat16 lanes:
 //! rounding and packing), `scalar` (values, loads, constants, calls,
@@ -42,6 +44,7 @@ mod scalar;
 mod skeleton;
 mod state;
 mod vaffine_run;
+mod vchain;
 mod vcolumns;
 mod vector;
 mod vnarrow;
@@ -86,7 +89,10 @@ pub(super) fn lower(
     let hoisted = row_invariant(k, &needed);
     let fma = super::vmath::isa_has_fma(module);
     let reuses = vreduce::phase_reuses(k, &needed, math);
-    let run = vrun::output_run(k, &needed, &hoisted, &reuses, math, fma);
+    let (run, passes) = match vrun::output_run(k, &needed, &hoisted, &reuses, math, fma) {
+        Some((run, passes)) => (Some(run), passes),
+        None => (None, Vec::new()),
+    };
     let mut l = Lower {
         module,
         k,
@@ -108,7 +114,9 @@ pub(super) fn lower(
         math,
         row_slots: HashMap::new(),
         run,
-        in_run: false,
+        run_target: None,
+        readback: None,
+        passes,
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();

@@ -179,13 +179,13 @@ impl Lower<'_, '_> {
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
         let run = self.run.filter(|r| r.phase.is_none());
-        if let Some(r) = run {
-            self.enter_run(r);
-        }
-        let tiers = self.tiers();
         // (a kernel has at most one single-dtype tier; a run that reads its input
         // itself runs no tier)
         let direct = run.is_some_and(|r| r.direct);
+        if let Some(r) = run.filter(|r| r.direct) {
+            self.enter_run(r);
+        }
+        let tiers = self.tiers();
         if let Some(vt) = tiers.iter().find_map(|&(_, t)| match t {
             Tier::Single(vt) if !direct => Some(vt),
             _ => None,
@@ -221,14 +221,13 @@ impl Lower<'_, '_> {
                 } else {
                     let full = self.b.ins().iadd_imm_s(iv, super::vrun::RUN_POINTS);
                     let ce = self.b.ins().smin(full, re);
-                    self.tier_loops(&tiers, ce)?;
-                    let ive = self.b.use_var(last);
-                    let count = self.b.ins().isub(ive, iv);
-                    self.run_routine(r, start, None, count)?;
+                    self.chain_passes(start, iv, ce)?;
                 }
                 self.b.ins().jump(chead, &[]);
                 self.b.switch_to_block(after);
-                self.leave_run(r);
+                if r.direct {
+                    self.leave_run(r);
+                }
             }
             _ => self.tier_loops(&tiers, re)?,
         }
@@ -263,7 +262,7 @@ impl Lower<'_, '_> {
 
     /// The loops of `tiers` over the current row up to `re` (exclusive, in the
     /// last dim): whole blocks of each tier while they fit, in order.
-    fn tier_loops(&mut self, tiers: &[(i64, Tier)], re: Value) -> R<()> {
+    pub(super) fn tier_loops(&mut self, tiers: &[(i64, Tier)], re: Value) -> R<()> {
         let last = self.idx[self.k.n_parallel - 1];
         for &(lanes, tier) in tiers {
             let vhead = self.b.create_block();

@@ -80,7 +80,13 @@ pub(super) struct Lower<'a, 'b> {
     pub(super) store_rounds: Vec<bool>,
     /// the kernel's output run, if it has one (`vrun::output_run`)
     pub(super) run: Option<super::vrun::OutputRun>,
-    /// whether the code being emitted is a run's vector tiers (which store the
-    /// run's argument, `Lower::enter_run`)
-    pub(super) in_run: bool,
+    /// what the run's store writes while the code being emitted is a run's
+    /// vector tiers (the run's argument, `Lower::enter_run`, or a chain pass's
+    /// target); `None` elsewhere
+    pub(super) run_target: Option<lazyfuse_ir::kernel::ExprId>,
+    /// the cut a chain pass being emitted reads back from its run
+    /// (`vchain`)
+    pub(super) readback: Option<usize>,
+    /// an elementwise output run's passes (`vchain::passes`)
+    pub(super) passes: Vec<super::vchain::Pass>,
 }

@@ -32,6 +32,12 @@ impl Lower<'_, '_> {
             if !self.needed[i] {
                 continue;
             }
+            if let Some(back) = self.readback_vectors(i, vt, copies)? {
+                vv.iter_mut()
+                    .zip(back)
+                    .for_each(|(block, v)| block[i] = Some(v));
+                continue;
+            }
             if self.hoisted[i] {
                 let v = match self.row_vectors[i] {
                     Some(v) => v,
@@ -167,7 +173,7 @@ impl Lower<'_, '_> {
     /// The lanes of load `index` of `param` (of `dt`, in vectors of `vt`) for the
     /// block `shift` points along the last dim: one element splat where the load
     /// does not move along that dim, float16/bfloat16 widened to `f32x4`.
-    fn vload(
+    pub(super) fn vload(
         &mut self,
         param: ParamId,
         index: &Affine,

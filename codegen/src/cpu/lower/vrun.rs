@@ -13,6 +13,10 @@
 //! than a vector) computes the op inline as before. The routine's arithmetic is
 //! `vmath`'s, operation for operation, so both give the same bits.
 //!
+//! An elementwise kernel's transcendentals inside its expression take
+//! passes over the run, each followed by its routine ([`super::vchain`]);
+//! the stored op is the chain's last.
+//!
 //! A reduction phase runs over whole rows ([`phase_run`]) with a row routine
 //! (`lf_row_<op>`), which also subtracts a shift and keeps the phase's sum in
 //! the vector loop's sixteen accumulators: softmax's exp-sum phase is one call
@@ -25,6 +29,7 @@
 //! kernel reads no buffer it writes ([`vector_type`](super::vector_type)), so
 //! the argument parked in the output is seen by no load.
 
+use super::vchain::Pass;
 use super::{Lower, R};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I64};
 use cranelift_codegen::ir::Value;
@@ -40,8 +45,9 @@ pub(super) struct OutputRun {
     /// the store (index into the kernel's stores) the run writes
     pub(super) store: usize,
     /// the stored op's expression, which the vector code leaves to the routine
+    /// (an elementwise chain's last routine op, see [`super::vchain`])
     pub(super) op: usize,
-    /// its argument, which it stores instead
+    /// its argument, which the vector code stores instead
     pub(super) arg: ExprId,
     /// the routine's op and element type (`exp_f32`, see [`run_symbol`])
     pub(super) routine: &'static str,
@@ -60,7 +66,7 @@ pub(super) struct OutputRun {
 /// The routine's op and element type (`exp_f32`: `lf_run_exp_f32` and
 /// `lf_row_exp_f32`) over `dt` (float32 or float64) of the op that computes `e`,
 /// if it has one, and the op's argument.
-fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
+pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
     let f64 = match dt {
         DType::F32 => false,
         DType::F64 => true,
@@ -93,8 +99,9 @@ fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
     Some((symbol, x))
 }
 
-/// The output run of `k`, or `None`: an elementwise kernel's (its vector type
-/// `f32x4` or `f64x2`) or a reduction phase's ([`phase_run`]).
+/// The output run of `k` and, for an elementwise kernel, its passes
+/// ([`super::vchain`]), or `None`: an elementwise kernel's (its vector type
+/// `f32x4` or `f64x2`) or a reduction phase's ([`phase_run`], no passes).
 pub(super) fn output_run(
     k: &LoopKernel,
     needed: &[bool],
@@ -102,12 +109,12 @@ pub(super) fn output_run(
     reuses: &[(usize, usize)],
     math: MathMode,
     fma: bool,
-) -> Option<OutputRun> {
+) -> Option<(OutputRun, Vec<Pass>)> {
     if math != MathMode::Fast || !fma {
         return None;
     }
     if k.phases() > 0 {
-        return phase_run(k, needed, reuses, math);
+        return phase_run(k, needed, reuses, math).map(|r| (r, Vec::new()));
     }
     let dt = match super::vector_type(k, math) {
         Some(F32X4) => DType::F32,
@@ -117,29 +124,29 @@ pub(super) fn output_run(
     let [store] = k.stores.as_slice() else {
         return None;
     };
-    let op = store.value.0 as usize;
-    let e = &k.exprs[op];
-    let (symbol, x) = run_symbol(&e.expr, dt)?;
-    let read_elsewhere = k
-        .exprs
-        .iter()
-        .enumerate()
-        .any(|(i, e)| needed[i] && LoopKernel::operands(&e.expr).contains(&store.value));
-    if e.dtype != dt || hoisted[op] || read_elsewhere {
+    if k.params[store.param.index()].dtype != dt || hoisted[store.value.0 as usize] {
         return None;
     }
+    let passes = super::vchain::passes(k, hoisted, dt, store.value)?;
+    // (the run's op is the chain's last: the one a single pass reads directly)
+    let (p, (op, routine)) = passes.iter().rev().find_map(|p| Some((p, p.then?)))?;
+    let arg = p.target;
     let np = k.n_parallel;
-    let direct = matches!(k.exprs[x.0 as usize].expr, Expr::Load { ref index, .. }
-        if index.strides[np - 1] == 1 && k.exprs[x.0 as usize].dtype == dt);
-    Some(OutputRun {
-        store: 0,
-        op,
-        arg: x,
-        routine: symbol,
-        phase: None,
-        direct,
-        shift: None,
-    })
+    let direct = passes.len() == 1
+        && matches!(k.exprs[arg.0 as usize].expr, Expr::Load { ref index, .. }
+            if index.strides[np - 1] == 1 && k.exprs[arg.0 as usize].dtype == dt);
+    Some((
+        OutputRun {
+            store: 0,
+            op,
+            arg,
+            routine,
+            phase: None,
+            direct,
+            shift: None,
+        },
+        passes,
+    ))
 }
 
 /// Longest row a phase run takes, in bytes: the phase's vector loop
@@ -278,7 +285,7 @@ impl Lower<'_, '_> {
     /// [`Lower::enter_run`] and [`Lower::leave_run`]).
     pub(super) fn run_store_value(&self, store: usize) -> Option<ExprId> {
         match self.run {
-            Some(r) if self.in_run && r.store == store => Some(r.arg),
+            Some(r) if r.store == store => self.run_target,
             _ => None,
         }
     }
@@ -286,13 +293,13 @@ impl Lower<'_, '_> {
     /// The vector tiers from here on leave the op to the routine.
     pub(super) fn enter_run(&mut self, r: OutputRun) {
         self.needed[r.op] = false;
-        self.in_run = true;
+        self.run_target = Some(r.arg);
     }
 
     /// The code from here on computes the op itself (the scalar tail).
     pub(super) fn leave_run(&mut self, r: OutputRun) {
         self.needed[r.op] = true;
-        self.in_run = false;
+        self.run_target = None;
     }
 
     /// The address of the run's store at the current point.
