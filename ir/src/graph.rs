@@ -273,24 +273,26 @@ impl Graph {
     /// Every node the targets depend on (targets included), producers first. Each
     /// node appears once; the order is deterministic for a given graph.
     pub fn topo_order(&self, targets: &[NodeId]) -> Vec<NodeId> {
+        // Whether each node was seen, by index: a realize orders its graph on
+        // every call, and a flag per slot of the graph costs less than hashing
+        // every node it reaches.
+        let mut seen = vec![false; petgraph::visit::NodeIndexable::node_bound(&self.graph)];
         let mut order = Vec::new();
-        let mut state: HashMap<NodeId, bool> = HashMap::new(); // false: open, true: done
+        let mut stack = Vec::new();
         for &t in targets {
-            let mut stack = vec![(t, false)];
+            stack.push((t, false));
             while let Some((n, expanded)) = stack.pop() {
                 crate::work::add(1);
                 if expanded {
-                    state.insert(n, true);
                     order.push(n);
                     continue;
                 }
-                if state.contains_key(&n) {
+                if std::mem::replace(&mut seen[n.0.index()], true) {
                     continue;
                 }
-                state.insert(n, false);
                 stack.push((n, true));
                 for &input in self.inputs(n).iter().rev() {
-                    if !state.contains_key(&input) {
+                    if !seen[input.0.index()] {
                         stack.push((input, false));
                     }
                 }
