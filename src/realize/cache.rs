@@ -32,7 +32,7 @@ use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, Scalar};
 use lazyfuse_runtime::exec::CompiledSchedule;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// A multiply-rotate hasher (the Fx hash of rustc): the key is hashed on every
@@ -71,8 +71,27 @@ impl Hasher for FxHasher {
     }
 }
 
-/// Node positions, hashed with [`FxHasher`].
-type PosMap = HashMap<NodeId, u32, BuildHasherDefault<FxHasher>>;
+/// Each node's position in the order, by node index (the index bound of the
+/// order's nodes entries; `u32::MAX` for a node not in it): read per edge on
+/// every lookup, where hashing the node ids cost more than the structure's hash.
+struct Positions(Vec<u32>);
+
+impl Positions {
+    /// `n`'s position, if it is in the order.
+    fn get(&self, n: &NodeId) -> Option<u32> {
+        self.0.get(n.index()).copied().filter(|&p| p != u32::MAX)
+    }
+}
+
+impl std::ops::Index<&NodeId> for Positions {
+    type Output = u32;
+
+    fn index(&self, n: &NodeId) -> &u32 {
+        let p = &self.0[n.index()];
+        assert!(*p != u32::MAX, "node {n} is not in the order");
+        p
+    }
+}
 
 /// Most entries the cache keeps (the least recently used half goes when full).
 const CAPACITY: usize = 1024;
@@ -235,12 +254,13 @@ fn number(inputs: &mut Vec<InputId>, id: InputId) -> usize {
 }
 
 /// Positions of `order`'s nodes.
-fn positions(order: &[NodeId]) -> PosMap {
-    order
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| (n, i as u32))
-        .collect()
+fn positions(order: &[NodeId]) -> Positions {
+    let bound = order.iter().map(|n| n.index() + 1).max().unwrap_or(0);
+    let mut pos = vec![u32::MAX; bound];
+    for (i, n) in order.iter().enumerate() {
+        pos[n.index()] = i as u32;
+    }
+    Positions(pos)
 }
 
 /// Hashes the structure of `graph`'s nodes `order` (a topological order, as
@@ -350,7 +370,7 @@ fn matches(
     order: &[NodeId],
     targets: &[NodeId],
     flags: Flags,
-    pos: &PosMap,
+    pos: &Positions,
     inputs: &[InputId],
 ) -> bool {
     if e.flags != flags || e.nodes.len() != order.len() || e.targets.len() != targets.len() {
@@ -374,13 +394,13 @@ fn matches(
             && graph
                 .inputs(n)
                 .iter()
-                .map(|i| pos.get(i).copied())
+                .map(|i| pos.get(i))
                 .eq(k.inputs.iter().map(|&p| Some(p)))
     });
     same_nodes
         && targets
             .iter()
-            .map(|t| pos.get(t).copied())
+            .map(|t| pos.get(t))
             .eq(e.targets.iter().map(|&p| Some(p)))
 }
 
