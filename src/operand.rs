@@ -48,10 +48,10 @@ impl<'a> Operand<'a> {
     }
 
     /// The operand's shape (`[]` for scalars).
-    pub(crate) fn shape(&self) -> Vec<usize> {
+    pub(crate) fn shape(&self) -> &'a [usize] {
         match self {
-            Operand::Tensor(t) => t.shape(),
-            Operand::Scalar(_) => Vec::new(),
+            Operand::Tensor(t) => &t.0.layout.shape,
+            Operand::Scalar(_) => &[],
         }
     }
 
