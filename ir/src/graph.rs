@@ -22,6 +22,9 @@ use hashbrown::HashMap;
 use petgraph::stable_graph::{NodeIndex, StableGraph};
 use std::fmt;
 
+mod producers;
+use producers::Producers;
+
 /// Handle of a graph node. Its `Display` is the raw index (`%12`); dumps renumber
 /// nodes in topological order so that their text is deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -52,7 +55,7 @@ pub struct Node {
     /// Number of tensor storages that refer to this node.
     pins: u32,
     /// Producers in slot order.
-    inputs: Vec<NodeId>,
+    inputs: Producers,
     /// Number of input slots (of live nodes) that read this node.
     consumers: usize,
 }
@@ -87,6 +90,9 @@ pub struct Graph {
     /// after [`Graph::log_removals`] asked (an owner with side tables keyed by node
     /// drops their entries before the ids are reused).
     removed: Option<Vec<NodeId>>,
+    /// Collection's work list, kept between calls (every dropped tensor's
+    /// release collects, and a fresh list each time was an allocation).
+    stack: Vec<NodeId>,
 }
 
 impl Graph {
@@ -154,7 +160,7 @@ impl Graph {
             dtype,
             shape,
             pins: 0,
-            inputs: inputs.to_vec(),
+            inputs: Producers::of(inputs),
             consumers: 0,
         });
         NodeId(id)
@@ -222,7 +228,7 @@ impl Graph {
             // (still held: nothing to collect, and no work list to allocate)
             return Vec::new();
         }
-        self.collect(vec![id])
+        self.collect(&[id])
     }
 
     /// Turns a computed node into an input node holding its result: its consumers now
@@ -234,15 +240,18 @@ impl Graph {
         node.op = Op::Input(input);
         self.work += 1;
         crate::work::add(1);
-        for p in &producers {
+        for p in producers.iter() {
             self.graph[p.0].consumers -= 1;
         }
-        self.collect(producers)
+        self.collect(&producers)
     }
 
     /// Removes the candidates that neither a pin nor a consumer keeps alive, and then
     /// their producers in turn.
-    fn collect(&mut self, mut stack: Vec<NodeId>) -> Vec<InputId> {
+    fn collect(&mut self, start: &[NodeId]) -> Vec<InputId> {
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.extend_from_slice(start);
         let mut freed = Vec::new();
         while let Some(n) = stack.pop() {
             self.work += 1;
@@ -258,15 +267,16 @@ impl Graph {
                 if let Some(log) = &mut self.removed {
                     log.push(n);
                 }
-                for p in &removed.inputs {
+                for p in removed.inputs.iter() {
                     self.graph[p.0].consumers -= 1;
                 }
                 if let Op::Input(buf) = removed.op {
                     freed.push(buf);
                 }
-                stack.extend(removed.inputs);
+                stack.extend_from_slice(&removed.inputs);
             }
         }
+        self.stack = stack;
         freed
     }
 
@@ -277,8 +287,10 @@ impl Graph {
         // every call, and a flag per slot of the graph costs less than hashing
         // every node it reaches.
         let mut seen = vec![false; petgraph::visit::NodeIndexable::node_bound(&self.graph)];
-        let mut order = Vec::new();
-        let mut stack = Vec::new();
+        // (room for a typical realize's nodes at once, rather than growing
+        // through every power of two)
+        let mut order = Vec::with_capacity(64);
+        let mut stack = Vec::with_capacity(64);
         for &t in targets {
             stack.push((t, false));
             while let Some((n, expanded)) = stack.pop() {

@@ -1,0 +1,85 @@
+//! A node's producers in slot order, stored inline when there are at most
+//! three (every elementwise op, `where` included): a graph built op by op
+//! adds a node per op, and a heap list per node was an allocation and a free
+//! per op on the recording path.
+
+use super::NodeId;
+use std::ops::Deref;
+
+/// Most producers kept inline.
+const INLINE: usize = 3;
+
+/// The producers of one node (see the module doc).
+#[derive(Clone, Debug)]
+pub(super) enum Producers {
+    /// `len` producers in `ids[..len]` (the rest repeat the first, unread)
+    Inline { len: u8, ids: [NodeId; INLINE] },
+    /// more than [`INLINE`]
+    Heap(Vec<NodeId>),
+}
+
+impl Producers {
+    /// The producers `ids`, in slot order.
+    pub(super) fn of(ids: &[NodeId]) -> Producers {
+        match ids {
+            [] => Producers::default(),
+            [first, ..] if ids.len() <= INLINE => {
+                let mut inline = [*first; INLINE];
+                inline[..ids.len()].copy_from_slice(ids);
+                Producers::Inline {
+                    len: ids.len() as u8,
+                    ids: inline,
+                }
+            }
+            _ => Producers::Heap(ids.to_vec()),
+        }
+    }
+}
+
+impl Default for Producers {
+    fn default() -> Producers {
+        Producers::Heap(Vec::new())
+    }
+}
+
+impl Deref for Producers {
+    type Target = [NodeId];
+
+    fn deref(&self) -> &[NodeId] {
+        match self {
+            Producers::Inline { len, ids } => &ids[..*len as usize],
+            Producers::Heap(v) => v,
+        }
+    }
+}
+
+impl PartialEq for Producers {
+    fn eq(&self, other: &Producers) -> bool {
+        **self == **other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use petgraph::stable_graph::NodeIndex;
+
+    fn ids(n: u32) -> Vec<NodeId> {
+        (0..n)
+            .map(|i| NodeId(NodeIndex::new(i as usize + 7)))
+            .collect()
+    }
+
+    #[test]
+    fn every_length_reads_back_in_order() {
+        for n in 0..6 {
+            let want = ids(n);
+            let p = Producers::of(&want);
+            assert_eq!(&*p, want.as_slice(), "{n}");
+            assert_eq!(matches!(p, Producers::Inline { .. }), (1..=3).contains(&n));
+            assert_eq!(p.clone(), Producers::of(&want));
+        }
+        assert!(Producers::default().is_empty());
+        assert_ne!(Producers::of(&ids(2)), Producers::of(&ids(3)));
+    }
+}
