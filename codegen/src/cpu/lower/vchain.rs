@@ -29,6 +29,11 @@ use lazyfuse_ir::DType;
 /// Most cuts one chain makes (each pass is another copy of the vector tiers).
 const MAX_CUTS: usize = 6;
 
+/// Shortest row (points along the last dim) whose kernel makes cuts: every
+/// pass runs per row, and a row of a few vectors would pay a routine call per
+/// pass for as little work as the inline code does.
+const MIN_CUT_ROW: usize = 64;
+
 /// One pass over a run (see the module doc).
 pub(super) struct Pass {
     /// the expressions the pass computes
@@ -62,6 +67,7 @@ pub(super) fn passes(
     };
     let cheap =
         |i: usize| hoisted[i] || matches!(k.exprs[i].expr, Expr::Load { .. } | Expr::Const(_));
+    let short = k.dims[k.n_parallel - 1] < MIN_CUT_ROW;
     let mut passes = Vec::new();
     let (mut target, mut then) = match routine(store.0 as usize) {
         Some((symbol, x)) => (x, Some(symbol)),
@@ -72,7 +78,7 @@ pub(super) fn passes(
         let cut = (0..k.exprs.len())
             .rev()
             .filter(|&i| whole[i])
-            .take_while(|_| passes.len() < MAX_CUTS)
+            .take_while(|_| !short && passes.len() < MAX_CUTS)
             .find_map(|i| {
                 let (symbol, x) = routine(i)?;
                 let after = cone(k, target, Some(i));
