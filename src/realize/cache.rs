@@ -7,13 +7,17 @@
 //! included), dtype, shape and the positions of its inputs, input buffers numbered
 //! by first appearance (which buffer it is does not matter, only which nodes share
 //! one), the targets' positions, and every setting the result depends on (graph
-//! passes, fusion, math mode). The hash is computed without building any text (the
-//! op's variant and its common attributes: constants by bits, layouts, the
-//! elementwise op), and a hit is only taken after a full comparison with the stored
-//! key: op equality, and for an op whose stored `Debug` text shows a float zero
-//! also equal `Debug` text (`0.0 == -0.0`, yet their kernels differ). So a hash
-//! collision costs a miss, never a wrong schedule. A graph with a NaN constant
-//! never compares equal (`NaN != NaN`): it always takes the slow path, correctly.
+//! passes, fusion, math mode). It is written as a sequence of words without
+//! building any text ([`KeyWords`]: the op's variant and the attributes of the
+//! common ops, constants by their bits, layouts, the elementwise op), hashed, and
+//! a hit is only taken after a full comparison with the stored key: the words,
+//! equal one for one, and for the ops the words do not describe whole (reductions,
+//! casts, matmuls, ...) op equality, plus equal `Debug` text where the stored
+//! text shows a float zero (`0.0 == -0.0`, yet their kernels differ). So a hash
+//! collision costs a miss, never a wrong schedule. Constants compare by their
+//! bits: a NaN constant matches only the same NaN, whose kernels are the same; a
+//! NaN inside another op's attributes never compares equal (`NaN != NaN`) and
+//! takes the slow path, correctly.
 //!
 //! In-place writes: whether a write may store into its old version's buffer (a
 //! donation) depends on the store's state, not only on the structure. The key
@@ -28,20 +32,25 @@
 
 use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
-use lazyfuse_ir::{DType, Graph, InputId, NodeId, Op, Scalar};
+use lazyfuse_ir::{Graph, InputId, NodeId, Op, Scalar};
 use lazyfuse_runtime::exec::CompiledSchedule;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex};
 
-/// A multiply-rotate hasher (the Fx hash of rustc): the key is hashed on every
-/// realize, and SipHash's DoS resistance buys nothing here (a collision costs a
-/// miss, see the module doc).
+/// A structure's key as words: a [`Hasher`] that keeps every word written to
+/// it (bytes in little-endian words of eight, smaller integers widened), so that
+/// the `Hash` impls of the key's parts write the key itself; [`Hasher::finish`]
+/// is the Fx hash of rustc over the words (a multiply-rotate: the key is hashed
+/// on every realize, and SipHash's DoS resistance buys nothing here, a collision
+/// costs a miss). The parts written (flags, derived `Hash` of fieldless enums,
+/// vectors with their lengths, constants' bits) make the words a one-to-one
+/// record of what they describe.
 #[derive(Default)]
-struct FxHasher(u64);
+struct KeyWords(Vec<u64>);
 
-impl Hasher for FxHasher {
+impl Hasher for KeyWords {
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
             let mut word = [0u8; 8];
@@ -51,7 +60,7 @@ impl Hasher for FxHasher {
     }
 
     fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0.push(word);
     }
 
     fn write_u8(&mut self, v: u8) {
@@ -66,8 +75,14 @@ impl Hasher for FxHasher {
         self.write_u64(v as u64);
     }
 
+    fn write_isize(&mut self, v: isize) {
+        self.write_u64(v as u64);
+    }
+
     fn finish(&self) -> u64 {
-        self.0
+        self.0.iter().fold(0u64, |h, &word| {
+            (h.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+        })
     }
 }
 
@@ -121,31 +136,27 @@ impl Flags {
     }
 }
 
-/// One node of a stored key.
+/// A node of a stored key whose op the key's words do not describe whole
+/// ([`described`]): compared op for op.
 struct KeyNode {
-    /// the op; `Input(k)` names the k-th input buffer by first appearance
+    /// its position in the topological order
+    at: u32,
     op: Op,
     /// the op's `Debug` text (bitwise float identity, see the module doc)
     text: String,
     /// whether `text` may hold a float zero (`0.0` or `-0.0`, which `==` confuses)
     has_zero: bool,
-    dtype: DType,
-    shape: Vec<usize>,
-    /// positions of the node's inputs in the topological order
-    inputs: Vec<u32>,
 }
 
 /// A structure seen at plan time: its hash, its input buffers in numbering order,
 /// and, on a miss, the full key to store once the realize has run.
 pub(crate) struct Probe {
     hash: u64,
-    flags: Flags,
     /// the graph's input buffers by first appearance
     pub(crate) inputs: Vec<InputId>,
-    /// the numbers of the inputs that in-place writes may take
-    eligible: Box<[u32]>,
-    /// the key's nodes and targets (built on a miss only)
-    key: Option<Box<(Vec<KeyNode>, Vec<u32>)>>,
+    /// the key's words and the nodes they do not describe whole (kept on a
+    /// miss only)
+    key: Option<Box<(Box<[u64]>, Vec<KeyNode>)>>,
 }
 
 /// What a hit hands back: what to run and which inputs it reads.
@@ -165,11 +176,11 @@ pub(crate) struct Ran {
 }
 
 struct Entry {
-    flags: Flags,
-    /// the numbers of the inputs that in-place writes could take
-    eligible: Box<[u32]>,
+    /// the structure's key (see [`KeyWords`]: flags, nodes, targets and the
+    /// inputs in-place writes could take)
+    words: Box<[u64]>,
+    /// its nodes whose ops the words do not describe whole
     nodes: Vec<KeyNode>,
-    targets: Vec<u32>,
     schedule: Arc<Schedule>,
     compiled: Arc<CompiledSchedule>,
     /// schedule input `k` reads the graph's `used[k]`-th input buffer
@@ -216,11 +227,11 @@ impl std::fmt::Write for CmpWriter<'_> {
     }
 }
 
-/// Hashes an op without formatting it: its variant and the attributes that tell
-/// common ops of one variant apart (constants, layouts, the elementwise op). Ops
-/// this leaves equal hash alike and are told apart by [`matches`]; an op with a
-/// NaN constant hashes like any other (it just never matches).
-fn hash_op(op: &Op, h: &mut FxHasher) {
+/// Writes an op without formatting it: its variant and, for the ops
+/// [`described`] names, every attribute (constants by their bits, layouts, the
+/// elementwise op). Other ops of one variant write alike and are told apart by
+/// [`matches`].
+fn hash_op(op: &Op, h: &mut KeyWords) {
     std::mem::discriminant(op).hash(h);
     match op {
         Op::Full(s) => match *s {
@@ -234,6 +245,15 @@ fn hash_op(op: &Op, h: &mut FxHasher) {
         Op::Binary(b) => b.hash(h),
         _ => {}
     }
+}
+
+/// Whether [`hash_op`] writes every attribute of `op` (an input's number is
+/// written beside it), so that equal words mean equal ops.
+fn described(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Input(_) | Op::Full(_) | Op::View(_) | Op::WriteView(_) | Op::Unary(_) | Op::Binary(_)
+    )
 }
 
 /// Whether `op`'s `Debug` text is exactly `text`.
@@ -275,7 +295,7 @@ pub(crate) fn lookup(
     donatable: &[InputId],
 ) -> std::result::Result<Hit, Probe> {
     let pos = positions(order);
-    let mut h = FxHasher::default();
+    let mut h = KeyWords(Vec::with_capacity(8 * order.len() + 8));
     flags.hash(&mut h);
     let mut inputs = Vec::new();
     for &n in order {
@@ -309,7 +329,7 @@ pub(crate) fn lookup(
         cache.clock += 1;
         let now = cache.clock;
         let found = cache.entries.get_mut(&hash).and_then(|e| {
-            if e.eligible != eligible || !matches(e, graph, order, targets, flags, &pos, &inputs) {
+            if !matches(e, graph, order, &h.0) {
                 return None;
             }
             e.last_use = now;
@@ -325,83 +345,44 @@ pub(crate) fn lookup(
         if cache.donating.contains(&hash) {
             return Err(Probe {
                 hash,
-                flags,
                 inputs,
-                eligible,
                 key: None,
             });
         }
     }
     // A miss: the full key, to store once the realize has run.
-    let mut numbered = Vec::new();
     let nodes = order
         .iter()
-        .map(|&n| {
-            let node = graph.node(n);
-            let op = match node.op {
-                Op::Input(id) => Op::Input(InputId(number(&mut numbered, id) as u64)),
-                ref op => op.clone(),
-            };
+        .enumerate()
+        .filter(|&(_, &n)| !described(&graph.node(n).op))
+        .map(|(at, &n)| {
+            let op = graph.node(n).op.clone();
             let text = format!("{op:?}");
             KeyNode {
+                at: at as u32,
                 has_zero: text.contains("0.0"),
                 text,
                 op,
-                dtype: node.dtype,
-                shape: node.shape.clone(),
-                inputs: graph.inputs(n).iter().map(|i| pos[i]).collect(),
             }
         })
         .collect();
-    let targets = targets.iter().map(|t| pos[t]).collect();
     Err(Probe {
         hash,
-        flags,
         inputs,
-        eligible,
-        key: Some(Box::new((nodes, targets))),
+        key: Some(Box::new((h.0.into_boxed_slice(), nodes))),
     })
 }
 
-/// Whether entry `e` is exactly the structure of `order` (see the module doc).
-fn matches(
-    e: &Entry,
-    graph: &Graph,
-    order: &[NodeId],
-    targets: &[NodeId],
-    flags: Flags,
-    pos: &Positions,
-    inputs: &[InputId],
-) -> bool {
-    if e.flags != flags || e.nodes.len() != order.len() || e.targets.len() != targets.len() {
-        return false;
-    }
-    let same_nodes = e.nodes.iter().zip(order).all(|(k, &n)| {
-        let node = graph.node(n);
-        let same_op = match (&k.op, &node.op) {
-            (Op::Input(InputId(want)), Op::Input(id)) => {
-                inputs.get(*want as usize) == Some(id)
-                    && inputs.iter().position(|i| i == id) == Some(*want as usize)
-            }
-            (Op::Input(_), _) | (_, Op::Input(_)) => false,
+/// Whether entry `e` is exactly the structure of `order`, whose key's words are
+/// `words` (see the module doc).
+fn matches(e: &Entry, graph: &Graph, order: &[NodeId], words: &[u64]) -> bool {
+    *e.words == *words
+        && e.nodes.iter().all(|k| {
+            let op = &graph.node(order[k.at as usize]).op;
             // `==` is exact except for `0.0 == -0.0` (NaN never matches): only
             // an op whose stored text shows a float zero needs the text compared.
-            (a, b) => a == b && (!k.has_zero || same_text(b, &k.text)),
-        };
-        same_op
-            && k.dtype == node.dtype
-            && k.shape == node.shape
-            && graph
-                .inputs(n)
-                .iter()
-                .map(|i| pos.get(i))
-                .eq(k.inputs.iter().map(|&p| Some(p)))
-    });
-    same_nodes
-        && targets
-            .iter()
-            .map(|t| pos.get(t))
-            .eq(e.targets.iter().map(|&p| Some(p)))
+            k.op == *op && (!k.has_zero || same_text(op, &k.text))
+        })
 }
 
 /// Records what the realize of a missed structure ran. A schedule that reads an
@@ -419,7 +400,7 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
     let Some(key) = probe.key.take() else {
         return;
     };
-    let (nodes, targets) = *key;
+    let (words, nodes) = *key;
     let used: Option<Vec<u32>> = ran
         .order
         .iter()
@@ -441,10 +422,8 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
     cache.entries.insert(
         probe.hash,
         Entry {
-            flags: probe.flags,
-            eligible: probe.eligible,
+            words,
             nodes,
-            targets,
             schedule: ran.schedule,
             compiled: ran.compiled,
             used,
@@ -457,6 +436,7 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
 mod tests {
     use super::*;
     use lazyfuse_ir::kernel::Schedule;
+    use lazyfuse_ir::DType;
 
     /// A graph `full(value) + input`, its order and its targets.
     fn graph(value: Scalar, dtype: DType) -> (Graph, Vec<NodeId>, Vec<NodeId>) {
@@ -479,7 +459,7 @@ mod tests {
             Err(p) => p,
             Ok(_) => panic!("a fresh structure hit"),
         };
-        let (nodes, targets) = *probe.key.unwrap();
+        let (words, nodes) = *probe.key.unwrap();
         let schedule = Schedule {
             buffers: vec![],
             steps: vec![],
@@ -488,10 +468,8 @@ mod tests {
         };
         let (compiled, _) = lazyfuse_compile::compile(&schedule, flags.math).unwrap();
         Entry {
-            flags,
-            eligible: Box::new([]),
+            words,
             nodes,
-            targets,
             schedule: Arc::new(schedule),
             compiled: Arc::new(compiled),
             used: vec![0],
@@ -499,13 +477,19 @@ mod tests {
         }
     }
 
+    /// The key words of `(g, order, targets)` (a fresh lookup's).
+    fn words_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> Vec<u64> {
+        let mut again = entry_of(g, order, targets, flags);
+        std::mem::take(&mut again.words).into_vec()
+    }
+
     /// The comparison behind a hit, as if two structures had collided on the hash.
     fn same(a: (Scalar, DType), b: (Scalar, DType), fa: Flags, fb: Flags) -> bool {
         let (g, order, targets) = graph(a.0, a.1);
         let e = entry_of(&g, &order, &targets, fa);
         let (g, order, targets) = graph(b.0, b.1);
-        let pos = positions(&order);
-        matches(&e, &g, &order, &targets, fb, &pos, &[InputId(9)])
+        let words = words_of(&g, &order, &targets, fb);
+        matches(&e, &g, &order, &words)
     }
 
     #[test]
@@ -528,7 +512,10 @@ mod tests {
         assert!(!same(s(0.0), s(-0.0), f, f), "0.0 == -0.0 must not match");
         assert!(!same(s(-0.0), s(0.0), f, f));
         assert!(!same(s(1.0), s(-0.0), f, f));
-        assert!(!same(s(f64::NAN), s(f64::NAN), f, f));
+        // A constant compares by its bits: the same NaN matches (its kernels
+        // are the same), another NaN does not.
+        assert!(same(s(f64::NAN), s(f64::NAN), f, f));
+        assert!(!same(s(f64::NAN), s(-f64::NAN), f, f));
         assert!(!same(s(2.5), (Scalar::Float(2.5), DType::F64), f, f));
         assert!(!same(s(2.5), (Scalar::Int(2), DType::F32), f, f));
         assert!(!same(s(2.5), s(2.5), f, fast));
