@@ -320,7 +320,7 @@ fn lerp_check(start: &Tensor, end: &Tensor, weight: &Operand) -> Result<(Signatu
     if let Operand::Scalar(w) = weight {
         check_fill_value(*w, sig.compute)?;
     }
-    let shape = broadcast_all(&[&start.shape(), &end.shape(), &weight.shape()])?;
+    let shape = broadcast_all(&[&start.shape(), &end.shape(), weight.shape()])?;
     Ok((sig, shape))
 }
 

@@ -204,7 +204,7 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
     for t in operands.iter().flatten() {
         t.check_size()?;
     }
-    let shape = broadcast_shapes(&a.shape(), &b.shape())?;
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
     if let Some(shortcut) = pow_shortcut(op, &a, &b) {
         let dtype = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
         if !matches!(dtype, DType::C32 | DType::BC32) && !dtype.is_float8() {
@@ -745,7 +745,7 @@ impl Tensor {
         let cond = cond.or_moved(&moved, 0);
         let (a, b) = (a.or_moved(&moved, 1), b.or_moved(&moved, 2));
         let dtype = typing::where_(a.operand_type(), b.operand_type(), default_dtype())?;
-        let shape = broadcast_all(&[&cond.shape(), &a.shape(), &b.shape()])?;
+        let shape = broadcast_all(&[&cond.shape(), a.shape(), b.shape()])?;
         // the values are converted to the result's dtype; the condition stays bool
         let c = Operand::Tensor(cond);
         let strides = result_strides(&shape, &[(&c, DType::Bool), (&a, dtype), (&b, dtype)]);

@@ -79,7 +79,7 @@ impl Tensor {
         let other = other.or_moved(&moved, 0);
         let me = Operand::Tensor(self);
         let shape = self.shape();
-        inplace_shape(&shape, &other.shape())?;
+        inplace_shape(&shape, other.shape())?;
         let src = match other {
             Operand::Tensor(t) => Some(t),
             Operand::Scalar(_) => None,

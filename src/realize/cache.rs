@@ -148,6 +148,9 @@ struct KeyNode {
     has_zero: bool,
 }
 
+/// A stored key: its words and the nodes they do not describe whole.
+type Key = (Box<[u64]>, Vec<KeyNode>);
+
 /// A structure seen at plan time: its hash, its input buffers in numbering order,
 /// and, on a miss, the full key to store once the realize has run.
 pub(crate) struct Probe {
@@ -156,7 +159,7 @@ pub(crate) struct Probe {
     pub(crate) inputs: Vec<InputId>,
     /// the key's words and the nodes they do not describe whole (kept on a
     /// miss only)
-    key: Option<Box<(Box<[u64]>, Vec<KeyNode>)>>,
+    key: Option<Box<Key>>,
 }
 
 /// What a hit hands back: what to run and which inputs it reads.
