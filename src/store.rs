@@ -15,7 +15,7 @@ use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
 use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
 /// The graph and the buffers of its input nodes.
@@ -69,7 +69,37 @@ static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
 /// Pins released by dropped storages, applied at the next lock of the store.
 static RELEASED: Mutex<Vec<NodeId>> = Mutex::new(Vec::new());
 
+/// Whether [`RELEASED`] may hold pins: set after a push, cleared by the
+/// [`with_store`] that takes them. Recording an op locks the store; without
+/// this it locked the queue too, two more atomic operations per op where
+/// nothing was dropped. A push that lands after the clearing sets it again,
+/// one that lands between the clearing and the take is taken early: none is
+/// left behind.
+static RELEASES_QUEUED: AtomicBool = AtomicBool::new(false);
+
 static NEXT_STORAGE: AtomicU64 = AtomicU64::new(0);
+
+/// Storage ids a thread takes from [`NEXT_STORAGE`] at once.
+const ID_BLOCK: u64 = 1024;
+
+thread_local! {
+    /// This thread's next storage id and the end of its block: every op makes a
+    /// storage, and a shared counter's increment is an atomic operation each.
+    static STORAGE_IDS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// A storage id no other storage of the process has.
+fn next_storage_id() -> u64 {
+    STORAGE_IDS.with(|ids| {
+        let (mut next, mut end) = ids.get();
+        if next == end {
+            next = NEXT_STORAGE.fetch_add(ID_BLOCK, Ordering::Relaxed);
+            end = next + ID_BLOCK;
+        }
+        ids.set((next + 1, end));
+        next
+    })
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock cannot leave the graph half-edited in a way later
@@ -82,12 +112,15 @@ pub(crate) fn with_store<R>(f: impl FnOnce(&mut Store) -> R) -> R {
     let mut store = lock(&STORE);
     // The queue and the store's spare vector trade places, so neither is
     // allocated again once both have grown.
-    let mut released = std::mem::take(&mut store.spare_released);
-    std::mem::swap(&mut released, &mut *lock(&RELEASED));
-    for node in released.drain(..) {
-        store.unpin(node);
+    // (a plain load first: the exchange is an atomic operation of its own)
+    if RELEASES_QUEUED.load(Ordering::Acquire) && RELEASES_QUEUED.swap(false, Ordering::Acquire) {
+        let mut released = std::mem::take(&mut store.spare_released);
+        std::mem::swap(&mut released, &mut *lock(&RELEASED));
+        for node in released.drain(..) {
+            store.unpin(node);
+        }
+        store.spare_released = released;
     }
-    store.spare_released = released;
     f(&mut store)
 }
 
@@ -406,7 +439,8 @@ impl Store {
     /// version it was), so that a backward needing it fails as PyTorch's does.
     pub(crate) fn move_storage(&mut self, storage: &Arc<Storage>, node: NodeId) {
         self.graph.pin(node);
-        let old = std::mem::replace(&mut *lock(&storage.node), node);
+        let old =
+            NodeId::from_index(storage.node.swap(node_word(node), Ordering::Relaxed) as usize);
         let version = storage.version.fetch_add(1, Ordering::Relaxed);
         let since = crate::autograd::record::end_write(storage.id);
         if !self.records.is_empty() {
@@ -464,7 +498,15 @@ pub(crate) struct Storage {
     pub(crate) device: Device,
     /// In-place writes so far (PyTorch's version counter).
     pub(crate) version: AtomicU64,
-    node: Mutex<NodeId>,
+    /// The current version's node ([`NodeId::index`]): moved only with the
+    /// store locked, read with it locked, so a plain atomic word suffices (a
+    /// lock per read cost two atomic operations on every op's operands).
+    node: AtomicU32,
+}
+
+/// A node's index as a storage keeps it (lossless: graph indices are `u32`).
+fn node_word(node: NodeId) -> u32 {
+    node.index() as u32
 }
 
 impl Storage {
@@ -472,24 +514,25 @@ impl Storage {
     pub(crate) fn new(store: &mut Store, node: NodeId) -> Arc<Storage> {
         store.graph.pin(node);
         Arc::new(Storage {
-            id: NEXT_STORAGE.fetch_add(1, Ordering::Relaxed),
+            id: next_storage_id(),
             numel: store.graph.node(node).numel(),
             device: store.device_of(node),
             version: AtomicU64::new(0),
-            node: Mutex::new(node),
+            node: AtomicU32::new(node_word(node)),
         })
     }
 
     /// The current version's node. Read it only with the store locked: the store
     /// is what moves it.
     pub(crate) fn node(&self) -> NodeId {
-        *lock(&self.node)
+        NodeId::from_index(self.node.load(Ordering::Relaxed) as usize)
     }
 }
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        let node = *lock(&self.node);
+        let node = NodeId::from_index(*self.node.get_mut() as usize);
         lock(&RELEASED).push(node);
+        RELEASES_QUEUED.store(true, Ordering::Release);
     }
 }

@@ -35,6 +35,18 @@ impl NodeId {
     pub fn index(self) -> usize {
         self.0.index()
     }
+
+    /// The handle whose raw index is `index` (what [`NodeId::index`] gave).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{DType, Graph, NodeId, Op, Scalar};
+    /// let mut g = Graph::new();
+    /// let a = g.add(Op::Full(Scalar::Int(1)), DType::I64, vec![2], &[]);
+    /// assert_eq!(NodeId::from_index(a.index()), a);
+    /// ```
+    pub fn from_index(index: usize) -> NodeId {
+        NodeId(NodeIndex::new(index))
+    }
 }
 
 impl fmt::Display for NodeId {

@@ -41,6 +41,43 @@ pub(crate) enum GradLink {
     },
 }
 
+/// A tensor handle's [`GradLink`], read on every op that reads the tensor:
+/// the common link, [`GradLink::Follow`], is also kept as a flag read without
+/// the lock (a lock is two atomic operations per operand of every op).
+#[derive(Default)]
+pub(crate) struct LinkCell {
+    link: Mutex<GradLink>,
+    /// the link is something other than `Follow` (set with the link, under its
+    /// lock)
+    special: AtomicBool,
+}
+
+impl LinkCell {
+    /// A cell holding `link`.
+    pub(crate) fn new(link: GradLink) -> LinkCell {
+        LinkCell {
+            special: AtomicBool::new(!matches!(link, GradLink::Follow)),
+            link: Mutex::new(link),
+        }
+    }
+
+    /// The link.
+    pub(crate) fn get(&self) -> GradLink {
+        if !self.special.load(Ordering::Acquire) {
+            return GradLink::Follow;
+        }
+        self.link.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Replaces the link (a leaf's `requires_grad_`, `detach`).
+    pub(crate) fn set(&self, link: GradLink) {
+        let mut held = self.link.lock().unwrap_or_else(|p| p.into_inner());
+        self.special
+            .store(!matches!(link, GradLink::Follow), Ordering::Release);
+        *held = link;
+    }
+}
+
 impl GradLink {
     /// The link of a view made from a tensor with this link.
     pub(crate) fn of_view(&self) -> GradLink {

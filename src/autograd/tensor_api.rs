@@ -78,8 +78,7 @@ impl Tensor {
             .into());
         }
         let cell = LeafCell::new(self.0.layout.clone(), true);
-        *self.0.link.lock().unwrap_or_else(|p| p.into_inner()) =
-            GradLink::Leaf { cell, owner: true };
+        self.0.link.set(GradLink::Leaf { cell, owner: true });
         Ok(self.clone())
     }
 
@@ -214,10 +213,10 @@ impl Tensor {
             // require grad.
             _ => {
                 let cell = LeafCell::new(self.0.layout.clone(), false);
-                *self.0.link.lock().unwrap_or_else(|p| p.into_inner()) = GradLink::Leaf {
+                self.0.link.set(GradLink::Leaf {
                     cell: Arc::clone(&cell),
                     owner: true,
-                };
+                });
                 cell
             }
         };
@@ -269,7 +268,7 @@ impl Tensor {
     /// ```
     pub fn detach(&self) -> Tensor {
         let t = self.reading_as(self.0.layout.clone(), self.0.dtype, self.0.reading);
-        *t.0.link.lock().unwrap_or_else(|p| p.into_inner()) = GradLink::Detached;
+        t.0.link.set(GradLink::Detached);
         t
     }
 }

@@ -9,13 +9,13 @@
 //! constructors, the accessors, the device rules, reading values and the IR dumps;
 //! `fill` the fill-value checks and `repr` the printing.
 
-use crate::autograd::record::GradLink;
+use crate::autograd::record::{GradLink, LinkCell};
 use crate::error::Result;
 use crate::reading::Reading;
 use crate::store::{with_store, Storage, Store};
 use lazyfuse_ir::{DType, Layout, NodeId};
 use lazyfuse_runtime::Buffer;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 mod creation;
 mod device;
@@ -49,7 +49,7 @@ pub(crate) struct TensorImpl {
     pub(crate) reading: Reading,
     /// How reads of it join gradient history (see `autograd::record`); a leaf
     /// changes it in place (`requires_grad_`).
-    pub(crate) link: Mutex<GradLink>,
+    pub(crate) link: LinkCell,
 }
 
 impl Tensor {
@@ -62,7 +62,7 @@ impl Tensor {
             layout,
             dtype,
             reading: Reading::DIRECT,
-            link: Mutex::default(),
+            link: LinkCell::default(),
         }))
     }
 
@@ -107,7 +107,7 @@ impl Tensor {
             layout,
             dtype,
             reading: Reading::DIRECT,
-            link: Mutex::default(),
+            link: LinkCell::default(),
         }))
     }
 
@@ -123,17 +123,13 @@ impl Tensor {
             layout,
             dtype,
             reading,
-            link: Mutex::new(self.link().of_view()),
+            link: LinkCell::new(self.link().of_view()),
         }))
     }
 
     /// How this handle joins gradient history.
     pub(crate) fn link(&self) -> GradLink {
-        self.0
-            .link
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.0.link.get()
     }
 
     /// The node of this view's elements read through `layout` (in this view's
