@@ -12,8 +12,12 @@
 //! cache off) and at most [`MAX_CACHED_BUFFERS`] buffers; keeping one more evicts
 //! the oldest kept buffers first. [`release_cached_buffers`] frees everything kept
 //! (call it to give memory back, e.g. before a phase that needs a lot of it).
-//! Small buffers are not kept: the system allocator reuses them, and zeroing them
-//! costs little.
+//! Buffers from [`MIN_SMALL_BYTES`] up to [`MIN_CACHED_BYTES`] go to a pool of
+//! their own, at most [`MAX_SMALL_BUFFERS`] (the newest kept), outside the byte
+//! bound but off with the cache: the system allocator keeps such sizes out of
+//! its per-thread caches, so a loop that realizes a small result and drops it
+//! paid a zeroed allocation and a free of several KiB per realize (W9's
+//! output). Smaller buffers are not kept: the allocator's caches reuse them.
 //!
 //! # Soundness
 //! A reused buffer is zeroed before it is handed out ([`BufferCache::take_zeroed`]),
@@ -28,8 +32,16 @@ use lazyfuse_ir::DType;
 use std::collections::VecDeque;
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
-/// Buffers smaller than this are never kept (64 KiB).
+/// Buffers smaller than this are not kept with the large ones (64 KiB): see
+/// [`MIN_SMALL_BYTES`].
 pub const MIN_CACHED_BYTES: usize = 1 << 16;
+
+/// Buffers smaller than this are never kept (1 KiB); from this size up to
+/// [`MIN_CACHED_BYTES`] they go to the small pool.
+pub const MIN_SMALL_BYTES: usize = 1 << 10;
+
+/// Most buffers the small pool keeps.
+pub const MAX_SMALL_BUFFERS: usize = 32;
 
 /// Default bound on the bytes kept (1 GiB).
 pub const DEFAULT_MAX_BYTES: usize = 1 << 30;
@@ -52,10 +64,13 @@ pub struct CacheStats {
     pub evicted: u64,
 }
 
-/// Freed large buffers, oldest first, with their byte sizes.
+/// Freed large buffers, oldest first, with their byte sizes, and the small
+/// pool.
 #[derive(Debug)]
 pub struct BufferCache {
     kept: VecDeque<(Buffer, usize)>,
+    /// buffers of [`MIN_SMALL_BYTES`] up to [`MIN_CACHED_BYTES`], oldest first
+    small: VecDeque<Buffer>,
     max_bytes: usize,
     stats: CacheStats,
 }
@@ -80,6 +95,7 @@ impl BufferCache {
     pub fn new(max_bytes: usize) -> BufferCache {
         BufferCache {
             kept: VecDeque::new(),
+            small: VecDeque::new(),
             max_bytes,
             stats: CacheStats::default(),
         }
@@ -92,18 +108,32 @@ impl BufferCache {
 
     /// The counters.
     pub fn stats(&self) -> CacheStats {
+        let small: usize = self
+            .small
+            .iter()
+            .map(|b| bytes_of(b.dtype(), b.len()))
+            .sum();
         CacheStats {
-            kept: self.kept.len(),
-            kept_bytes: self.kept.iter().map(|(_, b)| b).sum(),
+            kept: self.kept.len() + self.small.len(),
+            kept_bytes: self.kept.iter().map(|(_, b)| b).sum::<usize>() + small,
             ..self.stats
         }
     }
 
     /// Keeps `buf` for reuse if it is large enough and fits the bound (evicting the
-    /// oldest kept buffers to make room); drops it otherwise.
+    /// oldest kept buffers to make room), or in the small pool; drops it
+    /// otherwise.
     pub fn recycle(&mut self, buf: Buffer) {
         let bytes = bytes_of(buf.dtype(), buf.len());
-        if bytes < MIN_CACHED_BYTES || bytes > self.max_bytes {
+        if bytes < MIN_SMALL_BYTES || bytes > self.max_bytes {
+            return;
+        }
+        if bytes < MIN_CACHED_BYTES {
+            if self.small.len() >= MAX_SMALL_BUFFERS {
+                self.small.pop_front();
+                self.stats.evicted += 1;
+            }
+            self.small.push_back(buf);
             return;
         }
         let mut held: usize = self.kept.iter().map(|(_, b)| b).sum();
@@ -121,6 +151,13 @@ impl BufferCache {
     /// A kept buffer of exactly `dtype` and `len`, if there is one (newest first:
     /// its pages are the likeliest to be in cache), its contents unspecified.
     fn take(&mut self, dtype: DType, len: usize) -> Option<Buffer> {
+        if bytes_of(dtype, len) < MIN_CACHED_BYTES {
+            let at = self
+                .small
+                .iter()
+                .rposition(|b| b.dtype() == dtype && b.len() == len)?;
+            return self.small.remove(at);
+        }
         let at = self
             .kept
             .iter()
@@ -131,7 +168,7 @@ impl BufferCache {
     /// A buffer of `len` zeros of `dtype`: a kept one (zeroed here) when there is
     /// one, else a fresh [`Buffer::zeros`].
     pub fn take_zeroed(&mut self, dtype: DType, len: usize) -> Buffer {
-        let cacheable = bytes_of(dtype, len) >= MIN_CACHED_BYTES;
+        let cacheable = bytes_of(dtype, len) >= MIN_SMALL_BYTES;
         match self.take(dtype, len) {
             Some(mut b) => {
                 self.stats.hits += 1;
@@ -152,7 +189,7 @@ impl BufferCache {
     /// fresh [`Buffer::zeros`]. Its contents are a freed buffer's values: only for a
     /// writer that provably stores every element and reads none first.
     pub fn take_for_overwrite(&mut self, dtype: DType, len: usize) -> Buffer {
-        let cacheable = bytes_of(dtype, len) >= MIN_CACHED_BYTES;
+        let cacheable = bytes_of(dtype, len) >= MIN_SMALL_BYTES;
         match self.take(dtype, len) {
             Some(b) => {
                 self.stats.hits += 1;
@@ -172,12 +209,15 @@ impl BufferCache {
     pub fn has(&self, dtype: DType, len: usize) -> bool {
         self.kept
             .iter()
-            .any(|(b, _)| b.dtype() == dtype && b.len() == len)
+            .map(|(b, _)| b)
+            .chain(&self.small)
+            .any(|b| b.dtype() == dtype && b.len() == len)
     }
 
     /// Drops every kept buffer.
     pub fn clear(&mut self) {
         self.kept.clear();
+        self.small.clear();
     }
 }
 
@@ -204,7 +244,7 @@ fn lock() -> MutexGuard<'static, BufferCache> {
 /// ```
 pub fn recycle(buf: std::sync::Arc<Buffer>) {
     if let Ok(b) = std::sync::Arc::try_unwrap(buf) {
-        if bytes_of(b.dtype(), b.len()) >= MIN_CACHED_BYTES {
+        if bytes_of(b.dtype(), b.len()) >= MIN_SMALL_BYTES {
             lock().recycle(b);
         }
     }
@@ -212,7 +252,7 @@ pub fn recycle(buf: std::sync::Arc<Buffer>) {
 
 /// A zeroed buffer from the process-wide cache (see [`BufferCache::take_zeroed`]).
 pub fn take_zeroed(dtype: DType, len: usize) -> Buffer {
-    if bytes_of(dtype, len) < MIN_CACHED_BYTES {
+    if bytes_of(dtype, len) < MIN_SMALL_BYTES {
         return Buffer::zeros(dtype, len);
     }
     lock().take_zeroed(dtype, len)
@@ -221,7 +261,7 @@ pub fn take_zeroed(dtype: DType, len: usize) -> Buffer {
 /// A buffer from the process-wide cache for a writer that stores every element
 /// before reading any (see [`BufferCache::take_for_overwrite`]).
 pub fn take_for_overwrite(dtype: DType, len: usize) -> Buffer {
-    if bytes_of(dtype, len) < MIN_CACHED_BYTES {
+    if bytes_of(dtype, len) < MIN_SMALL_BYTES {
         return Buffer::zeros(dtype, len);
     }
     lock().take_for_overwrite(dtype, len)
@@ -229,7 +269,32 @@ pub fn take_for_overwrite(dtype: DType, len: usize) -> Buffer {
 
 /// Whether the process-wide cache holds a buffer of `dtype` and `len`.
 pub fn has(dtype: DType, len: usize) -> bool {
-    bytes_of(dtype, len) >= MIN_CACHED_BYTES && lock().has(dtype, len)
+    bytes_of(dtype, len) >= MIN_SMALL_BYTES && lock().has(dtype, len)
+}
+
+/// A kept buffer of `dtype` and `len` from the process-wide cache, zeroed
+/// unless `overwritten` (see [`BufferCache::take_for_overwrite`]), or `None`:
+/// one lock where [`has`] and a take were two.
+///
+/// ```
+/// use lazyfuse_ir::DType;
+/// assert!(lazyfuse_runtime::buffer_cache::take_kept(DType::F32, 3, true).is_none());
+/// ```
+pub fn take_kept(dtype: DType, len: usize, overwritten: bool) -> Option<Buffer> {
+    if bytes_of(dtype, len) < MIN_SMALL_BYTES {
+        return None;
+    }
+    let mut cache = lock();
+    let Some(mut b) = cache.take(dtype, len) else {
+        cache.stats.misses += 1;
+        return None;
+    };
+    cache.stats.hits += 1;
+    drop(cache);
+    if !overwritten {
+        b.fill_zero();
+    }
+    Some(b)
 }
 
 /// The process-wide cache's counters.
@@ -290,7 +355,7 @@ mod tests {
     #[test]
     fn the_bound_holds_and_small_buffers_are_not_kept() {
         let mut c = BufferCache::new(10 << 20);
-        c.recycle(Buffer::from_vec(vec![0u8; 1024]));
+        c.recycle(Buffer::from_vec(vec![0u8; MIN_SMALL_BYTES - 1]));
         assert_eq!(c.stats().kept, 0);
         for _ in 0..5 {
             c.recycle(Buffer::from_vec(vec![1.0f32; N])); // 4 MiB each
@@ -305,6 +370,41 @@ mod tests {
         assert_eq!(off.stats().kept, 0);
         c.clear();
         assert_eq!(c.stats().kept_bytes, 0);
+    }
+
+    #[test]
+    fn the_small_pool_reuses_its_newest_and_holds_its_count() {
+        let mut c = BufferCache::new(64 << 20);
+        let a = Buffer::from_vec(vec![3.0f32; 1000]);
+        let at = a.as_ptr();
+        c.recycle(a);
+        assert!(c.has(DType::F32, 1000) && !c.has(DType::F32, 999));
+        let again = c.take_for_overwrite(DType::F32, 1000);
+        assert_eq!(again.as_ptr(), at, "the kept memory is reused");
+        assert_eq!(again.as_slice::<f32>().unwrap()[0], 3.0, "not zeroed");
+        c.recycle(again);
+        let zeroed = c.take_zeroed(DType::F32, 1000);
+        assert_eq!(zeroed.as_ptr(), at);
+        assert!(zeroed.as_slice::<f32>().unwrap().iter().all(|&v| v == 0.0));
+        for i in 0..MAX_SMALL_BUFFERS + 5 {
+            c.recycle(Buffer::from_vec(vec![i as u8; MIN_SMALL_BYTES]));
+        }
+        let s = c.stats();
+        assert_eq!((s.kept, s.evicted), (MAX_SMALL_BUFFERS, 5));
+        // the newest first
+        let last = c.take_for_overwrite(DType::U8, MIN_SMALL_BYTES);
+        assert_eq!(
+            last.as_slice::<u8>().unwrap()[0],
+            (MAX_SMALL_BUFFERS + 4) as u8
+        );
+        // the large buffers' count bound is their own
+        c.recycle(Buffer::from_vec(vec![0u8; MIN_CACHED_BYTES]));
+        assert_eq!(c.stats().kept, MAX_SMALL_BUFFERS);
+        let mut off = BufferCache::new(0);
+        off.recycle(Buffer::from_vec(vec![0u8; MIN_SMALL_BYTES]));
+        assert_eq!(off.stats().kept, 0, "off with the cache");
+        c.clear();
+        assert_eq!(c.stats().kept, 0);
     }
 
     #[test]

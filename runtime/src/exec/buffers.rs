@@ -62,14 +62,11 @@ pub(crate) fn step_buffers(step: &Step) -> Vec<BufId> {
 /// [`fully_overwrites`]).
 pub(super) fn allocate(schedule: &Schedule, b: BufId, overwritten: bool) -> Result<Buffer> {
     let decl = &schedule.buffers[b.0 as usize];
-    if !crate::buffer_cache::has(decl.dtype, decl.len) {
-        check_allocation(&[decl.len], decl.dtype, false)?;
+    if let Some(kept) = crate::buffer_cache::take_kept(decl.dtype, decl.len, overwritten) {
+        return Ok(kept);
     }
-    Ok(if overwritten {
-        crate::buffer_cache::take_for_overwrite(decl.dtype, decl.len)
-    } else {
-        crate::buffer_cache::take_zeroed(decl.dtype, decl.len)
-    })
+    check_allocation(&[decl.len], decl.dtype, false)?;
+    Ok(Buffer::zeros(decl.dtype, decl.len))
 }
 
 /// Whether kernel `k` stores every element of param `i` and never loads its buffer:
