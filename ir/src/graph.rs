@@ -298,7 +298,8 @@ impl Graph {
         // Whether each node was seen, by index: a realize orders its graph on
         // every call, and a flag per slot of the graph costs less than hashing
         // every node it reaches.
-        let mut seen = vec![false; petgraph::visit::NodeIndexable::node_bound(&self.graph)];
+        let bound = petgraph::visit::NodeIndexable::node_bound(&self.graph);
+        let mut seen = crate::shape::filled(false, bound);
         // (room for a typical realize's nodes at once, rather than growing
         // through every power of two)
         let mut order = Vec::with_capacity(64);

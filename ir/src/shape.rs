@@ -73,6 +73,20 @@ pub fn checked_numel(shape: &[usize], dtype: DType) -> Result<usize> {
         })
 }
 
+/// `n` copies of `value`, allocated without zeroing: `vec![0; n]` is a zeroed
+/// allocation (calloc), which the system allocator serves from its shared
+/// arena under a lock rather than from its per-thread cache, and the shapes,
+/// strides and work lists of every op and realize are a few words each.
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::shape::filled(0isize, 3), vec![0, 0, 0]);
+/// ```
+pub fn filled<T: Clone>(value: T, n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, value);
+    v
+}
+
 /// Row-major (C-contiguous) strides of a shape, in elements. Like PyTorch, a
 /// size-0 or size-1 dim does not zero the strides of the dims before it: each stride
 /// is the product of `max(size, 1)` of the dims after it.

@@ -50,12 +50,12 @@ impl Layout {
             crate::shape::checked_count(&sizes)?;
             return Ok(Layout {
                 shape: sizes,
-                strides: vec![0; n],
+                strides: crate::shape::filled(0, n),
                 offset: self.offset,
             });
         }
-        let mut sizes = vec![0usize; n];
-        let mut strides = vec![0isize; n];
+        let mut sizes = crate::shape::filled(0usize, n);
+        let mut strides = crate::shape::filled(0isize, n);
         for i in (0..n).rev() {
             let from_end = n - 1 - i;
             let existing = (from_end < nd).then(|| nd - 1 - from_end);

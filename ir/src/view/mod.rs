@@ -91,7 +91,7 @@ pub(super) fn compute_stride(
         if old_shape == new_shape {
             return Some(old_strides.to_vec());
         }
-        let mut strides = vec![0isize; new_shape.len()];
+        let mut strides = crate::shape::filled(0isize, new_shape.len());
         for d in (0..new_shape.len()).rev() {
             strides[d] = if d + 1 == new_shape.len() {
                 1
@@ -102,7 +102,7 @@ pub(super) fn compute_stride(
         return Some(strides);
     }
 
-    let mut new_strides = vec![0isize; new_shape.len()];
+    let mut new_strides = crate::shape::filled(0isize, new_shape.len());
     let mut view_d = new_shape.len() as isize - 1;
     // Stride of the innermost dim of the current chunk of mutually contiguous dims.
     let mut chunk_base_stride = *old_strides.last()?;

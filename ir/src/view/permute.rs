@@ -30,7 +30,7 @@ impl Layout {
                 ),
             ));
         }
-        let mut seen = vec![false; n];
+        let mut seen = crate::shape::filled(false, n);
         let mut out = Layout {
             shape: Vec::with_capacity(n),
             strides: Vec::with_capacity(n),

@@ -116,7 +116,7 @@ pub(super) fn run_loop(
         // than 4 KiB ones, which the prefetchers stream better).
         chunks = chunks.min(threads);
     }
-    let mut statuses = vec![[0u64; STATUS_SLOTS]; chunks];
+    let mut statuses = lazyfuse_ir::shape::filled([0u64; STATUS_SLOTS], chunks);
     let status_ptr = SendPtr(statuses.as_mut_ptr());
     let params = SendPtr(ptrs.as_mut_ptr());
     let body = |c: usize| {

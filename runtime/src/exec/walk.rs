@@ -84,7 +84,7 @@ pub(crate) fn walk<E: Executor>(
     }
     let run_start = Instant::now();
     // The step after which each temporary is dead.
-    let mut last_use: Vec<usize> = vec![0; schedule.buffers.len()];
+    let mut last_use: Vec<usize> = lazyfuse_ir::shape::filled(0, schedule.buffers.len());
     for (i, step) in schedule.steps.iter().enumerate() {
         for b in step_buffers(step) {
             last_use[b.0 as usize] = i;
