@@ -529,3 +529,35 @@ fn float4_is_storage_as_in_pytorch() {
     );
     assert!(lazyfuse::promote_types(d, DType::F32).is_err());
 }
+
+/// An unrealized constant tensor broadcast as an operand (`Tensor::scalar`,
+/// `full`) is recorded as one constant of the broadcast shape, as a number
+/// operand is, not a view of the constant; a constant of another dtype, one
+/// that requires grad, and one written in place keep the reading path, with
+/// the same values and gradients.
+#[test]
+fn constant_operands_are_one_node_of_the_broadcast_shape() {
+    lazyfuse::set_verify(true);
+    let x = Tensor::from_vec(vec![0.05f32, 0.5, -1.0], &[3]).unwrap();
+    let floor = Tensor::scalar(0.1f32);
+    let y = x.maximum(&floor).unwrap();
+    let text = y.graph_text();
+    assert!(!text.contains("view("), "{text}");
+    assert_eq!(text.matches("full(value=0.1").count(), 1, "{text}");
+    assert_eq!(y.to_vec::<f32>().unwrap(), [0.1, 0.5, 0.1]);
+    assert!(floor.graph_text().contains("full("), "the constant itself stays");
+    // another dtype: the reading path (a cast of the float32 constant)
+    let x64 = x.to_dtype(DType::F64).unwrap();
+    let y64 = x64.maximum(&floor).unwrap();
+    assert_eq!(y64.to_vec::<f64>().unwrap()[0], 0.1f32 as f64);
+    // a constant written in place reads its new version
+    let c = Tensor::scalar(0.1f32);
+    c.add_(1.0).unwrap();
+    assert_eq!(x.maximum(&c).unwrap().to_vec::<f32>().unwrap(), [1.1; 3]);
+    // a leaf that requires grad keeps its history
+    let w = Tensor::scalar(0.25f32).requires_grad_(true).unwrap();
+    let loss = x.mul(&w).unwrap().sum(&[], false).unwrap();
+    loss.backward().unwrap();
+    let g = w.grad().unwrap().to_vec::<f32>().unwrap();
+    assert!((g[0] - (0.05 + 0.5 - 1.0)).abs() < 1e-6, "{g:?}");
+}

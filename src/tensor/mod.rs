@@ -13,7 +13,7 @@ use crate::autograd::record::{GradLink, LinkCell};
 use crate::error::Result;
 use crate::reading::Reading;
 use crate::store::{with_store, Storage, Store};
-use lazyfuse_ir::{DType, Layout, NodeId};
+use lazyfuse_ir::{DType, Layout, NodeId, Op};
 use lazyfuse_runtime::Buffer;
 use std::sync::Arc;
 
@@ -173,6 +173,11 @@ impl Tensor {
             // (expanding to its own shape is the layout itself)
             return Ok(self.read_through(store, &self.0.layout));
         }
+        if dtype == self.0.dtype {
+            if let Some(node) = self.constant_as(store, shape) {
+                return Ok(node);
+            }
+        }
         let target: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
         if dtype == self.0.dtype {
             let layout = self.0.layout.expand(&target)?;
@@ -182,6 +187,29 @@ impl Tensor {
         let cast = store.cast_node(read, dtype);
         let layout = Layout::contiguous(&self.0.layout.shape).expand(&target)?;
         Ok(store.view_node(cast, &layout))
+    }
+}
+
+impl Tensor {
+    /// A constant node of `shape` and this tensor's dtype where this tensor is
+    /// an unrealized constant (its storage's node a `full`, read directly, with
+    /// no gradient history, on the CPU): `x.maximum(&Tensor::scalar(0.1))` broadcasts the
+    /// constant as a scalar operand does, one node of the broadcast shape
+    /// rather than a view of the constant (what the graph passes would fold
+    /// it into, in a structure every rebuilt graph repeats).
+    fn constant_as(&self, store: &mut Store, shape: &[usize]) -> Option<NodeId> {
+        let on_cpu = self.0.storage.device == crate::Device::CPU;
+        if !on_cpu || !self.0.reading.is_direct() || !matches!(self.link(), GradLink::Follow) {
+            return None;
+        }
+        let base = self.0.storage.node();
+        let n = store.graph.node(base);
+        match n.op {
+            Op::Full(value) if n.dtype == self.0.dtype && !store.records.contains(base) => {
+                Some(store.add(Op::Full(value), self.0.dtype, shape.to_vec(), &[]))
+            }
+            _ => None,
+        }
     }
 }
 
