@@ -545,7 +545,10 @@ fn constant_operands_are_one_node_of_the_broadcast_shape() {
     assert!(!text.contains("view("), "{text}");
     assert_eq!(text.matches("full(value=0.1").count(), 1, "{text}");
     assert_eq!(y.to_vec::<f32>().unwrap(), [0.1, 0.5, 0.1]);
-    assert!(floor.graph_text().contains("full("), "the constant itself stays");
+    assert!(
+        floor.graph_text().contains("full("),
+        "the constant itself stays"
+    );
     // another dtype: the reading path (a cast of the float32 constant)
     let x64 = x.to_dtype(DType::F64).unwrap();
     let y64 = x64.maximum(&floor).unwrap();
