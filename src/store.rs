@@ -439,8 +439,7 @@ impl Store {
     /// version it was), so that a backward needing it fails as PyTorch's does.
     pub(crate) fn move_storage(&mut self, storage: &Arc<Storage>, node: NodeId) {
         self.graph.pin(node);
-        let old =
-            NodeId::from_index(storage.node.swap(node_word(node), Ordering::Relaxed) as usize);
+        let old = word_node(storage.node.swap(node_word(node), Ordering::Relaxed));
         let version = storage.version.fetch_add(1, Ordering::Relaxed);
         let since = crate::autograd::record::end_write(storage.id);
         if !self.records.is_empty() {
@@ -509,6 +508,11 @@ fn node_word(node: NodeId) -> u32 {
     node.index() as u32
 }
 
+/// The node a storage's word names (see [`node_word`]).
+fn word_node(word: u32) -> NodeId {
+    NodeId::from_index(word as usize)
+}
+
 impl Storage {
     /// A storage whose contents are `node`'s output; pins the node.
     pub(crate) fn new(store: &mut Store, node: NodeId) -> Arc<Storage> {
@@ -525,13 +529,13 @@ impl Storage {
     /// The current version's node. Read it only with the store locked: the store
     /// is what moves it.
     pub(crate) fn node(&self) -> NodeId {
-        NodeId::from_index(self.node.load(Ordering::Relaxed) as usize)
+        word_node(self.node.load(Ordering::Relaxed))
     }
 }
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        let node = NodeId::from_index(*self.node.get_mut() as usize);
+        let node = word_node(*self.node.get_mut());
         lock(&RELEASED).push(node);
         RELEASES_QUEUED.store(true, Ordering::Release);
     }

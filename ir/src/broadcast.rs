@@ -24,13 +24,7 @@ use crate::error::{Error, Result};
 /// ```
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let ndim = a.len().max(b.len());
-    // (a copy of the longer shape, every dim then rewritten: a plain
-    // allocation, where a zeroed one costs more on this per-op path)
-    let mut out = if a.len() >= b.len() {
-        a.to_vec()
-    } else {
-        b.to_vec()
-    };
+    let mut out = crate::shape::filled(0usize, ndim);
     for dim in (0..ndim).rev() {
         let offset = ndim - 1 - dim;
         // A missing leading dim behaves as a size-1 dim.

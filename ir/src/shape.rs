@@ -96,17 +96,14 @@ pub fn filled<T: Clone>(value: T, n: usize) -> Vec<T> {
 /// assert_eq!(lazyfuse_ir::shape::contiguous_strides(&[2, 0, 4]), vec![4, 4, 1]);
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
-    // Pushed from the last dim and reversed: every op's result builds these,
-    // and a zeroed allocation (calloc) costs more than a plain one.
-    let mut strides = Vec::with_capacity(shape.len());
+    let mut strides = filled(0isize, shape.len());
     // Saturating: the shape of a tensor whose size overflows still gets sane
     // (non-negative, non-wrapping) strides; realizing it reports the overflow.
     let mut acc: isize = 1;
-    for &d in shape.iter().rev() {
-        strides.push(acc);
-        acc = acc.saturating_mul(isize::try_from(d.max(1)).unwrap_or(isize::MAX));
+    for i in (0..shape.len()).rev() {
+        strides[i] = acc;
+        acc = acc.saturating_mul(isize::try_from(shape[i].max(1)).unwrap_or(isize::MAX));
     }
-    strides.reverse();
     strides
 }
 

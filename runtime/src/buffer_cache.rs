@@ -165,22 +165,27 @@ impl BufferCache {
         self.kept.remove(at).map(|(b, _)| b)
     }
 
+    /// [`BufferCache::take`], counted: a hit, or a miss of a size the cache
+    /// keeps.
+    fn take_counted(&mut self, dtype: DType, len: usize) -> Option<Buffer> {
+        let taken = self.take(dtype, len);
+        if taken.is_some() {
+            self.stats.hits += 1;
+        } else if bytes_of(dtype, len) >= MIN_SMALL_BYTES {
+            self.stats.misses += 1;
+        }
+        taken
+    }
+
     /// A buffer of `len` zeros of `dtype`: a kept one (zeroed here) when there is
     /// one, else a fresh [`Buffer::zeros`].
     pub fn take_zeroed(&mut self, dtype: DType, len: usize) -> Buffer {
-        let cacheable = bytes_of(dtype, len) >= MIN_SMALL_BYTES;
-        match self.take(dtype, len) {
+        match self.take_counted(dtype, len) {
             Some(mut b) => {
-                self.stats.hits += 1;
                 b.fill_zero();
                 b
             }
-            None => {
-                if cacheable {
-                    self.stats.misses += 1;
-                }
-                Buffer::zeros(dtype, len)
-            }
+            None => Buffer::zeros(dtype, len),
         }
     }
 
@@ -189,19 +194,8 @@ impl BufferCache {
     /// fresh [`Buffer::zeros`]. Its contents are a freed buffer's values: only for a
     /// writer that provably stores every element and reads none first.
     pub fn take_for_overwrite(&mut self, dtype: DType, len: usize) -> Buffer {
-        let cacheable = bytes_of(dtype, len) >= MIN_SMALL_BYTES;
-        match self.take(dtype, len) {
-            Some(b) => {
-                self.stats.hits += 1;
-                b
-            }
-            None => {
-                if cacheable {
-                    self.stats.misses += 1;
-                }
-                Buffer::zeros(dtype, len)
-            }
-        }
+        self.take_counted(dtype, len)
+            .unwrap_or_else(|| Buffer::zeros(dtype, len))
     }
 
     /// Whether a buffer of `dtype` and `len` is kept (so taking one allocates
@@ -284,13 +278,8 @@ pub fn take_kept(dtype: DType, len: usize, overwritten: bool) -> Option<Buffer> 
     if bytes_of(dtype, len) < MIN_SMALL_BYTES {
         return None;
     }
-    let mut cache = lock();
-    let Some(mut b) = cache.take(dtype, len) else {
-        cache.stats.misses += 1;
-        return None;
-    };
-    cache.stats.hits += 1;
-    drop(cache);
+    // (zeroed outside the lock)
+    let mut b = lock().take_counted(dtype, len)?;
     if !overwritten {
         b.fill_zero();
     }

@@ -98,16 +98,6 @@ impl Positions {
     }
 }
 
-impl std::ops::Index<&NodeId> for Positions {
-    type Output = u32;
-
-    fn index(&self, n: &NodeId) -> &u32 {
-        let p = &self.0[n.index()];
-        assert!(*p != u32::MAX, "node {n} is not in the order");
-        p
-    }
-}
-
 /// Most entries the cache keeps (the least recently used half goes when full).
 const CAPACITY: usize = 1024;
 
@@ -482,8 +472,7 @@ mod tests {
 
     /// The key words of `(g, order, targets)` (a fresh lookup's).
     fn words_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> Vec<u64> {
-        let mut again = entry_of(g, order, targets, flags);
-        std::mem::take(&mut again.words).into_vec()
+        entry_of(g, order, targets, flags).words.into_vec()
     }
 
     /// The comparison behind a hit, as if two structures had collided on the hash.

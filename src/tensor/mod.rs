@@ -173,19 +173,17 @@ impl Tensor {
             // (expanding to its own shape is the layout itself)
             return Ok(self.read_through(store, &self.0.layout));
         }
+        let target = || shape.iter().map(|&s| s as isize).collect::<Vec<isize>>();
         if dtype == self.0.dtype {
             if let Some(node) = self.constant_as(store, shape) {
                 return Ok(node);
             }
-        }
-        let target: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
-        if dtype == self.0.dtype {
-            let layout = self.0.layout.expand(&target)?;
+            let layout = self.0.layout.expand(&target())?;
             return Ok(self.read_through(store, &layout));
         }
         let read = self.node(store);
         let cast = store.cast_node(read, dtype);
-        let layout = Layout::contiguous(&self.0.layout.shape).expand(&target)?;
+        let layout = Layout::contiguous(&self.0.layout.shape).expand(&target())?;
         Ok(store.view_node(cast, &layout))
     }
 }
