@@ -1,27 +1,26 @@
 #!/usr/bin/env python3
-"""Fits the float32 `erf` polynomials of codegen's `vmath` (fast math) and prints
-their coefficients and the error of a float32 evaluation (FMA emulated).
+"""Fits the float32 `erf` table of fast math (`lazyfuse_ir::fast_math::ERF_COEFFS`,
+used by codegen's `vmath` and the runtime's wide-vector routines) and prints it as
+Rust, with the error of a float32 evaluation (FMA emulated) on each interval.
 
-  |x| < T1:        erf(x) = x + x * P(x^2)         (P: fit of erf(x)/x - 1, the
-                                                    final FMA rounds once)
-  T1 <= |x| < T2:  erf(x) = 1 - exp(Q(|x| - T1))  (Q: fit of log(erfc(|x|)))
-  |x| >= T2:       erf(x) = ±1                     (erfc(T2) is below half an ulp of 1)
+  a = |x|, i = min(trunc(4 a), 15), t = a - i/4
+  |x| <  T2:  erf(x) = ±P_i(t)   (P_i of degree 5, one table row per coefficient)
+  |x| >= T2:  erf(x) = ±1        (erfc(T2) is below half an ulp of 1)
 
-Fits are weighted least squares on Chebyshev nodes, refined by a few rounds of
-Lawson's reweighting towards minimax. Development only: needs numpy and scipy;
-the coefficients are copied into codegen/src/cpu/vmath.rs.
+Interval 0's constant term is 0, so erf keeps its relative accuracy near 0 (and
+-0 its sign). Fits are weighted (relative) least squares on Chebyshev nodes,
+refined by Lawson's reweighting towards minimax. Development only: needs numpy
+and scipy; the printed table is copied into ir/src/fast_math.rs.
 """
-import math
 import numpy as np
-from scipy.special import erf, erfc
+from scipy.special import erf
 
-T1, T2 = 0.875, 3.9375
+INTERVALS, STEP, T2, DEGREE = 16, 0.25, 3.9375, 5
 
 
-def lawson_fit(x, y, w, deg, rounds=60):
-    """Polynomial coefficients (low to high) minimizing max |w (p(x) - y)|."""
-    v = np.vander(x, deg + 1, increasing=True)
-    lw = np.ones_like(x) / len(x)
+def lawson_fit(v, y, w, rounds=80):
+    """Coefficients minimizing max |w (v c - y)| (v: the basis at the nodes)."""
+    lw = np.ones(len(y)) / len(y)
     for _ in range(rounds):
         sw = np.sqrt(lw) * w
         c, *_ = np.linalg.lstsq(v * sw[:, None], y * sw, rcond=None)
@@ -31,46 +30,46 @@ def lawson_fit(x, y, w, deg, rounds=60):
     return c
 
 
-def horner32(c, x):
-    acc = np.float32(c[-1])
+def horner32(c, t):
+    """c[0] + t (c[1] + ...) in float32, one rounding per step (an FMA)."""
+    acc = np.full(t.shape, np.float32(c[-1]), dtype=np.float32)
     for k in c[-2::-1]:
-        acc = (np.float64(acc) * np.float64(x) + np.float64(np.float32(k))).astype(np.float32)
+        acc = (acc.astype(np.float64) * t.astype(np.float64)
+               + np.float64(np.float32(k))).astype(np.float32)
     return acc
 
 
-def cheb(a, b, n):
-    k = np.arange(n)
-    return (a + b) / 2 + (b - a) / 2 * np.cos(np.pi * (k + 0.5) / n)
-
-
-# Region 1: erf(x)/x as a polynomial in z = x^2.
-x1 = cheb(0.0, T1, 4000)
-z1 = x1 * x1
-y1 = erf(x1) / x1
-p = lawson_fit(z1, y1 - 1, 1 / y1, 6)
-# Region 2: log(erfc(a)) as a polynomial in t = a - T1.
-x2 = cheb(T1, T2, 4000)
-y2 = np.log(erfc(x2))
-q = lawson_fit(x2 - T1, y2, np.ones_like(x2), 10)
-
-print("P =", [float(np.float32(c)) for c in p])
-print("Q =", [float(np.float32(c)) for c in q])
-
-# Float32 evaluation error against erf in float64, in ulp of the result.
-xs = np.float32(np.linspace(0, 4.5, 400001))
-xs = xs[xs > 0]
-a = xs.astype(np.float64)
-s1 = horner32(p, (xs * xs).astype(np.float32))
-r1 = (a * s1.astype(np.float64) + a).astype(np.float32)
-t = (xs - np.float32(T1)).astype(np.float32)
-e = np.exp(horner32(q, t).astype(np.float64)).astype(np.float32)
-r2 = (np.float32(1) - e).astype(np.float32)
-r = np.where(xs < T1, r1, np.where(xs < T2, r2, np.float32(1)))
-ref = erf(a)
-ulp = np.spacing(np.float32(ref)).astype(np.float64)
-err = np.abs(r.astype(np.float64) - ref) / ulp
-i = np.argmax(err)
-print(f"max error {err.max():.2f} ulp at x = {a[i]:.6g}")
-for lo, hi in [(0, T1), (T1, 2), (2, T2), (T2, 4.5)]:
-    m = (a >= lo) & (a < hi)
-    print(f"  [{lo}, {hi}): {err[m].max():.2f} ulp")
+table = []
+worst = 0.0
+for i in range(INTERVALS):
+    lo, hi = i * STEP, min((i + 1) * STEP, T2)
+    k = np.arange(2000)
+    t = (np.cos(np.pi * (k + 0.5) / 2000) + 1) / 2 * (hi - lo)
+    y = erf(lo + t)
+    v = np.vander(t, DEGREE + 1, increasing=True)
+    if i == 0:
+        c = np.concatenate([[0.0], lawson_fit(v[:, 1:], y, 1 / y)])
+    else:
+        c = lawson_fit(v, y, 1 / y)
+    c32 = np.float32(c)
+    table.append(c32)
+    # every float32 of the interval (every 7th beyond interval 0)
+    bits = np.arange(np.float32(max(lo, 1e-30)).view(np.int32),
+                     np.float32(hi).view(np.int32), 1001 if i == 0 else 7,
+                     dtype=np.int32)
+    a = bits.view(np.float32)
+    got = horner32(c32, (a - np.float32(lo)).astype(np.float32)).astype(np.float64)
+    want = erf(a.astype(np.float64))
+    err = np.max(np.abs(got - want) / np.spacing(np.float32(want)).astype(np.float64))
+    worst = max(worst, err)
+    print(f"// [{lo}, {hi}): {err:.2f} ulp")
+print(f"// max error {worst:.2f} ulp")
+print("// (interval 0's slope is the fit's, an ulp below 2/√π as a float32)")
+print("#[allow(clippy::approx_constant)]")
+print(f"pub static ERF_COEFFS: [[f32; {INTERVALS}]; {DEGREE + 1}] = [")
+for k in range(DEGREE + 1):
+    print("    [")
+    for i in range(INTERVALS):
+        print(f"        {np.float32(table[i][k])!r},".replace("np.float32(", "").replace(")", ""))
+    print("    ],")
+print("];")

@@ -5,8 +5,8 @@
 //! results are bit for bit the same only while their constants are.
 //!
 //! ```
-//! use lazyfuse_ir::fast_math::{ERF_SMALL, TANH_P};
-//! assert_eq!(ERF_SMALL.len(), 7);
+//! use lazyfuse_ir::fast_math::{ERF_COEFFS, TANH_P};
+//! assert_eq!(ERF_COEFFS[0][0], 0.0);
 //! assert!(TANH_P[0] > 0.0);
 //! ```
 
@@ -46,36 +46,115 @@ pub const TANH_CLAMP: f64 = 7.905_311_107_635_498;
 /// Below this `|x|` the float32 tanh returns `x`.
 pub const TANH_TINY: f64 = 4e-4;
 
-/// float32 `erf` below [`ERF_T1`]: `x + x P(x²)`, `P` lowest degree first
-/// (`scripts/fit_erf.py`).
-pub const ERF_SMALL: [f64; 7] = [
-    0.128_379_166_126_251_22,
-    -0.376_126_348_972_320_56,
-    0.112_837_329_506_874_08,
-    -0.026_861_585_676_670_074,
-    0.005_206_750_705_838_203,
-    -0.000_821_113_877_464_085_8,
-    8.675_531_717_017_293e-5,
+/// The float32 `erf` table (`scripts/fit_erf.py`): with `a = |x|`, interval
+/// `i = min(trunc(a / ERF_STEP), 15)` and `t = a - i · ERF_STEP` (exact),
+/// `erf(x) = ±P_i(t)` below [`ERF_T2`], `P_i(t) = c[0][i] + t (c[1][i] + …)`
+/// evaluated with one FMA per step. Row `k` holds coefficient `k` of every
+/// interval (a 16-lane vector, so a permute picks each lane's); interval 0's
+/// constant is 0, which keeps erf's relative accuracy near 0. At most 2.2 ulp
+/// from erf in float32 (1.06 beyond the first interval). A `static`, so its
+/// one address can be compiled into a kernel's table loads.
+// (interval 0's slope is the fit's, an ulp below 2/√π as a float32)
+#[allow(clippy::approx_constant)]
+pub static ERF_COEFFS: [[f32; 16]; 6] = [
+    [
+        0.0, 0.2763264, 0.5204999, 0.71115565, 0.8427008, 0.92290014, 0.96610516, 0.9866717,
+        0.9953223, 0.9985373, 0.999593, 0.9998994, 0.9999779, 0.9999957, 0.9999993, 0.9999999,
+    ],
+    [
+        1.1283791,
+        1.0600128,
+        0.8787813,
+        0.6429307,
+        0.415108,
+        0.23652187,
+        0.11893079,
+        0.052775145,
+        0.020666927,
+        0.0071422127,
+        0.002178206,
+        0.0005862372,
+        0.00013923699,
+        2.9183779e-05,
+        5.397997e-06,
+        8.813393e-07,
+    ],
+    [
+        7.000194e-06,
+        -0.26493642,
+        -0.43932843,
+        -0.4821796,
+        -0.4151301,
+        -0.29568642,
+        -0.17841922,
+        -0.092363596,
+        -0.04133141,
+        -0.016065257,
+        -0.0054420196,
+        -0.0016103528,
+        -0.00041698935,
+        -9.461152e-05,
+        -1.8828783e-05,
+        -3.2994128e-06,
+    ],
+    [
+        -0.37633228,
+        -0.3103714,
+        -0.14758413,
+        0.026436988,
+        0.13874118,
+        0.16813634,
+        0.13916813,
+        0.090290934,
+        0.048182685,
+        0.021639891,
+        0.008286052,
+        0.002726928,
+        0.0007755075,
+        0.00019131544,
+        4.1057596e-05,
+        7.828677e-06,
+    ],
+    [
+        0.0020243903,
+        0.13649435,
+        0.19210748,
+        0.15376721,
+        0.06650189,
+        -0.010807585,
+        -0.04792088,
+        -0.049230464,
+        -0.03417608,
+        -0.018431634,
+        -0.008116355,
+        -0.0029896442,
+        -0.0009340388,
+        -0.00024970653,
+        -5.746872e-05,
+        -1.2304146e-05,
+    ],
+    [
+        0.10594697,
+        0.046276078,
+        -0.026580965,
+        -0.06658192,
+        -0.0610671,
+        -0.030680573,
+        -0.0023366297,
+        0.011307745,
+        0.012437124,
+        0.008361114,
+        0.004239072,
+        0.0017297721,
+        0.00058530696,
+        0.00016698212,
+        4.058421e-05,
+        1.0245584e-05,
+    ],
 ];
 
-/// float32 `erf` from [`ERF_T1`] to [`ERF_T2`]: `1 - e^Q(|x| - ERF_T1)`, `Q` a
-/// fit of `ln erfc`, lowest degree first (`scripts/fit_erf.py`).
-pub const ERF_LARGE: [f64; 11] = [
-    -1.532_824_397_087_097_2,
-    -2.430_219_888_687_134,
-    -0.826_538_443_565_368_7,
-    -0.046_913_970_261_812_21,
-    0.011_374_790_221_452_713,
-    -0.002_231_694_990_769_028_7,
-    0.000_296_415_557_386_353_6,
-    -1.026_224_254_019_325_6e-5,
-    -5.127_326_858_200_831e-6,
-    1.045_305_225_488_846_2e-6,
-    -6.875_671_942_907_502e-8,
-];
-
-/// Where float32 `erf` leaves its small range.
-pub const ERF_T1: f64 = 0.875;
+/// The width of each of [`ERF_COEFFS`]' intervals.
+pub const ERF_STEP: f64 = 0.25;
 
 /// Where float32 `erf` rounds to ±1.
 pub const ERF_T2: f64 = 3.9375;

@@ -25,7 +25,6 @@
 //! and `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
 //! (`vector_runs/affine.rs`).
 
-use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2};
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -89,6 +88,7 @@ unsafe fn run_slices<'a, T>(
 }
 
 mod affine;
+mod erf_table;
 mod float64;
 mod reductions;
 mod rows;
@@ -99,6 +99,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
         .into_iter()
         .chain(affine::symbols())
         .chain(reductions::symbols())
+        .chain(erf_table::symbols())
         .chain([
             ("lf_run_exp_f64", run_exp64 as *const u8),
             ("lf_run_log_f64", run_log64 as *const u8),
@@ -107,8 +108,6 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_silu_f64", run_silu64 as *const u8),
             ("lf_run_exp_f32", run_exp as *const u8),
             ("lf_run_log_f32", run_log as *const u8),
-            ("lf_run_erf_f32", run_erf as *const u8),
-            ("lf_run_gelu_f32", run_gelu as *const u8),
             ("lf_run_tanh_f32", run_tanh as *const u8),
             ("lf_run_sigmoid_f32", run_sigmoid as *const u8),
             ("lf_run_silu_f32", run_silu as *const u8),
@@ -175,15 +174,6 @@ fn exp_core(x: f32) -> (f32, i32) {
     (r * q, ni)
 }
 
-/// `vmath::exp_in_range`: `e^x` where `2^n` is one normal factor, no clamp and
-/// one scale (the same bits as [`exp`] there).
-#[inline(always)]
-fn exp_in_range(x: f32) -> f32 {
-    let (p, ni) = exp_core(x);
-    let s = pow2i(ni);
-    p.mul_add(s, s)
-}
-
 /// `vmath::exp` for float32 with FMA.
 #[inline(always)]
 fn exp(x: f32) -> f32 {
@@ -245,6 +235,17 @@ fn all_normal(xs: &[f32; 16]) -> bool {
     })
 }
 
+/// `2 / (2k + 3)` for k = 0..5: the series of `log_scaled`'s `2·atanh(s)`.
+const LOG_ATANH: [f32; 5] = {
+    let mut cs = [0.0; 5];
+    let mut k = 0;
+    while k < cs.len() {
+        cs[k] = (2.0 / (2 * k + 3) as f64) as f32;
+        k += 1;
+    }
+    cs
+};
+
 /// `vmath::log_kind`'s steps after the subnormal scaling (`u` the scaled
 /// value, `kadj` its exponent adjustment) and before the special values.
 #[inline(always)]
@@ -260,7 +261,7 @@ fn log_scaled(u: f32, kadj: f32) -> f32 {
     // log1p_f: fdlibm's arrangement of 2·atanh(s), s = f / (2 + f).
     let s = f / (2.0 + f);
     let z = s * s;
-    let cs: [f32; 5] = std::array::from_fn(|k| (2.0 / (2 * k + 3) as f64) as f32);
+    let cs = LOG_ATANH;
     let mut q = cs[4];
     for &c in cs[..4].iter().rev() {
         q = q.mul_add(z, c);
@@ -273,30 +274,6 @@ fn log_scaled(u: f32, kadj: f32) -> f32 {
     let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
     let lo = (std::f64::consts::LN_2 - f64::from(hi)) as f32;
     kf.mul_add(hi, kf.mul_add(lo, lp))
-}
-
-/// `vmath::erf` (float32, FMA; coefficients from `scripts/fit_erf.py`).
-#[inline(always)]
-fn erf(x: f32) -> f32 {
-    let (t1, t2) = (ERF_T1 as f32, ERF_T2 as f32);
-    let a = x.abs();
-    let small = x.mul_add(horner(x * x, &ERF_SMALL), x);
-    let large = 1.0 - exp_in_range(horner(a - t1, &ERF_LARGE));
-    let large = if a >= t2 { 1.0 } else { large };
-    let large = f32::from_bits(large.to_bits() | (x.to_bits() & 0x8000_0000));
-    if a < t1 {
-        small
-    } else {
-        large
-    }
-}
-
-/// The exact GELU, `x · ½ · (1 + erf(x · √½))` (`vmath::emit_param`).
-#[inline(always)]
-fn gelu(x: f32) -> f32 {
-    let h = x * 0.5;
-    let e = erf(x * std::f64::consts::FRAC_1_SQRT_2 as f32);
-    h * (1.0 + e)
 }
 
 /// `1 + e^-x` (`vmath::one_plus_exp_neg`).
@@ -319,7 +296,7 @@ fn silu(x: f32) -> f32 {
 /// portable, 2 AVX2 with FMA, 3 AVX-512F with FMA.
 static LEVEL: AtomicU8 = AtomicU8::new(0);
 
-fn level() -> u8 {
+pub(crate) fn level() -> u8 {
     match LEVEL.load(Ordering::Relaxed) {
         0 => {
             let l = probe();
@@ -352,7 +329,7 @@ fn probe() -> u8 {
 /// again after. Tests running meanwhile see a forced level, which is sound:
 /// every level gives the same bits.
 #[cfg(test)]
-fn each_level(f: impl Fn()) {
+pub(crate) fn each_level(f: impl Fn()) {
     for l in 1..=probe() {
         LEVEL.store(l, Ordering::Relaxed);
         f();
@@ -419,12 +396,19 @@ macro_rules! run_log_fn {
                             Some(s) => s[c..c + 16].try_into().expect("16 elements"),
                             None => dst[c..c + 16].try_into().expect("16 elements"),
                         };
-                        let ys: [f32; 16] = if all_normal(&xs) {
-                            std::array::from_fn(|j| log_normal(xs[j]))
+                        // (plain loops: `array::from_fn` is not always
+                        // inlined, and out of line it runs without the
+                        // level's features, an FMA a libcall)
+                        let out = &mut dst[c..c + 16];
+                        if all_normal(&xs) {
+                            for (y, x) in out.iter_mut().zip(xs) {
+                                *y = log_normal(x);
+                            }
                         } else {
-                            std::array::from_fn(|j| log(xs[j]))
-                        };
-                        dst[c..c + 16].copy_from_slice(&ys);
+                            for (y, x) in out.iter_mut().zip(xs) {
+                                *y = log(x);
+                            }
+                        }
                     }
                     for i in full..n {
                         dst[i] = log(src.map_or(dst[i], |s| s[i]));
@@ -441,8 +425,6 @@ run_fn!(run_tanh, tanh, f32);
 run_fn!(run_sigmoid, sigmoid, f32);
 run_fn!(run_silu, silu, f32);
 run_log_fn!(run_log);
-run_fn!(run_erf, erf, f32);
-run_fn!(run_gelu, gelu, f32);
 run_fn!(run_exp64, float64::exp, f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);
@@ -451,6 +433,7 @@ run_fn!(run_log64, float64::log, f64);
 
 #[cfg(test)]
 mod tests {
+    use super::erf_table::{erf, gelu, run_erf, run_gelu};
     use super::*;
 
     /// Every level computes the same bits (the portable function is the
@@ -572,43 +555,6 @@ mod tests {
         });
     }
 
-    /// erf's exponential over its `Q` (no clamp, one scale) gives the bits
-    /// of the full `exp` wherever erf uses it: erf over a dense sweep and the
-    /// specials equals the same formula with `exp`.
-    #[test]
-    fn erf_with_exp_in_range_keeps_its_bits() {
-        let with_exp = |x: f32| {
-            let (t1, t2) = (ERF_T1 as f32, ERF_T2 as f32);
-            let a = x.abs();
-            let small = x.mul_add(horner(x * x, &ERF_SMALL), x);
-            let large = 1.0 - exp(horner(a - t1, &ERF_LARGE));
-            let large = if a >= t2 { 1.0 } else { large };
-            let large = f32::from_bits(large.to_bits() | (x.to_bits() & 0x8000_0000));
-            if a < t1 {
-                small
-            } else {
-                large
-            }
-        };
-        let mut xs: Vec<f32> = (0..2_000_000).map(|i| i as f32 * 2.5e-6 - 5.0).collect();
-        xs.extend([
-            0.0,
-            -0.0,
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::MAX,
-            1e-40,
-        ]);
-        for x in xs {
-            let (got, want) = (erf(x), with_exp(x));
-            assert!(
-                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
-                "{x}"
-            );
-        }
-    }
-
     #[test]
     fn exp_and_tanh_are_close_to_libm() {
         for i in -2000..2000 {
@@ -636,17 +582,10 @@ mod tests {
             assert!(
                 (f64::from(l) - f64::from(x).ln()).abs() < 2e-7 * f64::from(x).ln().abs().max(1.0)
             );
-            let y = i as f32 * 0.002 - 4.0;
-            assert!(
-                (f64::from(erf(y)) - libm::erf(f64::from(y))).abs() < 3e-7,
-                "erf({y})"
-            );
         }
         assert_eq!(log(0.0), f32::NEG_INFINITY);
         assert!(log(-1.0).is_nan());
         assert_eq!(log(f32::INFINITY), f32::INFINITY);
         assert!((f64::from(log(1e-42)) - f64::from(1e-42f32).ln()).abs() < 1e-5);
-        assert_eq!(erf(-0.0).to_bits(), (-0.0f32).to_bits());
-        assert_eq!(gelu(0.0), 0.0);
     }
 }

@@ -16,10 +16,10 @@
 //! - `tanh = expm1(2x) / (expm1(2x) + 2)` (no cancellation near 0), `x` clamped where
 //!   tanh rounds to ±1; `sigmoid = 1/(1 + e^-x)`, `silu = x/(1 + e^-x)`,
 //!   `mish = x tanh(log1p(e^x))` with the interpreter's formulas.
-//! - `erf` (float32 only): `x + x P(x²)` below 0.875, `±(1 - e^Q)` with `Q` a
-//!   polynomial fit of `ln erfc` below 3.9375, `±1` beyond (`scripts/fit_erf.py`
-//!   fits both and prints their float32 error, ≤ 1.01 ulp); the exact GELU is the
-//!   interpreter's `x · ½ · (1 + erf(x · √½))` on it.
+//! - `erf` (float32 only): a degree-5 polynomial on each of sixteen intervals of
+//!   `|x|` a quarter wide (a table of coefficients, `scripts/fit_erf.py`, ≤ 2.2
+//!   ulp), `±1` from 3.9375; the exact GELU is the interpreter's
+//!   `x · ½ · (1 + erf(x · √½))` on it.
 //!
 //! `lazyfuse_runtime::vector_runs` repeats the float32 FMA forms of the ops that
 //! output runs hand to it (`lower::vrun`), operation for operation, compiled for
@@ -33,10 +33,10 @@
 //! host ISA has it: without FMA Cranelift would turn it into per-lane libcalls.
 
 use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I32, I32X4, I64, I64X2};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use lazyfuse_ir::fast_math::{ERF_LARGE, ERF_SMALL, ERF_T1, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
+use lazyfuse_ir::fast_math::{ERF_COEFFS, ERF_STEP, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
 use lazyfuse_ir::fast_math::{TANH_CLAMP, TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use lazyfuse_ir::{UnaryOp, UnaryParamOp};
 
@@ -401,16 +401,6 @@ impl VMath<'_, '_> {
         self.b.ins().fmul(y, s2)
     }
 
-    /// `e^x` where the caller uses it only for `x` whose `2^n` is one normal
-    /// factor (erf's `Q`, about -17.6 to -1.5): no clamp and one scale, the same
-    /// bits as [`Self::exp`] there (scaling by a power of two commutes with the
-    /// rounding while nothing is subnormal).
-    fn exp_in_range(&mut self, x: Value) -> Value {
-        let (p, ni) = self.exp_core(x);
-        let s = self.pow2i(ni);
-        self.madd(p, s, s)
-    }
-
     fn exp(&mut self, x: Value) -> Value {
         // Beyond these e^x is inf or 0 in the lane type; inside them n fits scale2.
         let (lo, hi) = if self.f64() {
@@ -512,35 +502,64 @@ impl VMath<'_, '_> {
         self.tiny(x, TANH_TINY, t)
     }
 
-    /// float32 `erf` in three ranges of `a = |x|` (coefficients from
-    /// `scripts/fit_erf.py`, ≤ 1.01 ulp there): below 0.875 `x + x P(x²)` (one
-    /// rounding at the end), below 3.9375 `±(1 - e^Q(a - 0.875))` with `Q` a fit of
-    /// `ln erfc`, beyond `±1`. Every range is computed and selected; the selects
-    /// pass NaN through to the second range, where it stays NaN; `-0` stays `-0`.
+    /// float32 `erf` from the interval table `ERF_COEFFS` (`scripts/fit_erf.py`,
+    /// ≤ 2.2 ulp): `a = |x|`, interval `i = trunc(min(4a, 15))`, `t = a - i/4`
+    /// (exact), `±P_i(t)` below 3.9375 and `±1` beyond. Each lane's coefficients
+    /// are four scalar loads from the table (Cranelift has no gather); the
+    /// runtime's routines pick the same ones with vector permutes. NaN reaches
+    /// `t` and stays NaN (its interval is 0); `-0` stays `-0`.
     fn erf(&mut self, x: Value) -> Value {
         let a = self.b.ins().fabs(x);
-        let z = self.b.ins().fmul(x, x);
-        let p = self.horner(z, &ERF_SMALL);
-        let small = self.madd(x, p, x);
-        let t1 = self.c(ERF_T1);
-        let t = self.b.ins().fsub(a, t1);
-        let q = self.horner(t, &ERF_LARGE);
-        // (`q` matters only for `a` in [T1, T2), where it lies in exp_in_range's
-        // range; elsewhere the selects below drop it, and NaN stays NaN)
-        let e = self.exp_in_range(q);
+        let inv = self.c(1.0 / ERF_STEP);
+        let f = self.b.ins().fmul(a, inv);
+        let last = self.c((ERF_COEFFS[0].len() - 1) as f64);
+        // (15 < f ? 15 : f: NaN stays NaN, and converts to interval 0)
+        let f = self.sel(FloatCC::LessThan, last, f, last, f);
+        let i = self.b.ins().fcvt_to_sint_sat(I32X4, f);
+        // (the mask changes nothing: it keeps every load inside the table)
+        let mask = self.ci(ERF_COEFFS[0].len() as i64 - 1);
+        let i = self.b.ins().band(i, mask);
+        let fi = self.b.ins().fcvt_from_sint(F32X4, i);
+        let step = self.c(ERF_STEP);
+        let lo = self.b.ins().fmul(fi, step);
+        let t = self.b.ins().fsub(a, lo);
+        // Each lane's byte offset into a table row.
+        let base = self.b.ins().iconst(I64, ERF_COEFFS.as_ptr() as i64);
+        let rows: [Value; 4] = std::array::from_fn(|lane| {
+            let k = self.b.ins().extractlane(i, lane as u8);
+            let k = self.b.ins().uextend(I64, k);
+            let k = self.b.ins().ishl_imm_u(k, 2);
+            self.b.ins().iadd(base, k)
+        });
+        let row_bytes = std::mem::size_of_val(&ERF_COEFFS[0]) as i32;
+        let coeff = |m: &mut Self, k: usize| {
+            let flags = MemFlagsData::new().with_notrap().with_readonly();
+            let off = row_bytes * k as i32;
+            let v0 = m.b.ins().load(F32, flags, rows[0], off);
+            let mut v = m.b.ins().scalar_to_vector(F32X4, v0);
+            for (lane, &r) in rows.iter().enumerate().skip(1) {
+                let s = m.b.ins().load(F32, flags, r, off);
+                v = m.b.ins().insertlane(v, s, lane as u8);
+            }
+            v
+        };
+        let degree = ERF_COEFFS.len() - 1;
+        let mut p = coeff(self, degree);
+        for k in (0..degree).rev() {
+            let c = coeff(self, k);
+            p = self.madd(p, t, c);
+        }
         let one = self.c(1.0);
-        let large = self.b.ins().fsub(one, e);
         let t2 = self.c(ERF_T2);
-        let large = self.sel(FloatCC::GreaterThanOrEqual, a, t2, one, large);
-        // ±: the sign bit of `x` on the positive `large`.
+        let p = self.sel(FloatCC::GreaterThanOrEqual, a, t2, one, p);
+        // ±: the sign bit of `x` on the positive `p`.
         let sign = self.c(-0.0);
         let xs = self.bits(x);
         let sb = self.bits(sign);
         let xs = self.b.ins().band(xs, sb);
-        let lb = self.bits(large);
-        let lb = self.b.ins().bor(lb, xs);
-        let large = self.float(lb);
-        self.sel(FloatCC::LessThan, a, t1, small, large)
+        let pb = self.bits(p);
+        let pb = self.b.ins().bor(pb, xs);
+        self.float(pb)
     }
 
     /// `1 + e^-x` (the denominator of sigmoid and silu).

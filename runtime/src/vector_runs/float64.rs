@@ -90,6 +90,17 @@ pub(super) fn silu(x: f64) -> f64 {
     x / (1.0 + exp(-x))
 }
 
+/// `2 / (2k + 3)` for k = 0..11: the series of [`log`]'s `2·atanh(s)`.
+const LOG_ATANH: [f64; 11] = {
+    let mut cs = [0.0; 11];
+    let mut k = 0;
+    while k < cs.len() {
+        cs[k] = 2.0 / (2 * k + 3) as f64;
+        k += 1;
+    }
+    cs
+};
+
 /// `vmath::log_kind` for the natural logarithm (float64, FMA).
 #[inline(always)]
 pub(super) fn log(x: f64) -> f64 {
@@ -108,7 +119,7 @@ pub(super) fn log(x: f64) -> f64 {
     // log1p_f: fdlibm's arrangement of 2·atanh(s), s = f / (2 + f), 11 terms.
     let s = f / (2.0 + f);
     let z = s * s;
-    let cs: [f64; 11] = std::array::from_fn(|k| 2.0 / (2 * k + 3) as f64);
+    let cs = LOG_ATANH;
     let mut q = cs[10];
     for &c in cs[..10].iter().rev() {
         q = q.mul_add(z, c);

@@ -59,7 +59,12 @@ macro_rules! row_fn {
                         Some(s) => s[c..c + 16].try_into().expect("16 elements"),
                         None => dst[c..c + 16].try_into().expect("16 elements"),
                     };
-                    let ys: [$t; 16] = std::array::from_fn(|j| f(xs[j] - shift));
+                    // (a plain loop: `array::from_fn` is not always inlined,
+                    // and out of line it runs without the level's features)
+                    let mut ys: [$t; 16] = [0.0; 16];
+                    for (y, x) in ys.iter_mut().zip(xs) {
+                        *y = f(x - shift);
+                    }
                     dst[c..c + 16].copy_from_slice(&ys);
                     for (a, y) in acc.iter_mut().zip(ys) {
                         *a += y;
@@ -82,8 +87,6 @@ row_fn!(row_tanh, tanh, f32);
 row_fn!(row_sigmoid, sigmoid, f32);
 row_fn!(row_silu, silu, f32);
 row_fn!(row_log, log, f32);
-row_fn!(row_erf, erf, f32);
-row_fn!(row_gelu, gelu, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
@@ -91,7 +94,7 @@ row_fn!(row_silu64, float64::silu, f64);
 row_fn!(row_log64, float64::log, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 10] {
     [
         ("lf_row_exp_f64", row_exp64 as *const u8),
         ("lf_row_log_f64", row_log64 as *const u8),
@@ -100,8 +103,6 @@ pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
         ("lf_row_silu_f64", row_silu64 as *const u8),
         ("lf_row_exp_f32", row_exp as *const u8),
         ("lf_row_log_f32", row_log as *const u8),
-        ("lf_row_erf_f32", row_erf as *const u8),
-        ("lf_row_gelu_f32", row_gelu as *const u8),
         ("lf_row_tanh_f32", row_tanh as *const u8),
         ("lf_row_sigmoid_f32", row_sigmoid as *const u8),
         ("lf_row_silu_f32", row_silu as *const u8),
@@ -110,7 +111,7 @@ pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::float64;
+    use super::super::{erf_table, float64};
     use super::*;
 
     /// Each level against the portable op and a plain sixteen-way sum: values,
@@ -129,8 +130,8 @@ mod tests {
                 (row_sigmoid, super::super::sigmoid),
                 (row_silu, super::super::silu),
                 (row_log, super::super::log),
-                (row_erf, super::super::erf),
-                (row_gelu, super::super::gelu),
+                (erf_table::row_erf, erf_table::erf),
+                (erf_table::row_gelu, erf_table::gelu),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {
