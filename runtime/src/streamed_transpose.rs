@@ -46,11 +46,12 @@ fn fence() {
 
 /// One streamed tile function per element size (see the module doc).
 macro_rules! stream_fn {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $t:ty, $block:expr, $wide:ident) => {
         /// Copies the `rows × cols` tile (see the module doc) with streaming
         /// stores where each output row is 16-byte aligned and a whole number
-        /// of 16-byte chunks long, ordinary stores elsewhere; returns after a
-        /// store fence, so the streamed values are ordered before the stores
+        /// of 16-byte chunks long, ordinary stores elsewhere (with AVX-512 and
+        /// both sides a multiple of the register block: blocks transposed in
+        /// registers, see `wide`); returns after a store fence, so the streamed values are ordered before the stores
         /// that follow (the pool's completion included).
         ///
         /// # Safety
@@ -70,6 +71,17 @@ macro_rules! stream_fn {
             const SIZE: usize = std::mem::size_of::<$t>();
             const PER_CHUNK: usize = 16 / SIZE;
             let (rows, cols) = (rows.max(0) as usize, cols.max(0) as usize);
+            #[cfg(target_arch = "x86_64")]
+            if rows.is_multiple_of($block)
+                && cols.is_multiple_of($block)
+                && crate::vector_runs::level() == 3
+            {
+                // SAFETY: level 3 means AVX-512F; the caller's contract covers
+                // every element of the tile, which the blocks tile exactly.
+                unsafe { wide::$wide(to, store_row, from, load_col, rows, cols) };
+                fence();
+                return;
+            }
             let streams = cols * SIZE % 16 == 0 && store_row % 16 == 0;
             for r in 0..rows {
                 // SAFETY: the caller's contract: the tile's output row `r`.
@@ -105,8 +117,163 @@ macro_rules! stream_fn {
     };
 }
 
-stream_fn!(transpose_stream_4, u32);
-stream_fn!(transpose_stream_8, u64);
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    //! AVX-512 tiles: square blocks (16 × 16 four-byte elements, 8 × 8
+    //! eight-byte ones) read as one 64-byte load per input column, transposed
+    //! in registers by unpacks and 128-bit lane shuffles, and written as one
+    //! 64-byte line per output row: a streaming store where the line is
+    //! 64-byte aligned, four 16-byte streaming stores where it is 16-byte
+    //! aligned (large buffers from the system allocator are: 16 past a
+    //! boundary), a plain store elsewhere. The scalar tile reads one element
+    //! per load; a block reads sixteen (or eight).
+    use std::arch::x86_64::*;
+
+    /// Writes the 64-byte `v` at `o`, streamed as its alignment allows.
+    ///
+    /// # Safety
+    /// `o` must be valid for a write of 64 bytes.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn store_line(o: *mut u8, v: __m512i) {
+        // SAFETY: the caller's contract; each store's alignment is checked
+        // where it needs one.
+        unsafe {
+            if (o as usize).is_multiple_of(64) {
+                _mm512_stream_si512(o.cast(), v);
+            } else if (o as usize).is_multiple_of(16) {
+                _mm_stream_si128(o.cast(), _mm512_extracti32x4_epi32::<0>(v));
+                _mm_stream_si128(o.add(16).cast(), _mm512_extracti32x4_epi32::<1>(v));
+                _mm_stream_si128(o.add(32).cast(), _mm512_extracti32x4_epi32::<2>(v));
+                _mm_stream_si128(o.add(48).cast(), _mm512_extracti32x4_epi32::<3>(v));
+            } else {
+                _mm512_storeu_si512(o.cast(), v);
+            }
+        }
+    }
+
+    /// The last two steps of both transposes: four vectors whose 128-bit
+    /// lanes form a 4 × 4 grid, transposed (`a` row `m` lane `l` becomes
+    /// row `l` lane `m`).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn lanes4(a: [__m512d; 4]) -> [__m512d; 4] {
+        let b0 = _mm512_shuffle_f64x2::<0x88>(a[0], a[1]);
+        let b1 = _mm512_shuffle_f64x2::<0xdd>(a[0], a[1]);
+        let b2 = _mm512_shuffle_f64x2::<0x88>(a[2], a[3]);
+        let b3 = _mm512_shuffle_f64x2::<0xdd>(a[2], a[3]);
+        [
+            _mm512_shuffle_f64x2::<0x88>(b0, b2),
+            _mm512_shuffle_f64x2::<0x88>(b1, b3),
+            _mm512_shuffle_f64x2::<0xdd>(b0, b2),
+            _mm512_shuffle_f64x2::<0xdd>(b1, b3),
+        ]
+    }
+
+    /// A 16 × 16 block of four-byte values (`r[k]` lane `m` becomes `out[m]`
+    /// lane `k`): pairs of rows interleaved by four-byte and then eight-byte
+    /// unpacks (4 × 4 blocks transposed inside each 128-bit lane), then the
+    /// lanes' grid transposed.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn block16(r: [__m512; 16]) -> [__m512i; 16] {
+        let t: [__m512d; 16] = std::array::from_fn(|k| {
+            let (a, b) = (r[k & !1], r[k | 1]);
+            _mm512_castps_pd(if k % 2 == 0 {
+                _mm512_unpacklo_ps(a, b)
+            } else {
+                _mm512_unpackhi_ps(a, b)
+            })
+        });
+        // u[4q + m]: rows 4q..4q + 4, in lane l columns 4l + m.
+        let u: [__m512d; 16] = std::array::from_fn(|k| {
+            let (q, m) = (k / 4, k % 4);
+            let (a, c) = (t[4 * q + m / 2], t[4 * q + 2 + m / 2]);
+            if m % 2 == 0 {
+                _mm512_unpacklo_pd(a, c)
+            } else {
+                _mm512_unpackhi_pd(a, c)
+            }
+        });
+        let mut out = [_mm512_setzero_si512(); 16];
+        for m in 0..4 {
+            let rows = lanes4([u[m], u[4 + m], u[8 + m], u[12 + m]]);
+            for (l, v) in rows.into_iter().enumerate() {
+                out[4 * l + m] = _mm512_castpd_si512(v);
+            }
+        }
+        out
+    }
+
+    /// An 8 × 8 block of eight-byte values: pairs of rows unpacked (2 × 2
+    /// blocks inside each lane), then each parity's lane grid transposed.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn block8(r: [__m512d; 8]) -> [__m512i; 8] {
+        let t: [__m512d; 8] = std::array::from_fn(|k| {
+            let (a, b) = (r[k & !1], r[k | 1]);
+            if k % 2 == 0 {
+                _mm512_unpacklo_pd(a, b)
+            } else {
+                _mm512_unpackhi_pd(a, b)
+            }
+        });
+        let mut out = [_mm512_setzero_si512(); 8];
+        for p in 0..2 {
+            let rows = lanes4([t[p], t[2 + p], t[4 + p], t[6 + p]]);
+            for (m, v) in rows.into_iter().enumerate() {
+                out[2 * m + p] = _mm512_castpd_si512(v);
+            }
+        }
+        out
+    }
+
+    /// One tile function per element size: the tile in blocks, column
+    /// blocks outside (each block reads its columns' next 64 bytes).
+    macro_rules! tile_fn {
+        ($name:ident, $side:expr, $load:ident, $block:ident) => {
+            /// The tile of the module doc of `rows × cols` elements, both
+            /// multiples of the block side.
+            ///
+            /// # Safety
+            /// The caller's contract of the streamed functions; AVX-512F.
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn $name(
+                to: *mut u8,
+                store_row: i64,
+                from: *const u8,
+                load_col: i64,
+                rows: usize,
+                cols: usize,
+            ) {
+                const SIDE: usize = $side;
+                const SIZE: usize = 64 / SIDE;
+                for c in (0..cols).step_by(SIDE) {
+                    for r in (0..rows).step_by(SIDE) {
+                        // SAFETY: elements (r..r + SIDE, c + k) of the tile's
+                        // input, 64 contiguous bytes per column.
+                        let v = std::array::from_fn(|k| unsafe {
+                            let at = (c + k) as isize * load_col as isize + (r * SIZE) as isize;
+                            $load(from.offset(at).cast())
+                        });
+                        for (m, line) in $block(v).into_iter().enumerate() {
+                            let at = (r + m) as isize * store_row as isize + (c * SIZE) as isize;
+                            // SAFETY: elements (r + m, c..c + SIDE) of the
+                            // tile's output, 64 contiguous bytes.
+                            unsafe { store_line(to.offset(at), line) };
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    tile_fn!(tile16, 16, _mm512_loadu_ps, block16);
+    tile_fn!(tile8, 8, _mm512_loadu_pd, block8);
+}
+
+stream_fn!(transpose_stream_4, u32, 16, tile16);
+stream_fn!(transpose_stream_8, u64, 8, tile8);
 
 /// The streamed transpose functions: symbol and address, for
 /// [`crate::jit_symbols`].
@@ -121,53 +288,64 @@ pub(crate) fn symbols() -> [(&'static str, *const u8); 2] {
 mod tests {
     use super::*;
 
-    /// Tiles of 4- and 8-byte elements, aligned (streamed) and not (ordinary
-    /// stores), against the transpose element by element; nothing outside the
-    /// tile is written.
+    /// Tiles of 4- and 8-byte elements against the transpose element by
+    /// element, at every level this processor has: shapes that the register
+    /// blocks tile and shapes they do not, outputs 64-byte aligned, 16-byte
+    /// aligned and unaligned; nothing outside the tile is written.
     #[test]
     fn tiles_are_transposed() {
-        let (n, rows, cols) = (64usize, 16usize, 8usize);
-        let src32: Vec<u32> = (0..n * n).map(|i| i as u32 * 7 + 1).collect();
-        let src64: Vec<u64> = (0..n * n).map(|i| i as u64 * 0x1_0000_0001).collect();
-        for shift in [0usize, 1] {
-            let mut dst32 = vec![0u32; n * n + 4];
-            let mut dst64 = vec![0u64; n * n + 2];
-            // the output from element `shift` on: 16-byte aligned or not
-            let base32 = (16 - dst32.as_ptr() as usize % 16) % 16 / 4 + shift;
-            let base64 = (16 - dst64.as_ptr() as usize % 16) % 16 / 8 + shift;
-            // tile at input (row 3·cols.., col 2·rows..): out[i][j] = in[j][i]
-            let (i0, j0) = (2 * rows, 3 * cols);
-            // SAFETY: every address below lies in the live Vecs.
-            unsafe {
-                transpose_stream_4(
-                    dst32.as_mut_ptr().add(base32 + i0 * n + j0).cast(),
-                    (n * 4) as i64,
-                    src32.as_ptr().add(j0 * n + i0).cast(),
-                    (n * 4) as i64,
-                    rows as i64,
-                    cols as i64,
-                );
-                transpose_stream_8(
-                    dst64.as_mut_ptr().add(base64 + i0 * n + j0).cast(),
-                    (n * 8) as i64,
-                    src64.as_ptr().add(j0 * n + i0).cast(),
-                    (n * 8) as i64,
-                    rows as i64,
-                    cols as i64,
-                );
-            }
-            for i in 0..n {
-                for j in 0..n {
-                    let inside = (i0..i0 + rows).contains(&i) && (j0..j0 + cols).contains(&j);
-                    let (w32, w64) = if inside {
-                        (src32[j * n + i], src64[j * n + i])
-                    } else {
-                        (0, 0)
-                    };
-                    assert_eq!(dst32[base32 + i * n + j], w32, "shift {shift} ({i}, {j})");
-                    assert_eq!(dst64[base64 + i * n + j], w64, "shift {shift} ({i}, {j})");
+        crate::vector_runs::each_level(|| {
+            let n = 64usize;
+            let src32: Vec<u32> = (0..n * n).map(|i| i as u32 * 7 + 1).collect();
+            let src64: Vec<u64> = (0..n * n).map(|i| i as u64 * 0x1_0000_0001).collect();
+            for (rows, cols) in [(16usize, 8usize), (32, 16), (48, 32), (8, 24)] {
+                for shift in [0usize, 1, 2, 4] {
+                    let mut dst32 = vec![0u32; n * n + 32];
+                    let mut dst64 = vec![0u64; n * n + 16];
+                    // the output from element `shift` past a 64-byte boundary
+                    let base32 = (64 - dst32.as_ptr() as usize % 64) % 64 / 4 + shift;
+                    let base64 = (64 - dst64.as_ptr() as usize % 64) % 64 / 8 + shift;
+                    // a tile inside the matrix: out[i][j] = in[j][i]
+                    let (i0, j0) = ((n - rows).min(2 * rows), (n - cols).min(3 * cols));
+                    // SAFETY: every address below lies in the live Vecs.
+                    unsafe {
+                        transpose_stream_4(
+                            dst32.as_mut_ptr().add(base32 + i0 * n + j0).cast(),
+                            (n * 4) as i64,
+                            src32.as_ptr().add(j0 * n + i0).cast(),
+                            (n * 4) as i64,
+                            rows as i64,
+                            cols as i64,
+                        );
+                        transpose_stream_8(
+                            dst64.as_mut_ptr().add(base64 + i0 * n + j0).cast(),
+                            (n * 8) as i64,
+                            src64.as_ptr().add(j0 * n + i0).cast(),
+                            (n * 8) as i64,
+                            rows as i64,
+                            cols as i64,
+                        );
+                    }
+                    for i in 0..n {
+                        for j in 0..n {
+                            let inside =
+                                (i0..i0 + rows).contains(&i) && (j0..j0 + cols).contains(&j);
+                            let (w32, w64) = if inside {
+                                (src32[j * n + i], src64[j * n + i])
+                            } else {
+                                (0, 0)
+                            };
+                            let at = format!("{rows}x{cols} shift {shift} ({i}, {j})");
+                            assert_eq!(dst32[base32 + i * n + j], w32, "{at}");
+                            assert_eq!(dst64[base64 + i * n + j], w64, "{at}");
+                        }
+                    }
+                    let untouched = |v: &[u64]| v.iter().all(|&x| x == 0);
+                    assert!(untouched(&dst64[..base64]) && untouched(&dst64[base64 + n * n..]));
+                    let untouched = |v: &[u32]| v.iter().all(|&x| x == 0);
+                    assert!(untouched(&dst32[..base32]) && untouched(&dst32[base32 + n * n..]));
                 }
             }
-        }
+        });
     }
 }
