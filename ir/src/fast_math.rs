@@ -170,3 +170,9 @@ pub const AFFINE_WEIGHT: i64 = 2;
 
 /// The affine row routine's `form` bit: a bias row is added last.
 pub const AFFINE_BIAS: i64 = 4;
+
+/// Rows a fast float32 column sum adds in float32 before it widens their sum
+/// and adds it to the column's float64 accumulator (`lazyfuse_codegen`'s
+/// column chunks and the runtime's `lf_column_sum_f32`, which must group the
+/// rows alike to give the same bits).
+pub const COLUMN_SUM_ROWS: usize = 8;

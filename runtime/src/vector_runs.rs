@@ -88,6 +88,7 @@ unsafe fn run_slices<'a, T>(
 }
 
 mod affine;
+mod column_sums;
 mod erf_table;
 mod float64;
 mod reductions;
@@ -100,6 +101,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
         .chain(affine::symbols())
         .chain(reductions::symbols())
         .chain(erf_table::symbols())
+        .chain(column_sums::symbols())
         .chain([
             ("lf_run_exp_f64", run_exp64 as *const u8),
             ("lf_run_log_f64", run_log64 as *const u8),

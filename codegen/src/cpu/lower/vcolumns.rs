@@ -5,14 +5,19 @@
 //! bit for bit, in either math mode). Wide enough thread ranges run in chunks of
 //! [`CHUNKS`] points whose accumulators live in a stack slot, so that each input
 //! row is read as one run. The lane values go through the row phases' machinery
-//! (`vreduce`: parts, accumulators, expression evaluation).
+//! (`vreduce`: parts, accumulators, expression evaluation). A chunk that only
+//! sums a load (`x.sum(0)`, a mean, a bias gradient) hands its rows to the
+//! runtime's `lf_column_sum_*` instead, which adds them as the chunk's loops
+//! do, 16 or 8 lanes wide ([`column_sum_run`]).
 
-use super::vreduce::{GROUP, UNROLL};
+use super::vreduce::{VAcc, GROUP, UNROLL};
+use super::vrun::phase_computes_only;
 use super::{vector_binary_ok, vector_unary_ok, Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F64X2, I64};
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
-use lazyfuse_ir::kernel::{Accum, Expr, LoopKernel, MathMode, Stage};
+use lazyfuse_ir::fast_math::COLUMN_SUM_ROWS;
+use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::DType;
 
 /// Points of the last parallel dim a column reduction does at once.
@@ -105,6 +110,54 @@ pub(super) fn chunk_vectorize(k: &LoopKernel, needed: &[bool]) -> bool {
                 let x = &k.exprs[o.0 as usize];
                 x.stage == Stage::Inner(0) || matches!(x.expr, Expr::Const(_))
             })
+    })
+}
+
+/// The runtime's column sum (`lf_column_sum_<f32|f64>`, or
+/// `lf_column_sum_widened_f32`) that adds a chunk's rows into its
+/// accumulators, where it can: the chunk's one accumulator is a float64 sum
+/// of a float32 or float64 load contiguous along the columns (or of a float32
+/// one widened), and the phase computes nothing else. Returns the load, the
+/// routine's symbol and the load's row stride in bytes.
+fn column_sum_run(
+    k: &LoopKernel,
+    needed: &[bool],
+    vaccs: &[VAcc],
+) -> Option<(ExprId, &'static str, i64)> {
+    let [va] = vaccs else { return None };
+    let Expr::Reduce { op: Accum::Sum, x } = k.exprs[va.expr].expr else {
+        return None;
+    };
+    let mut own = vec![va.expr, x.0 as usize];
+    let (load, symbol) = match (&k.exprs[x.0 as usize].expr, k.exprs[x.0 as usize].dtype) {
+        (Expr::Load { .. }, DType::F32) => (x, "lf_column_sum_f32"),
+        (Expr::Load { .. }, DType::F64) => (x, "lf_column_sum_f64"),
+        (Expr::Cast { x: l }, DType::F64) if k.exprs[l.0 as usize].dtype == DType::F32 => {
+            own.push(l.0 as usize);
+            (*l, "lf_column_sum_widened_f32")
+        }
+        _ => return None,
+    };
+    let Expr::Load {
+        param,
+        ref index,
+        dynamic: None,
+    } = k.exprs[load.0 as usize].expr
+    else {
+        return None;
+    };
+    let dtype = k.exprs[load.0 as usize].dtype;
+    let (vdim, rd) = (k.n_parallel - 1, k.dims.len() - 1);
+    let ok = va.ty == F64X2
+        && index.strides[vdim] == 1
+        && k.params[param.index()].dtype == dtype
+        && phase_computes_only(k, needed, 0, &own);
+    ok.then(|| {
+        (
+            load,
+            symbol,
+            index.strides[rd] * dtype.size_in_bytes() as i64,
+        )
     })
 }
 
@@ -229,13 +282,23 @@ impl Lower<'_, '_> {
             }
             Ok(())
         })?;
+        // A plain column sum is one call of the runtime's routine, which adds
+        // the rows as the loops below do (16 or 8 lanes wide).
+        let routine = column_sum_run(self.k, &self.needed, &vaccs);
+        if let Some((load, symbol, row_bytes)) = routine {
+            let zero = self.iconst(I64, 0);
+            self.b.def_var(self.idx[rd], zero);
+            let src = self.load_address(load)?;
+            let args = [row_bytes, n, width].map(|v| self.iconst(I64, v));
+            self.call_void(symbol, &[sbase, src, args[0], args[1], args[2]])?;
+        }
         // Rows go ROWS at a time (several pages streamed at once, and one load
         // and store of each accumulator per ROWS rows), then one at a time;
         // each lane still adds its rows in order.
-        const ROWS: i64 = 8;
+        const ROWS: i64 = COLUMN_SUM_ROWS as i64;
         let main = n - n % ROWS;
         for (first, count, rows) in [(0, main / ROWS, ROWS), (main, n - main, 1)] {
-            if count == 0 {
+            if count == 0 || routine.is_some() {
                 continue;
             }
             self.counted_loop(count, &mut |s, it| {
