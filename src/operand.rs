@@ -109,6 +109,6 @@ pub(crate) fn operand_node(
         // One constant node of the broadcast shape (what the graph passes would
         // fold a 0-d constant and its expanding view into): a scalar operand costs
         // one node to build, and nothing to fold, in every rebuilt graph.
-        Operand::Scalar(s) => Ok(store.add(Op::Full(*s), dtype, shape.to_vec(), &[])),
+        Operand::Scalar(s) => Ok(store.add(Op::Full(*s), dtype, shape, &[])),
     }
 }

@@ -79,20 +79,10 @@ impl Reading {
         };
         let mut node = store.view_node(source, layout);
         if self.conj {
-            node = store.add(
-                Op::Unary(UnaryOp::Conj),
-                dtype,
-                layout.shape.clone(),
-                &[node],
-            );
+            node = store.add(Op::Unary(UnaryOp::Conj), dtype, &layout.shape, &[node]);
         }
         if self.neg {
-            node = store.add(
-                Op::Unary(UnaryOp::Neg),
-                dtype,
-                layout.shape.clone(),
-                &[node],
-            );
+            node = store.add(Op::Unary(UnaryOp::Neg), dtype, &layout.shape, &[node]);
         }
         node
     }
@@ -147,10 +137,10 @@ impl Reading {
             (v.dtype, v.shape.clone())
         };
         if self.neg {
-            value = store.add(Op::Unary(UnaryOp::Neg), dtype, shape.clone(), &[value]);
+            value = store.add(Op::Unary(UnaryOp::Neg), dtype, &shape, &[value]);
         }
         if self.conj {
-            value = store.add(Op::Unary(UnaryOp::Conj), dtype, shape, &[value]);
+            value = store.add(Op::Unary(UnaryOp::Conj), dtype, &shape, &[value]);
         }
         let b = store.graph.node(base);
         let (base_dtype, base_shape, n) = (b.dtype, b.shape.clone(), b.numel());
@@ -173,7 +163,7 @@ impl Reading {
             return store.add(
                 Op::WriteView(layout.clone()),
                 base_dtype,
-                base_shape,
+                &base_shape,
                 &[base, value],
             );
         }
@@ -205,8 +195,8 @@ fn with_tail_of(store: &mut Store, head: NodeId, base: NodeId) -> NodeId {
     }
     let flat = store.view_node(base, &Layout::contiguous(&[n]));
     let tail = Layout {
-        shape: vec![n - m],
-        strides: vec![1],
+        shape: vec![n - m].into(),
+        strides: vec![1].into(),
         offset: m,
     };
     let tail = store.view_node(flat, &tail);
@@ -231,8 +221,8 @@ fn pairs_of(store: &mut Store, floats: NodeId) -> NodeId {
     let complex = dtype.to_complex().unwrap_or(dtype);
     let part = |store: &mut Store, offset: usize| {
         let l = Layout {
-            shape: vec![k],
-            strides: vec![2],
+            shape: vec![k].into(),
+            strides: vec![2].into(),
             offset,
         };
         store.view_node(floats, &l)

@@ -181,7 +181,7 @@ impl Store {
         &mut self,
         op: Op,
         dtype: DType,
-        shape: Vec<usize>,
+        shape: impl AsRef<[usize]>,
         inputs: &[NodeId],
     ) -> NodeId {
         self.add_node(op, dtype, shape, inputs, true)
@@ -192,7 +192,7 @@ impl Store {
         &mut self,
         op: Op,
         dtype: DType,
-        shape: Vec<usize>,
+        shape: impl AsRef<[usize]>,
         inputs: &[NodeId],
     ) -> NodeId {
         self.add_node(op, dtype, shape, inputs, false)
@@ -202,7 +202,7 @@ impl Store {
         &mut self,
         op: Op,
         dtype: DType,
-        shape: Vec<usize>,
+        shape: impl AsRef<[usize]>,
         inputs: &[NodeId],
         history: bool,
     ) -> NodeId {
@@ -285,7 +285,7 @@ impl Store {
                 uncast(&self.graph, c).map(|o| {
                     let dtype = self.graph.node(o).dtype;
                     let shape = layout.shape.clone();
-                    self.add_node(Op::View(layout), dtype, shape, &[o], false)
+                    self.add_node(Op::View(layout), dtype, &shape, &[o], false)
                 })
             } else {
                 None
@@ -315,7 +315,7 @@ impl Store {
         let n = self.graph.node(base);
         let (dtype, shape) = (n.dtype, n.shape.clone());
         let layout = Layout::contiguous(&shape);
-        let id = self.add_unrecorded(Op::View(layout), dtype, shape, &[base]);
+        let id = self.add_unrecorded(Op::View(layout), dtype, &shape, &[base]);
         self.record(id, Rule::Leaf(Arc::clone(cell)), Vec::new());
         id
     }
@@ -328,7 +328,7 @@ impl Store {
         }
         let n = self.graph.node(base);
         let (dtype, shape) = (n.dtype, n.shape.clone());
-        self.add_unrecorded(Op::View(Layout::contiguous(&shape)), dtype, shape, &[base])
+        self.add_unrecorded(Op::View(Layout::contiguous(&shape)), dtype, &shape, &[base])
     }
 
     /// Adds an input node holding `buffer`.
@@ -377,12 +377,7 @@ impl Store {
             return node;
         }
         let dtype = n.dtype;
-        self.add(
-            Op::View(layout.clone()),
-            dtype,
-            layout.shape.clone(),
-            &[node],
-        )
+        self.add(Op::View(layout.clone()), dtype, &layout.shape, &[node])
     }
 
     /// A node converting `node` to `dtype` (the node itself when it has that dtype).
@@ -392,7 +387,7 @@ impl Store {
             return node;
         }
         let shape = n.shape.clone();
-        self.add(Op::Cast, dtype, shape, &[node])
+        self.add(Op::Cast, dtype, &shape, &[node])
     }
 
     pub(crate) fn unpin(&mut self, node: NodeId) {

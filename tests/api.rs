@@ -376,7 +376,7 @@ fn layouts_are_pytorchs() {
     use lazyfuse::Layout;
     let t = Tensor::zeros(&[2, 3], DType::F32).t().unwrap();
     assert_eq!(t.layout(), Layout::Strided);
-    assert_eq!(t.strided_layout().strides, vec![1, 3]);
+    assert_eq!(t.strided_layout().strides[..], [1, 3]);
     for l in Layout::ALL {
         assert_eq!(l.to_string().parse::<Layout>().unwrap(), l);
         assert_eq!(l.check_supported("zeros").is_ok(), l == Layout::Strided);

@@ -14,17 +14,17 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use lazyfuse_ir::broadcast::broadcast_shapes;
-/// assert_eq!(broadcast_shapes(&[5, 1, 4, 1], &[3, 1, 1]).unwrap(), vec![5, 3, 4, 1]);
-/// assert_eq!(broadcast_shapes(&[0], &[1]).unwrap(), vec![0]);
+/// assert_eq!(broadcast_shapes(&[5, 1, 4, 1], &[3, 1, 1]).unwrap()[..], [5, 3, 4, 1]);
+/// assert_eq!(broadcast_shapes(&[0], &[1]).unwrap()[..], [0]);
 /// let err = broadcast_shapes(&[5, 2, 4, 1], &[3, 1, 1]).unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
 ///     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1"
 /// );
 /// ```
-pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<crate::layout::Dims> {
     let ndim = a.len().max(b.len());
-    let mut out = crate::shape::filled(0usize, ndim);
+    let mut out = crate::layout::Dims::from_elem(0, ndim);
     for dim in (0..ndim).rev() {
         let offset = ndim - 1 - dim;
         // A missing leading dim behaves as a size-1 dim.
@@ -70,7 +70,7 @@ pub fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>> {
         acc = if i == 0 {
             shape.to_vec()
         } else {
-            broadcast_shapes(&acc, shape)?
+            broadcast_shapes(&acc, shape)?.to_vec()
         };
     }
     Ok(acc)
@@ -92,10 +92,10 @@ pub fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>> {
 /// ```
 pub fn inplace_shape(dest: &[usize], other: &[usize]) -> Result<()> {
     let broadcast = broadcast_shapes(dest, other)?;
-    if broadcast != dest {
+    if broadcast[..] != *dest {
         return Err(Error::InplaceShape {
             output: dest.to_vec(),
-            broadcast,
+            broadcast: broadcast.to_vec(),
         });
     }
     Ok(())
@@ -107,9 +107,9 @@ mod tests {
 
     #[test]
     fn zero_size_only_matches_zero_or_one() {
-        assert_eq!(broadcast_shapes(&[0], &[1]).unwrap(), vec![0]);
-        assert_eq!(broadcast_shapes(&[1], &[0]).unwrap(), vec![0]);
-        assert_eq!(broadcast_shapes(&[2, 0], &[0]).unwrap(), vec![2, 0]);
+        assert_eq!(broadcast_shapes(&[0], &[1]).unwrap()[..], [0]);
+        assert_eq!(broadcast_shapes(&[1], &[0]).unwrap()[..], [0]);
+        assert_eq!(broadcast_shapes(&[2, 0], &[0]).unwrap()[..], [2, 0]);
         assert_eq!(
             broadcast_shapes(&[0], &[2, 2]).unwrap_err(),
             Error::Broadcast {
@@ -130,7 +130,7 @@ mod tests {
                 dim: 1
             }
         );
-        assert_eq!(broadcast_shapes(&[], &[]).unwrap(), Vec::<usize>::new());
+        assert!(broadcast_shapes(&[], &[]).unwrap().is_empty());
         assert_eq!(broadcast_all(&[]).unwrap(), Vec::<usize>::new());
     }
 }

@@ -16,6 +16,7 @@
 //! - `WriteView`'s value input has the layout's shape and the node's dtype.
 
 use crate::dtype::DType;
+use crate::layout::Dims;
 use crate::op::{InputId, Op, ReduceOp, ScanOp};
 use crate::shape::{fmt_shape, numel};
 use hashbrown::HashMap;
@@ -63,7 +64,7 @@ pub struct Node {
     /// Output dtype.
     pub dtype: DType,
     /// Output shape (the output is contiguous row-major).
-    pub shape: Vec<usize>,
+    pub shape: Dims,
     /// Number of tensor storages that refer to this node.
     pins: u32,
     /// Producers in slot order.
@@ -163,14 +164,20 @@ impl Graph {
 
     /// Adds a node whose inputs are `inputs` in slot order. The node starts unpinned:
     /// pin it, or consume it, before the next [`Graph::unpin`] can collect it.
-    pub fn add(&mut self, op: Op, dtype: DType, shape: Vec<usize>, inputs: &[NodeId]) -> NodeId {
+    pub fn add(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        shape: impl AsRef<[usize]>,
+        inputs: &[NodeId],
+    ) -> NodeId {
         for input in inputs {
             self.graph[input.0].consumers += 1;
         }
         let id = self.graph.add_node(Node {
             op,
             dtype,
-            shape,
+            shape: Dims::from_slice(shape.as_ref()),
             pins: 0,
             inputs: Producers::of(inputs),
             consumers: 0,
@@ -298,10 +305,11 @@ impl Graph {
         // Whether each node was seen, by index: a realize orders its graph on
         // every call, and a flag per slot of the graph costs less than hashing
         // every node it reaches.
+        // (flags and work list inline for a small graph: nothing to allocate
+        // but the order itself, which has room for a typical realize's nodes
+        // rather than growing through every power of two)
         let bound = petgraph::visit::NodeIndexable::node_bound(&self.graph);
         let mut seen = crate::shape::filled(false, bound);
-        // (room for a typical realize's nodes at once, rather than growing
-        // through every power of two)
         let mut order = Vec::with_capacity(64);
         let mut stack = Vec::with_capacity(64);
         for &t in targets {
@@ -588,7 +596,7 @@ impl Graph {
                     if x.shape.is_empty() {
                         node.shape.is_empty() && i.shape[0] == 1
                     } else {
-                        expected == node.shape
+                        *expected == *node.shape
                     }
                 }
             }

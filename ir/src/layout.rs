@@ -5,24 +5,31 @@
 //! themselves (`view`, `transpose`, `expand`, …) live in `view.rs`; this file holds
 //! the struct and the queries every consumer needs (contiguity, overlap, addressing).
 
-use crate::shape::{contiguous_strides, numel};
+use crate::shape::numel;
 use std::fmt;
+
+/// A layout's shape: up to four dims inline (every tensor carries one, and most
+/// have few dims, so building one allocates nothing).
+pub type Dims = smallvec::SmallVec<[usize; 4]>;
+
+/// A layout's strides, inline as [`Dims`].
+pub type Steps = smallvec::SmallVec<[isize; 4]>;
 
 /// Shape, strides and storage offset of a tensor over its storage.
 ///
 /// ```
 /// use lazyfuse_ir::Layout;
 /// let l = Layout::contiguous(&[2, 3]);
-/// assert_eq!(l.strides, vec![3, 1]);
+/// assert_eq!(l.strides[..], [3, 1]);
 /// assert!(l.is_contiguous());
 /// assert_eq!(l.offsets().collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     /// Size of each dim.
-    pub shape: Vec<usize>,
+    pub shape: Dims,
     /// Step in storage elements between neighbours along each dim.
-    pub strides: Vec<isize>,
+    pub strides: Steps,
     /// Storage index of the element at all-zero indices.
     pub offset: usize,
 }
@@ -31,8 +38,8 @@ impl Layout {
     /// The row-major layout of `shape` at offset 0.
     pub fn contiguous(shape: &[usize]) -> Layout {
         Layout {
-            shape: shape.to_vec(),
-            strides: contiguous_strides(shape),
+            shape: Dims::from_slice(shape),
+            strides: crate::shape::contiguous_steps(shape),
             offset: 0,
         }
     }
@@ -201,8 +208,8 @@ mod tests {
     #[test]
     fn offsets_of_transpose() {
         let l = Layout {
-            shape: vec![3, 2],
-            strides: vec![1, 3],
+            shape: vec![3, 2].into(),
+            strides: vec![1, 3].into(),
             offset: 1,
         };
         assert_eq!(l.offsets().collect::<Vec<_>>(), vec![1, 4, 2, 5, 3, 6]);
@@ -223,8 +230,8 @@ mod tests {
     #[test]
     fn expanded_overlaps() {
         let l = Layout {
-            shape: vec![2, 3],
-            strides: vec![0, 1],
+            shape: vec![2, 3].into(),
+            strides: vec![0, 1].into(),
             offset: 0,
         };
         assert!(l.has_internal_overlap());

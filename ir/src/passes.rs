@@ -222,12 +222,12 @@ pub fn remove_same_dtype_casts(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec
 /// use lazyfuse_ir::{passes, DType, Graph, Layout, Op, Scalar};
 /// let mut g = Graph::new();
 /// let two = g.add(Op::Full(Scalar::Int(2)), DType::F32, vec![], &[]);
-/// let l = Layout { shape: vec![2, 3], strides: vec![0, 0], offset: 0 };
+/// let l = Layout { shape: vec![2, 3].into(), strides: vec![0, 0].into(), offset: 0 };
 /// let v = g.add(Op::View(l), DType::F32, vec![2, 3], &[two]);
 /// let (copy, t, folded) = passes::fold_full_views(&g, &[v]);
 /// assert_eq!((copy.len(), folded), (1, 1));
 /// assert_eq!(copy.node(t[0]).op, Op::Full(Scalar::Int(2)));
-/// assert_eq!(copy.node(t[0]).shape, vec![2, 3]);
+/// assert_eq!(copy.node(t[0]).shape[..], [2, 3]);
 /// ```
 pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>, usize) {
     rebuild(graph, targets, |out, node, inputs| {
@@ -258,9 +258,9 @@ pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>
 /// use lazyfuse_ir::{passes, DType, Graph, InputId, Layout, Op};
 /// let mut g = Graph::new();
 /// let x = g.add(Op::Input(InputId(0)), DType::F32, vec![2, 3], &[]);
-/// let t = Layout { shape: vec![3, 2], strides: vec![1, 3], offset: 0 };
+/// let t = Layout { shape: vec![3, 2].into(), strides: vec![1, 3].into(), offset: 0 };
 /// let xt = g.add(Op::View(t), DType::F32, vec![3, 2], &[x]);
-/// let back = Layout { shape: vec![2, 3], strides: vec![1, 2], offset: 0 };
+/// let back = Layout { shape: vec![2, 3].into(), strides: vec![1, 2].into(), offset: 0 };
 /// let y = g.add(Op::View(back), DType::F32, vec![2, 3], &[xt]); // .t() of .t()
 /// let (copy, targets, composed, identities) = passes::compose_views(&g, &[y]);
 /// assert_eq!((composed, identities), (1, 1));
@@ -421,7 +421,7 @@ pub fn compose_layouts(l1: &Layout, l2: &Layout) -> Option<Layout> {
     }
     Some(Layout {
         shape: l2.shape.clone(),
-        strides,
+        strides: strides.into(),
         offset,
     })
 }
@@ -451,7 +451,7 @@ pub fn eliminate_common_subexpressions(
     graph: &Graph,
     targets: &[NodeId],
 ) -> (Graph, Vec<NodeId>, usize) {
-    type Key = (String, DType, Vec<usize>, Vec<NodeId>);
+    type Key = (String, DType, crate::layout::Dims, Vec<NodeId>);
     let mut seen: HashMap<Key, NodeId> = HashMap::new();
     // The rule adds every node itself (it needs the new id for the table), so
     // `rebuild`'s count of replacements is not the number merged: that is the
@@ -485,7 +485,7 @@ mod tests {
     use crate::scalar::Scalar;
 
     fn input(g: &mut Graph, id: u64, shape: &[usize]) -> NodeId {
-        g.add(Op::Input(InputId(id)), DType::F32, shape.to_vec(), &[])
+        g.add(Op::Input(InputId(id)), DType::F32, shape, &[])
     }
 
     fn view(g: &mut Graph, x: NodeId, l: Layout) -> NodeId {
@@ -628,8 +628,8 @@ mod tests {
             &mut g,
             one,
             Layout {
-                shape: vec![2, 3],
-                strides: vec![0, 0],
+                shape: vec![2, 3].into(),
+                strides: vec![0, 0].into(),
                 offset: 0,
             },
         );
@@ -724,7 +724,7 @@ mod tests {
             panic!("a view")
         };
         assert_eq!(addresses(l), chain_addresses(&l1, &l2));
-        assert_eq!(l.strides, vec![0, 8, 0]);
+        assert_eq!(l.strides, crate::layout::Steps::from_slice(&[0, 8, 0]));
     }
 
     #[test]
@@ -766,8 +766,8 @@ mod tests {
         // A slice that crosses rows of a sliced matrix neither.
         let l1 = Layout::contiguous(&[3, 4]).narrow(1, 0, 2).unwrap(); // [3, 2]
         let l2 = Layout {
-            shape: vec![3],
-            strides: vec![1],
+            shape: vec![3].into(),
+            strides: vec![1].into(),
             offset: 1,
         };
         assert_eq!(compose_layouts(&l1, &l2), None);
@@ -778,14 +778,14 @@ mod tests {
         // The diagonal's stride over l1's numbering (3 = 2 + 1) is a step in two dims
         // of l1 at once; over x it is the sum of their strides.
         let l1 = Layout {
-            shape: vec![1, 4, 2],
-            strides: vec![4, 1, 4],
+            shape: vec![1, 4, 2].into(),
+            strides: vec![4, 1, 4].into(),
             offset: 0,
         };
         let l2 = Layout::contiguous(&[1, 4, 2]).diagonal(0, 1, 2).unwrap();
         let l = compose_layouts(&l1, &l2).unwrap();
         assert_eq!(addresses(&l), chain_addresses(&l1, &l2));
-        assert_eq!(l.strides, vec![0, 5]);
+        assert_eq!(l.strides, crate::layout::Steps::from_slice(&[0, 5]));
     }
 
     #[test]
@@ -795,7 +795,10 @@ mod tests {
         let l2 = Layout::contiguous(&[3, 3]).view(&[9]).unwrap();
         let l = compose_layouts(&l1, &l2).unwrap();
         assert_eq!(addresses(&l), chain_addresses(&l1, &l2));
-        assert_eq!((l.strides.clone(), l.offset), (vec![1], 3));
+        assert_eq!(
+            (l.strides.clone(), l.offset),
+            (crate::layout::Steps::from_slice(&[1]), 3)
+        );
     }
 
     #[test]
@@ -846,8 +849,8 @@ mod tests {
         let x = input(&mut g, 0, &[2, 3]);
         let s = g.add(Op::Full(Scalar::Int(2)), DType::F32, vec![], &[]);
         let bcast = Layout {
-            shape: vec![2, 3],
-            strides: vec![0, 0],
+            shape: vec![2, 3].into(),
+            strides: vec![0, 0].into(),
             offset: 0,
         };
         let s1 = view(&mut g, s, bcast.clone());

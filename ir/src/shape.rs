@@ -97,6 +97,19 @@ pub fn filled<T: Clone>(value: T, n: usize) -> Vec<T> {
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = filled(0isize, shape.len());
+    write_contiguous(shape, &mut strides);
+    strides
+}
+
+/// [`contiguous_strides`] as a layout's inline strides.
+pub fn contiguous_steps(shape: &[usize]) -> crate::layout::Steps {
+    let mut strides = crate::layout::Steps::from_elem(0, shape.len());
+    write_contiguous(shape, &mut strides);
+    strides
+}
+
+/// Writes `shape`'s row-major strides into `strides` (as long as `shape`).
+fn write_contiguous(shape: &[usize], strides: &mut [isize]) {
     // Saturating: the shape of a tensor whose size overflows still gets sane
     // (non-negative, non-wrapping) strides; realizing it reports the overflow.
     let mut acc: isize = 1;
@@ -104,7 +117,6 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
         strides[i] = acc;
         acc = acc.saturating_mul(isize::try_from(shape[i].max(1)).unwrap_or(isize::MAX));
     }
-    strides
 }
 
 /// Wraps a Python-style dim (`-1` is the last) into `0..ndim`, with PyTorch's

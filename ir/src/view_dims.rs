@@ -13,7 +13,7 @@ impl Layout {
     /// ```
     /// use lazyfuse_ir::Layout;
     /// let l = Layout::contiguous(&[2, 3, 4]).reversed_dims();
-    /// assert_eq!((l.shape, l.strides), (vec![4, 3, 2], vec![1, 4, 12]));
+    /// assert_eq!((&l.shape[..], &l.strides[..]), (&[4, 3, 2][..], &[1, 4, 12][..]));
     /// ```
     pub fn reversed_dims(&self) -> Layout {
         Layout {
@@ -29,7 +29,7 @@ impl Layout {
     /// ```
     /// use lazyfuse_ir::Layout;
     /// let l = Layout::contiguous(&[2, 3, 4]).movedims(&[0, 1], &[2, 0]).unwrap();
-    /// assert_eq!((l.shape, l.strides), (vec![3, 4, 2], vec![4, 1, 12]));
+    /// assert_eq!((&l.shape[..], &l.strides[..]), (&[3, 4, 2][..], &[4, 1, 12][..]));
     /// assert!(Layout::contiguous(&[2, 3]).movedims(&[0, -2], &[0, 1]).is_err());
     /// ```
     pub fn movedims(&self, source: &[isize], destination: &[isize]) -> Result<Layout> {
@@ -85,7 +85,7 @@ impl Layout {
     /// ```
     /// use lazyfuse_ir::Layout;
     /// let l = Layout::contiguous(&[1, 2, 1, 3, 1]);
-    /// assert_eq!(l.squeeze_dims(&[0, 1, -1]).unwrap().shape, vec![2, 1, 3]);
+    /// assert_eq!(l.squeeze_dims(&[0, 1, -1]).unwrap().shape[..], [2, 1, 3]);
     /// assert!(l.squeeze_dims(&[0, -5]).is_err());
     /// ```
     pub fn squeeze_dims(&self, dims: &[isize]) -> Result<Layout> {
@@ -120,7 +120,7 @@ impl Layout {
     /// ```
     /// use lazyfuse_ir::Layout;
     /// let l = Layout::contiguous(&[2, 3, 4]).matrix_transpose("mH").unwrap();
-    /// assert_eq!(l.strides, vec![12, 1, 4]);
+    /// assert_eq!(l.strides[..], [12, 1, 4]);
     /// assert!(Layout::contiguous(&[3]).matrix_transpose("adjoint()").is_err());
     /// ```
     pub fn matrix_transpose(&self, name: &str) -> Result<Layout> {
@@ -140,7 +140,7 @@ impl Layout {
     ///
     /// ```
     /// use lazyfuse_ir::Layout;
-    /// assert_eq!(Layout::contiguous(&[2, 3]).h().unwrap().strides, vec![1, 3]);
+    /// assert_eq!(Layout::contiguous(&[2, 3]).h().unwrap().strides[..], [1, 3]);
     /// assert!(Layout::contiguous(&[2, 3, 4]).h().is_err());
     /// ```
     pub fn h(&self) -> Result<Layout> {

@@ -89,7 +89,7 @@ impl Layout {
     /// ```
     /// use lazyfuse_ir::{view_split::Sections, Layout};
     /// let l = Layout::contiguous(&[4, 3]);
-    /// assert_eq!(l.vsplit(Sections::Indices(&[1])).unwrap()[1].shape, vec![3, 3]);
+    /// assert_eq!(l.vsplit(Sections::Indices(&[1])).unwrap()[1].shape[..], [3, 3]);
     /// assert!(Layout::contiguous(&[4]).vsplit(Sections::Count(2)).is_err());
     /// ```
     pub fn vsplit(&self, sections: Sections) -> Result<Vec<Layout>> {
@@ -102,7 +102,7 @@ impl Layout {
     /// ```
     /// use lazyfuse_ir::{view_split::Sections, Layout};
     /// let l = Layout::contiguous(&[2, 3, 4]);
-    /// assert_eq!(l.dsplit(Sections::Count(2)).unwrap()[0].shape, vec![2, 3, 2]);
+    /// assert_eq!(l.dsplit(Sections::Count(2)).unwrap()[0].shape[..], [2, 3, 2]);
     /// ```
     pub fn dsplit(&self, sections: Sections) -> Result<Vec<Layout>> {
         self.directional_split("dsplit", 3, 2, sections)

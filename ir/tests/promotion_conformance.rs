@@ -387,7 +387,7 @@ fn broadcast_jsonl() {
         let got = match case["op"].as_str().expect("op") {
             "add" => {
                 assert_eq!(refs.len(), 2, "{id}");
-                broadcast_shapes(refs[0], refs[1])
+                broadcast_shapes(refs[0], refs[1]).map(|d| d.to_vec())
             }
             "where" | "broadcast_shapes" => broadcast_all(&refs),
             other => panic!("{id}: unknown op {other}"),

@@ -627,7 +627,7 @@ fn step(st: &State, kind: u8, a: i64, b: i64, c: i64) -> Option<State> {
             if l.is_contiguous() {
                 st.clone()
             } else {
-                st.copy(l.shape.clone())
+                st.copy(l.shape.to_vec())
             }
         }
     };
@@ -637,7 +637,7 @@ fn step(st: &State, kind: u8, a: i64, b: i64, c: i64) -> Option<State> {
 /// The invariants every state must satisfy.
 fn check(st: &State, what: &str) {
     let l = &st.layout;
-    assert_eq!(l.shape, st.naive.shape, "{what}: shape of {l}");
+    assert_eq!(l.shape[..], st.naive.shape[..], "{what}: shape of {l}");
     assert_eq!(l.strides.len(), l.ndim(), "{what}: stride count of {l}");
     assert!(
         l.required_storage() <= st.storage.len(),

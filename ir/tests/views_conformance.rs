@@ -245,7 +245,7 @@ fn apply(model: &mut Model, t: &Tensor, op: &str, args: &Value) -> Result<Tensor
                 t.clone()
             } else {
                 let shape = l.shape.clone();
-                model.copy(t, shape)
+                model.copy(t, shape.to_vec())
             }
         }
         other => return Err(StepErr::Harness(format!("unknown view op {other}"))),
@@ -286,8 +286,8 @@ fn replay(model: &mut Model, start: Tensor, steps: &Value, what: &str) -> Result
             Err(StepErr::Harness(e)) => return Err(format!("{what} step {i} {op}: harness: {e}")),
         };
         let got = (
-            t.layout.shape.clone(),
-            t.layout.strides.clone(),
+            t.layout.shape.to_vec(),
+            t.layout.strides.to_vec(),
             t.layout.offset,
             t.layout.is_contiguous(),
             t.storage == 0,

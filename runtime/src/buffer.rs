@@ -399,8 +399,8 @@ mod tests {
     fn gather_transposed() {
         let b = Buffer::from_vec(vec![0i64, 1, 2, 3, 4, 5]);
         let l = Layout {
-            shape: vec![3, 2],
-            strides: vec![1, 3],
+            shape: vec![3, 2].into(),
+            strides: vec![1, 3].into(),
             offset: 0,
         };
         assert_eq!(b.gather(&l), Buffer::from_vec(vec![0i64, 3, 1, 4, 2, 5]));

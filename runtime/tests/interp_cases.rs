@@ -19,11 +19,11 @@ use support::G;
 
 impl G {
     fn node(&mut self, op: Op, dtype: DType, shape: &[usize], ins: &[NodeId]) -> NodeId {
-        self.g.add(op, dtype, shape.to_vec(), ins)
+        self.g.add(op, dtype, shape, ins)
     }
 
     fn shape(&self, n: NodeId) -> Vec<usize> {
-        self.g.node(n).shape.clone()
+        self.g.node(n).shape.to_vec()
     }
 
     fn unary(&mut self, u: UnaryOp, dtype: DType, x: NodeId) -> NodeId {
@@ -418,16 +418,16 @@ fn full_arange_view_write_view() {
     // transpose view of a [2, 3] input, then write [100, 200] into column 1 of it
     let x = g.input(&[2, 3], vec![0i64, 1, 2, 3, 4, 5]);
     let t = Layout {
-        shape: vec![3, 2],
-        strides: vec![1, 3],
+        shape: vec![3, 2].into(),
+        strides: vec![1, 3].into(),
         offset: 0,
     };
     let v = g.node(Op::View(t), DType::I64, &[3, 2], &[x]);
     assert_eq!(g.get::<i64>(v), vec![0, 3, 1, 4, 2, 5]);
     let vals = g.input(&[2], vec![100i64, 200]);
     let col = Layout {
-        shape: vec![2],
-        strides: vec![3],
+        shape: vec![2].into(),
+        strides: vec![3].into(),
         offset: 1,
     };
     let w = g.node(Op::WriteView(col), DType::I64, &[6], &[x, vals]);
@@ -641,8 +641,8 @@ fn a_million_elements_is_linear() {
     );
     let t = g.node(
         Op::View(Layout {
-            shape: vec![1000, 1000],
-            strides: vec![1, 1000],
+            shape: vec![1000, 1000].into(),
+            strides: vec![1, 1000].into(),
             offset: 0,
         }),
         DType::F32,

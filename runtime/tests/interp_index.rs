@@ -21,7 +21,7 @@ impl G {
         shape: &[usize],
         ins: &[NodeId],
     ) -> Result<Buffer, Error> {
-        let n = self.g.add(op, dtype, shape.to_vec(), ins);
+        let n = self.g.add(op, dtype, shape, ins);
         execute(&self.g, &self.inputs, &[n]).map(|b| (*b[0]).clone())
     }
 }

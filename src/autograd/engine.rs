@@ -230,10 +230,10 @@ fn add_found(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
 /// `g`, a storage-shaped gradient, read through `layout` (the layout by which a
 /// tensor reads that storage).
 fn read_as(g: &Tensor, layout: &Layout) -> Result<Tensor> {
-    if layout.shape == g.shape() && layout.is_identity_of(g.numel()) {
+    if layout.shape[..] == g.shape()[..] && layout.is_identity_of(g.numel()) {
         return Ok(g.clone());
     }
-    let shape: Vec<usize> = layout.shape.clone();
+    let shape: Vec<usize> = layout.shape.to_vec();
     g.as_strided(&shape, &layout.strides, layout.offset)
 }
 
@@ -264,7 +264,7 @@ fn value_on(s: &mut crate::store::Store, input: NodeId, node: NodeId) -> Tensor 
     let n = s.graph.node(input);
     let (dtype, shape) = (n.dtype, n.shape.clone());
     let layout = Layout::contiguous(&shape);
-    let placed = s.add_unrecorded(lazyfuse_ir::Op::View(layout), dtype, shape, &[input]);
+    let placed = s.add_unrecorded(lazyfuse_ir::Op::View(layout), dtype, &shape, &[input]);
     s.set_device(placed, device);
     Tensor::from_node(s, placed)
 }

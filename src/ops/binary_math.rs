@@ -29,7 +29,7 @@ use lazyfuse_ir::{BinaryOp, DType, Error as IrError, NodeId, Op, Scalar, UnaryOp
 use lazyfuse_runtime::Complex;
 
 fn bin(s: &mut Store, op: BinaryOp, dtype: DType, shape: &[usize], a: NodeId, b: NodeId) -> NodeId {
-    s.add(Op::Binary(op), dtype, shape.to_vec(), &[a, b])
+    s.add(Op::Binary(op), dtype, shape, &[a, b])
 }
 
 fn full(s: &mut Store, v: Scalar, dtype: DType, shape: &[usize]) -> Result<NodeId> {
@@ -359,11 +359,11 @@ fn lerp_value(
             Operand::Scalar(_) => large(s)?,
             Operand::Tensor(_) => {
                 let real = c.to_real();
-                let abs = s.add(Op::Unary(UnaryOp::Abs), real, shape.to_vec(), &[w]);
+                let abs = s.add(Op::Unary(UnaryOp::Abs), real, shape, &[w]);
                 let half = full(s, Scalar::Float(0.5), real, shape)?;
                 let cond = bin(s, BinaryOp::Lt, DType::Bool, shape, abs, half);
                 let (lo, hi) = (small(s), large(s)?);
-                s.add(Op::Where, c, shape.to_vec(), &[cond, lo, hi])
+                s.add(Op::Where, c, shape, &[cond, lo, hi])
             }
         };
         let node = s.cast_node(node, sig.output);
@@ -449,7 +449,7 @@ fn masked_fill_node(
     let cond = mask.node_as(s, DType::Bool, shape)?;
     let fill = full(s, v, d, shape)?;
     let keep = x.node_as(s, d, shape)?;
-    Ok(s.add(Op::Where, d, shape.to_vec(), &[cond, fill, keep]))
+    Ok(s.add(Op::Where, d, shape, &[cond, fill, keep]))
 }
 
 impl Tensor {

@@ -38,7 +38,7 @@ pub(crate) fn binary(
 ) -> Result<Tensor> {
     with_store(|s| {
         let (x, y) = (widened(s, a, shape)?, widened(s, b, shape)?);
-        let v = s.add(Op::Binary(op), wide(sig.output), shape.to_vec(), &[x, y]);
+        let v = s.add(Op::Binary(op), wide(sig.output), shape, &[x, y]);
         let node = s.cast_node(v, sig.output);
         Ok(Tensor::from_node(s, node))
     })

@@ -73,7 +73,7 @@ impl Tensor {
     /// A node with no inputs, on the default device ([`crate::set_default_device`]).
     fn source(shape: &[usize], dtype: DType, op: Op) -> Tensor {
         with_store(|s| {
-            let node = s.add(op, dtype, shape.to_vec(), &[]);
+            let node = s.add(op, dtype, shape, &[]);
             s.set_device(node, crate::get_default_device());
             Tensor::from_node(s, node)
         })
@@ -186,13 +186,13 @@ impl Tensor {
             );
             s.set_device(range, crate::get_default_device());
             let rows = Layout {
-                shape: vec![n, m],
-                strides: vec![1, 0],
+                shape: vec![n, m].into(),
+                strides: vec![1, 0].into(),
                 offset: 0,
             };
             let cols = Layout {
-                shape: vec![n, m],
-                strides: vec![0, 1],
+                shape: vec![n, m].into(),
+                strides: vec![0, 1].into(),
                 offset: 0,
             };
             let r = s.view_node(range, &rows);
@@ -330,8 +330,8 @@ impl Tensor {
             memory_format::copy_strides(&layout.shape, &layout.strides, format, "empty_like")?;
         let flat = Tensor::constant_on(&[self.numel()], value, dtype, self.device());
         Ok(flat.with_layout(Layout {
-            shape: self.shape(),
-            strides,
+            shape: self.shape().into(),
+            strides: strides.into(),
             offset: 0,
         }))
     }

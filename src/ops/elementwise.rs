@@ -141,7 +141,7 @@ pub(crate) fn pow_shortcut_node(
     match shortcut {
         PowShortcut::Ones => {
             // A constant result stays on the base's device.
-            let ones = store.add(Op::Full(Scalar::Int(1)), dtype, shape.to_vec(), &[]);
+            let ones = store.add(Op::Full(Scalar::Int(1)), dtype, shape, &[]);
             if let Some(t) = base.tensor() {
                 store.set_device(ones, t.device());
             }
@@ -251,13 +251,10 @@ pub(crate) fn unary_op(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
     if sig.compute == DType::C32 {
         return crate::ops::complex32::unary(t, op, sig);
     }
-    let shape = t.shape();
-    let strides = result_strides(
-        &shape,
-        &[(&Operand::Tensor(t), unary_common(t, sig.output))],
-    );
+    let shape = &t.0.layout.shape;
+    let strides = result_strides(shape, &[(&Operand::Tensor(t), unary_common(t, sig.output))]);
     with_store(|s| {
-        let input = t.node_as(s, sig.compute, &shape)?;
+        let input = t.node_as(s, sig.compute, shape)?;
         let node = s.add(Op::Unary(op), sig.output, shape, &[input]);
         Ok(Tensor::from_node_strided(s, node, strides))
     })

@@ -48,9 +48,9 @@ pub(crate) fn binary(
     Some(with_store(|s| {
         let (x, y) = (widened(s, a, dtype, shape)?, widened(s, b, dtype, shape)?);
         let node = if out == DType::Bool {
-            s.add(Op::Binary(op), DType::Bool, shape.to_vec(), &[x, y])
+            s.add(Op::Binary(op), DType::Bool, shape, &[x, y])
         } else {
-            let v = s.add(Op::Binary(op), DType::F32, shape.to_vec(), &[x, y]);
+            let v = s.add(Op::Binary(op), DType::F32, shape, &[x, y]);
             s.cast_node(v, out)
         };
         Ok(Tensor::from_node(s, node))

@@ -329,7 +329,7 @@ impl Tensor {
                 }
             }
         }
-        let mut broadcast: Vec<usize> = Vec::new();
+        let mut broadcast = lazyfuse_ir::layout::Dims::new();
         for (s, _) in &dims {
             broadcast = lazyfuse_ir::broadcast::broadcast_shapes(&broadcast, s).map_err(|_| {
                 let all: Vec<String> = dims.iter().map(|(s, _)| fmt_shape(s)).collect();

@@ -818,8 +818,8 @@ impl Tensor {
             expanded.extend([0, st]);
         }
         let layout = Layout {
-            shape,
-            strides: expanded,
+            shape: shape.into(),
+            strides: expanded.into(),
             offset: 0,
         };
         with_store(|s| {

@@ -128,6 +128,10 @@ pub(crate) fn execute<M: Memory>(
     } = prepare(graph, targets, inputs, donated, compiler, settings)?;
     let schedule_time = t0.elapsed();
     // Run, the donated arrays numbered as the schedule names its inputs.
+    let stats = RunStats {
+        timed: settings.debug >= 1,
+        ..stats
+    };
     let (outs, stats) = with_renumbered(order.as_deref(), donated, |donated| {
         memory.run(&schedule, &compiled, &inputs, donated, stats)
     })?;
@@ -159,6 +163,7 @@ pub(crate) fn execute_hit<M: Memory>(
 ) -> Result<Vec<Realized>> {
     let stats = RunStats {
         cache_hits: compiled.loop_kernels(),
+        timed: settings.debug >= 1,
         ..RunStats::default()
     };
     let (outs, stats) = memory.run(schedule, compiled, inputs, &mut HashMap::new(), stats)?;

@@ -38,10 +38,16 @@ impl Store {
     /// buffer comes back untouched.
     pub(super) fn plan(&mut self, storages: &[&Storage], device: Device) -> Planned {
         let mut targets: Vec<NodeId> = Vec::with_capacity(storages.len());
-        let mut seen = HashSet::with_capacity(storages.len());
+        // (a set only for many storages: most realizes have one)
+        let mut seen = HashSet::new();
         for storage in storages {
             let node = storage.node();
-            if !matches!(self.graph.node(node).op, Op::Input(_)) && seen.insert(node) {
+            let new = if storages.len() > 8 {
+                seen.insert(node)
+            } else {
+                !targets.contains(&node)
+            };
+            if !matches!(self.graph.node(node).op, Op::Input(_)) && new {
                 targets.push(node);
             }
         }

@@ -89,7 +89,7 @@ impl Tensor {
         device: Device,
     ) -> Tensor {
         with_store(|s| {
-            let node = s.add(Op::Full(value), dtype, shape.to_vec(), &[]);
+            let node = s.add(Op::Full(value), dtype, shape, &[]);
             s.set_device(node, device);
             Tensor::from_node(s, node)
         })

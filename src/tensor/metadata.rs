@@ -14,7 +14,7 @@ impl Tensor {
     /// assert_eq!(Tensor::scalar(1).shape(), Vec::<usize>::new());
     /// ```
     pub fn shape(&self) -> Vec<usize> {
-        self.0.layout.shape.clone()
+        self.0.layout.shape.to_vec()
     }
 
     /// The element type.
@@ -62,7 +62,7 @@ impl Tensor {
     /// assert_eq!(t.transpose(0, 2).unwrap().strides(), vec![1, 4, 12]);
     /// ```
     pub fn strides(&self) -> Vec<isize> {
-        self.0.layout.strides.clone()
+        self.0.layout.strides.to_vec()
     }
 
     /// Offset of the first element in the storage, in elements.

@@ -84,7 +84,7 @@ impl Tensor {
         let (dtype, shape) = (n.dtype, n.shape.clone());
         let layout = Layout {
             shape: shape.clone(),
-            strides,
+            strides: strides.into(),
             offset: 0,
         };
         debug_assert!(layout.is_non_overlapping_and_dense(), "{layout:?}");
@@ -169,7 +169,7 @@ impl Tensor {
         dtype: DType,
         shape: &[usize],
     ) -> Result<NodeId> {
-        if dtype == self.0.dtype && self.0.layout.shape == shape {
+        if dtype == self.0.dtype && self.0.layout.shape[..] == *shape {
             // (expanding to its own shape is the layout itself)
             return Ok(self.read_through(store, &self.0.layout));
         }
@@ -204,7 +204,7 @@ impl Tensor {
         let n = store.graph.node(base);
         match n.op {
             Op::Full(value) if n.dtype == self.0.dtype && !store.records.contains(base) => {
-                Some(store.add(Op::Full(value), self.0.dtype, shape.to_vec(), &[]))
+                Some(store.add(Op::Full(value), self.0.dtype, shape, &[]))
             }
             _ => None,
         }

@@ -138,9 +138,9 @@ fn zero_padding(graph: &Graph, q: NodeId) -> Option<(NodeId, ZeroPadded)> {
         ),
     };
     let mut padded = ZeroPadded {
-        shape: shape.clone(),
+        shape: shape.to_vec(),
         before: vec![0; shape.len()],
-        interior: target.shape.clone(),
+        interior: target.shape.to_vec(),
         source_offset,
         source_strides,
     };
@@ -251,7 +251,7 @@ fn affine_operand(
     let view = ExternView {
         offset: layout.offset,
         strides: unsigned_strides(&layout)?,
-        dims: Some(layout.shape.clone()),
+        dims: Some(layout.shape.to_vec()),
         padded: None,
     };
     let runs = view.groups(shape)?;
@@ -374,7 +374,7 @@ pub(super) fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) ->
             let shape = if x.shape.is_empty() {
                 vec![1]
             } else {
-                x.shape.clone()
+                x.shape.to_vec()
             };
             let reduced: usize = axes
                 .iter()
@@ -435,7 +435,7 @@ pub(super) fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) ->
                     let shape = if x.shape.is_empty() {
                         vec![1]
                     } else {
-                        x.shape.clone()
+                        x.shape.to_vec()
                     };
                     match shape.get(*a) {
                         Some(&s) => s,
@@ -455,7 +455,7 @@ pub(super) fn extern_reason(graph: &Graph, n: NodeId, opts: &ScheduleOptions) ->
             let shape = if x.shape.is_empty() {
                 vec![1]
             } else {
-                x.shape.clone()
+                x.shape.to_vec()
             };
             match shape.get(*axis) {
                 None => "softmax axis out of range".into(),

@@ -134,7 +134,7 @@ pub(crate) fn reduce(
     let xshape = if xnode.shape.is_empty() {
         vec![1]
     } else {
-        xnode.shape.clone()
+        xnode.shape.to_vec()
     };
     let (axes, keepdim): (Vec<usize>, bool) = match &node.op {
         Op::Reduce { axes, keepdim, .. } => (axes.clone(), *keepdim),
@@ -440,7 +440,7 @@ fn scan_kernel(ctx: &Ctx, n: NodeId, op: ScanAccum, axis: usize) -> Result<Build
     let shape = if xnode.shape.is_empty() {
         vec![1]
     } else {
-        xnode.shape.clone()
+        xnode.shape.to_vec()
     };
     let (mut b, xc) = row_kernel(&shape, axis, n);
     let gen_xc: Vec<Affine> = if xnode.shape.is_empty() {
@@ -478,7 +478,7 @@ pub(crate) fn indexing(
     let xs = if xnode.shape.is_empty() {
         vec![1]
     } else {
-        xnode.shape.clone()
+        xnode.shape.to_vec()
     };
     let (buf, off, mut strides) = b.addressable(ctx, x)?;
     if strides.is_empty() {
@@ -563,7 +563,7 @@ pub(crate) fn special_kernels(ctx: &Ctx, n: NodeId) -> Result<Vec<Builder>, Fail
             let shape = if xnode.shape.is_empty() {
                 vec![1]
             } else {
-                xnode.shape.clone()
+                xnode.shape.to_vec()
             };
             let (mut b, xc) = row_kernel(&shape, *axis, n);
             let gen_xc: Vec<Affine> = if xnode.shape.is_empty() {

@@ -171,7 +171,7 @@ pub fn schedule(
 /// use lazyfuse_ir::{BinaryOp, DType, Graph, InputId, Layout, Op};
 /// let mut g = Graph::new();
 /// let x = g.add(Op::Input(InputId(0)), DType::F32, vec![4], &[]);
-/// let row = Layout { shape: vec![2], strides: vec![1], offset: 1 };
+/// let row = Layout { shape: vec![2].into(), strides: vec![1].into(), offset: 1 };
 /// let v = g.add(Op::View(row.clone()), DType::F32, vec![2], &[x]);
 /// let y = g.add(Op::Binary(BinaryOp::Add), DType::F32, vec![2], &[v, v]);
 /// let w = g.add(Op::WriteView(row), DType::F32, vec![4], &[x, y]);

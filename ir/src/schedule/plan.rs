@@ -517,9 +517,9 @@ impl<'g> Planner<'g> {
                     node: m,
                     op: op_node.op.clone(),
                     dtype: op_node.dtype,
-                    shape: op_node.shape.clone(),
+                    shape: op_node.shape.to_vec(),
                     inputs: ins.iter().map(|i| buf_of[i]).collect(),
-                    input_shapes: ins.iter().map(|i| g.node(*i).shape.clone()).collect(),
+                    input_shapes: ins.iter().map(|i| g.node(*i).shape.to_vec()).collect(),
                     // a view stored for another reader has a row-major buffer
                     input_views: ins
                         .iter()

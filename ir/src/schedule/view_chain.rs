@@ -24,7 +24,7 @@ impl StridedRead {
             return None;
         }
         Some(StridedRead {
-            dims: l.shape.clone(),
+            dims: l.shape.to_vec(),
             strides: l
                 .strides
                 .iter()
@@ -124,8 +124,8 @@ mod tests {
     fn reshapes_and_permutes_compose_into_runs_of_dims() {
         // windows [N=2, C=3, kh=2, kw=2, OH=4, OW=4] of a [2, 3, 5, 5] image
         let w = StridedRead::of(&Layout {
-            shape: vec![2, 3, 2, 2, 4, 4],
-            strides: vec![75, 25, 5, 1, 5, 1],
+            shape: vec![2, 3, 2, 2, 4, 4].into(),
+            strides: vec![75, 25, 5, 1, 5, 1].into(),
             offset: 0,
         })
         .unwrap();
@@ -134,8 +134,8 @@ mod tests {
         let r1 = w.then(&Layout::contiguous(&[2, 12, 16])).unwrap();
         assert_eq!(r1, w);
         let perm = Layout {
-            shape: vec![12, 2, 16],
-            strides: vec![16, 192, 1],
+            shape: vec![12, 2, 16].into(),
+            strides: vec![16, 192, 1].into(),
             offset: 0,
         };
         let r2 = r1.then(&perm).unwrap();
@@ -154,27 +154,27 @@ mod tests {
     fn offsets_broadcasts_and_cut_dims_do_not_compose() {
         let w = StridedRead::of(&Layout::contiguous(&[4, 6])).unwrap();
         let offset = Layout {
-            shape: vec![2, 6],
-            strides: vec![6, 1],
+            shape: vec![2, 6].into(),
+            strides: vec![6, 1].into(),
             offset: 6,
         };
         assert!(w.then(&offset).is_none());
         let broadcast = Layout {
-            shape: vec![3, 24],
-            strides: vec![0, 1],
+            shape: vec![3, 24].into(),
+            strides: vec![0, 1].into(),
             offset: 0,
         };
         assert!(w.then(&broadcast).is_none());
         // a step of 4 inside a dim of 6 it does not divide
         let cut = Layout {
-            shape: vec![6, 4],
-            strides: vec![1, 6],
+            shape: vec![6, 4].into(),
+            strides: vec![1, 6].into(),
             offset: 0,
         };
         assert_eq!(w.then(&cut).unwrap().dims, vec![6, 4]);
         let odd = Layout {
-            shape: vec![4],
-            strides: vec![5],
+            shape: vec![4].into(),
+            strides: vec![5].into(),
             offset: 0,
         };
         assert!(w.then(&odd).is_none());

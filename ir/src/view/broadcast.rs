@@ -46,16 +46,16 @@ impl Layout {
                     negative()
                 });
             }
-            let sizes: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+            let sizes: crate::layout::Dims = shape.iter().map(|&s| s as usize).collect();
             crate::shape::checked_count(&sizes)?;
             return Ok(Layout {
                 shape: sizes,
-                strides: crate::shape::filled(0, n),
+                strides: crate::layout::Steps::from_elem(0, n),
                 offset: self.offset,
             });
         }
-        let mut sizes = crate::shape::filled(0usize, n);
-        let mut strides = crate::shape::filled(0isize, n);
+        let mut sizes = crate::layout::Dims::from_elem(0, n);
+        let mut strides = crate::layout::Steps::from_elem(0, n);
         for i in (0..n).rev() {
             let from_end = n - 1 - i;
             let existing = (from_end < nd).then(|| nd - 1 - from_end);

@@ -32,8 +32,8 @@ impl Layout {
         }
         let mut seen = crate::shape::filled(false, n);
         let mut out = Layout {
-            shape: Vec::with_capacity(n),
-            strides: Vec::with_capacity(n),
+            shape: crate::layout::Dims::with_capacity(n),
+            strides: crate::layout::Steps::with_capacity(n),
             offset: self.offset,
         };
         for &d in dims {

@@ -74,8 +74,8 @@ impl Layout {
         let strides =
             compute_stride(&self.shape, &self.strides, &shape).ok_or(Error::ViewIncompatible)?;
         Ok(Layout {
-            shape,
-            strides,
+            shape: shape.into(),
+            strides: strides.into(),
             offset: self.offset,
         })
     }
@@ -87,8 +87,8 @@ impl Layout {
         let shape = Layout::infer_shape(shape, self.numel())?;
         Ok(
             compute_stride(&self.shape, &self.strides, &shape).map(|strides| Layout {
-                shape,
-                strides,
+                shape: shape.into(),
+                strides: strides.into(),
                 offset: self.offset,
             }),
         )
@@ -125,8 +125,8 @@ impl Layout {
         }
         Ok(
             compute_stride(&self.shape, &self.strides, &shape).map(|strides| Layout {
-                shape,
-                strides,
+                shape: shape.into(),
+                strides: strides.into(),
                 offset: self.offset,
             }),
         )
@@ -166,8 +166,8 @@ impl Layout {
         let strides =
             compute_stride(&self.shape, &self.strides, &shape).ok_or(Error::ViewIncompatible)?;
         Ok(Layout {
-            shape,
-            strides,
+            shape: shape.into(),
+            strides: strides.into(),
             offset: self.offset,
         })
     }

@@ -5,8 +5,8 @@ use crate::layout::Layout;
 
 fn l(shape: &[usize], strides: &[isize], offset: usize) -> Layout {
     Layout {
-        shape: shape.to_vec(),
-        strides: strides.to_vec(),
+        shape: shape.to_vec().into(),
+        strides: strides.to_vec().into(),
         offset,
     }
 }
@@ -18,11 +18,14 @@ fn view_strides_of_size_one_dims_follow_their_chunk() {
     assert_eq!(diag.view(&[1, 1]).unwrap(), l(&[1, 1], &[2, 2], 0));
     // Size-1 dims inserted inside a contiguous block take the running stride.
     let c = Layout::contiguous(&[2, 3]);
-    assert_eq!(c.view(&[2, 1, 3, 1]).unwrap().strides, vec![3, 3, 1, 1]);
+    assert_eq!(
+        c.view(&[2, 1, 3, 1]).unwrap().strides,
+        crate::layout::Steps::from_slice(&[3, 3, 1, 1])
+    );
     // A 0-d input gives stride 1 everywhere.
     assert_eq!(
         Layout::contiguous(&[]).view(&[1, 1]).unwrap().strides,
-        vec![1, 1]
+        crate::layout::Steps::from_slice(&[1, 1])
     );
 }
 
@@ -30,9 +33,18 @@ fn view_strides_of_size_one_dims_follow_their_chunk() {
 fn view_of_empty_tensor() {
     let e = l(&[2, 0, 3], &[7, 5, 1], 4);
     // Same shape keeps the strides; another shape gets max(size, 1) row-major ones.
-    assert_eq!(e.view(&[2, 0, 3]).unwrap().strides, vec![7, 5, 1]);
-    assert_eq!(e.view(&[0, 6]).unwrap().strides, vec![6, 1]);
-    assert_eq!(e.view(&[3, 0, 2]).unwrap().strides, vec![2, 2, 1]);
+    assert_eq!(
+        e.view(&[2, 0, 3]).unwrap().strides,
+        crate::layout::Steps::from_slice(&[7, 5, 1])
+    );
+    assert_eq!(
+        e.view(&[0, 6]).unwrap().strides,
+        crate::layout::Steps::from_slice(&[6, 1])
+    );
+    assert_eq!(
+        e.view(&[3, 0, 2]).unwrap().strides,
+        crate::layout::Steps::from_slice(&[2, 2, 1])
+    );
     assert!(e.view(&[-1, 0]).is_err());
 }
 
@@ -79,7 +91,7 @@ fn expand_stride_rule() {
     // A 0-d input: stride 0 everywhere, size-1 dims included.
     assert_eq!(
         Layout::contiguous(&[]).expand(&[1, 3]).unwrap().strides,
-        vec![0, 0]
+        crate::layout::Steps::from_slice(&[0, 0])
     );
     let err = a.expand(&[4, 3, 2]).unwrap_err();
     assert!(matches!(err, Error::Expand { dim: 1, .. }), "{err}");

@@ -31,29 +31,34 @@ pub(crate) fn unwritten_donations(schedule: &Schedule, steps_run: usize) -> Vec<
 }
 
 /// The temporaries (by slot) that step `i` reads or writes last: dead after it.
-pub(crate) fn dead_temps(
-    schedule: &Schedule,
-    last_use: &[usize],
+pub(crate) fn dead_temps<'a>(
+    schedule: &'a Schedule,
+    last_use: &'a [usize],
     i: usize,
-    step: &Step,
-) -> Vec<usize> {
+    step: &'a Step,
+) -> impl Iterator<Item = usize> + 'a {
     step_buffers(step)
-        .into_iter()
-        .filter(|b| {
+        .filter(move |b| {
             let idx = b.0 as usize;
             last_use[idx] == i
                 && schedule.buffers[idx].kind == BufKind::Temp
                 && !schedule.outputs.contains(b)
         })
         .map(|b| b.0 as usize)
-        .collect()
 }
 
-pub(crate) fn step_buffers(step: &Step) -> Vec<BufId> {
-    match step {
-        Step::Loop(k) => k.params.iter().map(|p| p.buf).collect(),
-        Step::Extern(e) => e.inputs.iter().copied().chain([e.output]).collect(),
-    }
+/// The buffers step `step` reads or writes (a kernel's params, an extern's
+/// inputs and output), without collecting them: the executor asks per step.
+pub(crate) fn step_buffers(step: &Step) -> impl Iterator<Item = BufId> + '_ {
+    let (params, inputs, output) = match step {
+        Step::Loop(k) => (&k.params[..], &[][..], None),
+        Step::Extern(e) => (&[][..], &e.inputs[..], Some(e.output)),
+    };
+    params
+        .iter()
+        .map(|p| p.buf)
+        .chain(inputs.iter().copied())
+        .chain(output)
 }
 
 /// A buffer for `b` (reused memory from the buffer cache when it has some, see
@@ -112,7 +117,7 @@ pub(crate) fn fully_overwrites(k: &LoopKernel, i: usize) -> bool {
 /// and a tiled transpose's (a permutation of its dims) both are.
 fn covers_once(dims: &[usize], strides: &[i64]) -> bool {
     Layout {
-        shape: dims.to_vec(),
+        shape: lazyfuse_ir::layout::Dims::from_slice(dims),
         strides: strides.iter().map(|&s| s as isize).collect(),
         offset: 0,
     }

@@ -192,7 +192,7 @@ pub(crate) fn row_major_inputs(e: &ExternStep, inputs: Vec<Arc<Buffer>>) -> Vec<
             None => b,
             Some(v) => {
                 let layout = lazyfuse_ir::Layout {
-                    shape: v.dims.clone().unwrap_or_else(|| shape.clone()),
+                    shape: v.dims.clone().unwrap_or_else(|| shape.clone()).into(),
                     strides: v.strides.iter().map(|&s| s as isize).collect(),
                     offset: v.offset,
                 };

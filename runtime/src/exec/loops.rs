@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::pool;
 use lazyfuse_ir::kernel::STATUS_SLOTS;
 use lazyfuse_ir::kernel::{BufId, Expr, KernelCode, KernelFn, LoopKernel, Schedule, Status};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Parallel points per chunk: at least this many elements of work per chunk keeps
@@ -52,9 +53,10 @@ pub(super) fn run_loop(
             }
         }
     }
-    let mut ptrs: Vec<*mut u8> = Vec::with_capacity(k.params.len());
+    // (inline for the usual few params: a small realize allocates nothing here)
+    let mut ptrs: SmallVec<[*mut u8; 8]> = SmallVec::with_capacity(k.params.len());
     let mut bytes = 0u64;
-    let mut seen: Vec<BufId> = Vec::new();
+    let mut seen: SmallVec<[BufId; 8]> = SmallVec::new();
     for p in &k.params {
         let idx = p.buf.0 as usize;
         let buf = match &mut slots[idx] {
@@ -116,7 +118,8 @@ pub(super) fn run_loop(
         // than 4 KiB ones, which the prefetchers stream better).
         chunks = chunks.min(threads);
     }
-    let mut statuses = lazyfuse_ir::shape::filled([0u64; STATUS_SLOTS], chunks);
+    let mut statuses: SmallVec<[[u64; STATUS_SLOTS]; 4]> =
+        SmallVec::from_elem([0u64; STATUS_SLOTS], chunks);
     let status_ptr = SendPtr(statuses.as_mut_ptr());
     let params = SendPtr(ptrs.as_mut_ptr());
     let body = |c: usize| {

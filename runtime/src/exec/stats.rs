@@ -25,10 +25,14 @@ pub struct RunStats {
     pub cache_hits: usize,
     /// time spent compiling
     pub compile: Duration,
-    /// time spent running steps
+    /// time spent running steps (measured where `timed`)
     pub run: Duration,
-    /// one entry per step
+    /// one entry per step (where `timed`)
     pub steps: Vec<StepTiming>,
     /// donated input buffers the run wrote in place (no copy of the storage)
     pub in_place: usize,
+    /// set by the caller: whether the run reads the clock for its time and its
+    /// steps' (`LAZYFUSE_DEBUG`); the clock reads and a name per step are a
+    /// noticeable part of a small realize that nobody prints
+    pub timed: bool,
 }

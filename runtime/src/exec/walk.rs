@@ -17,7 +17,7 @@ use lazyfuse_ir::kernel::{BufDecl, BufKind, ExternStep, LoopKernel, Schedule, St
 use lazyfuse_ir::InputId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A run's buffer slots, by buffer index: empty until a step writes it.
 pub(crate) type Slots<A> = [Option<Arc<A>>];
@@ -82,7 +82,7 @@ pub(crate) fn walk<E: Executor>(
             schedule.steps.len()
         )));
     }
-    let run_start = Instant::now();
+    let run_start = stats.timed.then(Instant::now);
     // The step after which each temporary is dead.
     let mut last_use: Vec<usize> = lazyfuse_ir::shape::filled(0, schedule.buffers.len());
     for (i, step) in schedule.steps.iter().enumerate() {
@@ -133,14 +133,15 @@ pub(crate) fn walk<E: Executor>(
         slots.push(slot);
     }
     for (i, step) in schedule.steps.iter().enumerate() {
-        let t0 = Instant::now();
+        let t0 = stats.timed.then(Instant::now);
         let done = match step {
             Step::Loop(k) => compiled
                 .entry(i)
                 .ok_or_else(|| Error::Malformed(format!("kernel {} was not compiled", k.name)))
                 .and_then(|code| exec.run_loop(schedule, i, k, code, &mut slots))
-                .map(|bytes| (k.name.clone(), bytes)),
-            Step::Extern(e) => run_extern(schedule, e, compiled, exec, &mut slots),
+                .map(|bytes| (stats.timed.then(|| k.name.clone()), bytes)),
+            Step::Extern(e) => run_extern(schedule, e, compiled, exec, &mut slots)
+                .map(|(name, bytes)| (Some(name), bytes)),
         };
         let (name, bytes) = match done {
             Ok(x) => x,
@@ -151,11 +152,13 @@ pub(crate) fn walk<E: Executor>(
         };
         // On a device a step's time is its launch (kernels run asynchronously; the
         // run's total waits for them).
-        stats.steps.push(StepTiming {
-            name,
-            time: t0.elapsed(),
-            bytes,
-        });
+        if let (Some(t0), Some(name)) = (t0, name) {
+            stats.steps.push(StepTiming {
+                name,
+                time: t0.elapsed(),
+                bytes,
+            });
+        }
         for idx in dead_temps(schedule, &last_use, i, step) {
             if let Some(a) = slots[idx].take() {
                 exec.release(a);
@@ -180,7 +183,7 @@ pub(crate) fn walk<E: Executor>(
             _ => Err(Error::Malformed(format!("output {b} was never written"))),
         })
         .collect::<Result<Vec<_>>>()?;
-    stats.run = run_start.elapsed();
+    stats.run = run_start.map_or(Duration::ZERO, |t| t.elapsed());
     Ok((outs, stats))
 }
 

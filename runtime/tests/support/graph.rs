@@ -27,6 +27,6 @@ impl G {
         let id = InputId(self.inputs.len() as u64);
         let dtype = b.dtype();
         self.inputs.insert(id, Arc::new(b));
-        self.g.add(Op::Input(id), dtype, shape.to_vec(), &[])
+        self.g.add(Op::Input(id), dtype, shape, &[])
     }
 }
