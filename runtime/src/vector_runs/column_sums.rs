@@ -146,91 +146,6 @@ mod wide {
         }
     }
 
-    /// Float64 groups with AVX-512: the accumulators of eight columns held
-    /// in a register over the group's rows.
-    ///
-    /// # Safety
-    /// As [`f32_512`]'s.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn f64_512(
-        acc: *mut f64,
-        src: *const u8,
-        stride: isize,
-        groups: usize,
-        blocks: usize,
-    ) {
-        for g in (0..groups * GROUP).step_by(GROUP) {
-            for c in (0..blocks * 16).step_by(8) {
-                // SAFETY: as in `f32_512`.
-                unsafe {
-                    let a = acc.add(c);
-                    let mut s = _mm512_loadu_pd(a);
-                    for r in g..g + GROUP {
-                        s = _mm512_add_pd(s, _mm512_loadu_pd(row(src, stride, r, c)));
-                    }
-                    _mm512_storeu_pd(a, s);
-                }
-            }
-        }
-    }
-
-    /// Widened float32 groups with AVX-512: as [`f64_512`], each row's eight
-    /// values widened before they are added.
-    ///
-    /// # Safety
-    /// As [`f32_512`]'s.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn widened_512(
-        acc: *mut f64,
-        src: *const u8,
-        stride: isize,
-        groups: usize,
-        blocks: usize,
-    ) {
-        for g in (0..groups * GROUP).step_by(GROUP) {
-            for c in (0..blocks * 16).step_by(8) {
-                // SAFETY: as in `f32_512`.
-                unsafe {
-                    let a = acc.add(c);
-                    let mut s = _mm512_loadu_pd(a);
-                    for r in g..g + GROUP {
-                        let x = _mm256_loadu_ps(row(src, stride, r, c));
-                        s = _mm512_add_pd(s, _mm512_cvtps_pd(x));
-                    }
-                    _mm512_storeu_pd(a, s);
-                }
-            }
-        }
-    }
-
-    /// Widened float32 groups with AVX2: four columns at a time.
-    ///
-    /// # Safety
-    /// As [`f32_512`]'s, with AVX.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn widened_256(
-        acc: *mut f64,
-        src: *const u8,
-        stride: isize,
-        groups: usize,
-        blocks: usize,
-    ) {
-        for g in (0..groups * GROUP).step_by(GROUP) {
-            for c in (0..blocks * 16).step_by(4) {
-                // SAFETY: as in `f32_512`.
-                unsafe {
-                    let a = acc.add(c);
-                    let mut s = _mm256_loadu_pd(a);
-                    for r in g..g + GROUP {
-                        let x = _mm_loadu_ps(row(src, stride, r, c));
-                        s = _mm256_add_pd(s, _mm256_cvtps_pd(x));
-                    }
-                    _mm256_storeu_pd(a, s);
-                }
-            }
-        }
-    }
-
     /// Float32 groups with AVX2: eight columns at a time.
     ///
     /// # Safety
@@ -261,32 +176,82 @@ mod wide {
         }
     }
 
-    /// Float64 groups with AVX2: four columns at a time.
-    ///
-    /// # Safety
-    /// As [`f32_512`]'s, with AVX.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn f64_256(
-        acc: *mut f64,
-        src: *const u8,
-        stride: isize,
-        groups: usize,
-        blocks: usize,
-    ) {
-        for g in (0..groups * GROUP).step_by(GROUP) {
-            for c in (0..blocks * 16).step_by(4) {
-                // SAFETY: as in `f32_512`.
-                unsafe {
-                    let a = acc.add(c);
-                    let mut s = _mm256_loadu_pd(a);
-                    for r in g..g + GROUP {
-                        s = _mm256_add_pd(s, _mm256_loadu_pd(row(src, stride, r, c)));
+    /// The row-by-row functions (float64, and float32 widened first): the
+    /// accumulators of one vector of columns held in a register over the
+    /// group's rows, each row's values loaded (and widened) and added.
+    macro_rules! row_by_row_fn {
+        ($name:ident, $feature:literal, $lanes:expr, $load_acc:ident, $add:ident, $store:ident,
+         |$p:ident| $load:expr, $what:literal) => {
+            #[doc = $what]
+            ///
+            /// # Safety
+            /// As [`f32_512`]'s, with the function's features.
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $name(
+                acc: *mut f64,
+                src: *const u8,
+                stride: isize,
+                groups: usize,
+                blocks: usize,
+            ) {
+                for g in (0..groups * GROUP).step_by(GROUP) {
+                    for c in (0..blocks * 16).step_by($lanes) {
+                        // SAFETY: as in `f32_512`.
+                        unsafe {
+                            let a = acc.add(c);
+                            let mut s = $load_acc(a);
+                            for r in g..g + GROUP {
+                                let $p = row(src, stride, r, c);
+                                s = $add(s, $load);
+                            }
+                            $store(a, s);
+                        }
                     }
-                    _mm256_storeu_pd(a, s);
                 }
             }
-        }
+        };
     }
+
+    row_by_row_fn!(
+        f64_512,
+        "avx512f",
+        8,
+        _mm512_loadu_pd,
+        _mm512_add_pd,
+        _mm512_storeu_pd,
+        |p| _mm512_loadu_pd(p),
+        "Float64 groups with AVX-512, eight columns at a time."
+    );
+    row_by_row_fn!(
+        widened_512,
+        "avx512f",
+        8,
+        _mm512_loadu_pd,
+        _mm512_add_pd,
+        _mm512_storeu_pd,
+        |p| _mm512_cvtps_pd(_mm256_loadu_ps(p)),
+        "Widened float32 groups with AVX-512."
+    );
+    row_by_row_fn!(
+        f64_256,
+        "avx2",
+        4,
+        _mm256_loadu_pd,
+        _mm256_add_pd,
+        _mm256_storeu_pd,
+        |p| _mm256_loadu_pd(p),
+        "Float64 groups with AVX2, four columns at a time."
+    );
+    row_by_row_fn!(
+        widened_256,
+        "avx2",
+        4,
+        _mm256_loadu_pd,
+        _mm256_add_pd,
+        _mm256_storeu_pd,
+        |p| _mm256_cvtps_pd(_mm_loadu_ps(p)),
+        "Widened float32 groups with AVX2."
+    );
 }
 
 /// One column-sum function per element type (see the module doc).
