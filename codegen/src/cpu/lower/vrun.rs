@@ -7,7 +7,7 @@
 //!
 //! Cranelift's vectors are 128 bits wide; a kernel whose work is one
 //! transcendental per element is bound by that width, not by memory. The row
-//! is cut into runs of [`RUN_POINTS`] (a few KiB, still in L1 when the routine
+//! is cut into runs of [`RUN_POINTS`] (512 bytes of float32, still in L1 when the routine
 //! reads them back); the vector tiers fill a run with the op's argument, the
 //! routine finishes it, and the scalar tail (the last points of a row, fewer
 //! than a vector) computes the op inline as before. The routine's arithmetic is
@@ -36,8 +36,12 @@ use cranelift_codegen::ir::Value;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 
-/// Points per run: a multiple of every vector tier's width, 4 KiB of float32.
-pub(super) const RUN_POINTS: i64 = 1024;
+/// Points per run: a multiple of every vector tier's width, 512 bytes of
+/// float32. Short runs keep the kernel's loads streaming: while a routine works
+/// on a run in L1 no load goes to memory, and a gap of 128 points is shorter than
+/// the prefetchers' lead (W1 over 16M float32: 0.345 ns per point with runs of
+/// 1024, 0.24 with 128; the routine calls cost more than that below 64).
+pub(super) const RUN_POINTS: i64 = 128;
 
 /// A kernel's output run (see the module doc).
 #[derive(Clone, Copy)]
