@@ -123,8 +123,8 @@ pub(crate) fn is_contiguous_as(shape: &[usize], strides: &[isize], format: Memor
 /// PyTorch's `is_non_overlapping_and_dense` ([`Layout`]'s, on a bare geometry).
 fn is_non_overlapping_and_dense(shape: &[usize], strides: &[isize]) -> bool {
     Layout {
-        shape: shape.to_vec().into(),
-        strides: strides.to_vec().into(),
+        shape: lazyfuse_ir::layout::Dims::from_slice(shape),
+        strides: lazyfuse_ir::layout::Steps::from_slice(strides),
         offset: 0,
     }
     .is_non_overlapping_and_dense()

@@ -230,11 +230,10 @@ fn add_found(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
 /// `g`, a storage-shaped gradient, read through `layout` (the layout by which a
 /// tensor reads that storage).
 fn read_as(g: &Tensor, layout: &Layout) -> Result<Tensor> {
-    if layout.shape[..] == g.shape()[..] && layout.is_identity_of(g.numel()) {
+    if layout.shape == g.strided_layout().shape && layout.is_identity_of(g.numel()) {
         return Ok(g.clone());
     }
-    let shape: Vec<usize> = layout.shape.to_vec();
-    g.as_strided(&shape, &layout.strides, layout.offset)
+    g.as_strided(&layout.shape, &layout.strides, layout.offset)
 }
 
 /// What `autograd::grad` differentiates with respect to, for one input tensor.

@@ -302,7 +302,7 @@ impl Tensor {
             .into());
         }
         let layout = Layout {
-            shape: l.shape[..n - 1].to_vec().into(),
+            shape: lazyfuse_ir::layout::Dims::from_slice(&l.shape[..n - 1]),
             strides: l.strides[..n - 1].iter().map(|s| s / 2).collect(),
             offset: l.offset / 2,
         };

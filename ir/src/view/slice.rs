@@ -230,8 +230,8 @@ impl Layout {
         // Stride-0 geometries pass the storage bound at any size: the numel check.
         crate::shape::checked_count(size)?;
         Ok(Layout {
-            shape: size.to_vec().into(),
-            strides: stride.to_vec().into(),
+            shape: crate::layout::Dims::from_slice(size),
+            strides: crate::layout::Steps::from_slice(stride),
             offset,
         })
     }

@@ -9,7 +9,7 @@ use lazyfuse_ir::{DType, Error as IrError, Layout, ScatterReduce};
 /// `t`'s elements read through `layout`, a layout over the row-major elements of a
 /// tensor of `t`'s shape.
 pub(crate) fn strided_read(t: &Tensor, layout: &Layout) -> Result<Tensor> {
-    if layout.shape[..] == t.shape()[..] && layout.is_identity_of(t.numel()) {
+    if layout.shape == t.strided_layout().shape && layout.is_identity_of(t.numel()) {
         return Ok(t.clone());
     }
     let t = t.contiguous()?;

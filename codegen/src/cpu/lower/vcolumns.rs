@@ -298,6 +298,7 @@ impl Lower<'_, '_> {
         const ROWS: i64 = COLUMN_SUM_ROWS as i64;
         let main = n - n % ROWS;
         for (first, count, rows) in [(0, main / ROWS, ROWS), (main, n - main, 1)] {
+            // (where the routine ran, it added every row)
             if count == 0 || routine.is_some() {
                 continue;
             }
