@@ -14,6 +14,8 @@
 //! c·load_col + r·size` to `to + r·store_row + c·size` (strides in bytes): each
 //! output row is contiguous, each input column too. Values move as bits.
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 /// Writes `chunk` to the 16-byte aligned `to` with a streaming store (a plain
 /// one where the processor has none).
 ///
@@ -32,6 +34,49 @@ unsafe fn stream16(to: *mut u8, chunk: [u8; 16]) {
     unsafe {
         to.cast::<[u8; 16]>().write(chunk)
     };
+}
+
+/// Whether streaming stores of 16-byte pieces pay where an output line is only
+/// 16-byte aligned: 0 not yet probed, 1 no, 2 yes.
+///
+/// Large buffers from the system allocator start 16 bytes past a 64-byte line, so
+/// a tile of sixteen four-byte columns covers no output line whole: each line is
+/// written in streamed pieces by two tiles, one tile's rows apart in time. Such
+/// partly filled write-combining buffers cost AMD family 19h processors (Zen 3,
+/// Zen 4) more than the read for ownership they save (a W7-shaped transpose ran
+/// 48–53 ms streamed against 29–32 ms with plain stores there), while a family
+/// 1Ah processor (Zen 5) gained from them (13–17 ms against 18). Whole aligned
+/// lines stream everywhere.
+static PARTIAL_LINES: AtomicU8 = AtomicU8::new(0);
+
+/// Whether lines only 16-byte aligned are streamed in pieces (see
+/// [`PARTIAL_LINES`]).
+fn partial_line_streams() -> bool {
+    match PARTIAL_LINES.load(Ordering::Relaxed) {
+        0 => {
+            let on = probe_partial_lines();
+            PARTIAL_LINES.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn probe_partial_lines() -> bool {
+    use std::arch::x86_64::__cpuid;
+    let vendor = __cpuid(0);
+    // "AuthenticAMD" in ebx, edx, ecx
+    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+    let eax = __cpuid(1).eax;
+    let base = (eax >> 8) & 0xf;
+    let family = base + if base == 0xf { (eax >> 20) & 0xff } else { 0 };
+    !(amd && family == 0x19)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn probe_partial_lines() -> bool {
+    false
 }
 
 /// Orders the streaming stores before every store that follows.
@@ -76,13 +121,14 @@ macro_rules! stream_fn {
                 && cols.is_multiple_of($block)
                 && crate::vector_runs::level() == 3
             {
+                let partial = partial_line_streams();
                 // SAFETY: level 3 means AVX-512F; the caller's contract covers
                 // every element of the tile, which the blocks tile exactly.
-                unsafe { wide::$wide(to, store_row, from, load_col, rows, cols) };
+                unsafe { wide::$wide(to, store_row, from, load_col, rows, cols, partial) };
                 fence();
                 return;
             }
-            let streams = cols * SIZE % 16 == 0 && store_row % 16 == 0;
+            let streams = cols * SIZE % 16 == 0 && store_row % 16 == 0 && partial_line_streams();
             for r in 0..rows {
                 // SAFETY: the caller's contract: the tile's output row `r`.
                 let out = unsafe { to.offset(r as isize * store_row as isize) };
@@ -125,23 +171,25 @@ mod wide {
     //! 64-byte line per output row: a streaming store where the line is
     //! 64-byte aligned, four 16-byte streaming stores where it is 16-byte
     //! aligned (large buffers from the system allocator are: 16 past a
-    //! boundary), a plain store elsewhere. The scalar tile reads one element
+    //! boundary) and the processor gains from them (`PARTIAL_LINES`), a
+    //! plain store elsewhere. The scalar tile reads one element
     //! per load; a block reads sixteen (or eight).
     use std::arch::x86_64::*;
 
-    /// Writes the 64-byte `v` at `o`, streamed as its alignment allows.
+    /// Writes the 64-byte `v` at `o`, streamed as its alignment allows (in
+    /// 16-byte pieces only where `partial`, see `PARTIAL_LINES`).
     ///
     /// # Safety
     /// `o` must be valid for a write of 64 bytes.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    unsafe fn store_line(o: *mut u8, v: __m512i) {
+    unsafe fn store_line(o: *mut u8, v: __m512i, partial: bool) {
         // SAFETY: the caller's contract; each store's alignment is checked
         // where it needs one.
         unsafe {
             if (o as usize).is_multiple_of(64) {
                 _mm512_stream_si512(o.cast(), v);
-            } else if (o as usize).is_multiple_of(16) {
+            } else if partial && (o as usize).is_multiple_of(16) {
                 _mm_stream_si128(o.cast(), _mm512_extracti32x4_epi32::<0>(v));
                 _mm_stream_si128(o.add(16).cast(), _mm512_extracti32x4_epi32::<1>(v));
                 _mm_stream_si128(o.add(32).cast(), _mm512_extracti32x4_epi32::<2>(v));
@@ -245,6 +293,7 @@ mod wide {
                 load_col: i64,
                 rows: usize,
                 cols: usize,
+                partial: bool,
             ) {
                 const SIDE: usize = $side;
                 const SIZE: usize = 64 / SIDE;
@@ -260,7 +309,7 @@ mod wide {
                             let at = (r + m) as isize * store_row as isize + (c * SIZE) as isize;
                             // SAFETY: elements (r + m, c..c + SIDE) of the
                             // tile's output, 64 contiguous bytes.
-                            unsafe { store_line(to.offset(at), line) };
+                            unsafe { store_line(to.offset(at), line, partial) };
                         }
                     }
                 }
@@ -289,12 +338,21 @@ mod tests {
     use super::*;
 
     /// Tiles of 4- and 8-byte elements against the transpose element by
-    /// element, at every level this processor has: shapes that the register
-    /// blocks tile and shapes they do not, outputs 64-byte aligned, 16-byte
-    /// aligned and unaligned; nothing outside the tile is written.
+    /// element, at every level this processor has, with lines only 16-byte
+    /// aligned streamed in pieces and not: shapes that the register blocks
+    /// tile and shapes they do not, outputs 64-byte aligned, 16-byte aligned
+    /// and unaligned; nothing outside the tile is written.
     #[test]
     fn tiles_are_transposed() {
-        crate::vector_runs::each_level(|| {
+        for partial in [1, 2] {
+            PARTIAL_LINES.store(partial, Ordering::Relaxed);
+            crate::vector_runs::each_level(tiles_at_this_level);
+        }
+        PARTIAL_LINES.store(0, Ordering::Relaxed);
+    }
+
+    fn tiles_at_this_level() {
+        {
             let n = 64usize;
             let src32: Vec<u32> = (0..n * n).map(|i| i as u32 * 7 + 1).collect();
             let src64: Vec<u64> = (0..n * n).map(|i| i as u64 * 0x1_0000_0001).collect();
@@ -346,6 +404,6 @@ mod tests {
                     assert!(untouched(&dst32[..base32]) && untouched(&dst32[base32 + n * n..]));
                 }
             }
-        });
+        }
     }
 }
