@@ -5,39 +5,6 @@ use half::{bf16, f16};
 use lazyfuse_ir::{DType, Layout};
 use num_complex::Complex;
 
-/// Smallest fresh buffer, in bytes, whose memory asks the kernel for huge pages
-/// (8 MiB: it holds at least three whole 2 MiB pages wherever it starts).
-///
-/// A fresh large buffer's first writes fault its pages in one by one, and in a
-/// virtual machine a fault is expensive (the host may have to back the page
-/// too): a first realize of a large result spent several times its kernel's
-/// time in faults. One 2 MiB page replaces 512 faults by one. Where
-/// transparent huge pages are off the advice does nothing; smaller buffers
-/// are left to the allocator.
-pub const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
-
-/// Asks for huge pages behind the whole 2 MiB pages of `bytes` bytes from `ptr`
-/// (Linux; a hint, nothing elsewhere).
-fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (ptr as usize).next_multiple_of(HUGE);
-        let end = (ptr as usize + bytes) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: `start..end` lies inside the caller's live allocation of
-            // `bytes` bytes at `ptr`, page aligned; MADV_HUGEPAGE only changes
-            // how the kernel backs those pages, never their contents, and its
-            // failure (no transparent huge pages) leaves the memory as it was.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, bytes);
-}
-
 /// A flat array of one dtype. Storage-only dtypes (float8, complex32, bcomplex32)
 /// are kept as raw little-endian bytes.
 #[derive(Clone, Debug, PartialEq)]
@@ -212,25 +179,8 @@ impl Buffer {
         }
         Ok(out)
     }
-    /// A buffer of `len` zeros (false, 0, +0.0) of `dtype`; one of at least
-    /// [`HUGE_PAGE_MIN_BYTES`] asks for huge pages (see there).
-    ///
-    /// ```
-    /// use lazyfuse_runtime::Buffer;
-    /// let b = Buffer::zeros(lazyfuse_ir::DType::F32, 3 << 20);
-    /// assert!(b.as_slice::<f32>().unwrap().iter().all(|&v| v == 0.0));
-    /// ```
+    /// A buffer of `len` zeros (false, 0, +0.0) of `dtype`.
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
-        let mut b = Buffer::zeros_plain(dtype, len);
-        let bytes = len.saturating_mul(dtype.size_in_bytes());
-        if bytes >= HUGE_PAGE_MIN_BYTES {
-            advise_huge_pages(b.as_mut_ptr(), bytes);
-        }
-        b
-    }
-
-    /// [`Buffer::zeros`] without the advice.
-    fn zeros_plain(dtype: DType, len: usize) -> Buffer {
         match dtype {
             DType::Bool => Buffer::Bool(vec![false; len]),
             DType::U8 => Buffer::U8(vec![0; len]),
