@@ -12,7 +12,8 @@
 //! cargo run --release --example bench_report [-- --quick] [-- W1,W3b] [-- --device cuda]
 //! ```
 //! `--quick` shrinks sizes and run counts (a smoke test); other arguments are
-//! comma-separated workload groups. The machine is shared: trust ratios (lazyfuse
+//! comma-separated workload groups (`compile`: the compile and first-realize
+//! rows alone). The machine is shared: trust ratios (lazyfuse
 //! and its baseline alternate within each sample) over absolute times.
 //!
 //! `--device cuda`: the workloads with GPU targets (W1–W5, W7, W8) with
@@ -188,7 +189,8 @@ fn main() {
             );
         }
     }
-    if filter.is_empty() && !gpu {
+    let compile = filter.split(',').any(|f| f.eq_ignore_ascii_case("compile"));
+    if (filter.is_empty() || compile) && !gpu {
         compile_times(&sizes, samples);
     }
     println!(

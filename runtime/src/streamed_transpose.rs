@@ -43,10 +43,9 @@ unsafe fn stream16(to: *mut u8, chunk: [u8; 16]) {
 /// a tile of sixteen four-byte columns covers no output line whole: each line is
 /// written in streamed pieces by two tiles, one tile's rows apart in time. Such
 /// partly filled write-combining buffers cost AMD family 19h processors (Zen 3,
-/// Zen 4) more than the read for ownership they save (a W7-shaped transpose ran
-/// 48–53 ms streamed against 29–32 ms with plain stores there), while a family
-/// 1Ah processor (Zen 5) gained from them (13–17 ms against 18). Whole aligned
-/// lines stream everywhere.
+/// Zen 4) more than the read for ownership they save (measured: streamed
+/// transposes there ran well behind plain stores), while a family 1Ah processor
+/// (Zen 5) gained from them. Whole aligned lines stream everywhere.
 static PARTIAL_LINES: AtomicU8 = AtomicU8::new(0);
 
 /// Whether lines only 16-byte aligned are streamed in pieces (see
