@@ -116,18 +116,18 @@ macro_rules! stream_fn {
             const PER_CHUNK: usize = 16 / SIZE;
             let (rows, cols) = (rows.max(0) as usize, cols.max(0) as usize);
             #[cfg(target_arch = "x86_64")]
+            let partial = partial_line_streams();
             if rows.is_multiple_of($block)
                 && cols.is_multiple_of($block)
                 && crate::vector_runs::level() == 3
             {
-                let partial = partial_line_streams();
                 // SAFETY: level 3 means AVX-512F; the caller's contract covers
                 // every element of the tile, which the blocks tile exactly.
                 unsafe { wide::$wide(to, store_row, from, load_col, rows, cols, partial) };
                 fence();
                 return;
             }
-            let streams = cols * SIZE % 16 == 0 && store_row % 16 == 0 && partial_line_streams();
+            let streams = cols * SIZE % 16 == 0 && store_row % 16 == 0 && partial;
             for r in 0..rows {
                 // SAFETY: the caller's contract: the tile's output row `r`.
                 let out = unsafe { to.offset(r as isize * store_row as isize) };
@@ -350,58 +350,56 @@ mod tests {
         PARTIAL_LINES.store(0, Ordering::Relaxed);
     }
 
+    /// One level's part of [`tiles_are_transposed`].
     fn tiles_at_this_level() {
-        {
-            let n = 64usize;
-            let src32: Vec<u32> = (0..n * n).map(|i| i as u32 * 7 + 1).collect();
-            let src64: Vec<u64> = (0..n * n).map(|i| i as u64 * 0x1_0000_0001).collect();
-            for (rows, cols) in [(16usize, 8usize), (32, 16), (48, 32), (8, 24)] {
-                for shift in [0usize, 1, 2, 4] {
-                    let mut dst32 = vec![0u32; n * n + 32];
-                    let mut dst64 = vec![0u64; n * n + 16];
-                    // the output from element `shift` past a 64-byte boundary
-                    let base32 = (64 - dst32.as_ptr() as usize % 64) % 64 / 4 + shift;
-                    let base64 = (64 - dst64.as_ptr() as usize % 64) % 64 / 8 + shift;
-                    // a tile inside the matrix: out[i][j] = in[j][i]
-                    let (i0, j0) = ((n - rows).min(2 * rows), (n - cols).min(3 * cols));
-                    // SAFETY: every address below lies in the live Vecs.
-                    unsafe {
-                        transpose_stream_4(
-                            dst32.as_mut_ptr().add(base32 + i0 * n + j0).cast(),
-                            (n * 4) as i64,
-                            src32.as_ptr().add(j0 * n + i0).cast(),
-                            (n * 4) as i64,
-                            rows as i64,
-                            cols as i64,
-                        );
-                        transpose_stream_8(
-                            dst64.as_mut_ptr().add(base64 + i0 * n + j0).cast(),
-                            (n * 8) as i64,
-                            src64.as_ptr().add(j0 * n + i0).cast(),
-                            (n * 8) as i64,
-                            rows as i64,
-                            cols as i64,
-                        );
-                    }
-                    for i in 0..n {
-                        for j in 0..n {
-                            let inside =
-                                (i0..i0 + rows).contains(&i) && (j0..j0 + cols).contains(&j);
-                            let (w32, w64) = if inside {
-                                (src32[j * n + i], src64[j * n + i])
-                            } else {
-                                (0, 0)
-                            };
-                            let at = format!("{rows}x{cols} shift {shift} ({i}, {j})");
-                            assert_eq!(dst32[base32 + i * n + j], w32, "{at}");
-                            assert_eq!(dst64[base64 + i * n + j], w64, "{at}");
-                        }
-                    }
-                    let untouched = |v: &[u64]| v.iter().all(|&x| x == 0);
-                    assert!(untouched(&dst64[..base64]) && untouched(&dst64[base64 + n * n..]));
-                    let untouched = |v: &[u32]| v.iter().all(|&x| x == 0);
-                    assert!(untouched(&dst32[..base32]) && untouched(&dst32[base32 + n * n..]));
+        let n = 64usize;
+        let src32: Vec<u32> = (0..n * n).map(|i| i as u32 * 7 + 1).collect();
+        let src64: Vec<u64> = (0..n * n).map(|i| i as u64 * 0x1_0000_0001).collect();
+        for (rows, cols) in [(16usize, 8usize), (32, 16), (48, 32), (8, 24)] {
+            for shift in [0usize, 1, 2, 4] {
+                let mut dst32 = vec![0u32; n * n + 32];
+                let mut dst64 = vec![0u64; n * n + 16];
+                // the output from element `shift` past a 64-byte boundary
+                let base32 = (64 - dst32.as_ptr() as usize % 64) % 64 / 4 + shift;
+                let base64 = (64 - dst64.as_ptr() as usize % 64) % 64 / 8 + shift;
+                // a tile inside the matrix: out[i][j] = in[j][i]
+                let (i0, j0) = ((n - rows).min(2 * rows), (n - cols).min(3 * cols));
+                // SAFETY: every address below lies in the live Vecs.
+                unsafe {
+                    transpose_stream_4(
+                        dst32.as_mut_ptr().add(base32 + i0 * n + j0).cast(),
+                        (n * 4) as i64,
+                        src32.as_ptr().add(j0 * n + i0).cast(),
+                        (n * 4) as i64,
+                        rows as i64,
+                        cols as i64,
+                    );
+                    transpose_stream_8(
+                        dst64.as_mut_ptr().add(base64 + i0 * n + j0).cast(),
+                        (n * 8) as i64,
+                        src64.as_ptr().add(j0 * n + i0).cast(),
+                        (n * 8) as i64,
+                        rows as i64,
+                        cols as i64,
+                    );
                 }
+                for i in 0..n {
+                    for j in 0..n {
+                        let inside = (i0..i0 + rows).contains(&i) && (j0..j0 + cols).contains(&j);
+                        let (w32, w64) = if inside {
+                            (src32[j * n + i], src64[j * n + i])
+                        } else {
+                            (0, 0)
+                        };
+                        let at = format!("{rows}x{cols} shift {shift} ({i}, {j})");
+                        assert_eq!(dst32[base32 + i * n + j], w32, "{at}");
+                        assert_eq!(dst64[base64 + i * n + j], w64, "{at}");
+                    }
+                }
+                let untouched = |v: &[u64]| v.iter().all(|&x| x == 0);
+                assert!(untouched(&dst64[..base64]) && untouched(&dst64[base64 + n * n..]));
+                let untouched = |v: &[u32]| v.iter().all(|&x| x == 0);
+                assert!(untouched(&dst32[..base32]) && untouched(&dst32[base32 + n * n..]));
             }
         }
     }
