@@ -3,10 +3,11 @@
 //! stores the argument, and a
 //! precompiled wide-vector routine applies the op in place over each run of the
 //! output; such ops inside the expression cut it into passes over the run, each
-//! followed by its op's routine (routine chains). The routines must give the
-//! bits of the kernel's own inline code, which
-//! still computes the points no run covers (a row's last few, rows shorter than a
-//! vector): every test here compares the two on the same values, bit for bit.
+//! followed by its op's routine (routine chains); a row's last few points,
+//! fewer than a vector, take the routines too. The routines must give the bits
+//! of the kernels' own inline code, which computes the points of rows too short
+//! for a run (and of kernels without one): every test here compares the two on
+//! the same values, bit for bit.
 
 use lazyfuse::{DType, GeluApproximate, MathMode, Tensor};
 use std::sync::Mutex;

@@ -208,10 +208,17 @@ impl CpuModule {
         math: MathMode,
         resolve: &dyn Fn(&BTreeSet<String>) -> Result<(), CodegenError>,
     ) -> Result<Vec<cranelift_module::FuncId>, CodegenError> {
-        let mut ctx = module.make_context();
+        // The thread's last context: its register allocator's and analyses'
+        // tables keep their capacity from one compile to the next, where a new
+        // context would allocate and initialize them again for every batch.
+        thread_local! {
+            static CONTEXT: std::cell::Cell<Option<Context>> = const { std::cell::Cell::new(None) };
+        }
+        let mut ctx = CONTEXT.take().unwrap_or_else(|| module.make_context());
+        module.clear_context(&mut ctx);
         let mut ids = Vec::with_capacity(kernels.len());
         let mut names = BTreeSet::new();
-        for (i, k) in kernels.iter().enumerate() {
+        let defined = kernels.iter().enumerate().try_for_each(|(i, k)| {
             names.extend(translate(module, &mut ctx, k, i as u32, math)?);
             let id = module
                 .declare_function(
@@ -220,12 +227,15 @@ impl CpuModule {
                     &ctx.func.signature,
                 )
                 .map_err(|e| CodegenError::Backend(e.to_string()))?;
-            module
+            let defined = module
                 .define_function(id, &mut ctx)
-                .map_err(|e| CodegenError::Backend(format!("kernel {}: {e:?}", k.name)))?;
+                .map_err(|e| CodegenError::Backend(format!("kernel {}: {e:?}", k.name)));
             module.clear_context(&mut ctx);
             ids.push(id);
-        }
+            defined
+        });
+        CONTEXT.set(Some(ctx));
+        defined?;
         resolve(&names)?;
         module
             .finalize_definitions()

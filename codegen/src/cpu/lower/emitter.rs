@@ -98,13 +98,19 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
         self.index_value(v, rep(self.k.exprs[i].dtype)?)
     }
 
-    fn emit_unary(&mut self, _: usize, op: UnaryOp, x: ExprId) -> R<Value> {
+    fn emit_unary(&mut self, i: usize, op: UnaryOp, x: ExprId) -> R<Value> {
+        if let Some(v) = self.readback_scalar(i)? {
+            return Ok(v);
+        }
         let xdt = self.dtype(x);
         let v = self.val(x);
         self.unary(op, v, xdt)
     }
 
     fn emit_unary_param(&mut self, i: usize, op: UnaryParamOp, x: ExprId) -> R<Value> {
+        if let Some(v) = self.readback_scalar(i)? {
+            return Ok(v);
+        }
         let v = self.val(x);
         self.unary_param(op, v, self.k.exprs[i].dtype)
     }
@@ -141,7 +147,12 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
     }
 
     fn store(&mut self, s: &StoreOp, _: Stage) -> R<()> {
-        let v = self.val(s.value);
+        // (a row's tail in a chain pass writes the pass's target into the run)
+        let value = match self.run {
+            Some(r) if self.k.stores[r.store] == *s => self.run_target.unwrap_or(s.value),
+            _ => s.value,
+        };
+        let v = self.val(value);
         let dt = self.k.params[s.param.index()].dtype;
         let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
         let stored = self.storage_bits(v, dt)?;

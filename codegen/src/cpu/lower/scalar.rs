@@ -34,20 +34,32 @@ impl Lower<'_, '_> {
         strides: &[i64],
         extra: Option<Value>,
     ) -> R<Value> {
-        let mut ix = self.iconst(I64, *offset);
-        for (d, &s) in strides.iter().enumerate() {
-            if s != 0 {
-                let v = self.b.use_var(self.idx[d]);
-                let t = self.b.ins().imul_imm_s(v, s);
-                ix = self.b.ins().iadd(ix, t);
-            }
-        }
-        if let Some(e) = extra {
-            ix = self.b.ins().iadd(ix, e);
-        }
+        // (each term scaled to bytes as it is made, and no product by one nor
+        // sum with zero: fewer instructions for Cranelift to build and fold)
         let size = self.k.params[param].dtype.size_in_bytes() as i64;
-        let off = self.b.ins().imul_imm_s(ix, size);
-        Ok(self.b.ins().iadd(self.bases[param], off))
+        let mut terms: Vec<(Value, i64)> = strides
+            .iter()
+            .enumerate()
+            .filter(|&(_, &s)| s != 0)
+            .map(|(d, &s)| (self.b.use_var(self.idx[d]), s))
+            .collect();
+        terms.extend(extra.map(|e| (e, 1)));
+        let mut addr = self.bases[param];
+        for (v, s) in terms {
+            let bytes = s.wrapping_mul(size);
+            let t = if bytes == 1 {
+                v
+            } else {
+                self.b.ins().imul_imm_s(v, bytes)
+            };
+            addr = self.b.ins().iadd(addr, t);
+        }
+        let off = offset.wrapping_mul(size);
+        Ok(if off == 0 {
+            addr
+        } else {
+            self.b.ins().iadd_imm_s(addr, off)
+        })
     }
 
     /// [`Lower::address`] of the point `shift` points along the last dim.

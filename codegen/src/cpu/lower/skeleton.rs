@@ -163,8 +163,9 @@ impl Lower<'_, '_> {
     /// of each vector tier while they fit, then single points; only the last
     /// parallel dim's variable moves inside the row, so the address terms of the
     /// outer dims are loop invariant (Cranelift hoists them). A kernel with an
-    /// output run ([`super::vrun`]) runs its tiers run by run, each followed by the
-    /// routine, or (a plain input) calls the routine over the row instead. Then
+    /// output run ([`super::vrun`]) runs its tiers and single points run by run,
+    /// each run followed by the routine, or (a plain input) calls the routine
+    /// over the row instead. Then
     /// advances `p` and the outer dims' odometer, and jumps back to `head`.
     pub(super) fn row(&mut self, p: Variable, end: Value, n_last: i64, head: Block) -> R<()> {
         let np = self.k.n_parallel;
@@ -194,21 +195,18 @@ impl Lower<'_, '_> {
             self.row_loop_values(vt);
         }
         match (run, tiers.last()) {
-            (Some(r), Some(&(lanes, _))) => {
-                // Runs of at most RUN_POINTS while a vector fits: the tiers fill
-                // the run with the op's argument, the routine finishes it.
+            (Some(r), Some(_)) => {
+                // Runs of at most RUN_POINTS to the row's end: the tiers and
+                // the scalar points fill the run with the op's argument, the
+                // routine finishes it.
                 let chead = self.b.create_block();
                 let cbody = self.b.create_block();
                 let after = self.b.create_block();
                 self.b.ins().jump(chead, &[]);
                 self.b.switch_to_block(chead);
                 let iv = self.b.use_var(last);
-                let room = self.b.ins().isub(re, iv);
-                let fits = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, room, lanes);
-                self.b.ins().brif(fits, cbody, &[], after, &[]);
+                let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, re);
+                self.b.ins().brif(more, cbody, &[], after, &[]);
                 self.b.switch_to_block(cbody);
                 let start = self.run_address(r)?;
                 let iv = self.b.use_var(last);
@@ -229,10 +227,29 @@ impl Lower<'_, '_> {
                     self.leave_run(r);
                 }
             }
-            _ => self.tier_loops(&tiers, re)?,
+            _ => {
+                self.tier_loops(&tiers, re)?;
+                self.vals.iter_mut().for_each(|v| *v = None);
+                self.scalar_points(re)?;
+            }
         }
-        // The scalar points below compute every value themselves.
-        self.vals.iter_mut().for_each(|v| *v = None);
+        let pn = self.b.ins().iadd(pv, n);
+        self.b.def_var(p, pn);
+        // The row ended (rather than the range): back to its start and carry.
+        let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, re, n_last);
+        let z = self.iconst(I64, 0);
+        let nl = self.b.ins().select(wrap, z, re);
+        self.b.def_var(last, nl);
+        self.carry(0..np - 1, wrap);
+        self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// The points of the current row from the last dim's index up to `re`, one
+    /// at a time; each computes every value itself (`vals` holds none of them
+    /// on entry, [`Lower::point`] leaves none behind).
+    pub(super) fn scalar_points(&mut self, re: Value) -> R<()> {
+        let last = self.idx[self.k.n_parallel - 1];
         let shead = self.b.create_block();
         let sb = self.b.create_block();
         let done = self.b.create_block();
@@ -248,15 +265,6 @@ impl Lower<'_, '_> {
         self.b.def_var(last, inx);
         self.b.ins().jump(shead, &[]);
         self.b.switch_to_block(done);
-        let pn = self.b.ins().iadd(pv, n);
-        self.b.def_var(p, pn);
-        // The row ended (rather than the range): back to its start and carry.
-        let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, re, n_last);
-        let z = self.iconst(I64, 0);
-        let nl = self.b.ins().select(wrap, z, re);
-        self.b.def_var(last, nl);
-        self.carry(0..np - 1, wrap);
-        self.b.ins().jump(head, &[]);
         Ok(())
     }
 

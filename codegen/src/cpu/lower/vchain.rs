@@ -17,8 +17,8 @@
 //! values (which are recomputed, reloaded or already hoisted), so no pass
 //! repeats another's work. The routines' arithmetic is the vector code's
 //! (`vmath`, op for op), and the run holds the cut's exact value between
-//! passes, so the chain gives the bits of the inline code; the scalar tail of
-//! a row computes every op inline.
+//! passes, so the chain gives the bits of the inline code; the scalar points
+//! of a row's tail take the same passes.
 
 use super::vrun::run_symbol;
 use super::{Lower, R};
@@ -130,15 +130,16 @@ fn cone(k: &LoopKernel, root: ExprId, stop: Option<usize>) -> Vec<bool> {
 impl Lower<'_, '_> {
     /// The passes over one run of the current row, from point `iv` (the last
     /// dim's index) up to `ce`, whose output starts at address `start`: each
-    /// pass's vector tiers from `iv` (they all end at the same point, the last
-    /// whole vector before `ce`), then its routine over the points they
-    /// stored. Leaves the last dim's index at that end.
+    /// pass's vector tiers from `iv`, then its scalar points up to `ce` (the
+    /// row's tail, fewer than a vector, in its last run), then its routine over
+    /// the run. The tail takes the routines rather than an inline copy of every
+    /// op, which would be most of a small kernel's instructions and so of its
+    /// compile time. Leaves the last dim's index at `ce`.
     pub(super) fn chain_passes(&mut self, start: Value, iv: Value, ce: Value) -> R<()> {
         let last = self.idx[self.k.n_parallel - 1];
         let passes = std::mem::take(&mut self.passes);
         let needed = self.needed.clone();
-        let mut count = None;
-        let mut end = iv;
+        let n = self.b.ins().isub(ce, iv);
         for p in &passes {
             if p.readback != Some(p.target.0 as usize) {
                 self.b.def_var(last, iv);
@@ -147,19 +148,34 @@ impl Lower<'_, '_> {
                 self.run_target = Some(p.target);
                 let tiers = self.tiers();
                 self.tier_loops(&tiers, ce)?;
-                end = self.b.use_var(last);
+                // (the scalar points compute every value themselves; the row's
+                // values stay for the next run's vector tiers)
+                let row_values = std::mem::replace(&mut self.vals, vec![None; self.k.exprs.len()]);
+                self.scalar_points(ce)?;
+                self.vals = row_values;
             }
-            let n = *count.get_or_insert_with(|| self.b.ins().isub(end, iv));
             if let Some((_, routine)) = p.then {
                 self.call_void(&format!("lf_run_{routine}"), &[start, start, n])?;
             }
         }
-        self.b.def_var(last, end);
+        self.b.def_var(last, ce);
         self.needed = needed;
         self.readback = None;
         self.run_target = None;
         self.passes = passes;
         Ok(())
+    }
+
+    /// The run's readback value at the current point (a scalar load of the
+    /// output run), or `None` where `i` is not it.
+    pub(super) fn readback_scalar(&mut self, i: usize) -> R<Option<Value>> {
+        if self.readback != Some(i) {
+            return Ok(None);
+        }
+        let r = self.run.expect("a readback belongs to a run");
+        let addr = self.run_address(r)?;
+        let dt = self.k.exprs[i].dtype;
+        self.load(addr, dt).map(Some)
     }
 
     /// The vectors of the run's readback value (the output run at the current

@@ -8,10 +8,11 @@
 //! Cranelift's vectors are 128 bits wide; a kernel whose work is one
 //! transcendental per element is bound by that width, not by memory. The row
 //! is cut into runs of [`RUN_POINTS`] (512 bytes of float32, still in L1 when the routine
-//! reads them back); the vector tiers fill a run with the op's argument, the
-//! routine finishes it, and the scalar tail (the last points of a row, fewer
-//! than a vector) computes the op inline as before. The routine's arithmetic is
-//! `vmath`'s, operation for operation, so both give the same bits.
+//! reads them back); the vector tiers fill a run with the op's argument (and
+//! scalar points the row's last few, fewer than a vector), the routine
+//! finishes it. Rows shorter than [`MIN_RUN_ROW`] take no run. The routine's
+//! arithmetic is `vmath`'s, operation for operation, so it gives the bits of
+//! the inline code (of kernels without a run, and of such short rows).
 //!
 //! An elementwise kernel's transcendentals inside its expression take
 //! passes over the run, each followed by its routine ([`super::vchain`]);
@@ -42,6 +43,11 @@ use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 /// the prefetchers' lead (W1 over 16M float32: 0.345 ns per point with runs of
 /// 1024, 0.24 with 128; the routine calls cost more than that below 64).
 pub(super) const RUN_POINTS: i64 = 128;
+
+/// Shortest row (points along the last dim) an elementwise kernel takes a run
+/// for: each row calls the routines at least once, which costs more than the
+/// inline code of a few points.
+pub(super) const MIN_RUN_ROW: usize = 4;
 
 /// A kernel's output run (see the module doc).
 #[derive(Clone, Copy)]
@@ -128,6 +134,9 @@ pub(super) fn output_run(
     let [store] = k.stores.as_slice() else {
         return None;
     };
+    if k.dims[k.n_parallel - 1] < MIN_RUN_ROW {
+        return None;
+    }
     if k.params[store.param.index()].dtype != dt || hoisted[store.value.0 as usize] {
         return None;
     }
