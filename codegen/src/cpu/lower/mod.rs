@@ -117,6 +117,7 @@ pub(super) fn lower(
         run_target: None,
         readback: None,
         passes,
+        fma,
     };
     l.body(begin, end)?;
     l.b.seal_all_blocks();

@@ -136,7 +136,7 @@ impl Lower<'_, '_> {
                         // vector body (tails, and kernels that are not vectorized).
                         let vt = crate::cpu::vmath::vector_of(fty);
                         let s = self.b.ins().splat(vt, v);
-                        let fma = crate::cpu::vmath::isa_has_fma(self.module);
+                        let fma = self.fma;
                         let o = crate::cpu::vmath::emit_unary(&mut self.b, fma, op, s, vt);
                         self.b.ins().extractlane(o, 0)
                     }
@@ -205,7 +205,7 @@ impl Lower<'_, '_> {
                 // The vector code on a splat, lane 0: tails get the body's values.
                 let vt = crate::cpu::vmath::vector_of(reg(r));
                 let s = self.b.ins().splat(vt, v);
-                let fma = crate::cpu::vmath::isa_has_fma(self.module);
+                let fma = self.fma;
                 let o = crate::cpu::vmath::emit_param(&mut self.b, fma, op, s, vt);
                 let out = self.b.ins().extractlane(o, 0);
                 self.round(out, dt)

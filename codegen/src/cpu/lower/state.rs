@@ -89,4 +89,7 @@ pub(super) struct Lower<'a, 'b> {
     pub(super) readback: Option<usize>,
     /// an elementwise output run's passes (`vchain::passes`)
     pub(super) passes: Vec<super::vchain::Pass>,
+    /// whether the module's ISA has fused multiply-add (`vmath::isa_has_fma`,
+    /// read once: it looks the flag up by name)
+    pub(super) fma: bool,
 }

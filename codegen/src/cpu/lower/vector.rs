@@ -320,7 +320,7 @@ impl Lower<'_, '_> {
                 self.b.ins().bitselect(m, z, v)
             }
             _ if float && crate::cpu::vmath::has_unary(op, vt.lane_type() == F64) => {
-                let fma = crate::cpu::vmath::isa_has_fma(self.module);
+                let fma = self.fma;
                 crate::cpu::vmath::emit_unary(&mut self.b, fma, op, v, vt)
             }
             _ => unreachable!("vector_type admits only the ops above"),
@@ -329,7 +329,7 @@ impl Lower<'_, '_> {
 
     /// A parameterised activation on float vectors (see [`vector_param_ok`]).
     pub(super) fn vparam(&mut self, op: UnaryParamOp, v: Value, vt: Type) -> Value {
-        let fma = crate::cpu::vmath::isa_has_fma(self.module);
+        let fma = self.fma;
         crate::cpu::vmath::emit_param(&mut self.b, fma, op, v, vt)
     }
 
@@ -390,9 +390,7 @@ impl Lower<'_, '_> {
     /// vector sums of `vreduce` (`acc + a*b`, a layernorm's variance, a dot).
     pub(super) fn contract(&mut self, op: BinaryOp, x: Value, y: Value) -> Option<Value> {
         use cranelift_codegen::ir::{Opcode, ValueDef};
-        if self.math != MathMode::Fast
-            || !matches!(op, BinaryOp::Add | BinaryOp::Sub)
-            || !crate::cpu::vmath::isa_has_fma(self.module)
+        if self.math != MathMode::Fast || !matches!(op, BinaryOp::Add | BinaryOp::Sub) || !self.fma
         {
             return None;
         }

@@ -210,7 +210,7 @@ impl Lower<'_, '_> {
             return Ok(0);
         }
         let m = n - n % step;
-        let fma = crate::cpu::vmath::isa_has_fma(self.module);
+        let fma = self.fma;
         let arun =
             super::vaffine_run::affine_run(self.k, ph, &self.needed, &self.reuses, self.math, fma);
         if let Some(ar) = arun {
