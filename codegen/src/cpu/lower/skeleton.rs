@@ -84,6 +84,16 @@ impl Lower<'_, '_> {
             }
             let p = self.b.declare_var(I64);
             self.b.def_var(p, begin);
+            if np == 1 && super::vtranspose::transpose_block(self.k, &self.needed).is_none() {
+                // One parallel dim: the range is one row (from `begin`, which
+                // may equal `end`), without the loop over rows around it (and
+                // rows of at most `SMALL_ROW` points have too few points for
+                // `small_block`).
+                self.row(p, end, pdims[0], exit)?;
+                self.b.switch_to_block(exit);
+                self.b.ins().return_(&[]);
+                return Ok(());
+            }
             let head = self.b.create_block();
             let bodyb = self.b.create_block();
             self.b.ins().jump(head, &[]);
@@ -173,7 +183,8 @@ impl Lower<'_, '_> {
         let i0 = self.b.use_var(last);
         let pv = self.b.use_var(p);
         // Row end (exclusive, in the last dim): the row's end or the range's,
-        // whichever comes first (`end - p` ≥ 1 here).
+        // whichever comes first (`end - p` ≥ 1 here, or ≥ 0 where the kernel
+        // has one parallel dim: then nothing runs).
         let room_row = self.iconst(I64, n_last);
         let room_row = self.b.ins().isub(room_row, i0);
         let room_range = self.b.ins().isub(end, pv);
