@@ -847,6 +847,46 @@ fn outer_stages_past_the_last_phase_run() {
     assert_eq!(got.bufs[1], want);
 }
 
+/// A kernel of one parallel dim runs its range as one row (no loop over rows):
+/// empty ranges at the start, inside and at the end write nothing, and ranges
+/// that cut the vector loop and its tail anywhere write exactly their points.
+#[test]
+fn one_parallel_dim_runs_any_range_as_one_row() {
+    let n = 37usize;
+    let mut kb = Kb::new(&[n], 1);
+    let x = kb.param(DType::F32, n, false);
+    let o = kb.param(DType::F32, n, true);
+    let xv = kb.load(x, 0, &[1], O0);
+    let y = kb.push(
+        Expr::Unary {
+            op: UnaryOp::Neg,
+            x: xv,
+        },
+        DType::F32,
+        O0,
+    );
+    kb.store(o, 0, &[1], y);
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let sentinel = f32::from_bits(0x7fc0_0abc);
+    let bufs = [f32_bytes(&xs), f32_bytes(&vec![sentinel; n])];
+    let split = [(0, 0), (0, 5), (5, 5), (5, 6), (6, 33), (33, 37), (37, 37)];
+    let got = f32s(&run_ranges(&kb.k, &bufs, &split).unwrap().bufs[1]);
+    let want: Vec<f32> = xs.iter().map(|v| -v).collect();
+    assert_eq!(got, want);
+    let part = f32s(&run_ranges(&kb.k, &bufs, &[(3, 3), (10, 21)]).unwrap().bufs[1]);
+    for (i, v) in part.iter().enumerate() {
+        if (10..21).contains(&i) {
+            assert_eq!(*v, want[i], "point {i}");
+        } else {
+            assert_eq!(
+                v.to_bits(),
+                sentinel.to_bits(),
+                "point {i} is outside the ranges"
+            );
+        }
+    }
+}
+
 #[test]
 fn vector_loop_with_a_broadcast_row_and_split_ranges() {
     // out[r, c] = max(x[r, c], b[c]) * 2 over [3, 10]: the vector loop (f32x4), its
