@@ -140,6 +140,30 @@ fn regression_partial_view_of_a_failing_division() {
     compare(&sources, &steps).unwrap();
 }
 
+/// Found by a run of `PROPTEST_CASES=10000`: `(x // y)` over [2, 1] with a zero in
+/// `y`, read only through a view of shape [2, 0] whose empty dim has stride 0,
+/// times an empty tensor. The scheduler took that view for one reading every
+/// element (the stride-0 dim looked like a broadcast), inlined the division into
+/// the product's kernel of no point, and so raised nothing; PyTorch (and the
+/// interpreter) compute the division whole and raise `ZeroDivisionError`.
+#[test]
+fn regression_division_read_through_an_empty_stride_zero_view() {
+    let sources = [(0, 4, 0), (1, 3, 12513102009351807539)];
+    let steps = [
+        Step::View(16, 1),
+        Step::Binary(16, 0, 19),
+        Step::Binary(0, 0, 0),
+        Step::Binary(22, 17, 0),
+        Step::Binary(0, 0, 0),
+        Step::BinaryPointwise(29, 0, 38, 0),
+        Step::Index(19, 2, 4),
+        Step::View(4, 17),
+        Step::Binary(0, 0, 0),
+        Step::Binary(14, 47, 27),
+    ];
+    compare(&sources, &steps).unwrap();
+}
+
 /// Found by CI (a random seed): `copysign(x, sqrt(s).amax(0))` over a column holding
 /// `sqrt(-1)` (x86's negative default NaN). The interpreter's `amax` kept that NaN,
 /// sign and all; the kernels' `maximum` gives the canonical positive NaN, so

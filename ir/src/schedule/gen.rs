@@ -224,8 +224,13 @@ impl Builder {
 }
 
 /// Whether the view `layout` of `base` reads each of its elements (broadcasts
-/// aside): a permutation or reshape of the whole, not a part of it.
+/// aside): a permutation or reshape of the whole, not a part of it. A view of no
+/// element reads none of a base that has some (its empty dim may have stride 0,
+/// which is no broadcast).
 fn reads_every_element(layout: &crate::layout::Layout, base: &crate::graph::Node) -> bool {
+    if layout.shape.contains(&0) {
+        return base.shape.contains(&0);
+    }
     let mut whole = layout.clone();
     for d in 0..whole.shape.len() {
         if whole.strides[d] == 0 {
