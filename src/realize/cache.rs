@@ -48,7 +48,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 /// vectors with their lengths, constants' bits) make the words a one-to-one
 /// record of what they describe.
 #[derive(Default)]
-struct KeyWords(Vec<u64>);
+pub(crate) struct KeyWords(Vec<u64>);
 
 impl Hasher for KeyWords {
     fn write(&mut self, bytes: &[u8]) {
@@ -138,9 +138,6 @@ struct KeyNode {
     has_zero: bool,
 }
 
-/// A stored key: its words and the nodes they do not describe whole.
-type Key = (Box<[u64]>, Vec<KeyNode>);
-
 /// A structure seen at plan time: its hash, its input buffers in numbering order,
 /// and, on a miss, the full key to store once the realize has run.
 pub(crate) struct Probe {
@@ -149,7 +146,7 @@ pub(crate) struct Probe {
     pub(crate) inputs: Vec<InputId>,
     /// the key's words and the nodes they do not describe whole (kept on a
     /// miss only)
-    key: Option<Box<Key>>,
+    key: Option<Box<StructureKey>>,
 }
 
 /// What a hit hands back: what to run and which inputs it reads.
@@ -171,9 +168,7 @@ pub(crate) struct Ran {
 struct Entry {
     /// the structure's key (see [`KeyWords`]: flags, nodes, targets and the
     /// inputs in-place writes could take)
-    words: Box<[u64]>,
-    /// its nodes whose ops the words do not describe whole
-    nodes: Vec<KeyNode>,
+    key: StructureKey,
     schedule: Arc<Schedule>,
     compiled: Arc<CompiledSchedule>,
     /// schedule input `k` reads the graph's `used[k]`-th input buffer
@@ -276,20 +271,20 @@ fn positions(order: &[NodeId]) -> Positions {
     Positions(pos)
 }
 
-/// Hashes the structure of `graph`'s nodes `order` (a topological order, as
-/// [`Graph::topo_order`] gives for `targets`) and looks it up: `Ok(hit)` when the
-/// cache holds this exact structure, else `Err(probe)` to run the slow path with
-/// and [`insert`] afterwards.
-pub(crate) fn lookup(
+/// The key words of the structure of `graph`'s nodes `order` (a topological
+/// order, as [`Graph::topo_order`] gives for `targets`) after `head`'s: per node
+/// its op ([`hash_op`]; an input by its number), dtype, shape and the positions
+/// of its inputs, then the targets' positions; and the graph's input buffers by
+/// first appearance (the numbers the words give them).
+pub(crate) fn structure_words(
     graph: &Graph,
     order: &[NodeId],
     targets: &[NodeId],
-    flags: Flags,
-    donatable: &[InputId],
-) -> std::result::Result<Hit, Probe> {
+    head: &impl Hash,
+) -> (KeyWords, Vec<InputId>) {
     let pos = positions(order);
     let mut h = KeyWords(Vec::with_capacity(8 * order.len() + 8));
-    flags.hash(&mut h);
+    head.hash(&mut h);
     let mut inputs = Vec::new();
     for &n in order {
         let node = graph.node(n);
@@ -310,6 +305,71 @@ pub(crate) fn lookup(
     for t in targets {
         pos.get(t).hash(&mut h);
     }
+    (h, inputs)
+}
+
+/// The nodes of `order` whose ops the key's words do not describe whole
+/// ([`described`]), for [`same_structure`] to compare op for op.
+fn key_nodes(graph: &Graph, order: &[NodeId]) -> Vec<KeyNode> {
+    order
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| !described(&graph.node(n).op))
+        .map(|(at, &n)| {
+            let op = graph.node(n).op.clone();
+            let text = format!("{op:?}");
+            KeyNode {
+                at: at as u32,
+                has_zero: text.contains("0.0"),
+                text,
+                op,
+            }
+        })
+        .collect()
+}
+
+/// A structure's full key, to store: its words and its [`key_nodes`].
+pub(crate) struct StructureKey {
+    words: Box<[u64]>,
+    nodes: Vec<KeyNode>,
+}
+
+impl StructureKey {
+    /// The key of the structure whose words are `words` (from
+    /// [`structure_words`] over `graph`'s `order`).
+    pub(crate) fn new(words: KeyWords, graph: &Graph, order: &[NodeId]) -> StructureKey {
+        StructureKey {
+            words: words.0.into_boxed_slice(),
+            nodes: key_nodes(graph, order),
+        }
+    }
+
+    /// Whether this is exactly the structure of `graph`'s `order`, whose words
+    /// are `words` (see the module doc).
+    pub(crate) fn matches(&self, graph: &Graph, order: &[NodeId], words: &KeyWords) -> bool {
+        *self.words == *words.0
+            && self.nodes.iter().all(|k| {
+                let op = &graph.node(order[k.at as usize]).op;
+                // `==` is exact except for `0.0 == -0.0` (NaN never matches):
+                // only an op whose stored text shows a float zero needs the
+                // text compared.
+                k.op == *op && (!k.has_zero || same_text(op, &k.text))
+            })
+    }
+}
+
+/// Hashes the structure of `graph`'s nodes `order` (a topological order, as
+/// [`Graph::topo_order`] gives for `targets`) and looks it up: `Ok(hit)` when the
+/// cache holds this exact structure, else `Err(probe)` to run the slow path with
+/// and [`insert`] afterwards.
+pub(crate) fn lookup(
+    graph: &Graph,
+    order: &[NodeId],
+    targets: &[NodeId],
+    flags: Flags,
+    donatable: &[InputId],
+) -> std::result::Result<Hit, Probe> {
+    let (mut h, inputs) = structure_words(graph, order, targets, &flags);
     // which input buffers in-place writes may take (by numbering): a schedule
     // made without a donation is not the one to run where one is possible
     let eligible: Box<[u32]> = (0..inputs.len() as u32)
@@ -322,7 +382,7 @@ pub(crate) fn lookup(
         cache.clock += 1;
         let now = cache.clock;
         let found = cache.entries.get_mut(&hash).and_then(|e| {
-            if !matches(e, graph, order, &h.0) {
+            if !e.key.matches(graph, order, &h) {
                 return None;
             }
             e.last_use = now;
@@ -344,38 +404,11 @@ pub(crate) fn lookup(
         }
     }
     // A miss: the full key, to store once the realize has run.
-    let nodes = order
-        .iter()
-        .enumerate()
-        .filter(|&(_, &n)| !described(&graph.node(n).op))
-        .map(|(at, &n)| {
-            let op = graph.node(n).op.clone();
-            let text = format!("{op:?}");
-            KeyNode {
-                at: at as u32,
-                has_zero: text.contains("0.0"),
-                text,
-                op,
-            }
-        })
-        .collect();
     Err(Probe {
         hash,
         inputs,
-        key: Some(Box::new((h.0.into_boxed_slice(), nodes))),
+        key: Some(Box::new(StructureKey::new(h, graph, order))),
     })
-}
-
-/// Whether entry `e` is exactly the structure of `order`, whose key's words are
-/// `words` (see the module doc).
-fn matches(e: &Entry, graph: &Graph, order: &[NodeId], words: &[u64]) -> bool {
-    *e.words == *words
-        && e.nodes.iter().all(|k| {
-            let op = &graph.node(order[k.at as usize]).op;
-            // `==` is exact except for `0.0 == -0.0` (NaN never matches): only
-            // an op whose stored text shows a float zero needs the text compared.
-            k.op == *op && (!k.has_zero || same_text(op, &k.text))
-        })
 }
 
 /// Records what the realize of a missed structure ran. A schedule that reads an
@@ -393,7 +426,6 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
     let Some(key) = probe.key.take() else {
         return;
     };
-    let (words, nodes) = *key;
     let used: Option<Vec<u32>> = ran
         .order
         .iter()
@@ -415,8 +447,7 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
     cache.entries.insert(
         probe.hash,
         Entry {
-            words,
-            nodes,
+            key: *key,
             schedule: ran.schedule,
             compiled: ran.compiled,
             used,
@@ -452,7 +483,7 @@ mod tests {
             Err(p) => p,
             Ok(_) => panic!("a fresh structure hit"),
         };
-        let (words, nodes) = *probe.key.unwrap();
+        let key = *probe.key.unwrap();
         let schedule = Schedule {
             buffers: vec![],
             steps: vec![],
@@ -461,8 +492,7 @@ mod tests {
         };
         let (compiled, _) = lazyfuse_compile::compile(&schedule, flags.math).unwrap();
         Entry {
-            words,
-            nodes,
+            key,
             schedule: Arc::new(schedule),
             compiled: Arc::new(compiled),
             used: vec![0],
@@ -471,8 +501,8 @@ mod tests {
     }
 
     /// The key words of `(g, order, targets)` (a fresh lookup's).
-    fn words_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> Vec<u64> {
-        entry_of(g, order, targets, flags).words.into_vec()
+    fn words_of(g: &Graph, order: &[NodeId], targets: &[NodeId], flags: Flags) -> KeyWords {
+        KeyWords(entry_of(g, order, targets, flags).key.words.into_vec())
     }
 
     /// The comparison behind a hit, as if two structures had collided on the hash.
@@ -481,7 +511,7 @@ mod tests {
         let e = entry_of(&g, &order, &targets, fa);
         let (g, order, targets) = graph(b.0, b.1);
         let words = words_of(&g, &order, &targets, fb);
-        matches(&e, &g, &order, &words)
+        e.key.matches(&g, &order, &words)
     }
 
     #[test]

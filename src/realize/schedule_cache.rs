@@ -1,6 +1,10 @@
-//! The schedule cache: a graph's text form → its schedule and compiled kernels, so
-//! that rebuilding and realizing the same computation schedules nothing new.
+//! The schedule cache: a graph's structure after the passes → its schedule and
+//! compiled kernels, so that rebuilding and realizing the same computation
+//! schedules nothing new (the realize cache answers most repeats before the
+//! passes; this one answers the graphs it does not record, those whose schedule
+//! donated a buffer, and graphs that the passes make equal).
 
+use super::cache::{structure_words, StructureKey};
 use super::{dump::dump_schedule, schedule::schedule_of};
 use crate::error::{Error, Result};
 use crate::settings::Settings;
@@ -9,17 +13,20 @@ use lazyfuse_ir::kernel::{BufKind, Schedule};
 use lazyfuse_ir::{Graph, InputId, NodeId};
 use lazyfuse_runtime::exec::{CompiledSchedule, RunStats};
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Most schedules the schedule cache keeps.
 pub(super) const SCHEDULE_CACHE_CAPACITY: usize = 1024;
 
 /// The schedule cache: graph structure → schedule, so that rebuilding and realizing
-/// the same computation schedules nothing new. The key is the graph's text form
-/// ([`Graph::dump`]: ops, attributes, dtypes, shapes, with input buffers numbered by
-/// first appearance) and the fusion setting; a cached schedule names its input
-/// buffers by that number (`InputId(k)` is the k-th input), and each realize maps
-/// its own buffers onto those numbers.
+/// the same computation schedules nothing new. The key is the realize cache's
+/// structural one ([`structure_words`]: ops, attributes, dtypes, shapes and edges
+/// in topological order, input buffers numbered by first appearance, the targets)
+/// after the settings the schedule depends on and the donated inputs' numbers; a
+/// hit is only taken after the full comparison ([`StructureKey::matches`]). A
+/// cached schedule names its input buffers by that number (`InputId(k)` is the
+/// k-th input), and each realize maps its own buffers onto those numbers.
 pub(super) static SCHEDULES: LazyLock<Mutex<ScheduleCache>> = LazyLock::new(|| {
     Mutex::new(ScheduleCache {
         entries: HashMap::new(),
@@ -28,8 +35,18 @@ pub(super) static SCHEDULES: LazyLock<Mutex<ScheduleCache>> = LazyLock::new(|| {
 });
 
 pub(super) struct ScheduleCache {
-    entries: HashMap<String, (Arc<Schedule>, Arc<CompiledSchedule>, u64)>,
+    /// by the key's hash; structures that the words do not tell apart (ops of
+    /// one variant with other attributes, such as a reduction's axes) share a
+    /// hash and sit side by side in its list
+    entries: HashMap<u64, Vec<Entry>>,
     clock: u64,
+}
+
+struct Entry {
+    key: StructureKey,
+    schedule: Arc<Schedule>,
+    compiled: Arc<CompiledSchedule>,
+    last_use: u64,
 }
 
 /// A schedule from the cache, ready to run; `B` is what holds an input's elements
@@ -95,15 +112,20 @@ pub(super) fn cached_schedule<B: Clone>(
     compiler: KernelCompiler,
     settings: &Settings,
 ) -> Result<Cached<B>> {
-    // The graph's inputs in order of first appearance, as `Graph::dump` numbers them.
-    let mut order: Vec<InputId> = Vec::new();
-    for n in graph.topo_order(targets) {
-        if let lazyfuse_ir::Op::Input(id) = graph.node(n).op {
-            if !order.contains(&id) {
-                order.push(id);
-            }
-        }
-    }
+    let topo = graph.topo_order(targets);
+    // The key's head: what besides the graph decides the schedule. Which inputs
+    // are donated changes it (stores in place or a copy); they are named by
+    // number once the words have numbered the inputs.
+    let head = (settings.fuse, settings.math, compiler, settings.on_gpu());
+    let (mut words, order) = structure_words(graph, &topo, targets, &head);
+    let donated_at: Vec<usize> = order
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| donate.contains(id))
+        .map(|(k, _)| k)
+        .collect();
+    donated_at.hash(&mut words);
+    let hash = words.finish();
     let renumbered = order
         .iter()
         .enumerate()
@@ -119,32 +141,22 @@ pub(super) fn cached_schedule<B: Clone>(
                 })
         })
         .collect::<Result<HashMap<_, _>>>()?;
-    // Which inputs are donated changes the schedule (stores in place or a copy).
-    let donated_at: Vec<usize> = order
-        .iter()
-        .enumerate()
-        .filter(|(_, id)| donate.contains(id))
-        .map(|(k, _)| k)
-        .collect();
-    let key = format!(
-        "fuse={} math={} {compiler:?} gpu={} donate={donated_at:?}\n{}",
-        settings.fuse,
-        settings.math,
-        settings.on_gpu(),
-        graph.dump(targets)
-    );
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
     cache.clock += 1;
     let now = cache.clock;
-    if let Some((sched, compiled, used)) = cache.entries.get_mut(&key) {
-        *used = now;
+    let found = cache.entries.get_mut(&hash).and_then(|list| {
+        list.iter_mut()
+            .find(|e| e.key.matches(graph, &topo, &words))
+    });
+    if let Some(e) = found {
+        e.last_use = now;
         let stats = RunStats {
-            cache_hits: compiled.loop_kernels(),
+            cache_hits: e.compiled.loop_kernels(),
             ..RunStats::default()
         };
         return Ok(Cached {
-            schedule: sched.clone(),
-            compiled: compiled.clone(),
+            schedule: e.schedule.clone(),
+            compiled: e.compiled.clone(),
             stats,
             inputs: renumbered,
             order: Some(order),
@@ -171,15 +183,32 @@ pub(super) fn cached_schedule<B: Clone>(
     let (compiled, stats) = lazyfuse_compile::compile_using(&sched, settings.math, compiler)?;
     let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
-    if cache.entries.len() >= SCHEDULE_CACHE_CAPACITY {
-        let mut uses: Vec<u64> = cache.entries.values().map(|(_, _, u)| *u).collect();
+    let held: usize = cache.entries.values().map(Vec::len).sum();
+    if held >= SCHEDULE_CACHE_CAPACITY {
+        let mut uses: Vec<u64> = cache
+            .entries
+            .values()
+            .flatten()
+            .map(|e| e.last_use)
+            .collect();
         uses.sort_unstable();
         let cutoff = uses[uses.len() / 2];
-        cache.entries.retain(|_, (_, _, u)| *u > cutoff);
+        cache.entries.retain(|_, list| {
+            list.retain(|e| e.last_use > cutoff);
+            !list.is_empty()
+        });
     }
-    cache
-        .entries
-        .insert(key, (sched.clone(), compiled.clone(), now));
+    // (another thread may have scheduled the same structure meanwhile: the
+    // first entry stays)
+    let list = cache.entries.entry(hash).or_default();
+    if !list.iter().any(|e| e.key.matches(graph, &topo, &words)) {
+        list.push(Entry {
+            key: StructureKey::new(words, graph, &topo),
+            schedule: sched.clone(),
+            compiled: compiled.clone(),
+            last_use: now,
+        });
+    }
     Ok(Cached {
         schedule: sched,
         compiled,
