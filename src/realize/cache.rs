@@ -14,7 +14,8 @@
 //! equal one for one, and for the ops the words do not describe whole (reductions,
 //! casts, matmuls, ...) op equality, plus equal `Debug` text where the stored
 //! text shows a float zero (`0.0 == -0.0`, yet their kernels differ). So a hash
-//! collision costs a miss, never a wrong schedule. Constants compare by their
+//! collision never runs a wrong schedule; colliding structures (the words leave
+//! out a reduction's axes, say) keep one entry each under their hash. Constants compare by their
 //! bits: a NaN constant matches only the same NaN, whose kernels are the same; a
 //! NaN inside another op's attributes never compares equal (`NaN != NaN`) and
 //! takes the slow path, correctly.
@@ -177,7 +178,10 @@ struct Entry {
 }
 
 struct Cache {
-    entries: HashMap<u64, Entry>,
+    /// by the key's hash; structures that the words do not tell apart (ops of
+    /// one variant with other attributes, such as a reduction's axes) share a
+    /// hash and sit side by side in its list
+    entries: HashMap<u64, Vec<Entry>>,
     /// hashes of structures whose schedule donated a buffer (not recorded): a
     /// probe of one skips the key (a collision only costs a miss)
     donating: HashSet<u64>,
@@ -344,6 +348,18 @@ impl StructureKey {
         }
     }
 
+    /// Whether `other` is the same key (equal words, and the same ops by their
+    /// text where the words leave them out).
+    fn same_as(&self, other: &StructureKey) -> bool {
+        self.words == other.words
+            && self.nodes.len() == other.nodes.len()
+            && self
+                .nodes
+                .iter()
+                .zip(&other.nodes)
+                .all(|(a, b)| a.at == b.at && a.text == b.text)
+    }
+
     /// Whether this is exactly the structure of `graph`'s `order`, whose words
     /// are `words` (see the module doc).
     pub(crate) fn matches(&self, graph: &Graph, order: &[NodeId], words: &KeyWords) -> bool {
@@ -381,10 +397,8 @@ pub(crate) fn lookup(
         let mut cache = lock();
         cache.clock += 1;
         let now = cache.clock;
-        let found = cache.entries.get_mut(&hash).and_then(|e| {
-            if !e.key.matches(graph, order, &h) {
-                return None;
-            }
+        let found = cache.entries.get_mut(&hash).and_then(|list| {
+            let e = list.iter_mut().find(|e| e.key.matches(graph, order, &h))?;
             e.last_use = now;
             Some(Hit {
                 schedule: e.schedule.clone(),
@@ -437,23 +451,35 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
     let mut cache = lock();
     cache.clock += 1;
     let now = cache.clock;
-    if cache.entries.len() >= CAPACITY {
-        let mut uses: Vec<u64> = cache.entries.values().map(|e| e.last_use).collect();
+    let held: usize = cache.entries.values().map(Vec::len).sum();
+    if held >= CAPACITY {
+        let mut uses: Vec<u64> = cache
+            .entries
+            .values()
+            .flatten()
+            .map(|e| e.last_use)
+            .collect();
         uses.sort_unstable();
         let cutoff = uses[uses.len() / 2];
-        cache.entries.retain(|_, e| e.last_use > cutoff);
+        cache.entries.retain(|_, list| {
+            list.retain(|e| e.last_use > cutoff);
+            !list.is_empty()
+        });
     }
-    // One entry per hash: a colliding structure replaces the older one.
-    cache.entries.insert(
-        probe.hash,
-        Entry {
-            key: *key,
-            schedule: ran.schedule,
-            compiled: ran.compiled,
-            used,
-            last_use: now,
-        },
-    );
+    // A structure recorded meanwhile (by another thread) is replaced, a
+    // colliding one kept beside it.
+    let entry = Entry {
+        key: *key,
+        schedule: ran.schedule,
+        compiled: ran.compiled,
+        used,
+        last_use: now,
+    };
+    let list = cache.entries.entry(probe.hash).or_default();
+    match list.iter_mut().find(|e| e.key.same_as(&entry.key)) {
+        Some(old) => *old = entry,
+        None => list.push(entry),
+    }
 }
 
 #[cfg(test)]
