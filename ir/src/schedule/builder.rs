@@ -2,6 +2,7 @@
 //! stores; the row-kernel and folded-write forms a root can take; and the
 //! finished [`LoopKernel`].
 
+use super::intern::{ExprKey, InternKey};
 use super::{
     canonical, flat, fold_cast, may_fail, merge_dims, tile_transposes, unravel, Fail, Reason,
     ROW_KERNEL_MIN_ROWS, ROW_KERNEL_POINTS,
@@ -57,8 +58,8 @@ pub(crate) struct Builder {
     params: Vec<Param>,
     pub(super) exprs: Vec<ExprNode>,
     stores: Vec<(usize, Affine, ExprId)>,
-    /// expression hash-consing (debug text of expr, dtype and stage)
-    interned: HashMap<String, ExprId>,
+    /// expression hash-consing (expression, dtype and stage)
+    interned: HashMap<InternKey, ExprId>,
     /// (node, coords, inner phase) → value
     pub(super) memo: HashMap<(NodeId, Vec<Affine>, Option<u32>), ExprId>,
     /// structural phase level of nodes (see [`Builder::level`])
@@ -513,7 +514,11 @@ impl Builder {
 
     fn push(&mut self, expr: Expr, dtype: DType, stage: Stage) -> ExprId {
         crate::work::add(1);
-        let key = format!("{expr:?}|{dtype}|{stage}");
+        let key = InternKey::Expr {
+            expr: ExprKey::of(&expr),
+            dtype,
+            stage,
+        };
         if let Some(&e) = self.interned.get(&key) {
             return e;
         }
@@ -581,7 +586,12 @@ impl Builder {
     ) -> ExprId {
         crate::work::add(1);
         let dtype = self.params[p].dtype;
-        let key = format!("load {p} {idx:?} {dynamic:?}|{stage}");
+        let key = InternKey::LoadAt {
+            param: p,
+            index: idx.clone(),
+            dynamic: dynamic.clone(),
+            stage,
+        };
         if let Some(&e) = self.interned.get(&key) {
             return e;
         }

@@ -97,6 +97,7 @@ mod externs;
 mod fail;
 mod fold;
 mod gen;
+mod intern;
 mod lower;
 mod options;
 mod plan;
