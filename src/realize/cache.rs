@@ -275,6 +275,27 @@ fn positions(order: &[NodeId]) -> Positions {
     Positions(pos)
 }
 
+/// Drops the least recently used half of a cache whose entries sit in lists by
+/// hash (as `Cache::entries`) once it holds `capacity` of them; `last_use`
+/// reads an entry's clock.
+pub(crate) fn evict_half<E>(
+    entries: &mut HashMap<u64, Vec<E>>,
+    capacity: usize,
+    last_use: impl Fn(&E) -> u64,
+) {
+    let held: usize = entries.values().map(Vec::len).sum();
+    if held < capacity {
+        return;
+    }
+    let mut uses: Vec<u64> = entries.values().flatten().map(&last_use).collect();
+    uses.sort_unstable();
+    let cutoff = uses[uses.len() / 2];
+    entries.retain(|_, list| {
+        list.retain(|e| last_use(e) > cutoff);
+        !list.is_empty()
+    });
+}
+
 /// The key words of the structure of `graph`'s nodes `order` (a topological
 /// order, as [`Graph::topo_order`] gives for `targets`) after `head`'s: per node
 /// its op ([`hash_op`]; an input by its number), dtype, shape and the positions
@@ -451,21 +472,7 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
     let mut cache = lock();
     cache.clock += 1;
     let now = cache.clock;
-    let held: usize = cache.entries.values().map(Vec::len).sum();
-    if held >= CAPACITY {
-        let mut uses: Vec<u64> = cache
-            .entries
-            .values()
-            .flatten()
-            .map(|e| e.last_use)
-            .collect();
-        uses.sort_unstable();
-        let cutoff = uses[uses.len() / 2];
-        cache.entries.retain(|_, list| {
-            list.retain(|e| e.last_use > cutoff);
-            !list.is_empty()
-        });
-    }
+    evict_half(&mut cache.entries, CAPACITY, |e| e.last_use);
     // A structure recorded meanwhile (by another thread) is replaced, a
     // colliding one kept beside it.
     let entry = Entry {
@@ -538,6 +545,22 @@ mod tests {
         let (g, order, targets) = graph(b.0, b.1);
         let words = words_of(&g, &order, &targets, fb);
         e.key.matches(&g, &order, &words)
+    }
+
+    #[test]
+    fn eviction_drops_the_least_recently_used_half_across_lists() {
+        // clocks 1..=8, two to a hash
+        let mut m: HashMap<u64, Vec<u64>> = HashMap::new();
+        for clock in 1..=8u64 {
+            m.entry(clock % 4).or_default().push(clock);
+        }
+        evict_half(&mut m, 9, |&c| c);
+        assert_eq!(m.values().map(Vec::len).sum::<usize>(), 8, "below capacity");
+        evict_half(&mut m, 8, |&c| c);
+        let mut kept: Vec<u64> = m.values().flatten().copied().collect();
+        kept.sort_unstable();
+        assert_eq!(kept, [6, 7, 8]);
+        assert!(m.values().all(|l| !l.is_empty()), "empty lists go");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! passes; this one answers the graphs it does not record, those whose schedule
 //! donated a buffer, and graphs that the passes make equal).
 
-use super::cache::{structure_words, StructureKey};
+use super::cache::{evict_half, structure_words, StructureKey};
 use super::{dump::dump_schedule, schedule::schedule_of};
 use crate::error::{Error, Result};
 use crate::settings::Settings;
@@ -183,21 +183,7 @@ pub(super) fn cached_schedule<B: Clone>(
     let (compiled, stats) = lazyfuse_compile::compile_using(&sched, settings.math, compiler)?;
     let compiled = Arc::new(compiled);
     let mut cache = SCHEDULES.lock().unwrap_or_else(|p| p.into_inner());
-    let held: usize = cache.entries.values().map(Vec::len).sum();
-    if held >= SCHEDULE_CACHE_CAPACITY {
-        let mut uses: Vec<u64> = cache
-            .entries
-            .values()
-            .flatten()
-            .map(|e| e.last_use)
-            .collect();
-        uses.sort_unstable();
-        let cutoff = uses[uses.len() / 2];
-        cache.entries.retain(|_, list| {
-            list.retain(|e| e.last_use > cutoff);
-            !list.is_empty()
-        });
-    }
+    evict_half(&mut cache.entries, SCHEDULE_CACHE_CAPACITY, |e| e.last_use);
     // (another thread may have scheduled the same structure meanwhile: the
     // first entry stays)
     let list = cache.entries.entry(hash).or_default();
