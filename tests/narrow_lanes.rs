@@ -2,8 +2,9 @@
 //! each op in `f32x4` lanes, packing the stores) give the reference
 //! interpreter's bits for every kind of value: a sweep of float32 bit patterns
 //! (normals, subnormals of both narrow types, ties, values that overflow to
-//! inf, NaNs with payloads) through a cast, arithmetic and a store, in exact
-//! math; and reductions whose vector phases load and store those dtypes (a row
+//! inf, NaNs with payloads) through a cast, arithmetic and a store, and the
+//! rounded values read back as float32 (bit for bit in either math mode: these
+//! chains hold nothing to approximate or contract); and reductions whose vector phases load and store those dtypes (a row
 //! max bit for bit, a softmax in fast math within one float16 ulp). One test:
 //! the backend is a process-wide setting.
 
@@ -39,25 +40,33 @@ fn patterns() -> Vec<f32> {
 }
 
 /// The bits `f` computes over the patterns (`dt`: float16 or bfloat16) under
-/// `backend`.
-fn run(backend: CpuBackend, dt: DType, f: impl Fn(&Tensor) -> Tensor) -> Vec<u16> {
+/// `backend`: the codes of a float16 or bfloat16 result, the bits of a float32
+/// one.
+fn run(backend: CpuBackend, dt: DType, f: impl Fn(&Tensor) -> Tensor) -> Vec<u32> {
     lazyfuse::set_cpu_backend(backend);
     let p = patterns();
     let n = p.len();
     let x = Tensor::from_vec(p, &[n]).unwrap().to_dtype(dt).unwrap();
     let y = f(&x).realize().unwrap();
-    if dt == DType::F16 {
-        y.to_vec::<f16>()
+    match y.dtype() {
+        DType::F16 => y
+            .to_vec::<f16>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits().into())
+            .collect(),
+        DType::BF16 => y
+            .to_vec::<bf16>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits().into())
+            .collect(),
+        _ => y
+            .to_vec::<f32>()
             .unwrap()
             .iter()
             .map(|v| v.to_bits())
-            .collect()
-    } else {
-        y.to_vec::<bf16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect()
+            .collect(),
     }
 }
 
@@ -66,11 +75,16 @@ type Chain = fn(&Tensor) -> Tensor;
 
 #[test]
 fn narrow_lanes_match_the_interpreter_bit_for_bit() {
-    let chains: [(&str, Chain); 3] = [
+    let chains: [(&str, Chain); 4] = [
         ("cast", |x| x.clone()),
         ("x*1.5+0.25", |x| x.mul(1.5).unwrap().add(0.25).unwrap()),
         ("(x*x - x)/3", |x| {
             x.mul(x).unwrap().sub(x).unwrap().div(3.0).unwrap()
+        }),
+        // the rounded values themselves, NaN payloads included, as float32
+        ("(x*1.5+0.25) as float32", |x| {
+            let y = x.mul(1.5).unwrap().add(0.25).unwrap();
+            y.to_dtype(DType::F32).unwrap()
         }),
     ];
     for dt in [DType::F16, DType::BF16] {

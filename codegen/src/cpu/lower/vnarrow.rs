@@ -5,11 +5,13 @@
 //!
 //! Both are `half`'s conversions bit for bit: round to nearest even, overflow to
 //! ±inf, float16 subnormals on their 2^-24 grid, signed zeros kept, and a NaN
-//! keeping its upper payload bits with the quiet bit set. The rounding works on
-//! the bit pattern: adding `0x0FFF` (bfloat16: `0x7FFF`) plus the kept part's
-//! lowest bit, then clearing the dropped bits, rounds the magnitude to nearest
-//! even, a carry moving into the exponent as it should; float16 subnormals take
-//! `(a + ½) - ½` instead, whose float32 addition rounds to the 2^-24 grid.
+//! keeping its upper payload bits with the quiet bit set. bfloat16 rounds on the
+//! bit pattern: adding `0x7FFF` plus the kept part's lowest bit, then clearing
+//! the dropped bits, rounds the magnitude to nearest even, a carry moving into
+//! the exponent as it should. float16 rounds with a float32 addition: a
+//! power of two chosen from the magnitude's exponent leaves float32 exactly
+//! float16's grid there (subnormals included), so `(a + m) - m` is the rounded
+//! magnitude, a dozen instructions where the bit-pattern form took twice that.
 //!
 //! A value that only stores read is not rounded where it is computed: the
 //! float16 store's packing rounds on its own (the same steps on the way to the
@@ -17,14 +19,11 @@
 //! rounded once instead of rounded and then re-encoded.
 
 use super::Lower;
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::{F32X4, I16, I32, I32X4, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use lazyfuse_ir::kernel::LoopKernel;
 use lazyfuse_ir::DType;
-
-/// The smallest normal float16, `2^-14`.
-const F16_MIN_NORMAL: f32 = 6.103_515_6e-5;
 
 impl Lower<'_, '_> {
     /// A splat of the 32-bit pattern `v`.
@@ -42,50 +41,71 @@ impl Lower<'_, '_> {
     /// `f32x4` lanes rounded to `dt` (float16 or bfloat16; others unchanged), as
     /// `half::{f16, bf16}::from_f32(x).to_f32()`.
     pub(super) fn vround_narrow(&mut self, x: Value, dt: DType) -> Value {
-        let keep = match dt {
-            DType::F16 => 13,
-            DType::BF16 => 16,
-            _ => return x,
-        };
+        match dt {
+            DType::F16 => {
+                let (magnitude, sign) = self.vround_f16_magnitude(x);
+                let r = self.b.ins().bor(magnitude, sign);
+                // a NaN keeps the top ten bits of its payload (a rounded finite
+                // lane or an infinity has none of the dropped bits set)
+                let keep = self.bits32(!0x1FFF);
+                let r = self.b.ins().band(r, keep);
+                self.vbitcast(F32X4, r)
+            }
+            DType::BF16 => {
+                let bits = self.vbitcast(I32X4, x);
+                let lsb = self.b.ins().ushr_imm_s(bits, 16);
+                let one = self.bits32(1);
+                let lsb = self.b.ins().band(lsb, one);
+                let bias = self.bits32(0x7FFF);
+                let mask = self.bits32(0xFFFF_0000);
+                let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                let quiet = self.bits32(0x0040_0000);
+                let q = self.b.ins().bor(bits, quiet);
+                let q = self.b.ins().band(q, mask);
+                let r = self.b.ins().iadd(bits, bias);
+                let r = self.b.ins().iadd(r, lsb);
+                let r = self.b.ins().band(r, mask);
+                let r = self.b.ins().bitselect(nan, q, r);
+                self.vbitcast(F32X4, r)
+            }
+            _ => x,
+        }
+    }
+
+    /// The magnitudes of `x`'s lanes rounded to float16 (as `i32x4` float32
+    /// bits: an infinity past 65504, a NaN quieted with its whole payload) and
+    /// the lanes' sign bits.
+    ///
+    /// Adding `m = 2^(e+13)` to a magnitude of exponent `e` leaves float32 a
+    /// grid of `2^(e-10)`, float16's spacing at that exponent, so the addition
+    /// rounds to nearest even on float16's grid and subtracting `m` again is
+    /// exact; below float16's smallest normal `m` stays `2^-1`, whose grid of
+    /// `2^-24` is that of its subnormals. A carry into the next binade comes out
+    /// as it should. Magnitudes from 65520 (the tie between 65504 and 2^16,
+    /// rounding to even: up) become infinity; that compare also keeps the
+    /// exponents that `m` would overflow away from the result. A NaN passes the
+    /// addition quieted (x86 keeps the first operand's payload), as
+    /// `half::f16::from_f32` quiets it.
+    fn vround_f16_magnitude(&mut self, x: Value) -> (Value, Value) {
         let bits = self.vbitcast(I32X4, x);
-        let lsb = self.b.ins().ushr_imm_s(bits, keep);
-        let one = self.bits32(1);
-        let lsb = self.b.ins().band(lsb, one);
-        let bias = self.bits32((1 << (keep - 1)) - 1);
-        let mask = self.bits32(!((1u32 << keep) - 1));
-        let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-        let quiet = self.bits32(0x0040_0000);
-        let q = self.b.ins().bor(bits, quiet);
-        let q = self.b.ins().band(q, mask);
-        let r = if dt == DType::BF16 {
-            let r = self.b.ins().iadd(bits, bias);
-            let r = self.b.ins().iadd(r, lsb);
-            self.b.ins().band(r, mask)
-        } else {
-            let signm = self.bits32(0x8000_0000);
-            let sign = self.b.ins().band(bits, signm);
-            let absm = self.bits32(0x7FFF_FFFF);
-            let abits = self.b.ins().band(bits, absm);
-            let a = self.vbitcast(F32X4, abits);
-            let r = self.b.ins().iadd(abits, bias);
-            let r = self.b.ins().iadd(r, lsb);
-            let normal = self.b.ins().band(r, mask);
-            let half = self.f32x4(0.5);
-            let s = self.b.ins().fadd(a, half);
-            let s = self.b.ins().fsub(s, half);
-            let s = self.vbitcast(I32X4, s);
-            let min = self.f32x4(F16_MIN_NORMAL);
-            let small = self.b.ins().fcmp(FloatCC::LessThan, a, min);
-            let r = self.b.ins().bitselect(small, s, normal);
-            let rf = self.vbitcast(F32X4, r);
-            let max = self.f32x4(65504.0);
-            let big = self.b.ins().fcmp(FloatCC::GreaterThan, rf, max);
-            let inf = self.bits32(0x7F80_0000);
-            let r = self.b.ins().bitselect(big, inf, r);
-            self.b.ins().bor(r, sign)
-        };
-        let r = self.b.ins().bitselect(nan, q, r);
-        self.vbitcast(F32X4, r)
+        let absm = self.bits32(0x7FFF_FFFF);
+        let abits = self.b.ins().band(bits, absm);
+        let sign = self.b.ins().bxor(bits, abits);
+        let a = self.vbitcast(F32X4, abits);
+        let expm = self.bits32(0x7F80_0000);
+        let e = self.b.ins().band(abits, expm);
+        let min_e = self.bits32(113 << 23);
+        let e = self.b.ins().umax(e, min_e);
+        let shift = self.bits32(13 << 23);
+        let m = self.b.ins().iadd(e, shift);
+        let m = self.vbitcast(F32X4, m);
+        let s = self.b.ins().fadd(a, m);
+        let r = self.b.ins().fsub(s, m);
+        let r = self.vbitcast(I32X4, r);
+        let tie = self.f32x4(65520.0);
+        let big = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, a, tie);
+        let r = self.b.ins().bitselect(big, expm, r);
+        (r, sign)
     }
 
     /// Expression `i`'s `f32x4` value `x` rounded to its dtype, or left for its
@@ -155,47 +175,23 @@ impl Lower<'_, '_> {
         if dt == DType::BF16 {
             self.b.ins().ushr_imm_s(bits, 16)
         } else {
-            let signm = self.bits32(0x8000_0000);
-            let sign = self.b.ins().band(bits, signm);
+            // a rounded magnitude times 2^-112 puts float16's exponent range
+            // onto float32's from its subnormals up (exactly: a float16
+            // subnormal's multiple of 2^-24 lands on float32's 2^-149 grid), so
+            // its bits shifted right by 13 are the code; an infinity or NaN
+            // comes out 0x38000 past its code (0x3FC00 for 0x7C00), which the
+            // wrapping difference picks where it is the smaller
+            let (magnitude, sign) = self.vround_f16_magnitude(x);
+            let a = self.vbitcast(F32X4, magnitude);
+            let scale = self.f32x4(2f32.powi(-112));
+            let a = self.b.ins().fmul(a, scale);
+            let a = self.vbitcast(I32X4, a);
+            let code = self.b.ins().ushr_imm_s(a, 13);
+            let off = self.bits32(0x38000);
+            let special = self.b.ins().isub(code, off);
+            let code = self.b.ins().umin(code, special);
             let sign = self.b.ins().ushr_imm_s(sign, 16);
-            let absm = self.bits32(0x7FFF_FFFF);
-            let abits = self.b.ins().band(bits, absm);
-            let a = self.vbitcast(F32X4, abits);
-            // normals: the magnitude rounded on its bits (a carry moves into the
-            // exponent), the exponent rebiased from 127 to 15; past 65504 the
-            // code reaches or passes 0x7C00 and is held at ±inf
-            let shifted = self.b.ins().ushr_imm_s(abits, 13);
-            let one = self.bits32(1);
-            let lsb = self.b.ins().band(shifted, one);
-            let bias = self.bits32(0x0FFF);
-            let r = self.b.ins().iadd(abits, bias);
-            let r = self.b.ins().iadd(r, lsb);
-            let r = self.b.ins().ushr_imm_s(r, 13);
-            let rebias = self.bits32((127 - 15) << 10);
-            let normal = self.b.ins().isub(r, rebias);
-            let inf16 = self.bits32(0x7C00);
-            let normal = self.b.ins().umin(normal, inf16);
-            // subnormals: ½ + a rounds a to the 2^-24 grid in its low bits (a
-            // value rounding up to 2^-14 becomes the smallest normal's code)
-            let half = self.f32x4(0.5);
-            let s = self.b.ins().fadd(a, half);
-            let s = self.vbitcast(I32X4, s);
-            let half_bits = self.bits32(0.5f32.to_bits());
-            let sub = self.b.ins().isub(s, half_bits);
-            // inf and NaN: all exponent bits; a NaN keeps its payload's top 10
-            // bits with the quiet bit set
-            let quiet = self.bits32(0x200);
-            let payload = self.b.ins().bor(shifted, quiet);
-            let man = self.bits32(0x3FF);
-            let payload = self.b.ins().band(payload, man);
-            let nan = self.b.ins().bor(payload, inf16);
-            let min = self.f32x4(F16_MIN_NORMAL);
-            let small = self.b.ins().fcmp(FloatCC::LessThan, a, min);
-            let infb = self.bits32(0x7F80_0000);
-            let is_nan = self.b.ins().icmp(IntCC::SignedGreaterThan, abits, infb);
-            let h = self.b.ins().bitselect(small, sub, normal);
-            let h = self.b.ins().bitselect(is_nan, nan, h);
-            self.b.ins().bor(h, sign)
+            self.b.ins().bor(code, sign)
         }
     }
 }
