@@ -201,9 +201,14 @@ fn which_kernels_take_runs() {
         !exact.contains("lf_run_"),
         "exact math keeps the interpreter's bits"
     );
-    // float16 (the mixed tier) and float64 erf (no float64 routine).
+    // float16 (the mixed tier): the float32 routine over a tile, narrowed into
+    // the output; float64 erf: no float64 routine.
     let x16 = x.to_dtype(DType::F16).unwrap().realize().unwrap();
-    assert!(!x16.exp().unwrap().clif_text().unwrap().contains("lf_run_"));
+    let clif16 = x16.exp().unwrap().clif_text().unwrap();
+    assert!(clif16.contains("lf_run_exp_f32") && clif16.contains("lf_narrow_f16"));
+    // (a float16 chain's cuts would read back from the tile: it takes none)
+    let chain16 = x16.exp().unwrap().mul(0.5).unwrap().tanh().unwrap();
+    assert!(!chain16.clif_text().unwrap().contains("lf_run_"));
     let x64 = x.to_dtype(DType::F64).unwrap().realize().unwrap();
     assert!(!x64.erf().unwrap().clif_text().unwrap().contains("lf_run_"));
     // exp read again after it is computed: the scheduler stores it apart (two
@@ -419,6 +424,69 @@ fn same_bits64(what: &str, want: &[u64], got: &[u64]) {
     if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
         let (w, g) = (f64::from_bits(want[i]), f64::from_bits(got[i]));
         panic!("{what}: element {i}: inline {w:e}, chain {g:e}");
+    }
+}
+
+/// float16 and bfloat16 runs: the op's float32 routine over a float32 tile on
+/// the kernel's stack, then the tile narrowed into the output
+/// (`lf_narrow_<dtype>`), against the kernel's inline code (the op of `x ·
+/// ones`) and its scalar code (rows of 3), bit for bit: over a length with
+/// several runs, thread ranges that end inside one and a tail, and over rows
+/// of every length up to 40 and around a run's, with a fused argument.
+#[test]
+fn narrow_runs_give_the_inline_codes_bits() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for (dt, suffix) in [(DType::F16, "f16"), (DType::BF16, "bf16")] {
+        let n = 70_001;
+        let x = Tensor::from_vec(values(n), &[n])
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap()
+            .realize()
+            .unwrap();
+        for (name, op) in OPS {
+            let y = op(&x);
+            let clif = y.clif_text().unwrap();
+            assert!(
+                clif.contains(&format!("lf_run_{name}_f32"))
+                    && clif.contains(&format!("lf_narrow_{suffix}")),
+                "{dt} {name}: {clif}"
+            );
+            let got = bits64(&y.realize().unwrap());
+            let inline = bits64(&inline_of(op, &x).realize().unwrap());
+            same_bits64(&format!("{dt} {name}"), &inline, &got);
+            let mut scalar = bits64(&op(&rows_of_three(&x)).realize().unwrap());
+            scalar.truncate(n);
+            same_bits64(&format!("{dt} {name}, rows of 3"), &scalar, &got);
+        }
+        for cols in (1..=40).chain([127, 128, 129, 1025]) {
+            let rows = 5;
+            let x = Tensor::from_vec(values(rows * cols), &[rows, cols])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let rv: Vec<f32> = (0..cols).map(|i| 1.0 + (i as f32) * 1e-3).collect();
+            let cv: Vec<f32> = (0..rows).map(|i| 0.5 - (i as f32) * 0.1).collect();
+            let row = Tensor::from_vec(rv, &[1, cols])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let col = Tensor::from_vec(cv, &[rows, 1])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            for (name, op) in OPS {
+                let arg = x.add(&row).unwrap().mul(&col).unwrap();
+                let y = op(&arg).realize().unwrap();
+                // (the argument realized on its own rounds as the kernel does)
+                let alone = arg.realize().unwrap();
+                let short = op(&rows_of_three(&alone)).realize().unwrap();
+                let mut want = bits64(&short);
+                want.truncate(rows * cols);
+                same_bits64(&format!("{dt} {name} [{rows},{cols}]"), &want, &bits64(&y));
+            }
+        }
     }
 }
 

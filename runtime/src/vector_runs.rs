@@ -22,8 +22,9 @@
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
 //! phase's sums (`vector_runs/rows.rs`); `lf_reduce_<kind>` (a max, min,
 //! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`);
-//! and `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
-//! (`vector_runs/affine.rs`).
+//! `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
+//! (`vector_runs/affine.rs`); and `lf_narrow_f16`/`_bf16`, a float32 run's
+//! 16-bit codes (`vector_runs/narrow.rs`).
 
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -91,6 +92,7 @@ mod affine;
 mod column_sums;
 mod erf_table;
 mod float64;
+mod narrow;
 mod reductions;
 mod rows;
 
@@ -102,6 +104,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
         .chain(reductions::symbols())
         .chain(erf_table::symbols())
         .chain(column_sums::symbols())
+        .chain(narrow::symbols())
         .chain([
             ("lf_run_exp_f64", run_exp64 as *const u8),
             ("lf_run_log_f64", run_log64 as *const u8),

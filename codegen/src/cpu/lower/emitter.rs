@@ -153,6 +153,15 @@ impl<'k> Emitter<'k> for Lower<'k, '_> {
             _ => s.value,
         };
         let v = self.val(value);
+        let tile = match self.run {
+            Some(r) if self.k.stores[r.store] == *s => self.tile_address(r.store, 0),
+            _ => None,
+        };
+        if let Some(addr) = tile {
+            // (a narrow run's argument: the float32 value, rounded)
+            self.b.ins().store(flags(), v, addr, 0);
+            return Ok(());
+        }
         let dt = self.k.params[s.param.index()].dtype;
         let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
         let stored = self.storage_bits(v, dt)?;

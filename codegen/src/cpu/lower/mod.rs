@@ -116,6 +116,7 @@ pub(super) fn lower(
         run,
         run_target: None,
         readback: None,
+        tile: None,
         passes,
         fma,
     };

@@ -12,6 +12,7 @@ use cranelift_codegen::ir::types::{I64, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, StackSlotData, StackSlotKind, Type, Value};
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel};
+use lazyfuse_ir::DType;
 
 impl Lower<'_, '_> {
     /// The vector tiers `body` tries for this kernel, in order (see `rows`).
@@ -210,6 +211,13 @@ impl Lower<'_, '_> {
                 // Runs of at most RUN_POINTS to the row's end: the tiers and
                 // the scalar points fill the run with the op's argument, the
                 // routine finishes it.
+                // (a narrow output's run is a float32 tile, see `OutputRun::tile`)
+                let tile = r.tile.map(|_| {
+                    let data =
+                        StackSlotData::new(StackSlotKind::ExplicitSlot, super::vrun::TILE_BYTES, 4);
+                    let slot = self.b.create_sized_stack_slot(data);
+                    self.b.ins().stack_addr(I64, slot, 0)
+                });
                 let chead = self.b.create_block();
                 let cbody = self.b.create_block();
                 let after = self.b.create_block();
@@ -230,7 +238,20 @@ impl Lower<'_, '_> {
                 } else {
                     let full = self.b.ins().iadd_imm_s(iv, super::vrun::RUN_POINTS);
                     let ce = self.b.ins().smin(full, re);
-                    self.chain_passes(start, iv, ce)?;
+                    match (tile, r.tile) {
+                        (Some(base), Some(dt)) => {
+                            self.tile = Some((base, iv));
+                            self.chain_passes(base, iv, ce)?;
+                            self.tile = None;
+                            let n = self.b.ins().isub(ce, iv);
+                            let symbol = match dt {
+                                DType::F16 => "lf_narrow_f16",
+                                _ => "lf_narrow_bf16",
+                            };
+                            self.call_void(symbol, &[start, base, n])?;
+                        }
+                        _ => self.chain_passes(start, iv, ce)?,
+                    }
                 }
                 self.b.ins().jump(chead, &[]);
                 self.b.switch_to_block(after);

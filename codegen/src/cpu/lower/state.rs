@@ -87,6 +87,11 @@ pub(super) struct Lower<'a, 'b> {
     /// the cut a chain pass being emitted reads back from its run
     /// (`vchain`)
     pub(super) readback: Option<usize>,
+    /// while a narrow output run's passes are emitted ([`OutputRun::tile`]):
+    /// its tile's address and the last dim's index at the run's start
+    ///
+    /// [`OutputRun::tile`]: super::vrun::OutputRun::tile
+    pub(super) tile: Option<(Value, Value)>,
     /// an elementwise output run's passes (`vchain::passes`)
     pub(super) passes: Vec<super::vchain::Pass>,
     /// whether the module's ISA has fused multiply-add (`vmath::isa_has_fma`,

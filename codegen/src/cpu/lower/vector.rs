@@ -200,6 +200,11 @@ impl Lower<'_, '_> {
         for (i, s) in self.k.stores.iter().enumerate() {
             let value = self.run_store_value(i).unwrap_or(s.value);
             let v = vv[value.0 as usize].expect("stored values are computed");
+            if let Some(addr) = self.tile_address(i, shift) {
+                // (a narrow run's argument, in float32 lanes, rounded)
+                self.b.ins().store(flags(), v, addr, 0);
+                continue;
+            }
             let addr =
                 self.shifted_address(s.param.index(), &s.index.offset, &s.index.strides, shift)?;
             match self.k.params[s.param.index()].dtype {

@@ -18,6 +18,14 @@
 //! passes over the run, each followed by its routine ([`super::vchain`]);
 //! the stored op is the chain's last.
 //!
+//! A float16 or bfloat16 elementwise kernel (the mixed tier, which computes
+//! each op in float32 lanes and rounds it) parks its run in a float32 tile on
+//! its stack instead ([`OutputRun::tile`]): the vector tiers store the rounded
+//! argument there, the op's float32 routine rewrites the tile, and
+//! `lf_narrow_<dtype>` rounds the results into the output's codes, which is
+//! the inline code's op and rounding, bit for bit. Its chains take no cuts
+//! (a cut would be read back from the tile).
+//!
 //! A reduction phase runs over whole rows ([`phase_run`]) with a row routine
 //! (`lf_row_<op>`), which also subtracts a shift and keeps the phase's sum in
 //! the vector loop's sixteen accumulators: softmax's exp-sum phase is one call
@@ -33,7 +41,7 @@
 use super::vchain::Pass;
 use super::{Lower, R};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I64};
-use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::{InstBuilder, Value};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 
@@ -71,14 +79,24 @@ pub(super) struct OutputRun {
     /// a direct phase run's outer value the routine subtracts from the load
     /// (softmax's row max)
     pub(super) shift: Option<ExprId>,
+    /// a float16 or bfloat16 output: the run is parked in a float32 tile on
+    /// the stack ([`TILE_BYTES`]), the float32 routine rewrites the tile and
+    /// `lf_narrow_<dtype>` writes its codes into the output (`None`: the run is
+    /// the output itself)
+    pub(super) tile: Option<DType>,
 }
 
+/// Bytes of a narrow output run's float32 tile: [`RUN_POINTS`] values.
+pub(super) const TILE_BYTES: u32 = RUN_POINTS as u32 * 4;
+
 /// The routine's op and element type (`exp_f32`: `lf_run_exp_f32` and
-/// `lf_row_exp_f32`) over `dt` (float32 or float64) of the op that computes `e`,
-/// if it has one, and the op's argument.
+/// `lf_row_exp_f32`) over `dt` (float32 or float64; float16 and bfloat16 take
+/// the float32 routine) of the op that computes `e`, if it has one, and the
+/// op's argument.
 pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
     let f64 = match dt {
-        DType::F32 => false,
+        // (float16 and bfloat16 ops compute in float32 and round the result)
+        DType::F32 | DType::F16 | DType::BF16 => false,
         DType::F64 => true,
         _ => return None,
     };
@@ -126,26 +144,39 @@ pub(super) fn output_run(
     if k.phases() > 0 {
         return phase_run(k, needed, reuses, math).map(|r| (r, Vec::new()));
     }
+    let [store] = k.stores.as_slice() else {
+        return None;
+    };
+    let stored = k.params[store.param.index()].dtype;
     let dt = match super::vector_type(k, math) {
         Some(F32X4) => DType::F32,
         Some(F64X2) => DType::F64,
+        // (the mixed tier computes float16 and bfloat16 ops in float32 lanes,
+        // each rounded: a float32 routine and the rounding of its result are
+        // the op)
+        None if matches!(stored, DType::F16 | DType::BF16) && super::mixed_vector(k, math) => {
+            stored
+        }
         _ => return None,
-    };
-    let [store] = k.stores.as_slice() else {
-        return None;
     };
     if k.dims[k.n_parallel - 1] < MIN_RUN_ROW {
         return None;
     }
-    if k.params[store.param.index()].dtype != dt || hoisted[store.value.0 as usize] {
+    if stored != dt || hoisted[store.value.0 as usize] {
         return None;
     }
+    let tile = matches!(dt, DType::F16 | DType::BF16).then_some(dt);
     let passes = super::vchain::passes(k, hoisted, dt, store.value)?;
+    if tile.is_some() && passes.len() > 1 {
+        // (a chain's passes read their cuts back from the output run)
+        return None;
+    }
     // (the run's op is the chain's last: the one a single pass reads directly)
     let (p, (op, routine)) = passes.iter().rev().find_map(|p| Some((p, p.then?)))?;
     let arg = p.target;
     let np = k.n_parallel;
     let direct = passes.len() == 1
+        && tile.is_none()
         && matches!(k.exprs[arg.0 as usize].expr, Expr::Load { ref index, .. }
             if index.strides[np - 1] == 1 && k.exprs[arg.0 as usize].dtype == dt);
     Some((
@@ -157,6 +188,7 @@ pub(super) fn output_run(
             phase: None,
             direct,
             shift: None,
+            tile,
         },
         passes,
     ))
@@ -200,6 +232,10 @@ fn phase_run(
         let Stage::Inner(ph) = e.stage else {
             return None;
         };
+        if !matches!(e.dtype, DType::F32 | DType::F64) {
+            // (a row routine reads and writes its own element type)
+            return None;
+        }
         let (symbol, x) = run_symbol(&e.expr, e.dtype)?;
         let buf = k.params[st.param.index()].buf;
         let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
@@ -240,6 +276,7 @@ fn phase_run(
             phase: Some(ph),
             direct,
             shift,
+            tile: None,
         })
     })
 }
@@ -313,6 +350,22 @@ impl Lower<'_, '_> {
     pub(super) fn leave_run(&mut self, r: OutputRun) {
         self.needed[r.op] = true;
         self.run_target = None;
+    }
+
+    /// The address in a narrow run's tile of the point `shift` points along the
+    /// last dim from the current one, where store `store` is the run's and its
+    /// passes are being emitted; `None` elsewhere (the store writes its
+    /// buffer).
+    pub(super) fn tile_address(&mut self, store: usize, shift: i64) -> Option<Value> {
+        let (base, start) = self.tile?;
+        if self.run?.store != store {
+            return None;
+        }
+        let iv = self.b.use_var(self.idx[self.k.n_parallel - 1]);
+        let at = self.b.ins().isub(iv, start);
+        let at = self.b.ins().iadd_imm_s(at, shift);
+        let bytes = self.b.ins().imul_imm_s(at, 4);
+        Some(self.b.ins().iadd(base, bytes))
     }
 
     /// The address of the run's store at the current point.
