@@ -18,10 +18,13 @@
 //! repeats another's work. The routines' arithmetic is the vector code's
 //! (`vmath`, op for op), and the run holds the cut's exact value between
 //! passes, so the chain gives the bits of the inline code; the scalar points
-//! of a row's tail take the same passes.
+//! of a row's tail take the same passes. A float16 or bfloat16 kernel's run is
+//! a float32 tile (`vrun`'s `OutputRun::tile`): its readback rounds the
+//! routine's results to the dtype, as the inline op does.
 
 use super::vrun::run_symbol;
 use super::{Lower, R};
+use cranelift_codegen::ir::types::F32;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel};
 use lazyfuse_ir::DType;
@@ -141,7 +144,9 @@ impl Lower<'_, '_> {
         let needed = self.needed.clone();
         let n = self.b.ins().isub(ce, iv);
         for p in &passes {
-            if p.readback != Some(p.target.0 as usize) {
+            // (a pass with nothing to compute still runs over a narrow run's
+            // tile: its readback rounds the routine's results to the dtype)
+            if p.readback != Some(p.target.0 as usize) || self.tile.is_some() {
                 self.b.def_var(last, iv);
                 self.needed.clone_from(&p.needed);
                 self.readback = p.readback;
@@ -173,8 +178,14 @@ impl Lower<'_, '_> {
             return Ok(None);
         }
         let r = self.run.expect("a readback belongs to a run");
-        let addr = self.run_address(r)?;
         let dt = self.k.exprs[i].dtype;
+        if let Some(addr) = self.tile_address(r.store, 0) {
+            // (a narrow run's tile holds the routine's float32 results: the
+            // op's rounding is still to come)
+            let v = self.b.ins().load(F32, super::flags(), addr, 0);
+            return self.round(v, dt).map(Some);
+        }
+        let addr = self.run_address(r)?;
         self.load(addr, dt).map(Some)
     }
 
@@ -190,10 +201,22 @@ impl Lower<'_, '_> {
             return Ok(None);
         }
         let r = self.run.expect("a readback belongs to a run");
-        let s = &self.k.stores[r.store];
-        let (param, index) = (s.param, s.index.clone());
         let dt = self.k.exprs[i].dtype;
         let lanes = i64::from(vt.lane_count());
+        if self.tile.is_some() {
+            // (as `readback_scalar`: the float32 results, rounded here)
+            let mut out = Vec::with_capacity(copies);
+            for c in 0..copies {
+                let addr = self
+                    .tile_address(r.store, c as i64 * lanes)
+                    .expect("a tile run's store");
+                let v = self.b.ins().load(vt, super::flags(), addr, 0);
+                out.push(self.vround_narrow(v, dt));
+            }
+            return Ok(Some(out));
+        }
+        let s = &self.k.stores[r.store];
+        let (param, index) = (s.param, s.index.clone());
         (0..copies)
             .map(|c| self.vload(param, &index, c as i64 * lanes, vt, dt))
             .collect::<R<Vec<_>>>()

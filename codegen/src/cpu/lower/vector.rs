@@ -99,6 +99,12 @@ impl Lower<'_, '_> {
             if !self.needed[i] {
                 continue;
             }
+            if let Some(back) = self.readback_vectors(i, MIXED_LANES, copies)? {
+                vv.iter_mut()
+                    .zip(back)
+                    .for_each(|(block, v)| block[i] = Some(v));
+                continue;
+            }
             let e = self.k.exprs[i].clone();
             if let (Expr::Const(c), None) = (&e.expr, mixed_lane_type(e.dtype)) {
                 // A constant of another dtype (a float64 scalar operand) only feeds

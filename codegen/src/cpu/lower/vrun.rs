@@ -23,8 +23,9 @@
 //! its stack instead ([`OutputRun::tile`]): the vector tiers store the rounded
 //! argument there, the op's float32 routine rewrites the tile, and
 //! `lf_narrow_<dtype>` rounds the results into the output's codes, which is
-//! the inline code's op and rounding, bit for bit. Its chains take no cuts
-//! (a cut would be read back from the tile).
+//! the inline code's op and rounding, bit for bit. A chain's cuts are read
+//! back from the tile and rounded there (so a pass runs between two routines
+//! back to back, to round the first one's results).
 //!
 //! A reduction phase runs over whole rows ([`phase_run`]) with a row routine
 //! (`lf_row_<op>`), which also subtracts a shift and keeps the phase's sum in
@@ -167,10 +168,6 @@ pub(super) fn output_run(
     }
     let tile = matches!(dt, DType::F16 | DType::BF16).then_some(dt);
     let passes = super::vchain::passes(k, hoisted, dt, store.value)?;
-    if tile.is_some() && passes.len() > 1 {
-        // (a chain's passes read their cuts back from the output run)
-        return None;
-    }
     // (the run's op is the chain's last: the one a single pass reads directly)
     let (p, (op, routine)) = passes.iter().rev().find_map(|p| Some((p, p.then?)))?;
     let arg = p.target;
