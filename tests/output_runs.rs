@@ -50,6 +50,12 @@ fn values(n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// [`values`] of `n` points as a realized tensor of `dt`.
+fn values_of(n: usize, dt: DType) -> Tensor {
+    let x = Tensor::from_vec(values(n), &[n]).unwrap();
+    x.to_dtype(dt).unwrap().realize().unwrap()
+}
+
 type Op = fn(&Tensor) -> Tensor;
 
 const OPS: [(&str, Op); 7] = [
@@ -440,12 +446,7 @@ fn narrow_runs_give_the_inline_codes_bits() {
     lazyfuse::set_math_mode(MathMode::Fast);
     for (dt, suffix) in [(DType::F16, "f16"), (DType::BF16, "bf16")] {
         let n = 70_001;
-        let x = Tensor::from_vec(values(n), &[n])
-            .unwrap()
-            .to_dtype(dt)
-            .unwrap()
-            .realize()
-            .unwrap();
+        let x = values_of(n, dt);
         for (name, op) in OPS {
             let y = op(&x);
             let clif = y.clif_text().unwrap();
@@ -559,12 +560,7 @@ fn routine_chains_give_the_inline_codes_bits() {
     for dt in [DType::F32, DType::F64, DType::F16, DType::BF16] {
         let suffix = if dt == DType::F64 { "f64" } else { "f32" };
         for n in [4, 7, 1023, 1024, 1025, 4099, 70_001] {
-            let x = Tensor::from_vec(values(n), &[n])
-                .unwrap()
-                .to_dtype(dt)
-                .unwrap()
-                .realize()
-                .unwrap();
+            let x = values_of(n, dt);
             let rows = rows_of_three(&x);
             for (name, f, routines) in chains {
                 let y = f(&x);
