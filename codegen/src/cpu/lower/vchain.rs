@@ -53,20 +53,26 @@ pub(super) struct Pass {
 }
 
 /// The passes of an elementwise kernel whose one store writes `store` (the
-/// kernel's dtype `dt`, float32 or float64), first pass first, or `None`
-/// where no routine applies. One pass with a routine is the plain output run.
+/// kernel's dtype `dt`: float32 or float64, or float16 or bfloat16, whose ops
+/// take the float32 routines), first pass first, or `None` where no routine
+/// applies. One pass with a routine is the plain output run.
 pub(super) fn passes(
     k: &LoopKernel,
     hoisted: &[bool],
     dt: DType,
     store: ExprId,
 ) -> Option<Vec<Pass>> {
+    // (a float16 or bfloat16 op computes in float32 and rounds the result)
+    let element = match dt {
+        DType::F16 | DType::BF16 => DType::F32,
+        _ => dt,
+    };
     let routine = |i: usize| -> Option<((usize, &'static str), ExprId)> {
         let e = &k.exprs[i];
         if e.dtype != dt || hoisted[i] {
             return None;
         }
-        run_symbol(&e.expr, dt).map(|(symbol, x)| ((i, symbol), x))
+        run_symbol(&e.expr, element).map(|(symbol, x)| ((i, symbol), x))
     };
     let cheap =
         |i: usize| hoisted[i] || matches!(k.exprs[i].expr, Expr::Load { .. } | Expr::Const(_));

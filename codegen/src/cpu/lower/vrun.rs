@@ -91,13 +91,11 @@ pub(super) struct OutputRun {
 pub(super) const TILE_BYTES: u32 = RUN_POINTS as u32 * 4;
 
 /// The routine's op and element type (`exp_f32`: `lf_run_exp_f32` and
-/// `lf_row_exp_f32`) over `dt` (float32 or float64; float16 and bfloat16 take
-/// the float32 routine) of the op that computes `e`, if it has one, and the
-/// op's argument.
+/// `lf_row_exp_f32`) over `dt` (float32 or float64) of the op that computes `e`,
+/// if it has one, and the op's argument.
 pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> {
     let f64 = match dt {
-        // (float16 and bfloat16 ops compute in float32 and round the result)
-        DType::F32 | DType::F16 | DType::BF16 => false,
+        DType::F32 => false,
         DType::F64 => true,
         _ => return None,
     };
@@ -229,10 +227,6 @@ fn phase_run(
         let Stage::Inner(ph) = e.stage else {
             return None;
         };
-        if !matches!(e.dtype, DType::F32 | DType::F64) {
-            // (a row routine reads and writes its own element type)
-            return None;
-        }
         let (symbol, x) = run_symbol(&e.expr, e.dtype)?;
         let buf = k.params[st.param.index()].buf;
         let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
