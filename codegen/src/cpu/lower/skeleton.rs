@@ -208,13 +208,16 @@ impl Lower<'_, '_> {
         }
         match (run, tiers.last()) {
             (Some(r), Some(_)) => {
-                // Runs of at most RUN_POINTS to the row's end: the tiers and
+                // Runs of at most `run_points` to the row's end: the tiers and
                 // the scalar points fill the run with the op's argument, the
                 // routine finishes it.
                 // (a narrow output's run is a float32 tile, see `OutputRun::tile`)
                 let tile = r.tile.map(|_| {
-                    let data =
-                        StackSlotData::new(StackSlotKind::ExplicitSlot, super::vrun::TILE_BYTES, 4);
+                    let data = StackSlotData::new(
+                        StackSlotKind::ExplicitSlot,
+                        super::vrun::tile_bytes(self.k),
+                        4,
+                    );
                     let slot = self.b.create_sized_stack_slot(data);
                     self.b.ins().stack_addr(I64, slot, 0)
                 });
@@ -236,7 +239,7 @@ impl Lower<'_, '_> {
                     self.run_routine(r, start, src, count)?;
                     self.b.def_var(last, re);
                 } else {
-                    let full = self.b.ins().iadd_imm_s(iv, super::vrun::RUN_POINTS);
+                    let full = self.b.ins().iadd_imm_s(iv, super::vrun::run_points(self.k));
                     let ce = self.b.ins().smin(full, re);
                     match (tile, r.tile) {
                         (Some(base), Some(dt)) => {

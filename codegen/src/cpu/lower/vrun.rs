@@ -7,8 +7,9 @@
 //!
 //! Cranelift's vectors are 128 bits wide; a kernel whose work is one
 //! transcendental per element is bound by that width, not by memory. The row
-//! is cut into runs of [`RUN_POINTS`] (512 bytes of float32, still in L1 when the routine
-//! reads them back); the vector tiers fill a run with the op's argument (and
+//! is cut into runs of [`RUN_POINTS`] (512 bytes of float32, still in L1 when
+//! the routine reads them back; [`RESIDENT_RUN_POINTS`] where the whole kernel
+//! fits in L1); the vector tiers fill a run with the op's argument (and
 //! scalar points the row's last few, fewer than a vector), the routine
 //! finishes it. Rows shorter than [`MIN_RUN_ROW`] take no run. The routine's
 //! arithmetic is `vmath`'s, operation for operation, so it gives the bits of
@@ -53,6 +54,31 @@ use lazyfuse_ir::{BinaryOp, DType, UnaryOp, UnaryParamOp};
 /// 1024, 0.24 with 128; the routine calls cost more than that below 64).
 pub(super) const RUN_POINTS: i64 = 128;
 
+/// Points per run of a kernel whose buffers fit the core's L1 together
+/// ([`RESIDENT_BYTES`]): nothing streams from memory, so a longer run only
+/// saves routine calls (three per run in W9's chain: its 1000 points took
+/// eight runs of 128).
+pub(super) const RESIDENT_RUN_POINTS: i64 = 1024;
+
+/// Most bytes, all its buffers together, of a kernel whose runs are
+/// [`RESIDENT_RUN_POINTS`] long.
+const RESIDENT_BYTES: usize = 32 << 10;
+
+/// The points per run of kernel `k`: [`RESIDENT_RUN_POINTS`] where its buffers
+/// fit in L1 together, [`RUN_POINTS`] where it streams.
+pub(super) fn run_points(k: &LoopKernel) -> i64 {
+    let bytes: usize = k
+        .params
+        .iter()
+        .map(|p| p.len.saturating_mul(p.dtype.size_in_bytes()))
+        .fold(0, usize::saturating_add);
+    if bytes <= RESIDENT_BYTES {
+        RESIDENT_RUN_POINTS
+    } else {
+        RUN_POINTS
+    }
+}
+
 /// Shortest row (points along the last dim) an elementwise kernel takes a run
 /// for: each row calls the routines at least once, which costs more than the
 /// inline code of a few points.
@@ -81,14 +107,17 @@ pub(super) struct OutputRun {
     /// (softmax's row max)
     pub(super) shift: Option<ExprId>,
     /// a float16 or bfloat16 output: the run is parked in a float32 tile on
-    /// the stack ([`TILE_BYTES`]), the float32 routine rewrites the tile and
+    /// the stack ([`tile_bytes`]), the float32 routine rewrites the tile and
     /// `lf_narrow_<dtype>` writes its codes into the output (`None`: the run is
     /// the output itself)
     pub(super) tile: Option<DType>,
 }
 
-/// Bytes of a narrow output run's float32 tile: [`RUN_POINTS`] values.
-pub(super) const TILE_BYTES: u32 = RUN_POINTS as u32 * 4;
+/// Bytes of a narrow output run's float32 tile in kernel `k`: a run's values
+/// ([`run_points`]).
+pub(super) fn tile_bytes(k: &LoopKernel) -> u32 {
+    run_points(k) as u32 * 4
+}
 
 /// The routine's op and element type (`exp_f32`: `lf_run_exp_f32` and
 /// `lf_row_exp_f32`) over `dt` (float32 or float64) of the op that computes `e`,
