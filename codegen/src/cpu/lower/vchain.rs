@@ -150,9 +150,24 @@ impl Lower<'_, '_> {
         let needed = self.needed.clone();
         let n = self.b.ins().isub(ce, iv);
         for p in &passes {
+            // A first pass that only loads its routine's argument, contiguous
+            // along the row in the run's dtype (`exp` of `x.exp().tanh()`),
+            // is no pass: the routine reads the input itself.
+            let src = match p.then {
+                Some((op, _))
+                    if p.readback.is_none()
+                        && self.tile.is_none()
+                        && self.k.exprs[p.target.0 as usize].dtype == self.k.exprs[op].dtype
+                        && super::vrun::row_load(self.k, p.target) =>
+                {
+                    self.b.def_var(last, iv);
+                    Some(self.load_address(p.target)?)
+                }
+                _ => None,
+            };
             // (a pass with nothing to compute still runs over a narrow run's
             // tile: its readback rounds the routine's results to the dtype)
-            if p.readback != Some(p.target.0 as usize) || self.tile.is_some() {
+            if src.is_none() && (p.readback != Some(p.target.0 as usize) || self.tile.is_some()) {
                 self.b.def_var(last, iv);
                 self.needed.clone_from(&p.needed);
                 self.readback = p.readback;
@@ -166,7 +181,8 @@ impl Lower<'_, '_> {
                 self.vals = row_values;
             }
             if let Some((_, routine)) = p.then {
-                self.call_void(&format!("lf_run_{routine}"), &[start, start, n])?;
+                let from = src.unwrap_or(start);
+                self.call_void(&format!("lf_run_{routine}"), &[start, from, n])?;
             }
         }
         self.b.def_var(last, ce);
