@@ -284,6 +284,42 @@ fn softmax_rows_take_a_run_with_the_same_bits() {
     }
 }
 
+/// Float16 and bfloat16 softmax rows keep their float32 `exp(x - max)` in a
+/// row slot for the last phase; the exp-sum phase stores the argument there
+/// and the row routine rewrites it (a kept row's run): against the same steps
+/// realized one by one in float32 and rounded once, bit for bit.
+#[test]
+fn narrow_softmax_rows_take_a_run_over_the_kept_row() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for dt in [DType::F16, DType::BF16] {
+        for cols in [3, 16, 17, 40, 100, 1023, 4096, 4099, 16384, 16385] {
+            let rows = 3;
+            let xs: Vec<f32> = (0..rows * cols)
+                .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 5) as f32)
+                .collect();
+            let x = Tensor::from_vec(xs, &[rows, cols]).unwrap();
+            let x = x.to_dtype(dt).unwrap().realize().unwrap();
+            let y = x.softmax(1).unwrap();
+            let runs = y.clif_text().unwrap().contains("lf_row_exp_f32");
+            assert_eq!(runs, (16..=16384).contains(&cols), "{dt:?} [{rows},{cols}]");
+            let got = bits64(&y.realize().unwrap());
+            let x = x.to_dtype(DType::F32).unwrap().realize().unwrap();
+            let m = x.amax(&[1], true).unwrap().realize().unwrap();
+            let e = x.sub(&m).unwrap().exp().unwrap().realize().unwrap();
+            let s = e.sum(&[1], true).unwrap().realize().unwrap();
+            let r = s.reciprocal().unwrap().realize().unwrap();
+            let want = e.mul(&r).unwrap().realize().unwrap();
+            let want = want.to_dtype(dt).unwrap().realize().unwrap();
+            same_bits64(
+                &format!("{dt:?} softmax [{rows},{cols}]"),
+                &bits64(&want),
+                &got,
+            );
+        }
+    }
+}
+
 /// Float64 runs (exp, log, tanh, sigmoid, silu): against the kernel's inline
 /// code (the op times ones) and its scalar code (rows of 3), bit for bit, on a
 /// plain input and on a fused argument; softmax rows against the same steps

@@ -231,9 +231,23 @@ impl Lower<'_, '_> {
             return Ok(m);
         }
         let rd = nd - 1;
-        // A phase run (`vrun::phase_run`): the reductions of the run's op read
-        // the row back after the routine, the others accumulate in the loop.
-        let run = self.run.filter(|r| r.phase == Some(ph));
+        // Rows kept for a later phase (`keep`: the expressions this phase
+        // computes and writes to their row slot) and read back from an earlier
+        // one (`reuse`: the expressions this phase loads instead of computing).
+        let stage = Stage::Inner(ph);
+        let keep: Vec<usize> = self
+            .reuses
+            .iter()
+            .map(|r| r.0)
+            .filter(|&e| self.k.exprs[e].stage == stage)
+            .collect();
+        // A phase run (`vrun::phase_run`, or over a kept row, `vrun::kept_run`):
+        // the reductions of the run's op read the row back after the routine,
+        // the others accumulate in the loop.
+        let run = match self.run {
+            Some(r) => Some(r).filter(|r| r.phase == Some(ph)),
+            None => super::vrun::kept_run(self.k, ph, &self.needed, &keep, self.math, fma),
+        };
         let (run_accs, vaccs): (Vec<VAcc>, Vec<VAcc>) = vaccs.into_iter().partition(|va| {
             run.is_some_and(|r| {
                 matches!(self.k.exprs[va.expr].expr, Expr::Reduce { x, .. } if x.0 as usize == r.op)
@@ -249,16 +263,6 @@ impl Lower<'_, '_> {
             }
             return Ok(m);
         }
-        // Rows kept for a later phase (`keep`: the expressions this phase
-        // computes and writes to their row slot) and read back from an earlier
-        // one (`reuse`: the expressions this phase loads instead of computing).
-        let stage = Stage::Inner(ph);
-        let keep: Vec<usize> = self
-            .reuses
-            .iter()
-            .map(|r| r.0)
-            .filter(|&e| self.k.exprs[e].stage == stage)
-            .collect();
         let reuse: Vec<(usize, usize)> = self
             .reuses
             .iter()
@@ -307,7 +311,12 @@ impl Lower<'_, '_> {
             }
             self.veval(stage, u, rd, &mut vv, &mut addrs)?;
             for &e in &keep {
-                let parts = vv[e].clone().expect("a kept value is computed");
+                // (a kept row's run keeps the argument: its routine follows)
+                let kept = match run {
+                    Some(r) if r.slot == Some(e) => r.arg.0 as usize,
+                    _ => e,
+                };
+                let parts = vv[kept].clone().expect("a kept value is computed");
                 self.row_slot_parts(e, pv, u, Some(parts));
             }
             self.vaccumulate(&vaccs, u, &vv);

@@ -111,6 +111,9 @@ pub(super) struct OutputRun {
     /// `lf_narrow_<dtype>` writes its codes into the output (`None`: the run is
     /// the output itself)
     pub(super) tile: Option<DType>,
+    /// a kept row's run ([`kept_run`]): the row slot of this expression holds
+    /// the run (`None`: the output, or its tile, does)
+    pub(super) slot: Option<usize>,
 }
 
 /// Bytes of a narrow output run's float32 tile in kernel `k`: a run's values
@@ -213,6 +216,7 @@ pub(super) fn output_run(
             direct,
             shift: None,
             tile,
+            slot: None,
         },
         passes,
     ))
@@ -297,6 +301,55 @@ fn phase_run(
             direct,
             shift,
             tile: None,
+            slot: None,
+        })
+    })
+}
+
+/// The run of a row that phase `ph` keeps for a later one (`keep`, see
+/// `vreduce::phase_reuses`: a float16 softmax's float32 `exp(x - max)`, which
+/// its last phase reads back): an expression with a routine ([`run_symbol`],
+/// float32 or float64) whose argument the phase computes, that only
+/// reductions read and no store writes. The phase's vector loop stores the
+/// argument into the row slot instead, and the row routine rewrites the slot
+/// in place and keeps the phase's sum, as a phase run does in the output
+/// ([`phase_run`]); the slot then holds the values the vector loop would have
+/// kept, bit for bit. Fast math with FMA only, as every run.
+pub(super) fn kept_run(
+    k: &LoopKernel,
+    ph: u32,
+    needed: &[bool],
+    keep: &[usize],
+    math: MathMode,
+    fma: bool,
+) -> Option<OutputRun> {
+    if math != MathMode::Fast || !fma {
+        return None;
+    }
+    keep.iter().find_map(|&op| {
+        let e = &k.exprs[op];
+        let (symbol, x) = run_symbol(&e.expr, e.dtype)?;
+        let id = ExprId(op as u32);
+        let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
+            !needed[i]
+                || !LoopKernel::operands(&r.expr).contains(&id)
+                || matches!(r.expr, Expr::Reduce { .. })
+        });
+        let stored = k.stores.iter().any(|st| st.value == id);
+        let ok = e.stage == Stage::Inner(ph)
+            && k.exprs[x.0 as usize].stage == Stage::Inner(ph)
+            && only_reduced
+            && !stored;
+        ok.then_some(OutputRun {
+            store: usize::MAX,
+            op,
+            arg: x,
+            routine: symbol,
+            phase: Some(ph),
+            direct: false,
+            shift: None,
+            tile: None,
+            slot: Some(op),
         })
     })
 }
@@ -388,9 +441,18 @@ impl Lower<'_, '_> {
         Some(self.b.ins().iadd(base, bytes))
     }
 
-    /// The address of the run's store at the current point.
+    /// The address of the run's store at the current point (of its row slot's
+    /// point, for a kept row's run).
     pub(super) fn run_address(&mut self, r: OutputRun) -> R<Value> {
-        self.store_address(r.store)
+        let Some(e) = r.slot else {
+            return self.store_address(r.store);
+        };
+        let slot = self.row_slots[&e];
+        let base = self.b.ins().stack_addr(I64, slot, 0);
+        let pos = self.b.use_var(self.idx[self.k.dims.len() - 1]);
+        let size = self.k.exprs[e].dtype.size_in_bytes() as i64;
+        let at = self.b.ins().imul_imm_s(pos, size);
+        Ok(self.b.ins().iadd(base, at))
     }
 
     /// The address of store `store` (an index into the kernel's stores) at the
