@@ -286,8 +286,10 @@ fn softmax_rows_take_a_run_with_the_same_bits() {
 
 /// Float16 and bfloat16 softmax rows keep their float32 `exp(x - max)` in a
 /// row slot for the last phase; the exp-sum phase stores the argument there
-/// and the row routine rewrites it (a kept row's run): against the same steps
-/// realized one by one in float32 and rounded once, bit for bit.
+/// and the row routine rewrites it (a kept row's run), and the last phase
+/// scales the slot in place with the affine routine and narrows it into the
+/// output: against the same steps realized one by one in float32 and rounded
+/// once, bit for bit.
 #[test]
 fn narrow_softmax_rows_take_a_run_over_the_kept_row() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
@@ -301,8 +303,20 @@ fn narrow_softmax_rows_take_a_run_over_the_kept_row() {
             let x = Tensor::from_vec(xs, &[rows, cols]).unwrap();
             let x = x.to_dtype(dt).unwrap().realize().unwrap();
             let y = x.softmax(1).unwrap();
-            let runs = y.clif_text().unwrap().contains("lf_row_exp_f32");
-            assert_eq!(runs, (16..=16384).contains(&cols), "{dt:?} [{rows},{cols}]");
+            let clif = y.clif_text().unwrap();
+            let narrow = if dt == DType::F16 {
+                "lf_narrow_f16"
+            } else {
+                "lf_narrow_bf16"
+            };
+            for routine in ["lf_row_exp_f32", "lf_row_affine_f32", narrow] {
+                let runs = clif.contains(routine);
+                assert_eq!(
+                    runs,
+                    (16..=16384).contains(&cols),
+                    "{routine} {dt:?} [{rows},{cols}]"
+                );
+            }
             let got = bits64(&y.realize().unwrap());
             let x = x.to_dtype(DType::F32).unwrap().realize().unwrap();
             let m = x.amax(&[1], true).unwrap().realize().unwrap();

@@ -18,6 +18,7 @@ use super::vreduce_run::routine_phase;
 use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::InstBuilder;
 use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_WEIGHT};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
@@ -41,6 +42,13 @@ pub(super) struct AffineRun {
     pub(super) form: i64,
     /// the routine's symbol
     pub(super) symbol: &'static str,
+    /// the earlier phase's expression whose row slot holds `x` (`load` is the
+    /// expression that reads it back, see `vreduce::phase_reuses`): the
+    /// routine reads the slot (`None`: `load` is a load)
+    pub(super) slot: Option<usize>,
+    /// a float16 or bfloat16 store of the float32 value: the routine rewrites
+    /// the slot in place and `lf_narrow_<dtype>` rounds it into the output
+    pub(super) narrow: Option<DType>,
 }
 
 /// Phase `ph`'s affine run, if it has one: fast math, the phase vectorizes,
@@ -61,7 +69,19 @@ pub(super) fn affine_run(
     let nd = k.dims.len();
     let in_phase = |i: usize| k.exprs[i].stage == Stage::Inner(ph);
     let reduces = k.phase_reductions(ph).iter().any(|r| needed[r.0]);
-    if reduces || !routine_phase(k, ph, needed, reuses, math) {
+    // (a row kept by an earlier phase and read back here alone, see
+    // `reused_row`)
+    let here: Vec<(usize, usize)> = reuses
+        .iter()
+        .copied()
+        .filter(|&(a, b)| in_phase(a) || in_phase(b))
+        .collect();
+    let others: Vec<(usize, usize)> = reuses
+        .iter()
+        .copied()
+        .filter(|r| !here.contains(r))
+        .collect();
+    if reduces || !routine_phase(k, ph, needed, &others, math) {
         return None;
     }
     let stores: Vec<usize> = (0..k.stores.len())
@@ -71,16 +91,47 @@ pub(super) fn affine_run(
         return None;
     };
     let st = &k.stores[*si];
-    let dt = k.exprs[st.value.0 as usize].dtype;
+    let stored = k.exprs[st.value.0 as usize].dtype;
+    // A float16 or bfloat16 store of a float32 value (the mixed tier's cast,
+    // one rounding) takes the float32 routine and the narrowing.
+    let (value, dt, narrow) = match k.exprs[st.value.0 as usize].expr {
+        Expr::Cast { x }
+            if matches!(stored, DType::F16 | DType::BF16)
+                && k.exprs[x.0 as usize].dtype == DType::F32 =>
+        {
+            (x, DType::F32, Some(stored))
+        }
+        _ => (st.value, stored, None),
+    };
     let symbol = match dt {
         DType::F32 => "lf_row_affine_f32",
         DType::F64 => "lf_row_affine_f64",
         _ => return None,
     };
-    let form = Form::of(k, st.value, dt)?;
+    let slot = reused_row(k, &here, reuses);
+    let reused = |id: ExprId| slot.is_some_and(|(_, later)| later == id.0 as usize);
+    let mut form = Form::of(k, value, dt, &reused)?;
     let fused = form.bias.is_some() && (form.weight.is_some() || !form.divide);
     if fused && !fma {
         return None;
+    }
+    // The reused row is the routine's `x` or nothing is; a narrow store works
+    // in that row's slot, and takes no fused product (the mixed tier's own
+    // contraction is not the float32 loop's).
+    let slot = slot.filter(|&(_, later)| later == form.load.0 as usize);
+    if slot.is_none() != here.is_empty() || (narrow.is_some() && (slot.is_none() || fused)) {
+        return None;
+    }
+    // (what only the reused row needs is not the phase's work)
+    let given = slot.map(|(_, later)| vec![later]).unwrap_or_default();
+    let needed_here = k.needed_exprs_given(&given);
+    let needed: Vec<bool> = needed
+        .iter()
+        .zip(&needed_here)
+        .map(|(a, b)| *a && *b)
+        .collect();
+    if narrow.is_some() {
+        form.chain.push(st.value);
     }
     let out_buf = k.params[st.param.index()].buf;
     let buf_of = |id: ExprId| match k.exprs[id.0 as usize].expr {
@@ -96,8 +147,8 @@ pub(super) fn affine_run(
         _ => true,
     };
     let own: Vec<usize> = form.chain.iter().map(|e| e.0 as usize).collect();
-    let alone = phase_computes_only(k, needed, ph, &own);
-    let stored_ok = st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == dt;
+    let alone = phase_computes_only(k, &needed, ph, &own);
+    let stored_ok = st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == stored;
     (alone && stored_ok && rows_apart && x_in_place_or_apart).then(|| AffineRun {
         store: *si,
         load: form.load,
@@ -109,7 +160,25 @@ pub(super) fn affine_run(
             | (form.weight.is_some() as i64 * AFFINE_WEIGHT)
             | (form.bias.is_some() as i64 * AFFINE_BIAS),
         symbol,
+        slot: slot.map(|(earlier, _)| earlier),
+        narrow,
     })
+}
+
+/// The one row an earlier phase keeps that phase `ph` reads back (`here`: the
+/// reuses touching `ph`), as `(earlier, later)`, where nothing else reads that
+/// slot: the routine may then rewrite it in place.
+fn reused_row(
+    k: &LoopKernel,
+    here: &[(usize, usize)],
+    reuses: &[(usize, usize)],
+) -> Option<(usize, usize)> {
+    let [(earlier, later)] = here else {
+        return None;
+    };
+    let read_once = reuses.iter().filter(|r| r.0 == *earlier).count() == 1;
+    let from_before = k.exprs[*earlier].stage != k.exprs[*later].stage;
+    (read_once && from_before).then_some((*earlier, *later))
 }
 
 /// A stored value taken apart into the routine's parts.
@@ -125,10 +194,17 @@ struct Form {
 }
 
 impl Form {
-    /// `value` as `((x - shift) ∘ scale) · w + b`, every part of dtype `dt`.
-    fn of(k: &LoopKernel, value: ExprId, dt: DType) -> Option<Form> {
+    /// `value` as `((x - shift) ∘ scale) · w + b`, every part of dtype `dt`;
+    /// `x` is a contiguous load or a row read back from a slot (`reused`).
+    fn of(
+        k: &LoopKernel,
+        value: ExprId,
+        dt: DType,
+        reused: &dyn Fn(ExprId) -> bool,
+    ) -> Option<Form> {
         let expr = |id: ExprId| &k.exprs[id.0 as usize];
         let row = |id: ExprId| expr(id).dtype == dt && row_load(k, id);
+        let source = |id: ExprId| row(id) || (expr(id).dtype == dt && reused(id));
         let outer = |id: ExprId| !matches!(expr(id).stage, Stage::Inner(_));
         let binary = |id: ExprId| match expr(id).expr {
             Expr::Binary { op, a, b } if expr(id).dtype == dt => Some((op, a, b)),
@@ -136,11 +212,11 @@ impl Form {
         };
         // `x` or `x - shift`
         let centered = |id: ExprId| -> Option<(ExprId, Option<ExprId>, Vec<ExprId>)> {
-            if row(id) {
+            if source(id) {
                 return Some((id, None, vec![id]));
             }
             match binary(id)? {
-                (BinaryOp::Sub, x, m) if row(x) && outer(m) => Some((x, Some(m), vec![id, x])),
+                (BinaryOp::Sub, x, m) if source(x) && outer(m) => Some((x, Some(m), vec![id, x])),
                 _ => None,
             }
         };
@@ -209,8 +285,16 @@ impl Lower<'_, '_> {
         let rd = self.k.dims.len() - 1;
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
-        let dst = self.store_address(ar.store)?;
-        let src = self.load_address(ar.load)?;
+        let out = self.store_address(ar.store)?;
+        let src = match ar.slot {
+            Some(e) => {
+                let slot = self.row_slots[&e];
+                self.b.ins().stack_addr(I64, slot, 0)
+            }
+            None => self.load_address(ar.load)?,
+        };
+        // (a narrow store's values are rounded from the slot afterwards)
+        let dst = if ar.narrow.is_some() { src } else { out };
         let scale = self.val(ar.scale);
         let shift = self.outer_or_zero(ar.shift, self.k.exprs[ar.load.0 as usize].dtype)?;
         let row = |l: &mut Self, r: Option<ExprId>| match r {
@@ -221,6 +305,11 @@ impl Lower<'_, '_> {
         let b = row(self, ar.bias)?;
         let count = self.iconst(I64, m);
         let form = self.iconst(I64, ar.form);
-        self.call_void(ar.symbol, &[dst, src, count, shift, scale, w, b, form])
+        self.call_void(ar.symbol, &[dst, src, count, shift, scale, w, b, form])?;
+        match ar.narrow {
+            Some(DType::F16) => self.call_void("lf_narrow_f16", &[out, dst, count]),
+            Some(_) => self.call_void("lf_narrow_bf16", &[out, dst, count]),
+            None => Ok(()),
+        }
     }
 }
