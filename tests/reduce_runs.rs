@@ -194,7 +194,8 @@ fn std_of(x: &Tensor) -> Tensor {
 /// each part there or not, `∘` a multiply or divide, operands on either side,
 /// as W5 and `nn`'s layer norm write them; each calls `lf_row_affine_` and
 /// gives the bits of the same computed over `x * 1` (the vector loop, whose
-/// products an add takes fused), on float32 and float64 rows.
+/// products an add takes fused), on float32 and float64 rows, the largest
+/// streamed.
 #[test]
 fn affine_rows_give_the_vector_loops_bits() {
     lazyfuse::set_math_mode(MathMode::Fast);
@@ -254,9 +255,10 @@ fn affine_rows_give_the_vector_loops_bits() {
                 .unwrap()
         },
     ];
-    for cols in [16, 40, 1000, 4099] {
+    // (the last rows' output is past 16 MiB: streamed out past the caches)
+    for (nrows, cols) in [(8, 16), (8, 40), (8, 1000), (8, 4099), (1024, 4099)] {
         for dt in [lazyfuse::DType::F32, lazyfuse::DType::F64] {
-            let x = Tensor::from_vec(rows(8, cols), &[8, cols]).unwrap();
+            let x = Tensor::from_vec(rows(nrows, cols), &[nrows, cols]).unwrap();
             let x = x.to_dtype(dt).unwrap().realize().unwrap();
             let vals = |seed: f32| -> Vec<f32> {
                 (0..cols).map(|i| (i as f32 * 0.37 + seed).sin()).collect()
@@ -270,20 +272,25 @@ fn affine_rows_give_the_vector_loops_bits() {
                 .to_dtype(dt)
                 .unwrap();
             let (w, b) = (w.realize().unwrap(), b.realize().unwrap());
-            let ones = Tensor::from_vec(vec![1.0f32; 8 * cols], &[8, cols]).unwrap();
+            let ones = Tensor::from_vec(vec![1.0f32; nrows * cols], &[nrows, cols]).unwrap();
             let ones = ones.to_dtype(dt).unwrap().realize().unwrap();
             let xo = x.mul(&ones).unwrap();
             for (i, f) in cases.iter().enumerate() {
                 let run = f(&x, &x, &w, &b);
                 let fused = run.schedule_text().unwrap().matches("kernel ").count() == 1;
                 if i < 2 && cols <= 1000 {
-                    assert!(fused, "case {i} [8,{cols}] {dt:?} is one kernel");
+                    assert!(fused, "case {i} [{nrows},{cols}] {dt:?} is one kernel");
                 }
+                let clif = run.clif_text().unwrap();
                 assert_eq!(
-                    run.clif_text().unwrap().contains("lf_row_affine_"),
+                    clif.contains("lf_row_affine_"),
                     fused,
-                    "case {i} [8,{cols}] {dt:?}"
+                    "case {i} [{nrows},{cols}] {dt:?}"
                 );
+                if i == 0 && nrows > 8 {
+                    // W5's form, divided, weighted, biased and streamed
+                    assert!(clif.contains("iconst.i64 15"), "case 0 streams: {clif}");
+                }
                 let inline = f(&xo, &x, &w, &b);
                 assert!(!inline.clif_text().unwrap().contains("lf_row_affine_"));
                 // (realized in their own dtype first: a cast fused into the
@@ -292,7 +299,11 @@ fn affine_rows_give_the_vector_loops_bits() {
                     let t = t.realize().unwrap();
                     bits(&t.to_dtype(lazyfuse::DType::F64).unwrap())
                 };
-                assert_eq!(f64s(&run), f64s(&inline), "case {i} [8,{cols}] {dt:?}");
+                assert_eq!(
+                    f64s(&run),
+                    f64s(&inline),
+                    "case {i} [{nrows},{cols}] {dt:?}"
+                );
             }
         }
     }

@@ -171,6 +171,12 @@ pub const AFFINE_WEIGHT: i64 = 2;
 /// The affine row routine's `form` bit: a bias row is added last.
 pub const AFFINE_BIAS: i64 = 4;
 
+/// The affine row routine's `form` bit: the output row (apart from the
+/// source) is written with non-temporal stores, past the caches, where the
+/// processor has them: an output far larger than the caches is not read back
+/// soon, and a plain store first reads each line it writes.
+pub const AFFINE_STREAM: i64 = 8;
+
 /// Rows a fast float32 column sum adds in float32 before it widens their sum
 /// and adds it to the column's float64 accumulator (`lazyfuse_codegen`'s
 /// column chunks and the runtime's `lf_column_sum_f32`, which must group the

@@ -95,6 +95,7 @@ mod float64;
 mod narrow;
 mod reductions;
 mod rows;
+mod stream;
 
 /// The run functions: symbol and address, for [`crate::jit_symbols`].
 pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {

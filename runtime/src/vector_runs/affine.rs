@@ -6,19 +6,26 @@
 //! `lf_row_affine_<f32|f64>(dst, src, n, shift, scale, w, b, form)`: `form`'s
 //! bits say which parts are there (`lazyfuse_ir::fast_math`'s `AFFINE_*`; `w`
 //! and `b` are null where their bit is clear; `shift` is `0` where the kernel
-//! subtracts none: `x - 0` is `x`, signed zeros included). The arithmetic is the
+//! subtracts none: `x - 0` is `x`, signed zeros included), and whether a row
+//! apart from its source is streamed out past the caches (`AFFINE_STREAM`,
+//! `super::stream`). The arithmetic is the
 //! kernel's own in fast math with FMA: a product that an add takes is
 //! contracted into one fused multiply-add, as `lower::vector`'s `contract`
 //! does (`y · w + b` is `fma(y, w, b)`; with no weight, `d · scale + b` is
 //! `fma(d, scale, b)`), so the routine's values are the vector loop's bits.
 
 use lazyfuse_ir::fast_math::{
-    AFFINE_BIAS as BIAS, AFFINE_DIVIDE as DIVIDE, AFFINE_WEIGHT as WEIGHT,
+    AFFINE_BIAS as BIAS, AFFINE_DIVIDE as DIVIDE, AFFINE_STREAM as STREAM, AFFINE_WEIGHT as WEIGHT,
 };
+
+/// The part `a..z` of an optional row.
+fn part<T>(row: Option<&[T]>, a: usize, z: usize) -> Option<&[T]> {
+    row.map(|r| &r[a..z])
+}
 
 /// One affine row function per element type (see the module doc).
 macro_rules! affine_fn {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $t:ty, $streamed:ident) => {
         /// Writes `((src[i] - shift) ∘ scale) · w[i] + b[i]` to `dst[i]` for
         /// the `n` elements, the parts `form` names, a product that the add
         /// takes fused (`n ≤ 0`: nothing); `dst == src` works in place.
@@ -53,6 +60,8 @@ macro_rules! affine_fn {
                 let b = (form & BIAS != 0).then(|| std::slice::from_raw_parts(b, n));
                 (dst, src, w, b)
             };
+            let divide = form & DIVIDE != 0;
+            let compute = |dst: &mut [$t], src: Option<&[$t]>, w: Option<&[$t]>, b: Option<&[$t]>| {
             by_level!(fn apply(
                 dst: &mut [$t],
                 src: Option<&[$t]>,
@@ -95,13 +104,25 @@ macro_rules! affine_fn {
                     (false, Some(w), Some(b)) => each!(|d, i| (d * scale).mul_add(w[i], b[i])),
                     (true, Some(w), Some(b)) => each!(|d, i| (d / scale).mul_add(w[i], b[i])),
                 }
-            }, (dst, src, shift, scale, form & DIVIDE != 0, w, b))
+            }, (dst, src, shift, scale, divide, w, b))
+            };
+            match src {
+                // (a row computed in place is in the cache already)
+                Some(src) if form & STREAM != 0 => {
+                    // The row's whole cache lines streamed, the rest plainly.
+                    let affine = super::stream::Affine { shift, scale, form };
+                    let (from, to) = super::stream::$streamed(dst, src, affine, w, b);
+                    compute(&mut dst[..from], Some(&src[..from]), part(w, 0, from), part(b, 0, from));
+                    compute(&mut dst[to..], Some(&src[to..]), part(w, to, n), part(b, to, n));
+                }
+                _ => compute(dst, src, w, b),
+            }
         }
     };
 }
 
-affine_fn!(row_affine_f32, f32);
-affine_fn!(row_affine_f64, f64);
+affine_fn!(row_affine_f32, f32, affine_f32);
+affine_fn!(row_affine_f64, f64, affine_f64);
 
 /// The affine functions: symbol and address, for [`crate::jit_symbols`].
 pub(super) fn symbols() -> [(&'static str, *const u8); 2] {
@@ -141,6 +162,65 @@ mod tests {
             steps!(f(x), f(shift), f(scale), f(w), f(b)),
             steps!(x, shift, scale, w, b),
         )
+    }
+
+    /// A streamed row (`STREAM`) at every level and form, at every alignment of
+    /// its output and of lengths around the cache lines: the plain row's bits,
+    /// and nothing written outside it.
+    #[test]
+    fn streamed_rows_are_the_plain_rows() {
+        super::super::each_level(|| {
+            let n = 700;
+            let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.731).sin() * 1e3).collect();
+            let ws: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
+            let bs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.11).sin() * 3.0).collect();
+            let x32: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+            let w32: Vec<f32> = ws.iter().map(|&v| v as f32).collect();
+            let b32: Vec<f32> = bs.iter().map(|&v| v as f32).collect();
+            for form in 0..8 {
+                for offset in 0..17 {
+                    for len in [0, 1, 15, 16, 17, 31, 33, 64, 100, 640] {
+                        let mut plain = vec![0.0f32; len];
+                        let mut streamed = vec![-7.0f32; len + 40];
+                        let mut plain64 = vec![0.0f64; len];
+                        let mut streamed64 = vec![-7.0f64; len + 40];
+                        // SAFETY: live Vecs: the outputs hold `offset + len`
+                        // elements or more, apart from the inputs of `n ≥ len`.
+                        unsafe {
+                            let args32 = (x32.as_ptr(), len as i64, 0.625f32, 0.37f32);
+                            let (x, l, sh, sc) = args32;
+                            let (w, b) = (w32.as_ptr(), b32.as_ptr());
+                            row_affine_f32(plain.as_mut_ptr(), x, l, sh, sc, w, b, form);
+                            let out = streamed.as_mut_ptr().add(offset);
+                            row_affine_f32(out, x, l, sh, sc, w, b, form | STREAM);
+                            let (x, w, b) = (xs.as_ptr(), ws.as_ptr(), bs.as_ptr());
+                            row_affine_f64(plain64.as_mut_ptr(), x, l, 0.625, 0.37, w, b, form);
+                            let out = streamed64.as_mut_ptr().add(offset);
+                            row_affine_f64(out, x, l, 0.625, 0.37, w, b, form | STREAM);
+                        }
+                        let what = format!("form {form} offset {offset} len {len}");
+                        let bits32: Vec<u32> = plain.iter().map(|v| v.to_bits()).collect();
+                        let got32: Vec<u32> = streamed[offset..offset + len]
+                            .iter()
+                            .map(|v| v.to_bits())
+                            .collect();
+                        assert_eq!(bits32, got32, "{what}");
+                        let bits64: Vec<u64> = plain64.iter().map(|v| v.to_bits()).collect();
+                        let got64: Vec<u64> = streamed64[offset..offset + len]
+                            .iter()
+                            .map(|v| v.to_bits())
+                            .collect();
+                        assert_eq!(bits64, got64, "{what}");
+                        let outside = |v: &[f32]| v.iter().all(|&v| v == -7.0);
+                        assert!(outside(&streamed[..offset]), "{what}");
+                        assert!(outside(&streamed[offset + len..]), "{what}");
+                        let outside64 = |v: &[f64]| v.iter().all(|&v| v == -7.0);
+                        assert!(outside64(&streamed64[..offset]), "{what}");
+                        assert!(outside64(&streamed64[offset + len..]), "{what}");
+                    }
+                }
+            }
+        });
     }
 
     /// Every form at every level, in place and from a source, on rows of

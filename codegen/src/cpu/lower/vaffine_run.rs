@@ -8,6 +8,9 @@
 //! exps times `1 / sum`, read back from the output: in place) are the two it
 //! exists for.
 //!
+//! An output row apart from its source, of an output far larger than the
+//! caches ([`STREAM_BYTES`]), is streamed out past them (`AFFINE_STREAM`).
+//!
 //! The routine computes what the vector loop would, bit for bit: the same
 //! operations in the same order, and a product that an add takes fused as
 //! `vector`'s `contract` fuses it (`y · w + b` is one FMA; with no weight,
@@ -19,9 +22,15 @@ use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::InstBuilder;
-use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_WEIGHT};
+use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_STREAM, AFFINE_WEIGHT};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
+
+/// Smallest output, in bytes, whose rows an affine run streams past the
+/// caches (`AFFINE_STREAM`): well past the last-level cache's share of a
+/// core, so that nothing reads it back from there anyway (W5's output is 64
+/// MiB).
+const STREAM_BYTES: usize = 16 << 20;
 
 /// A phase's affine run (see the module doc).
 #[derive(Clone, Copy)]
@@ -149,6 +158,13 @@ pub(super) fn affine_run(
     let own: Vec<usize> = form.chain.iter().map(|e| e.0 as usize).collect();
     let alone = phase_computes_only(k, &needed, ph, &own);
     let stored_ok = st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == stored;
+    // (a row computed in place, or in the slot a narrow store rounds from, is
+    // in the cache already)
+    let out = &k.params[st.param.index()];
+    let in_place = slot.is_none() && buf_of(form.load) == Some(out_buf);
+    let stream = narrow.is_none()
+        && !in_place
+        && out.len.saturating_mul(stored.size_in_bytes()) >= STREAM_BYTES;
     (alone && stored_ok && rows_apart && x_in_place_or_apart).then(|| AffineRun {
         store: *si,
         load: form.load,
@@ -158,7 +174,8 @@ pub(super) fn affine_run(
         bias: form.bias,
         form: (form.divide as i64 * AFFINE_DIVIDE)
             | (form.weight.is_some() as i64 * AFFINE_WEIGHT)
-            | (form.bias.is_some() as i64 * AFFINE_BIAS),
+            | (form.bias.is_some() as i64 * AFFINE_BIAS)
+            | (stream as i64 * AFFINE_STREAM),
         symbol,
         slot: slot.map(|(earlier, _)| earlier),
         narrow,
