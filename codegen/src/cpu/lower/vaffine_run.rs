@@ -21,7 +21,6 @@ use super::vreduce_run::routine_phase;
 use super::vrun::{phase_computes_only, row_load};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::InstBuilder;
 use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_STREAM, AFFINE_WEIGHT};
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel, MathMode, Stage};
 use lazyfuse_ir::{BinaryOp, DType};
@@ -80,16 +79,10 @@ pub(super) fn affine_run(
     let reduces = k.phase_reductions(ph).iter().any(|r| needed[r.0]);
     // (a row kept by an earlier phase and read back here alone, see
     // `reused_row`)
-    let here: Vec<(usize, usize)> = reuses
+    let (here, others): (Vec<_>, Vec<_>) = reuses
         .iter()
         .copied()
-        .filter(|&(a, b)| in_phase(a) || in_phase(b))
-        .collect();
-    let others: Vec<(usize, usize)> = reuses
-        .iter()
-        .copied()
-        .filter(|r| !here.contains(r))
-        .collect();
+        .partition(|&(a, b)| in_phase(a) || in_phase(b));
     if reduces || !routine_phase(k, ph, needed, &others, math) {
         return None;
     }
@@ -304,10 +297,7 @@ impl Lower<'_, '_> {
         self.b.def_var(self.idx[rd], zero);
         let out = self.store_address(ar.store)?;
         let src = match ar.slot {
-            Some(e) => {
-                let slot = self.row_slots[&e];
-                self.b.ins().stack_addr(I64, slot, 0)
-            }
+            Some(e) => self.row_slot_address(e, zero),
             None => self.load_address(ar.load)?,
         };
         // (a narrow store's values are rounded from the slot afterwards)

@@ -364,6 +364,15 @@ impl Lower<'_, '_> {
         parts
     }
 
+    /// The address of row position `pos` in the row slot that keeps
+    /// expression `e` ([`phase_reuses`]).
+    pub(super) fn row_slot_address(&mut self, e: usize, pos: Value) -> Value {
+        let size = self.k.exprs[e].dtype.size_in_bytes() as i64;
+        let base = self.b.ins().stack_addr(I64, self.row_slots[&e], 0);
+        let at = self.b.ins().imul_imm_s(pos, size);
+        self.b.ins().iadd(base, at)
+    }
+
     /// Copy `u`'s parts of the kept row of expression `e` at row position `pos`:
     /// stores `parts` there when given (and returns them), else loads them.
     fn row_slot_parts(
@@ -376,10 +385,7 @@ impl Lower<'_, '_> {
         let dt = self.k.exprs[e].dtype;
         let (vt, n) = parts_of(dt);
         let size = dt.size_in_bytes() as i64;
-        let slot = self.row_slots[&e];
-        let base = self.b.ins().stack_addr(I64, slot, 0);
-        let at = self.b.ins().imul_imm_s(pos, size);
-        let at = self.b.ins().iadd(base, at);
+        let at = self.row_slot_address(e, pos);
         let off = |p: usize| ((u * GROUP + p as i64 * 2) * size) as i32;
         match parts {
             Some(parts) => {

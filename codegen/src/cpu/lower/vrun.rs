@@ -262,11 +262,7 @@ fn phase_run(
         };
         let (symbol, x) = run_symbol(&e.expr, e.dtype)?;
         let buf = k.params[st.param.index()].buf;
-        let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
-            !needed[i]
-                || !LoopKernel::operands(&r.expr).contains(&st.value)
-                || matches!(r.expr, Expr::Reduce { .. })
-        });
+        let only_reduced = only_reduced(k, needed, st.value);
         // (another store to the buffer in the phase could land on the run
         // before the routine; a later phase's store, softmax's scaled value, is
         // the kernel's result)
@@ -330,15 +326,10 @@ pub(super) fn kept_run(
         let e = &k.exprs[op];
         let (symbol, x) = run_symbol(&e.expr, e.dtype)?;
         let id = ExprId(op as u32);
-        let only_reduced = k.exprs.iter().enumerate().all(|(i, r)| {
-            !needed[i]
-                || !LoopKernel::operands(&r.expr).contains(&id)
-                || matches!(r.expr, Expr::Reduce { .. })
-        });
         let stored = k.stores.iter().any(|st| st.value == id);
         let ok = e.stage == Stage::Inner(ph)
             && k.exprs[x.0 as usize].stage == Stage::Inner(ph)
-            && only_reduced
+            && only_reduced(k, needed, id)
             && !stored;
         ok.then_some(OutputRun {
             store: usize::MAX,
@@ -351,6 +342,16 @@ pub(super) fn kept_run(
             tile: None,
             slot: Some(op),
         })
+    })
+}
+
+/// Whether every needed expression that reads `id` is a reduction (a run's op
+/// that its routine leaves only to the phase's sums).
+fn only_reduced(k: &LoopKernel, needed: &[bool], id: ExprId) -> bool {
+    k.exprs.iter().enumerate().all(|(i, r)| {
+        !needed[i]
+            || !LoopKernel::operands(&r.expr).contains(&id)
+            || matches!(r.expr, Expr::Reduce { .. })
     })
 }
 
@@ -447,12 +448,8 @@ impl Lower<'_, '_> {
         let Some(e) = r.slot else {
             return self.store_address(r.store);
         };
-        let slot = self.row_slots[&e];
-        let base = self.b.ins().stack_addr(I64, slot, 0);
         let pos = self.b.use_var(self.idx[self.k.dims.len() - 1]);
-        let size = self.k.exprs[e].dtype.size_in_bytes() as i64;
-        let at = self.b.ins().imul_imm_s(pos, size);
-        Ok(self.b.ins().iadd(base, at))
+        Ok(self.row_slot_address(e, pos))
     }
 
     /// The address of store `store` (an index into the kernel's stores) at the
