@@ -150,7 +150,7 @@ impl Reading {
             let complex = pairs_of(store, base);
             let k = n / 2;
             let written = store.add(
-                Op::WriteView(layout.clone()),
+                Op::write_view(layout.clone()),
                 dtype,
                 vec![k],
                 &[complex, value],
@@ -161,7 +161,7 @@ impl Reading {
         }
         if !self.parts {
             return store.add(
-                Op::WriteView(layout.clone()),
+                Op::write_view(layout.clone()),
                 base_dtype,
                 &base_shape,
                 &[base, value],
@@ -170,7 +170,7 @@ impl Reading {
         let floats = parts_of(store, base);
         let real = base_dtype.to_real();
         let written = store.add(
-            Op::WriteView(layout.clone()),
+            Op::write_view(layout.clone()),
             real,
             vec![2 * n],
             &[floats, value],

@@ -315,7 +315,7 @@ impl Store {
         let n = self.graph.node(base);
         let (dtype, shape) = (n.dtype, n.shape.clone());
         let layout = Layout::contiguous(&shape);
-        let id = self.add_unrecorded(Op::View(layout), dtype, &shape, &[base]);
+        let id = self.add_unrecorded(Op::view(layout), dtype, &shape, &[base]);
         self.record(id, Rule::Leaf(Arc::clone(cell)), Vec::new());
         id
     }
@@ -328,7 +328,7 @@ impl Store {
         }
         let n = self.graph.node(base);
         let (dtype, shape) = (n.dtype, n.shape.clone());
-        self.add_unrecorded(Op::View(Layout::contiguous(&shape)), dtype, &shape, &[base])
+        self.add_unrecorded(Op::view(Layout::contiguous(&shape)), dtype, &shape, &[base])
     }
 
     /// Adds an input node holding `buffer`.
@@ -377,7 +377,7 @@ impl Store {
             return node;
         }
         let dtype = n.dtype;
-        self.add(Op::View(layout.clone()), dtype, &layout.shape, &[node])
+        self.add(Op::view(layout.clone()), dtype, &layout.shape, &[node])
     }
 
     /// A node converting `node` to `dtype` (the node itself when it has that dtype).

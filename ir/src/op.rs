@@ -480,7 +480,9 @@ pub enum Op {
         step: f64,
     },
     /// Reads input 0's contiguous output through a layout (shape, strides, offset).
-    View(Layout),
+    /// (Boxed: a layout is four times the size of any other op's attributes, and
+    /// every node of the graph, views or not, would carry and move its bytes.)
+    View(Box<Layout>),
     /// Converts input 0 to the node dtype (PyTorch's `.to(dtype)` rules).
     Cast,
     /// Elementwise function of input 0.
@@ -530,7 +532,7 @@ pub enum Op {
     /// input 0 with the elements addressed by `layout` replaced by input 1's values.
     /// When several elements of the layout address one location, the last in row-major
     /// order wins (only `fill_`/`copy_` of equal values can reach that case).
-    WriteView(Layout),
+    WriteView(Box<Layout>),
     /// `out[m] = input0[m with m[axis] = input1[m]]`: input 1 is an `int64` index of the
     /// node's shape and input 0's number of dims (zero-dim counts as one), no larger than
     /// input 0 in every dim but `axis`. An index outside `[0, size)` of `axis` is an
@@ -642,6 +644,28 @@ impl ScatterReduce {
 }
 
 impl Op {
+    /// A view through `layout` ([`Op::View`]).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{layout::Layout, Op};
+    /// let op = Op::view(Layout::contiguous(&[2, 3]));
+    /// assert!(matches!(op, Op::View(l) if l.shape.as_slice() == [2, 3]));
+    /// ```
+    pub fn view(layout: Layout) -> Op {
+        Op::View(Box::new(layout))
+    }
+
+    /// A write of input 1 through `layout` into input 0 ([`Op::WriteView`]).
+    ///
+    /// ```
+    /// use lazyfuse_ir::{layout::Layout, Op};
+    /// let op = Op::write_view(Layout::contiguous(&[4]));
+    /// assert_eq!(op.name(), "write_view");
+    /// ```
+    pub fn write_view(layout: Layout) -> Op {
+        Op::WriteView(Box::new(layout))
+    }
+
     /// The op's name in the text form of the graph.
     pub fn name(&self) -> String {
         match self {

@@ -223,7 +223,7 @@ pub fn remove_same_dtype_casts(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec
 /// let mut g = Graph::new();
 /// let two = g.add(Op::Full(Scalar::Int(2)), DType::F32, vec![], &[]);
 /// let l = Layout { shape: vec![2, 3].into(), strides: vec![0, 0].into(), offset: 0 };
-/// let v = g.add(Op::View(l), DType::F32, vec![2, 3], &[two]);
+/// let v = g.add(Op::view(l), DType::F32, vec![2, 3], &[two]);
 /// let (copy, t, folded) = passes::fold_full_views(&g, &[v]);
 /// assert_eq!((copy.len(), folded), (1, 1));
 /// assert_eq!(copy.node(t[0]).op, Op::Full(Scalar::Int(2)));
@@ -259,9 +259,9 @@ pub fn fold_full_views(graph: &Graph, targets: &[NodeId]) -> (Graph, Vec<NodeId>
 /// let mut g = Graph::new();
 /// let x = g.add(Op::Input(InputId(0)), DType::F32, vec![2, 3], &[]);
 /// let t = Layout { shape: vec![3, 2].into(), strides: vec![1, 3].into(), offset: 0 };
-/// let xt = g.add(Op::View(t), DType::F32, vec![3, 2], &[x]);
+/// let xt = g.add(Op::view(t), DType::F32, vec![3, 2], &[x]);
 /// let back = Layout { shape: vec![2, 3].into(), strides: vec![1, 2].into(), offset: 0 };
-/// let y = g.add(Op::View(back), DType::F32, vec![2, 3], &[xt]); // .t() of .t()
+/// let y = g.add(Op::view(back), DType::F32, vec![2, 3], &[xt]); // .t() of .t()
 /// let (copy, targets, composed, identities) = passes::compose_views(&g, &[y]);
 /// assert_eq!((composed, identities), (1, 1));
 /// assert_eq!(copy.len(), 1); // the composition was the identity: x itself
@@ -313,7 +313,7 @@ fn compose_views_keeping(
             identities += 1;
             return Some(source);
         }
-        Some(out.add(Op::View(l), node.dtype, node.shape.clone(), &[source]))
+        Some(out.add(Op::view(l), node.dtype, node.shape.clone(), &[source]))
     });
     (out, targets, composed, identities)
 }
@@ -491,7 +491,7 @@ mod tests {
     fn view(g: &mut Graph, x: NodeId, l: Layout) -> NodeId {
         let dtype = g.node(x).dtype;
         let shape = l.shape.clone();
-        g.add(Op::View(l), dtype, shape, &[x])
+        g.add(Op::view(l), dtype, shape, &[x])
     }
 
     fn unary(g: &mut Graph, op: UnaryOp, x: NodeId) -> NodeId {
@@ -669,7 +669,7 @@ mod tests {
         let x = input(&mut g, 0, &[2, 3]);
         let v = input(&mut g, 1, &[2, 3]);
         let whole = Layout::contiguous(&[2, 3]);
-        let w = g.add(Op::WriteView(whole), DType::F32, vec![2, 3], &[x, v]);
+        let w = g.add(Op::write_view(whole), DType::F32, vec![2, 3], &[x, v]);
         let (copy, t, _, identities) = compose_views(&g, &[w]);
         verified(&copy);
         assert_eq!(identities, 1);
@@ -680,7 +680,7 @@ mod tests {
         // a write of part of the base stays
         let row = Layout::contiguous(&[2, 3]).select(0, 1).unwrap();
         let r = input(&mut g, 2, &[3]);
-        let part = g.add(Op::WriteView(row), DType::F32, vec![2, 3], &[x, r]);
+        let part = g.add(Op::write_view(row), DType::F32, vec![2, 3], &[x, r]);
         let (copy, t, _, identities) = compose_views(&g, &[part]);
         assert_eq!(identities, 0);
         assert!(matches!(copy.node(t[0]).op, Op::WriteView(_)));
@@ -701,7 +701,7 @@ mod tests {
         let Op::View(l) = &copy.node(t[0]).op else {
             panic!("a view")
         };
-        assert_eq!(*l, l1.select(1, 3).unwrap());
+        assert_eq!(**l, l1.select(1, 3).unwrap());
         assert_eq!(addresses(l), chain_addresses(&l1, &l2));
     }
 
@@ -743,7 +743,7 @@ mod tests {
         let Op::View(l) = &copy.node(t[0]).op else {
             panic!("a view")
         };
-        assert_eq!(*l, l1.permute(&[2, 0, 1]).unwrap());
+        assert_eq!(**l, l1.permute(&[2, 0, 1]).unwrap());
         assert_eq!(addresses(l), chain_addresses(&l1, &l2));
         // Three rotations of three dims are the identity: x itself.
         assert_eq!(copy.node(t[1]).op, Op::Input(InputId(0)));

@@ -422,7 +422,7 @@ fn full_arange_view_write_view() {
         strides: vec![1, 3].into(),
         offset: 0,
     };
-    let v = g.node(Op::View(t), DType::I64, &[3, 2], &[x]);
+    let v = g.node(Op::view(t), DType::I64, &[3, 2], &[x]);
     assert_eq!(g.get::<i64>(v), vec![0, 3, 1, 4, 2, 5]);
     let vals = g.input(&[2], vec![100i64, 200]);
     let col = Layout {
@@ -430,7 +430,7 @@ fn full_arange_view_write_view() {
         strides: vec![3].into(),
         offset: 1,
     };
-    let w = g.node(Op::WriteView(col), DType::I64, &[6], &[x, vals]);
+    let w = g.node(Op::write_view(col), DType::I64, &[6], &[x, vals]);
     assert_eq!(g.get::<i64>(w), vec![0, 100, 2, 3, 200, 5]);
 }
 
@@ -622,7 +622,7 @@ fn intermediates_are_freed() {
     assert!(stats.peak_live_buffers <= 3, "{stats:?}");
     // identity views and no-op casts share the buffer instead of copying
     let v = g.node(
-        Op::View(Layout::contiguous(&[10, 100])),
+        Op::view(Layout::contiguous(&[10, 100])),
         DType::F32,
         &[10, 100],
         &[x],
@@ -640,7 +640,7 @@ fn a_million_elements_is_linear() {
         (0..n).map(|i| i as f32 * 1e-3).collect::<Vec<_>>(),
     );
     let t = g.node(
-        Op::View(Layout {
+        Op::view(Layout {
             shape: vec![1000, 1000].into(),
             strides: vec![1, 1000].into(),
             offset: 0,

@@ -263,7 +263,7 @@ fn value_on(s: &mut crate::store::Store, input: NodeId, node: NodeId) -> Tensor 
     let n = s.graph.node(input);
     let (dtype, shape) = (n.dtype, n.shape.clone());
     let layout = Layout::contiguous(&shape);
-    let placed = s.add_unrecorded(lazyfuse_ir::Op::View(layout), dtype, &shape, &[input]);
+    let placed = s.add_unrecorded(lazyfuse_ir::Op::view(layout), dtype, &shape, &[input]);
     s.set_device(placed, device);
     Tensor::from_node(s, placed)
 }

@@ -880,7 +880,7 @@ impl Tensor {
             s.set_device(full, self.device());
             // an empty kept part is still written: the result's history reaches self
             let inner = self.read_through(s, &kept);
-            let node = s.add(Op::WriteView(target), self.dtype(), out, &[full, inner]);
+            let node = s.add(Op::write_view(target), self.dtype(), out, &[full, inner]);
             Ok(Tensor::from_node(s, node))
         })
     }

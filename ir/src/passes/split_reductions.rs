@@ -122,7 +122,7 @@ pub fn split_reductions(
         let most = (policy.below_points / points.max(1)).min(r / policy.min_chunk);
         let s = (2..=most).rev().find(|s| r % s == 0)?;
         let viewed = [outer, s, r / s, inner];
-        let v = out.add(Op::View(Layout::contiguous(&viewed)), xdtype, viewed, &[x]);
+        let v = out.add(Op::view(Layout::contiguous(&viewed)), xdtype, viewed, &[x]);
         let reduce = |op: ReduceOp, axis: usize| Op::Reduce {
             op,
             axes: vec![axis],
@@ -134,7 +134,7 @@ pub fn split_reductions(
         // chunks' means is the mean).
         let total = out.add(reduce(*op, 1), node.dtype, vec![outer, inner], &[partials]);
         Some(out.add(
-            Op::View(Layout::contiguous(&node.shape)),
+            Op::view(Layout::contiguous(&node.shape)),
             node.dtype,
             node.shape.clone(),
             &[total],

@@ -242,7 +242,7 @@ fn affine_operand(
     shape: &[usize; 3],
 ) -> Option<(NodeId, usize, [usize; 3])> {
     let (source, layout) = match &graph.node(w).op {
-        Op::View(l) => (graph.inputs(w)[0], l.clone()),
+        Op::View(l) => (graph.inputs(w)[0], (**l).clone()),
         _ => (w, Layout::contiguous(&graph.node(w).shape)),
     };
     if matches!(graph.node(source).op, Op::View(_)) {

@@ -173,9 +173,9 @@ pub fn schedule(
 /// let mut g = Graph::new();
 /// let x = g.add(Op::Input(InputId(0)), DType::F32, vec![4], &[]);
 /// let row = Layout { shape: vec![2].into(), strides: vec![1].into(), offset: 1 };
-/// let v = g.add(Op::View(row.clone()), DType::F32, vec![2], &[x]);
+/// let v = g.add(Op::view(row.clone()), DType::F32, vec![2], &[x]);
 /// let y = g.add(Op::Binary(BinaryOp::Add), DType::F32, vec![2], &[v, v]);
-/// let w = g.add(Op::WriteView(row), DType::F32, vec![4], &[x, y]);
+/// let w = g.add(Op::write_view(row), DType::F32, vec![4], &[x, y]);
 /// let opts = ScheduleOptions { fuse: true, ..Default::default() };
 /// let s = schedule_donating(&g, &[w], &opts, &[InputId(0)]).unwrap();
 /// assert_eq!(s.kernel_count(), 1); // the stores only: no copy of x
