@@ -75,8 +75,19 @@ type Chain = fn(&Tensor) -> Tensor;
 
 #[test]
 fn narrow_lanes_match_the_interpreter_bit_for_bit() {
-    let chains: [(&str, Chain); 4] = [
+    let chains: [(&str, Chain); 6] = [
         ("cast", |x| x.clone()),
+        // ops that return an operand's value take no rounding of their own
+        ("relu, abs, neg, maximum, minimum", |x| {
+            let y = x.mul(1.5).unwrap().add(0.25).unwrap();
+            let m = y.relu().unwrap().maximum(&y.neg().unwrap()).unwrap();
+            m.minimum(&y.abs().unwrap().mul(0.75).unwrap()).unwrap()
+        }),
+        // and with a constant operand, read as float32 (no store rounds it)
+        ("maximum with 0.1 as float32", |x| {
+            let m = x.maximum(0.1).unwrap().relu().unwrap();
+            m.to_dtype(DType::F32).unwrap()
+        }),
         ("x*1.5+0.25", |x| x.mul(1.5).unwrap().add(0.25).unwrap()),
         ("(x*x - x)/3", |x| {
             x.mul(x).unwrap().sub(x).unwrap().div(3.0).unwrap()

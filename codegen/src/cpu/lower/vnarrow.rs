@@ -22,8 +22,8 @@ use super::Lower;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::{F32X4, I16, I32, I32X4, I64X2};
 use cranelift_codegen::ir::{InstBuilder, Value};
-use lazyfuse_ir::kernel::LoopKernel;
-use lazyfuse_ir::DType;
+use lazyfuse_ir::kernel::{Expr, LoopKernel};
+use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 
 impl Lower<'_, '_> {
     /// A splat of the 32-bit pattern `v`.
@@ -109,9 +109,10 @@ impl Lower<'_, '_> {
     }
 
     /// Expression `i`'s `f32x4` value `x` rounded to its dtype, or left for its
-    /// stores to round where only stores read it ([`store_rounded`]).
+    /// stores to round where only stores read it ([`store_rounded`]), or as it
+    /// is where the op returns one of its operands' values ([`returns_operand`]).
     pub(super) fn vround_unless_stored(&mut self, i: usize, x: Value) -> Value {
-        if self.store_rounds[i] {
+        if self.store_rounds[i] || returns_operand(self.k, i) {
             x
         } else {
             self.vround_narrow(x, self.k.exprs[i].dtype)
@@ -193,6 +194,31 @@ impl Lower<'_, '_> {
             let sign = self.b.ins().ushr_imm_s(sign, 16);
             self.b.ins().bor(code, sign)
         }
+    }
+}
+
+/// Whether expression `i` of `k` gives one of its operands' values, or its
+/// negation, exactly (`relu`, `abs`, `neg`, `maximum`, `minimum` of operands of
+/// its own dtype that are not constants): such operands are rounded to the
+/// dtype already (loads, casts and every other op round them; a constant is
+/// made from its float64 value as it stands, so it is left out), the result
+/// is too, and rounding it again would change no bit (a NaN is quiet with its
+/// payload in the dtype's bits already). W1 in float16 rounds four values per
+/// point instead of five.
+fn returns_operand(k: &LoopKernel, i: usize) -> bool {
+    let e = &k.exprs[i];
+    let own = |x: &lazyfuse_ir::kernel::ExprId| {
+        let o = &k.exprs[x.0 as usize];
+        o.dtype == e.dtype && !matches!(o.expr, Expr::Const(_))
+    };
+    match &e.expr {
+        Expr::Unary { op, x } => {
+            matches!(op, UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg) && own(x)
+        }
+        Expr::Binary { op, a, b } => {
+            matches!(op, BinaryOp::Maximum | BinaryOp::Minimum) && own(a) && own(b)
+        }
+        _ => false,
     }
 }
 
