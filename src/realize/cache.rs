@@ -43,13 +43,16 @@ use std::sync::{Arc, LazyLock, Mutex};
 /// A structure's key as words: a [`Hasher`] that keeps every word written to
 /// it (bytes in little-endian words of eight, smaller integers widened), so that
 /// the `Hash` impls of the key's parts write the key itself; [`Hasher::finish`]
-/// is the Fx hash of rustc over the words (a multiply-rotate: the key is hashed
-/// on every realize, and SipHash's DoS resistance buys nothing here, a collision
-/// costs a miss). The parts written (flags, derived `Hash` of fieldless enums,
+/// is rustc's Fx step (a multiply-rotate) in four lanes over interleaved words,
+/// the lanes then folded in turn (the key is hashed on every realize, and
+/// SipHash's DoS resistance buys nothing here, a collision costs a miss). The parts written (flags, derived `Hash` of fieldless enums,
 /// vectors with their lengths, constants' bits) make the words a one-to-one
 /// record of what they describe.
 #[derive(Default)]
 pub(crate) struct KeyWords(Vec<u64>);
+
+/// The Fx hash's multiplier (rustc's `FxHasher`).
+const FX: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 impl Hasher for KeyWords {
     fn write(&mut self, bytes: &[u8]) {
@@ -276,9 +279,6 @@ fn number(inputs: &mut Vec<InputId>, id: InputId) -> usize {
         inputs.len() - 1
     })
 }
-
-/// The Fx hash's multiplier (rustc's `FxHasher`).
-const FX: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 /// Positions of `order`'s nodes.
 fn positions(order: &[NodeId]) -> Positions {

@@ -135,7 +135,7 @@ pub(super) fn affine_run(
     if narrow.is_some() {
         form.chain.push(st.value);
     }
-    let out_buf = k.params[st.param.index()].buf;
+    let out = &k.params[st.param.index()];
     let buf_of = |id: ExprId| match k.exprs[id.0 as usize].expr {
         Expr::Load { param, .. } => Some(k.params[param.index()].buf),
         _ => None,
@@ -143,18 +143,18 @@ pub(super) fn affine_run(
     let rows_apart = [form.weight, form.bias]
         .iter()
         .flatten()
-        .all(|&r| buf_of(r) != Some(out_buf));
+        .all(|&r| buf_of(r) != Some(out.buf));
+    let x_in_out = buf_of(form.load) == Some(out.buf);
     let x_in_place_or_apart = match k.exprs[form.load.0 as usize].expr {
-        Expr::Load { ref index, .. } if buf_of(form.load) == Some(out_buf) => index == &st.index,
+        Expr::Load { ref index, .. } if x_in_out => index == &st.index,
         _ => true,
     };
     let own: Vec<usize> = form.chain.iter().map(|e| e.0 as usize).collect();
     let alone = phase_computes_only(k, &needed, ph, &own);
-    let stored_ok = st.index.strides[nd - 1] == 1 && k.params[st.param.index()].dtype == stored;
+    let stored_ok = st.index.strides[nd - 1] == 1 && out.dtype == stored;
     // (a row computed in place, or in the slot a narrow store rounds from, is
     // in the cache already)
-    let out = &k.params[st.param.index()];
-    let in_place = slot.is_none() && buf_of(form.load) == Some(out_buf);
+    let in_place = slot.is_none() && x_in_out;
     let stream = narrow.is_none()
         && !in_place
         && out.len.saturating_mul(stored.size_in_bytes()) >= STREAM_BYTES;
