@@ -284,6 +284,62 @@ fn softmax_rows_take_a_run_with_the_same_bits() {
     }
 }
 
+/// For each call of `routine` in `clif`, whether its last argument (the next
+/// row a routine fetches) is a constant zero: no row.
+fn fetches_none(clif: &str, routine: &str) -> Vec<bool> {
+    let import = clif
+        .lines()
+        .find_map(|l| {
+            let (i, name) = l.strip_prefix("; import ")?.split_once(": ")?;
+            (name == routine).then(|| i.to_string())
+        })
+        .unwrap_or_else(|| panic!("{routine} is not called:\n{clif}"));
+    let call = format!("call fn{import}(");
+    clif.lines()
+        .filter_map(|l| {
+            let (args, comment) = l.split_once(&call)?.1.split_once(')')?;
+            let last = args.rsplit(", ").next()?.trim();
+            let consts = comment.trim_start().strip_prefix(';').unwrap_or("");
+            Some(
+                consts
+                    .split(", ")
+                    .any(|c| c.trim() == format!("{last} = 0")),
+            )
+        })
+        .collect()
+}
+
+/// One routine per row fetches a softmax kernel's next row: the exp routine,
+/// line by line, over rows of at most 32 KiB (float32 and float64), while the
+/// max routine fetches none; over longer rows neither does. A layer norm, with
+/// no phase run, keeps its first reduction routine fetching.
+#[test]
+fn one_routine_fetches_the_next_row() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for (dt, cols, exp_fetches) in [
+        (DType::F32, 1024, true),
+        (DType::F32, 4096, true),
+        (DType::F64, 4096, true),
+        (DType::F32, 16384, false),
+        (DType::F64, 8192, false),
+    ] {
+        let x = Tensor::ones(&[4, cols], dt).realize().unwrap();
+        let clif = x.softmax(1).unwrap().clif_text().unwrap();
+        let name = if dt == DType::F32 { "f32" } else { "f64" };
+        let what = format!("softmax {dt:?} [4, {cols}]");
+        let max = fetches_none(&clif, &format!("lf_reduce_max_{name}"));
+        let exp = fetches_none(&clif, &format!("lf_row_exp_{name}"));
+        assert_eq!(max, vec![true], "{what}: max");
+        assert_eq!(exp, vec![!exp_fetches], "{what}: exp");
+    }
+    let x = Tensor::ones(&[4, 1024], DType::F32).realize().unwrap();
+    let y = lazyfuse::nn::functional::layer_norm(&x, &[1024], None, None, 1e-5).unwrap();
+    let clif = y.clif_text().unwrap();
+    let first = fetches_none(&clif, "lf_reduce_sum_f32_f64");
+    assert_eq!(first, vec![false], "layer norm's mean:\n{clif}");
+}
+
 /// Float16 and bfloat16 softmax rows keep their float32 `exp(x - max)` in a
 /// row slot for the last phase; the exp-sum phase stores the argument there
 /// and the row routine rewrites it (a kept row's run), and the last phase

@@ -93,6 +93,7 @@ mod column_sums;
 mod erf_table;
 mod float64;
 mod narrow;
+mod prefetch;
 mod reductions;
 mod rows;
 mod stream;

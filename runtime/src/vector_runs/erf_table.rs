@@ -64,18 +64,22 @@ impl Op {
 }
 
 /// `dst[i] = op(src[i] - shift)` (no shift: `op(src[i])`), each also added
-/// to `sums[i % 16]` where there are sums; `block` computes sixteen at a time.
+/// to `sums[i % 16]` where there are sums; `block` computes sixteen at a time,
+/// each sixteen after asking for their lines of the row at `next` (null:
+/// none, `prefetch.rs`).
 #[inline(always)]
 fn map(
     dst: &mut [f32],
     src: Option<&[f32]>,
     shift: Option<f32>,
     mut sums: Option<&mut [f32; 16]>,
+    next: *const f32,
     op: Op,
     block: impl Fn([f32; 16]) -> [f32; 16],
 ) {
     let full = dst.len() - dst.len() % 16;
     for c in (0..full).step_by(16) {
+        super::prefetch::lines(next, c, 16);
         let mut xs: [f32; 16] = match src {
             Some(s) => s[c..c + 16].try_into().expect("16 elements"),
             None => dst[c..c + 16].try_into().expect("16 elements"),
@@ -171,12 +175,13 @@ mod wide {
         src: Option<&[f32]>,
         shift: Option<f32>,
         sums: Option<&mut [f32; 16]>,
+        next: *const f32,
         op: Op,
     ) {
         // SAFETY: each row is 16 float32s, one unaligned 512-bit load.
         let rows: [__m512; DEGREE + 1] =
             std::array::from_fn(|k| unsafe { _mm512_loadu_ps(ERF_COEFFS[k].as_ptr()) });
-        map(dst, src, shift, sums, op, |xs| {
+        map(dst, src, shift, sums, next, op, |xs| {
             // SAFETY: `xs` is 16 float32s, read and written by unaligned 512-bit
             // moves; the features are this function's.
             unsafe {
@@ -205,6 +210,7 @@ mod wide {
         src: Option<&[f32]>,
         shift: Option<f32>,
         sums: Option<&mut [f32; 16]>,
+        next: *const f32,
         op: Op,
     ) {
         // SAFETY: each row is 16 float32s, two unaligned 256-bit loads.
@@ -212,7 +218,7 @@ mod wide {
             let p = ERF_COEFFS[k].as_ptr();
             [_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))]
         });
-        map(dst, src, shift, sums, op, |xs| {
+        map(dst, src, shift, sums, next, op, |xs| {
             let mut ys = [0.0f32; 16];
             for h in 0..2 {
                 // SAFETY: lanes 8h..8h + 8 of the 16 in `xs` and `ys`, read and
@@ -244,16 +250,17 @@ fn map_by_level(
     src: Option<&[f32]>,
     shift: Option<f32>,
     sums: Option<&mut [f32; 16]>,
+    next: *const f32,
     op: Op,
 ) {
     match super::level() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-        3 => unsafe { wide::map512(dst, src, shift, sums, op) },
+        3 => unsafe { wide::map512(dst, src, shift, sums, next, op) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: level 2 means the processor has AVX2 and FMA.
-        2 => unsafe { wide::map256(dst, src, shift, sums, op) },
-        _ => map(dst, src, shift, sums, op, |mut xs| {
+        2 => unsafe { wide::map256(dst, src, shift, sums, next, op) },
+        _ => map(dst, src, shift, sums, next, op, |mut xs| {
             xs.iter_mut().for_each(|x| *x = op.scalar(*x));
             xs
         }),
@@ -276,7 +283,7 @@ macro_rules! run_fn {
             }
             // SAFETY: the caller's contract above.
             let (dst, src) = unsafe { super::run_slices(dst, src, n as usize) };
-            map_by_level(dst, src, None, None, $op);
+            map_by_level(dst, src, None, None, std::ptr::null(), $op);
         }
     };
 }
@@ -285,20 +292,22 @@ macro_rules! run_fn {
 macro_rules! row_fn {
     ($name:ident, $op:expr) => {
         /// Writes `op(src[i] - shift)` to `dst[i]` for the `n` elements and adds
-        /// each to `sums[i % 16]` (`n ≤ 0`: nothing; `sums` null: no sums);
+        /// each to `sums[i % 16]` (`n ≤ 0`: nothing; `sums` null: no sums),
+        /// asking for the lines of the row at `next` as it goes (null: none);
         /// `dst == src` works in place.
         ///
         /// # Safety
         /// `src` must be valid for reads and `dst` for writes of `n` aligned
         /// elements, the same run or disjoint; `sums` null or valid for reads
         /// and writes of 16 elements apart from both; no one else writes them
-        /// during the call.
+        /// during the call. `next` may be any address: it is only a hint.
         pub(super) unsafe extern "C" fn $name(
             dst: *mut f32,
             src: *const f32,
             n: i64,
             shift: f32,
             sums: *mut f32,
+            next: *const f32,
         ) {
             if n <= 0 {
                 return;
@@ -308,7 +317,7 @@ macro_rules! row_fn {
                 let (dst, src) = super::run_slices(dst, src, n as usize);
                 (dst, src, sums.cast::<[f32; 16]>().as_mut())
             };
-            map_by_level(dst, src, Some(shift), sums, $op);
+            map_by_level(dst, src, Some(shift), sums, next, $op);
         }
     };
 }

@@ -13,7 +13,7 @@
 //! as a product and an add).
 //!
 //! Each also takes a `next` row to prefetch while it reduces (null: none;
-//! [`PrefetchedBlocks`]).
+//! `prefetch.rs`).
 
 /// The vector loop's maximum: `a < b ? b : a`, the canonical NaN if either is
 /// NaN.
@@ -58,70 +58,6 @@ fn min64(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Bytes of a row a routine works through between two prefetches of the
-/// next row's matching bytes: sixteen lines at a time, so the hints spread
-/// over the routine's loop instead of stalling it in one burst.
-const PREFETCH_BLOCK: usize = 1024;
-
-/// The blocks of `0..n` of [`PREFETCH_BLOCK`] bytes of `T` each (a multiple
-/// of 16 elements: a block never splits the sixteen accumulators' cycle);
-/// yielding a block first asks the processor to bring the block's bytes of the
-/// row at `next` into its cache (null: no row).
-///
-/// A reduction kernel's later phases reread its row from the cache and
-/// compute while the memory system idles (the hardware's own prefetcher only
-/// follows misses, and the rereads make none); the reduction routines take the
-/// kernel's next row of the same input as `next` and fetch it meanwhile, which
-/// overlaps the two. (The row and affine routines take none: measured, a
-/// prefetch there competes with their stores.) An iterator rather than a
-/// closure: the loop body stays in the routine's own function, compiled with
-/// its vector features.
-struct PrefetchedBlocks<T> {
-    start: usize,
-    n: usize,
-    next: *const T,
-}
-
-#[inline(always)]
-fn prefetched_blocks<T>(n: usize, next: *const T) -> PrefetchedBlocks<T> {
-    PrefetchedBlocks { start: 0, n, next }
-}
-
-impl<T> Iterator for PrefetchedBlocks<T> {
-    type Item = std::ops::Range<usize>;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.start >= self.n {
-            return None;
-        }
-        let size = std::mem::size_of::<T>();
-        let end = self.n.min(self.start + PREFETCH_BLOCK / size);
-        if !self.next.is_null() {
-            let from = self.next.wrapping_add(self.start).cast::<u8>();
-            for line in (0..(end - self.start) * size).step_by(64) {
-                prefetch(from.wrapping_add(line));
-            }
-        }
-        let r = self.start..end;
-        self.start = end;
-        Some(r)
-    }
-}
-
-/// A hint to load the cache line at `p`.
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing architecturally and never faults, at
-    // any address (the kernels pass rows of their own buffers).
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// One reduction function per step: `$s` the row's element type, `$a` the
 /// accumulators', `$c` the shift's (the accumulators' unless given), `$step`
 /// the step `(acc, x, shift) -> acc`.
@@ -163,7 +99,7 @@ macro_rules! reduce_fn {
                     use super::*;
                     let step: fn($a, $s, $c) -> $a = $step;
                     let mut acc = *accs;
-                    for r in super::prefetched_blocks(src.len(), next) {
+                    for r in super::super::prefetch::blocks(src.len(), next) {
                         // (blocks are whole multiples of 16 but the last)
                         let mut chunks = src[r].chunks_exact(16);
                         for c in &mut chunks {

@@ -9,12 +9,16 @@
 //! lane by lane gives the kernel's bits; the kernel reads the sixteen back and
 //! combines them as before. `shift` is subtracted first (`0` where the kernel
 //! stored the argument itself: `x - 0` is `x`, signed zeros included).
+//!
+//! Each also takes the kernel's `next` row of the input to prefetch while it
+//! computes (null: none; `prefetch.rs`).
 
 /// One row function per op and element type (see the module doc).
 macro_rules! row_fn {
     ($name:ident, $($f:ident)::+, $t:ty) => {
         /// Writes `op(src[i] - shift)` to `dst[i]` for the `n` elements and adds
-        /// each to `sums[i % 16]` (`n ≤ 0`: nothing; `sums` null: no sums);
+        /// each to `sums[i % 16]` (`n ≤ 0`: nothing; `sums` null: no sums),
+        /// asking for the lines of the row at `next` as it goes (null: none);
         /// `dst == src` works in place.
         ///
         /// # Safety
@@ -22,13 +26,15 @@ macro_rules! row_fn {
         /// both aligned, the same run or disjoint; `sums` null or valid for reads
         /// and writes of 16 elements apart from both; no one else writes them
         /// during the call (the JIT kernel passes its own output row, an input
-        /// it does not write and a stack slot).
+        /// it does not write and a stack slot). `next` may be any address: it
+        /// is only a hint.
         pub(crate) unsafe extern "C" fn $name(
             dst: *mut $t,
             src: *const $t,
             n: i64,
             shift: $t,
             sums: *mut $t,
+            next: *const $t,
         ) {
             if n <= 0 {
                 return;
@@ -50,11 +56,13 @@ macro_rules! row_fn {
                 src: Option<&[$t]>,
                 shift: $t,
                 sums: &mut [$t; 16],
+                next: *const $t,
             ) {
                 use super::super::$($f)::+ as f;
                 let mut acc = *sums;
                 let full = dst.len() - dst.len() % 16;
                 for c in (0..full).step_by(16) {
+                    super::super::prefetch::lines(next, c, 16);
                     let xs: [$t; 16] = match src {
                         Some(s) => s[c..c + 16].try_into().expect("16 elements"),
                         None => dst[c..c + 16].try_into().expect("16 elements"),
@@ -77,7 +85,7 @@ macro_rules! row_fn {
                     acc[i % 16] += y;
                 }
                 *sums = acc;
-            }, (dst, src, shift, sums))
+            }, (dst, src, shift, sums, next))
         }
     };
 }
@@ -123,7 +131,7 @@ mod tests {
             let xs: Vec<f32> = (0..4133)
                 .map(|i| ((i as f32) * 0.0137 - 20.0) * if i % 5 == 0 { -1.0 } else { 1.0 })
                 .collect();
-            type Row = unsafe extern "C" fn(*mut f32, *const f32, i64, f32, *mut f32);
+            type Row = unsafe extern "C" fn(*mut f32, *const f32, i64, f32, *mut f32, *const f32);
             for (row, f) in [
                 (row_exp as Row, super::super::exp as fn(f32) -> f32),
                 (row_tanh, super::super::tanh),
@@ -144,7 +152,8 @@ mod tests {
                         let mut into = vec![0.0f32; n];
                         let (mut s1, mut s2) = ([0.5f32; 16], [0.5f32; 16]);
                         // SAFETY: live Vecs of length `n` (the same one, or disjoint
-                        // ones) and arrays of 16.
+                        // ones) and arrays of 16; the next rows are only hints (one
+                        // runs past the Vec's end: a hint there reads nothing).
                         unsafe {
                             row(
                                 got.as_mut_ptr(),
@@ -152,6 +161,7 @@ mod tests {
                                 n as i64,
                                 shift,
                                 s1.as_mut_ptr(),
+                                std::ptr::null(),
                             );
                             row(
                                 into.as_mut_ptr(),
@@ -159,6 +169,7 @@ mod tests {
                                 n as i64,
                                 shift,
                                 s2.as_mut_ptr(),
+                                xs.as_ptr().wrapping_add(n),
                             );
                         }
                         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -176,6 +187,7 @@ mod tests {
                                 n as i64,
                                 shift,
                                 std::ptr::null_mut(),
+                                std::ptr::null(),
                             )
                         };
                         assert_eq!(bits(&none), bits(&want));
@@ -189,7 +201,7 @@ mod tests {
     fn float64_rows_match_the_op_and_the_sixteen_sums() {
         super::super::each_level(|| {
             let xs: Vec<f64> = (0..2085).map(|i| (i as f64) * 0.041 - 40.0).collect();
-            type Row = unsafe extern "C" fn(*mut f64, *const f64, i64, f64, *mut f64);
+            type Row = unsafe extern "C" fn(*mut f64, *const f64, i64, f64, *mut f64, *const f64);
             for (row, f) in [
                 (row_exp64 as Row, float64::exp as fn(f64) -> f64),
                 (row_tanh64, float64::tanh),
@@ -213,6 +225,7 @@ mod tests {
                             n as i64,
                             1.5,
                             sums.as_mut_ptr(),
+                            xs.as_ptr().wrapping_add(n),
                         )
                     };
                     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

@@ -13,14 +13,16 @@
 //! combining them and running the scalar tail as before. Fast math with FMA
 //! only (the squared deviation is the loop's contracted `d * d + acc`).
 //!
-//! While it reduces a row the routine prefetches the kernel's next row of the
-//! same input ([`Lower::next_row_address`]) where the kernel has more than one
-//! phase: the phases after the first reread the row from the cache, and the
-//! fetch overlaps them (a kernel of one phase streams its rows, and a prefetch
-//! a row ahead only competes with the hardware's).
-//!
 //! The phase runs of `vrun` (a stored op, softmax's `exp(x - max)`) hand their
 //! sum over the same way ([`Lower::through_sixteen`]).
+//!
+//! One routine per row fetches the kernel's next row of the same input
+//! ([`Lower::next_row_address`]) where the kernel has more than one phase: the
+//! phases after the first reread the row from the cache, and the fetch overlaps
+//! them (a kernel of one phase streams its rows, and a prefetch a row ahead
+//! only competes with the hardware's). A direct phase run after the first
+//! phase does (its transcendental is the row's longest work: softmax's exps),
+//! else the reduction routine (`lazyfuse_runtime`'s `vector_runs/prefetch.rs`).
 
 use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
 use super::vrun::{phase_computes_only, row_load};
@@ -35,6 +37,12 @@ use lazyfuse_ir::{BinaryOp, DType};
 /// output row and the next one must share the core's 48 KiB L1 (measured:
 /// float64 softmax rows of 32 KiB were slower with the prefetch).
 const PREFETCH_ROW_BYTES: usize = 16 << 10;
+
+/// Longest row whose next row a phase run's routine prefetches (into the
+/// level-2 cache, a line per line it computes). Measured on softmax: float64
+/// rows of 32 KiB gain; float32 rows of 64 KiB lose (their exps are too short
+/// to hide the fetch of as many lines).
+const RUN_PREFETCH_ROW_BYTES: usize = 32 << 10;
 
 /// Whether phase `ph` may hand its row to a routine: fast math, one reduction
 /// dim after the parallel ones, rows of at least one step of the vector loop,
@@ -218,7 +226,10 @@ impl Lower<'_, '_> {
         // row once streams, and the hardware prefetcher follows it)
         let row_bytes = *self.k.dims.last().unwrap_or(&0)
             * self.k.exprs[rr.load.0 as usize].dtype.size_in_bytes();
-        let next = if self.k.phases() > 1 && row_bytes <= PREFETCH_ROW_BYTES {
+        let next = if self.k.phases() > 1
+            && row_bytes <= PREFETCH_ROW_BYTES
+            && self.prefetching_run().is_none()
+        {
             self.next_row_address(rr.load)?
         } else {
             self.iconst(I64, 0)
@@ -226,6 +237,16 @@ impl Lower<'_, '_> {
         self.through_sixteen(va, &mut |l, accs| {
             l.call_void(rr.symbol, &[src, count, shift, accs, next])
         })
+    }
+
+    /// The load of the kernel's phase run that fetches the next row while
+    /// its routine computes (see the module doc): a direct run's, in a phase
+    /// after the first, over rows of at most [`RUN_PREFETCH_ROW_BYTES`].
+    fn prefetching_run(&self) -> Option<ExprId> {
+        let r = self.run.filter(|r| r.phase.is_some_and(|ph| ph > 0))?;
+        let load = super::vrun::direct_load(self.k, r)?;
+        let row_bytes = *self.k.dims.last()? * self.k.exprs[load.0 as usize].dtype.size_in_bytes();
+        (row_bytes <= RUN_PREFETCH_ROW_BYTES).then_some(load)
     }
 
     /// Outer value `v` (a routine's shift), or a zero of `dt` where there is
@@ -301,13 +322,19 @@ impl Lower<'_, '_> {
             _ => None,
         };
         let count = self.iconst(I64, m);
+        let next = match self.prefetching_run() {
+            Some(load) if self.run.is_some_and(|own| own.store == r.store) => {
+                self.next_row_address(load)?
+            }
+            _ => zero,
+        };
         let symbol = format!("lf_row_{}", r.routine);
         if let Some(va) = summed {
             return self.through_sixteen(va, &mut |l, sums| {
-                l.call_void(&symbol, &[start, src, count, shift, sums])
+                l.call_void(&symbol, &[start, src, count, shift, sums, next])
             });
         }
-        self.call_void(&symbol, &[start, src, count, shift, zero])?;
+        self.call_void(&symbol, &[start, src, count, shift, zero, next])?;
         if accs.is_empty() {
             return Ok(());
         }

@@ -227,6 +227,18 @@ pub(super) fn output_run(
 /// them back, so the row should stay in the core's caches between the three.
 const PHASE_RUN_ROW_BYTES: usize = 64 << 10;
 
+/// The load a direct run's routine reads (`None`: the run is not direct, and
+/// its routine reads the values the vector loop stored).
+pub(super) fn direct_load(k: &LoopKernel, r: OutputRun) -> Option<ExprId> {
+    if !r.direct {
+        return None;
+    }
+    Some(match (r.shift, &k.exprs[r.arg.0 as usize].expr) {
+        (Some(_), Expr::Binary { a, .. }) => *a,
+        _ => r.arg,
+    })
+}
+
 /// The output run of a reduction phase (softmax's after `phase_reuse`: `exp(x -
 /// max)` stored into the output and summed): a float32 or float64 store in a
 /// phase that vectorizes ([`phase_vectorizes`](super::vreduce::phase_vectorizes)), of an
@@ -477,14 +489,10 @@ impl Lower<'_, '_> {
     /// The address of the argument's load at the current point, where the run
     /// reads it straight from memory ([`OutputRun::direct`]).
     pub(super) fn run_source(&mut self, r: OutputRun) -> R<Option<Value>> {
-        if !r.direct {
-            return Ok(None);
+        match direct_load(self.k, r) {
+            Some(load) => self.load_address(load).map(Some),
+            None => Ok(None),
         }
-        let load = match (r.shift, &self.k.exprs[r.arg.0 as usize].expr) {
-            (Some(_), Expr::Binary { a, .. }) => *a,
-            _ => r.arg,
-        };
-        self.load_address(load).map(Some)
     }
 
     /// The address of load `load` at the current point.

@@ -1,0 +1,102 @@
+//! Next-row hints: the routines of a reduction kernel fetch the kernel's next
+//! row while they work through the current one.
+//!
+//! A reduction kernel's first phase reads its row from memory; the later
+//! phases reread it from the cache and compute while the memory system idles
+//! (the hardware's own prefetcher only follows misses, and the rereads make
+//! none). The kernel hands one routine per row the address of its next row of
+//! the same input (`next`, null: none), and that routine asks for the next
+//! row's lines as it goes, which overlaps the fetch with the computing:
+//!
+//! - a transcendental row routine of a later phase (softmax's `exp(x - max)`,
+//!   `rows.rs`, `erf_table.rs`) takes it where the kernel has one: its work is
+//!   the longest of the row, and one line of the next row per line it writes
+//!   spreads the fetch over all of it ([`lines`]);
+//! - else the first phase's reduction routine (a layer norm's mean,
+//!   `reductions.rs`) takes it, one block of lines at a time ([`blocks`]).
+//!
+//! Only one routine per row asks: a second would find the lines on their way
+//! and only spend its hints. (Measured: softmax's max routine asking for the
+//! whole next row at once stalled on the fetch it started; its exp routine
+//! asking line by line overlaps it.)
+
+/// Bytes of a row a reduction routine works through between two requests of
+/// the next row's matching bytes: sixteen lines at a time, so the hints spread
+/// over the routine's loop instead of stalling it in one burst.
+const BLOCK: usize = 1024;
+
+/// The blocks of `0..n` of [`BLOCK`] bytes of `T` each (a multiple of 16
+/// elements: a block never splits the sixteen accumulators' cycle); yielding a
+/// block first asks for the block's bytes of the row at `next` (null: no row).
+/// An iterator rather than a closure: the loop body stays in the routine's own
+/// function, compiled with its vector features.
+pub(super) struct Blocks<T> {
+    start: usize,
+    n: usize,
+    next: *const T,
+}
+
+/// The [`Blocks`] of a row of `n` elements whose next row is `next`.
+#[inline(always)]
+pub(super) fn blocks<T>(n: usize, next: *const T) -> Blocks<T> {
+    Blocks { start: 0, n, next }
+}
+
+impl<T> Iterator for Blocks<T> {
+    type Item = std::ops::Range<usize>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.start >= self.n {
+            return None;
+        }
+        let size = std::mem::size_of::<T>();
+        let end = self.n.min(self.start + BLOCK / size);
+        if !self.next.is_null() {
+            let from = self.next.wrapping_add(self.start).cast::<u8>();
+            for line in (0..(end - self.start) * size).step_by(64) {
+                line_hint::<true>(from.wrapping_add(line));
+            }
+        }
+        let r = self.start..end;
+        self.start = end;
+        Some(r)
+    }
+}
+
+/// Asks for the cache lines of the `len` elements at `next[start..]` (null
+/// `next`: nothing) to be brought into the level-2 cache; a row routine calls
+/// it with the sixteen elements it is about to compute, one or two lines.
+/// (The level-2 cache: the row is read a phase later, and the level-1 cache
+/// holds the row being computed and its output; measured on float32 softmax
+/// rows of 1–16 KiB, a level-1 hint was slower than none, a level-2 hint
+/// faster.)
+#[inline(always)]
+pub(super) fn lines<T>(next: *const T, start: usize, len: usize) {
+    if next.is_null() {
+        return;
+    }
+    let from = next.wrapping_add(start).cast::<u8>();
+    for line in (0..len * std::mem::size_of::<T>()).step_by(64) {
+        line_hint::<false>(from.wrapping_add(line));
+    }
+}
+
+/// A hint to load the cache line at `p` into the level-1 cache (`L1`) or
+/// the level-2 cache only.
+#[inline(always)]
+fn line_hint<const L1: bool>(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and never faults, at
+    // any address (the kernels pass rows of their own buffers).
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        if L1 {
+            _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>())
+        } else {
+            _mm_prefetch::<_MM_HINT_T1>(p.cast::<i8>())
+        }
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
