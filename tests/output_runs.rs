@@ -311,8 +311,10 @@ fn fetches_none(clif: &str, routine: &str) -> Vec<bool> {
 
 /// One routine per row fetches a softmax kernel's next row: the exp routine,
 /// line by line, over rows of at most 32 KiB (float32 and float64), while the
-/// max routine fetches none; over longer rows neither does. A layer norm, with
-/// no phase run, keeps its first reduction routine fetching.
+/// max routine fetches none and, its row in the cache, is the one that steps
+/// blocks of it side by side; over longer rows neither fetches, and the max
+/// routine steps the row in order. A layer norm, with no phase run, keeps its
+/// first reduction routine fetching.
 #[test]
 fn one_routine_fetches_the_next_row() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
@@ -328,7 +330,8 @@ fn one_routine_fetches_the_next_row() {
         let clif = x.softmax(1).unwrap().clif_text().unwrap();
         let name = if dt == DType::F32 { "f32" } else { "f64" };
         let what = format!("softmax {dt:?} [4, {cols}]");
-        let max = fetches_none(&clif, &format!("lf_reduce_max_{name}"));
+        let cached = if exp_fetches { "cached_" } else { "" };
+        let max = fetches_none(&clif, &format!("lf_reduce_max_{cached}{name}"));
         let exp = fetches_none(&clif, &format!("lf_row_exp_{name}"));
         assert_eq!(max, vec![true], "{what}: max");
         assert_eq!(exp, vec![!exp_fetches], "{what}: exp");

@@ -72,13 +72,13 @@ impl<T> Iterator for Blocks<T> {
 /// rows of 1–16 KiB, a level-1 hint was slower than none, a level-2 hint
 /// faster.)
 #[inline(always)]
-pub(super) fn lines<T>(next: *const T, start: usize, len: usize) {
+pub(super) fn lines<const L1: bool, T>(next: *const T, start: usize, len: usize) {
     if next.is_null() {
         return;
     }
     let from = next.wrapping_add(start).cast::<u8>();
     for line in (0..len * std::mem::size_of::<T>()).step_by(64) {
-        line_hint::<false>(from.wrapping_add(line));
+        line_hint::<L1>(from.wrapping_add(line));
     }
 }
 

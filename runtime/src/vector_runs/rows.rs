@@ -62,7 +62,7 @@ macro_rules! row_fn {
                 let mut acc = *sums;
                 let full = dst.len() - dst.len() % 16;
                 for c in (0..full).step_by(16) {
-                    super::super::prefetch::lines(next, c, 16);
+                    super::super::prefetch::lines::<false, _>(next, c, 16);
                     let xs: [$t; 16] = match src {
                         Some(s) => s[c..c + 16].try_into().expect("16 elements"),
                         None => dst[c..c + 16].try_into().expect("16 elements"),

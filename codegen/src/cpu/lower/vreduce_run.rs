@@ -23,6 +23,9 @@
 //! only competes with the hardware's). A direct phase run after the first
 //! phase does (its transcendental is the row's longest work: softmax's exps),
 //! else the reduction routine (`lazyfuse_runtime`'s `vector_runs/prefetch.rs`).
+//! Where the run fetches, the next row's max or min finds its row in the cache
+//! and takes the routine that steps blocks of it side by side
+//! (`lf_reduce_<max|min>_cached`, the same bits).
 
 use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
 use super::vrun::{phase_computes_only, row_load};
@@ -211,6 +214,18 @@ pub(super) fn reduce_run(
     })
 }
 
+/// The routine of `symbol`'s reduction for a row in the cache, where it has
+/// one (`lf_reduce_<max|min>_cached`: blocks of the row side by side).
+fn cached_symbol(symbol: &str) -> Option<&'static str> {
+    Some(match symbol {
+        "lf_reduce_max_f32" => "lf_reduce_max_cached_f32",
+        "lf_reduce_min_f32" => "lf_reduce_min_cached_f32",
+        "lf_reduce_max_f64" => "lf_reduce_max_cached_f64",
+        "lf_reduce_min_f64" => "lf_reduce_min_cached_f64",
+        _ => return None,
+    })
+}
+
 impl Lower<'_, '_> {
     /// Phase `ph`'s reduction run over the row's first `m` positions, into the
     /// one vector accumulator `va` (left for `finish_vacc`).
@@ -234,8 +249,14 @@ impl Lower<'_, '_> {
         } else {
             self.iconst(I64, 0)
         };
+        // (a row the previous row's run fetched is in the cache: a max or min
+        // over it runs in blocks side by side)
+        let symbol = match self.prefetching_run().and(cached_symbol(rr.symbol)) {
+            Some(cached) => cached,
+            None => rr.symbol,
+        };
         self.through_sixteen(va, &mut |l, accs| {
-            l.call_void(rr.symbol, &[src, count, shift, accs, next])
+            l.call_void(symbol, &[src, count, shift, accs, next])
         })
     }
 
