@@ -52,12 +52,7 @@ impl<T> Iterator for Blocks<T> {
         }
         let size = std::mem::size_of::<T>();
         let end = self.n.min(self.start + BLOCK / size);
-        if !self.next.is_null() {
-            let from = self.next.wrapping_add(self.start).cast::<u8>();
-            for line in (0..(end - self.start) * size).step_by(64) {
-                line_hint::<true>(from.wrapping_add(line));
-            }
-        }
+        lines::<true, T>(self.next, self.start, end - self.start);
         let r = self.start..end;
         self.start = end;
         Some(r)
@@ -65,12 +60,13 @@ impl<T> Iterator for Blocks<T> {
 }
 
 /// Asks for the cache lines of the `len` elements at `next[start..]` (null
-/// `next`: nothing) to be brought into the level-2 cache; a row routine calls
-/// it with the sixteen elements it is about to compute, one or two lines.
-/// (The level-2 cache: the row is read a phase later, and the level-1 cache
-/// holds the row being computed and its output; measured on float32 softmax
-/// rows of 1–16 KiB, a level-1 hint was slower than none, a level-2 hint
-/// faster.)
+/// `next`: nothing) to be brought into the level-1 cache (`L1`, a reduction
+/// routine's [`Blocks`]) or the level-2 cache only (a row routine, with the
+/// sixteen elements it is about to compute, one or two lines). (The level-2
+/// cache for a row routine: the row is read a phase later, and the level-1
+/// cache holds the row being computed and its output; measured on float32
+/// softmax rows of 1–16 KiB, a level-1 hint was slower than none, a level-2
+/// hint faster.)
 #[inline(always)]
 pub(super) fn lines<const L1: bool, T>(next: *const T, start: usize, len: usize) {
     if next.is_null() {

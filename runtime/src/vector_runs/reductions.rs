@@ -144,21 +144,21 @@ const MIN_BLOCK_BYTES: usize = 2048;
 macro_rules! extremum_fn {
     ($name:ident, $t:ty, $step:expr, $identity:expr) => {
         /// Steps `accs[i % 16]` with each of the `n` elements at `src` in
-        /// order (`n ≤ 0`: nothing); `shift` is unused (the signature is the
-        /// other reductions'); `next` (null: none) is a row to prefetch
-        /// meanwhile.
+        /// order (`n ≤ 0`: nothing). `shift` and `next` are unused (the
+        /// signature is the other reductions'): the kernel's row routine, which
+        /// fetched this row, fetches the next one too.
         ///
         /// # Safety
         /// `src` must be valid and aligned for reads of `n` elements and `accs`
         /// for reads and writes of 16 accumulators apart from it, which no one
         /// else writes during the call (the JIT kernel passes a row of an input
-        /// and a stack slot). `next` may be any address: it is only a hint.
+        /// and a stack slot).
         pub(crate) unsafe extern "C" fn $name(
             src: *const $t,
             n: i64,
             _shift: $t,
             accs: *mut $t,
-            next: *const $t,
+            _next: *const $t,
         ) {
             if n <= 0 {
                 return;
@@ -171,7 +171,7 @@ macro_rules! extremum_fn {
                 )
             };
             by_level!(
-                fn apply(src: &[$t], accs: &mut [$t; 16], next: *const $t) {
+                fn apply(src: &[$t], accs: &mut [$t; 16]) {
                     // (the steps name this module's max and min)
                     #[allow(unused_imports)]
                     use super::*;
@@ -189,7 +189,6 @@ macro_rules! extremum_fn {
                     for j in 0..per {
                         for (b, a) in acc.iter_mut().enumerate() {
                             let c = (b * per + j) * 16;
-                            super::super::prefetch::lines::<true, _>(next, c, 16);
                             for (a, &x) in a.iter_mut().zip(&src[c..c + 16]) {
                                 *a = step(*a, x);
                             }
@@ -199,7 +198,6 @@ macro_rules! extremum_fn {
                     // then the elements short of a chunk)
                     let last = &mut acc[super::BLOCKS - 1];
                     for c in (super::BLOCKS * per * 16..chunks * 16).step_by(16) {
-                        super::super::prefetch::lines::<true, _>(next, c, 16);
                         for (a, &x) in last.iter_mut().zip(&src[c..c + 16]) {
                             *a = step(*a, x);
                         }
@@ -215,7 +213,7 @@ macro_rules! extremum_fn {
                     }
                     *accs = out;
                 },
-                (src, accs, next)
+                (src, accs)
             )
         }
     };

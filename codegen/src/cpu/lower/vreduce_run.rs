@@ -241,17 +241,16 @@ impl Lower<'_, '_> {
         // row once streams, and the hardware prefetcher follows it)
         let row_bytes = *self.k.dims.last().unwrap_or(&0)
             * self.k.exprs[rr.load.0 as usize].dtype.size_in_bytes();
-        let next = if self.k.phases() > 1
-            && row_bytes <= PREFETCH_ROW_BYTES
-            && self.prefetching_run().is_none()
-        {
+        // (where the kernel's run fetches the next row, this routine does not,
+        // and a max or min finds its row in the cache: it runs in blocks side
+        // by side)
+        let run_fetches = self.prefetching_run().is_some();
+        let next = if self.k.phases() > 1 && row_bytes <= PREFETCH_ROW_BYTES && !run_fetches {
             self.next_row_address(rr.load)?
         } else {
             self.iconst(I64, 0)
         };
-        // (a row the previous row's run fetched is in the cache: a max or min
-        // over it runs in blocks side by side)
-        let symbol = match self.prefetching_run().and(cached_symbol(rr.symbol)) {
+        let symbol = match cached_symbol(rr.symbol).filter(|_| run_fetches) {
             Some(cached) => cached,
             None => rr.symbol,
         };
