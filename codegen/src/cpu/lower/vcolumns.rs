@@ -33,8 +33,8 @@ pub(super) const CHUNKS: [i64; 3] = [4096, 1024, 256];
 /// Whether `k` runs [`UNROLL`]·[`GROUP`] consecutive points of its last parallel
 /// dim at once (column reductions: the reduction dim is strided, the last
 /// parallel dim contiguous): one reduction dim, every needed expression float32
-/// or float64 and of the kinds
-/// [`phase_vectorizes`](super::vreduce::phase_vectorizes) admits, in every
+/// or float64 (float16 and bfloat16 as the row phases admit them) and of the
+/// kinds [`phase_vectorizes`](super::vreduce::phase_vectorizes) admits, in every
 /// stage, loads and stores contiguous (stores) or broadcast (loads) along that
 /// parallel dim.
 /// Each lane is one output point reduced in the scalar code's order, so the
@@ -47,12 +47,29 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
     }
     let vdim = np - 1;
     let float = |dt: DType| matches!(dt, DType::F32 | DType::F64);
+    let narrow = |dt: DType| matches!(dt, DType::F16 | DType::BF16);
     let written = k.written_bufs();
     for (i, e) in k.exprs.iter().enumerate() {
         if !needed[i] {
             continue;
         }
-        if !float(e.dtype) || matches!(e.stage, Stage::Outer(s) if s > k.phases()) {
+        if matches!(e.stage, Stage::Outer(s) if s > k.phases()) {
+            return false;
+        }
+        // float16/bfloat16 values sit in float32 lanes: loads, casts from and to
+        // float32 and extrema (one of their lanes, exactly), no arithmetic,
+        // which would round per op
+        let x_dtype = |x: &ExprId| k.exprs[x.0 as usize].dtype;
+        let narrow_ok = narrow(e.dtype)
+            && match &e.expr {
+                Expr::Load { .. } => true,
+                Expr::Cast { x } => x_dtype(x) == DType::F32,
+                Expr::Reduce { op, x } => {
+                    matches!(op, Accum::Max | Accum::Min) && x_dtype(x) == e.dtype
+                }
+                _ => false,
+            };
+        if !float(e.dtype) && !narrow_ok {
             return false;
         }
         let ok = match &e.expr {
@@ -67,7 +84,10 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
                     && !written.contains(&k.params[param.index()].buf)
             }
             Expr::Const(_) => true,
-            Expr::Cast { x } => float(k.exprs[x.0 as usize].dtype),
+            Expr::Cast { x } => {
+                float(k.exprs[x.0 as usize].dtype)
+                    || (narrow(k.exprs[x.0 as usize].dtype) && e.dtype == DType::F32)
+            }
             Expr::Unary { op, x } => {
                 k.exprs[x.0 as usize].dtype == e.dtype && vector_unary_ok(*op, e.dtype, math)
             }
@@ -81,7 +101,7 @@ pub(super) fn columns_vectorize(k: &LoopKernel, needed: &[bool], math: MathMode)
             Expr::Reduce { op, x } => {
                 (matches!(op, Accum::Max | Accum::Min)
                     || (*op == Accum::Sum && math == MathMode::Fast))
-                    && float(k.exprs[x.0 as usize].dtype)
+                    && (float(k.exprs[x.0 as usize].dtype) || narrow_ok)
             }
             _ => false,
         };

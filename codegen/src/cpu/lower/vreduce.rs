@@ -47,10 +47,12 @@ pub(super) fn parts_of(dt: DType) -> (Type, usize) {
 }
 
 /// Whether phase `ph` of `k` vectorizes: one reduction dim (the last dim), every
-/// needed expression of the phase float32 or float64, loads static and contiguous
-/// or broadcast along it and not of a buffer the kernel writes, only ops the
-/// vector path has, casts between float32 and float64, reductions sum, max and
-/// min, and stores contiguous of their own dtype.
+/// needed expression of the phase float32 or float64 (float16 and bfloat16 only
+/// loaded, cast from or to float32, or reduced to their max or min, which is one
+/// of their float32 lanes exactly), loads static and contiguous or broadcast
+/// along it and not of a buffer the kernel writes, only ops the vector path has,
+/// casts between float32 and float64, reductions sum, max and min, and stores
+/// contiguous of their own dtype.
 pub(super) fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: MathMode) -> bool {
     let nd = k.dims.len();
     if nd != k.n_parallel + 1 {
@@ -68,7 +70,9 @@ pub(super) fn phase_vectorizes(k: &LoopKernel, ph: u32, needed: &[bool], math: M
         if e.stage == Stage::Outer(ph + 1) {
             if let Expr::Reduce { op, x } = e.expr {
                 let xdt = k.exprs[x.0 as usize].dtype;
-                if !matches!(op, Accum::Sum | Accum::Max | Accum::Min) || !float(xdt) || !inner(x) {
+                // a float16/bfloat16 extremum is one of its float32 lanes, exactly
+                let lanes_ok = float(xdt) || (narrow(xdt) && matches!(op, Accum::Max | Accum::Min));
+                if !matches!(op, Accum::Sum | Accum::Max | Accum::Min) || !lanes_ok || !inner(x) {
                     return false;
                 }
             }

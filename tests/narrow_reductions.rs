@@ -1,0 +1,176 @@
+//! float16 and bfloat16 reductions in the JIT's vector code: a row or column
+//! extremum of a narrow tensor runs in float32 lanes (the extremum is one of
+//! its inputs, exactly), and a column sum widens its narrow loads; both give the
+//! reference interpreter's bits over every code of the dtype (subnormals,
+//! infinities, signed zeros, NaNs with payloads in a few rows and columns), in
+//! either math mode. One test: the backend is a process-wide setting.
+
+use lazyfuse::half::{bf16, f16};
+use lazyfuse::{CpuBackend, DType, MathMode, Tensor};
+
+/// Rows and columns of the sweep: 256 × 256 = every 16-bit code once.
+const SIDE: usize = 256;
+
+/// Every 16-bit code of `dt` once, shuffled (an odd multiplier permutes the
+/// codes), its NaNs made finite but for a few placed by hand: NaNs with
+/// payloads in rows 3 and 7 and in column 5, rows of signed zeros (the
+/// signs in a different order in each), a row of infinities of both signs and
+/// a row of one value.
+fn codes(dt: DType) -> Vec<u16> {
+    let is_nan = |c: u16| match dt {
+        DType::F16 => c & 0x7C00 == 0x7C00 && c & 0x03FF != 0,
+        _ => c & 0x7F80 == 0x7F80 && c & 0x007F != 0,
+    };
+    let mut v: Vec<u16> = (0..SIDE * SIDE)
+        .map(|i| (i as u32).wrapping_mul(40503) as u16)
+        .map(|c| if is_nan(c) { c & 0x83FF } else { c })
+        .collect();
+    let (nan_a, nan_b) = match dt {
+        DType::F16 => (0x7E01, 0xFD55),
+        _ => (0x7FC1, 0xFF95),
+    };
+    v[3 * SIDE + 200] = nan_a;
+    v[7 * SIDE + 9] = nan_b;
+    v[7 * SIDE + 100] = nan_a;
+    v[40 * SIDE + 5] = nan_b;
+    for c in 0..SIDE {
+        // (signs from bits of a hash of the column, a different bit per row)
+        for (r, bit) in [(10, 3), (13, 5), (14, 7), (15, 11), (16, 13)] {
+            let h = (c as u32).wrapping_mul(0x9E37_79B9) >> bit;
+            v[r * SIDE + c] = if h & 1 == 1 { 0x8000 } else { 0 };
+        }
+        v[11 * SIDE + c] = if c % 2 == 0 { 0xFC00 } else { 0x7C00 };
+        v[12 * SIDE + c] = 0x3C00;
+    }
+    if dt == DType::BF16 {
+        // (bfloat16's infinities and one)
+        for c in 0..SIDE {
+            v[11 * SIDE + c] = if c % 2 == 0 { 0xFF80 } else { 0x7F80 };
+            v[12 * SIDE + c] = 0x3F80;
+        }
+    }
+    v
+}
+
+/// The sweep of `dt` as a [SIDE, SIDE] tensor.
+fn sweep(dt: DType) -> Tensor {
+    let c = codes(dt);
+    match dt {
+        DType::F16 => Tensor::from_vec(c.into_iter().map(f16::from_bits).collect(), &[SIDE, SIDE]),
+        _ => Tensor::from_vec(c.into_iter().map(bf16::from_bits).collect(), &[SIDE, SIDE]),
+    }
+    .unwrap()
+}
+
+/// The bits of `y` (float16 or bfloat16 codes, float32 bits).
+fn bits(y: &Tensor) -> Vec<u32> {
+    match y.dtype() {
+        DType::F16 => y
+            .to_vec::<f16>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits().into())
+            .collect(),
+        DType::BF16 => y
+            .to_vec::<bf16>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits().into())
+            .collect(),
+        _ => y
+            .to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect(),
+    }
+}
+
+/// A reduction of the sweep.
+type Reduction = fn(&Tensor) -> Tensor;
+
+#[test]
+fn narrow_reductions_match_the_interpreter_bit_for_bit() {
+    let reductions: [(&str, Reduction); 7] = [
+        ("amax over rows", |x| x.amax(&[1], true).unwrap()),
+        ("amin over rows", |x| x.amin(&[1], false).unwrap()),
+        ("amax over columns", |x| x.amax(&[0], false).unwrap()),
+        ("amin over columns", |x| x.amin(&[0], true).unwrap()),
+        // the extremum of a value cast to float32 and back
+        ("amax of x as float32, rounded back", |x| {
+            let m = x.to_dtype(DType::F32).unwrap().amax(&[0], false).unwrap();
+            m.to_dtype(x.dtype()).unwrap()
+        }),
+        // summed in float32 from widened loads, rounded to the dtype
+        ("sum over columns", |x| x.sum(&[0], false).unwrap()),
+        ("mean over columns, as float32", |x| {
+            let m = x.mean(&[0], false).unwrap();
+            m.to_dtype(DType::F32).unwrap()
+        }),
+    ];
+    for math in [MathMode::Fast, MathMode::Exact] {
+        lazyfuse::set_math_mode(math);
+        for dt in [DType::F16, DType::BF16] {
+            for (name, f) in &reductions {
+                let run = |b: CpuBackend| {
+                    lazyfuse::set_cpu_backend(b);
+                    bits(&f(&sweep(dt)).realize().unwrap())
+                };
+                let (want, got) = (run(CpuBackend::Interp), run(CpuBackend::Jit));
+                // A float32 column sum in fast math adds blocks of rows in
+                // float32 first: compared as values, to the dtype's precision.
+                // A sum's NaN is any NaN: which operand's payload an addition
+                // of two NaNs keeps is the compiler's choice in the
+                // interpreter's Rust code.
+                let sums = name.contains("over columns") && !name.contains("am");
+                let value = |c: u32| -> f32 {
+                    match (dt, name.contains("float32")) {
+                        (_, true) => f32::from_bits(c),
+                        (DType::F16, _) => f16::from_bits(c as u16).to_f32(),
+                        _ => bf16::from_bits(c as u16).to_f32(),
+                    }
+                };
+                let bad: Vec<String> = want
+                    .iter()
+                    .zip(&got)
+                    .enumerate()
+                    .filter(|(_, (&a, &b))| {
+                        let (va, vb) = (value(a), value(b));
+                        if !sums {
+                            a != b
+                        } else if va.is_nan() || vb.is_nan() {
+                            va.is_nan() != vb.is_nan()
+                        } else if math == MathMode::Fast {
+                            let ulp = if dt == DType::F16 { 1e-3 } else { 8e-3 };
+                            va != vb && (va - vb).abs() > ulp * va.abs().max(1e-6)
+                        } else {
+                            a != b
+                        }
+                    })
+                    .take(10)
+                    .map(|(i, (a, b))| format!("#{i}: interpreter {a:#06x}, JIT {b:#06x}"))
+                    .collect();
+                assert!(bad.is_empty(), "{math:?} {dt} {name}:\n{}", bad.join("\n"));
+            }
+        }
+    }
+    // The extrema run in vector code (4 narrow lanes per load) in both
+    // directions, the rows' only in fast math.
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    for math in [MathMode::Fast, MathMode::Exact] {
+        lazyfuse::set_math_mode(math);
+        for dt in [DType::F16, DType::BF16] {
+            let x = sweep(dt).realize().unwrap();
+            let rows = x.amax(&[1], false).unwrap().clif_text().unwrap();
+            let cols = x.amin(&[0], false).unwrap().clif_text().unwrap();
+            assert!(cols.contains("uload16x4"), "{math:?} {dt} columns:\n{cols}");
+            let vector_rows = rows.contains("uload16x4");
+            assert_eq!(
+                vector_rows,
+                math == MathMode::Fast,
+                "{math:?} {dt} rows:\n{rows}"
+            );
+        }
+    }
+    lazyfuse::set_math_mode(MathMode::Fast);
+}
