@@ -72,10 +72,11 @@ const OPS: [(&str, Op); 7] = [
 /// min(u, -inf))` with `u = x · ones` is `op(x)` bit for bit (`u` is `x`, the
 /// maximum with `-inf` or with a NaN that `op` propagates anyway is `op(u)`),
 /// and the part after `op` reads `u`, which `op`'s argument computes too, so no
-/// chain pass may cut at `op` (`vchain`): the kernel takes no run.
+/// chain pass may cut at `op` (`vchain`): the kernel takes no run. (`ones` is
+/// one value broadcast along the row, which a float16 or bfloat16 tile program
+/// does not load, `vtiles`.)
 fn inline_of(op: Op, x: &Tensor) -> Tensor {
-    let n = x.numel();
-    let ones = Tensor::from_vec(vec![1.0f64; n], &[n])
+    let ones = Tensor::from_vec(vec![1.0f64], &[1])
         .unwrap()
         .to_dtype(x.dtype())
         .unwrap()
@@ -696,10 +697,19 @@ fn routine_chains_give_the_inline_codes_bits() {
                     name,
                     "w9" | "softplus" | "two ops in a row" | "exp then tanh"
                 );
-                let routines = match (n < 64, stored) {
-                    (false, _) => routines,
-                    (true, true) => &routines[routines.len() - 1..],
-                    (true, false) => &[][..],
+                // A float16 or bfloat16 chain of rows of 32 points or more
+                // without `sqrt` is a tile program (`vtiles`): every
+                // transcendental calls its routine, in the expression's order.
+                let tiles = matches!(dt, DType::F16 | DType::BF16) && n >= 32 && name != "w9";
+                let routines = match (tiles, n < 64, stored) {
+                    (true, _, _) => match name {
+                        "branches" => &["tanh", "sigmoid", "exp"][..],
+                        "read twice" => &["exp"][..],
+                        _ => routines,
+                    },
+                    (false, false, _) => routines,
+                    (false, true, true) => &routines[routines.len() - 1..],
+                    (false, true, false) => &[][..],
                 };
                 let want: Vec<String> = routines.iter().map(|r| format!("{r}_{suffix}")).collect();
                 assert_eq!(calls, want, "{name} {dt:?}: {clif}");

@@ -23,8 +23,10 @@
 //! phase's sums (`vector_runs/rows.rs`); `lf_reduce_<kind>` (a max, min,
 //! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`);
 //! `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
-//! (`vector_runs/affine.rs`); and `lf_narrow_f16`/`_bf16`, a float32 run's
-//! 16-bit codes (`vector_runs/narrow.rs`).
+//! (`vector_runs/affine.rs`); `lf_narrow_f16`/`_bf16`, a float32 run's
+//! 16-bit codes (`vector_runs/narrow.rs`); and `lf_tile_<op>_<f16|bf16>`, the
+//! steps of a float16 or bfloat16 kernel over float32 tiles
+//! (`vector_runs/tiles.rs`).
 
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -92,11 +94,13 @@ mod affine;
 mod column_sums;
 mod erf_table;
 mod float64;
+mod half_hw;
 mod narrow;
 mod prefetch;
 mod reductions;
 mod rows;
 mod stream;
+mod tiles;
 
 /// The run functions: symbol and address, for [`crate::jit_symbols`].
 pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
@@ -107,6 +111,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
         .chain(erf_table::symbols())
         .chain(column_sums::symbols())
         .chain(narrow::symbols())
+        .chain(tiles::symbols())
         .chain([
             ("lf_run_exp_f64", run_exp64 as *const u8),
             ("lf_run_log_f64", run_log64 as *const u8),

@@ -10,14 +10,15 @@
 //! for bit (round to nearest even, overflow to ±inf, float16 subnormals on
 //! their 2^-24 grid, signed zeros kept, a NaN keeping the top bits of its
 //! payload with the quiet bit set), written as plain arithmetic the compiler
-//! vectorizes, the same steps as the kernels' own vector code
+//! vectorizes (float16 with the processor's conversion where it has one,
+//! `half_hw.rs`), the same steps as the kernels' own vector code
 //! (`lower::vnarrow`).
 
 /// The float16 code of `x`: the magnitude rounded on float16's grid by adding
 /// and subtracting `2^(e+13)` (at least `2^-1`, the subnormals' grid), from
 /// 65520 infinity; its bits times `2^-112`, shifted, are the code.
 #[inline(always)]
-fn f16_code(x: f32) -> u16 {
+pub(super) fn f16_code(x: f32) -> u16 {
     let bits = x.to_bits();
     let abits = bits & 0x7FFF_FFFF;
     let sign = (bits >> 16) & 0x8000;
@@ -50,7 +51,7 @@ fn bf16_code(x: f32) -> u16 {
 
 /// One narrowing function per code (see the module doc).
 macro_rules! narrow_fn {
-    ($name:ident, $code:ident) => {
+    ($name:ident, $code:ident, $hw:literal) => {
         /// Writes the code of each of the `n` float32 values at `src` to `dst`
         /// (`n ≤ 0`: nothing).
         ///
@@ -72,6 +73,10 @@ macro_rules! narrow_fn {
                     std::slice::from_raw_parts(src, n),
                 )
             };
+            // (float16 with the processor's conversion where it has one)
+            if $hw && super::half_hw::hw_f16() {
+                return super::half_hw::narrow_f16_hw(dst, src);
+            }
             by_level!(
                 fn apply(dst: &mut [u16], src: &[f32]) {
                     use super::$code as code;
@@ -83,8 +88,8 @@ macro_rules! narrow_fn {
     };
 }
 
-narrow_fn!(narrow_f16, f16_code);
-narrow_fn!(narrow_bf16, bf16_code);
+narrow_fn!(narrow_f16, f16_code, true);
+narrow_fn!(narrow_bf16, bf16_code, false);
 
 /// The narrowing functions: symbol and address.
 pub(super) fn symbols() -> [(&'static str, *const u8); 2] {
@@ -95,13 +100,13 @@ pub(super) fn symbols() -> [(&'static str, *const u8); 2] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use half::{bf16, f16};
 
-    /// Every 257th float32 pattern and the edge cases, through each level.
-    #[test]
-    fn codes_are_halfs_bit_for_bit() {
+    /// Every 257th float32 pattern and the edge cases of float16 and
+    /// bfloat16 rounding (also `tiles.rs`' patterns).
+    pub(in crate::vector_runs) fn patterns() -> Vec<f32> {
         let mut xs: Vec<f32> = (0..u32::MAX / 257)
             .map(|i| f32::from_bits(i * 257))
             .collect();
@@ -125,6 +130,13 @@ mod tests {
             f32::MAX,
             f32::MIN_POSITIVE,
         ]);
+        xs
+    }
+
+    /// [`patterns`] through each level.
+    #[test]
+    fn codes_are_halfs_bit_for_bit() {
+        let xs = patterns();
         crate::vector_runs::each_level(|| {
             let mut out = vec![0u16; xs.len()];
             // SAFETY: `xs` and `out` hold `n` elements each and are disjoint.

@@ -23,7 +23,8 @@
 //! expression as passes over the run, each followed by its routine),
 //! `vreduce_run` and `vaffine_run` (a phase's reduction or affine map of a row
 //! as one routine call), `vnarrow` (float16/bfloat16 lanes:
-//! rounding and packing), `scalar` (values, loads, constants, calls,
+//! rounding and packing), `vtiles` (tile programs: a float16/bfloat16
+//! elementwise kernel as routine calls over float32 tiles), `scalar` (values, loads, constants, calls,
 //! status), `ops` (unary, binary, casts), `reduce` (accumulators and scans),
 //! `repr` (a dtype's register representation), `state` (the translation's state).
 
@@ -51,6 +52,7 @@ mod vnarrow;
 mod vreduce;
 mod vreduce_run;
 mod vrun;
+mod vtiles;
 mod vtranspose;
 
 use repr::{flags, fsuffix, reg, rep, unsupported, Rep, R};
@@ -89,7 +91,12 @@ pub(super) fn lower(
     let hoisted = row_invariant(k, &needed);
     let fma = super::vmath::isa_has_fma(module);
     let reuses = vreduce::phase_reuses(k, &needed, math);
-    let (run, passes) = match vrun::output_run(k, &needed, &hoisted, &reuses, math, fma) {
+    let program = vtiles::tile_program(k, &needed, math, fma);
+    let output_run = match program {
+        Some(_) => None,
+        None => vrun::output_run(k, &needed, &hoisted, &reuses, math, fma),
+    };
+    let (run, passes) = match output_run {
         Some((run, passes)) => (Some(run), passes),
         None => (None, Vec::new()),
     };
@@ -118,8 +125,13 @@ pub(super) fn lower(
         readback: None,
         tile: None,
         passes,
+        tiles: None,
         fma,
     };
+    if let Some(prog) = program {
+        let base = l.tile_slot(&prog)?;
+        l.tiles = Some((prog, base));
+    }
     l.body(begin, end)?;
     l.b.seal_all_blocks();
     let names = l.names.clone();

@@ -191,6 +191,27 @@ impl Lower<'_, '_> {
         let room_range = self.b.ins().isub(end, pv);
         let n = self.b.ins().umin(room_row, room_range);
         let re = self.b.ins().iadd(i0, n);
+        if let Some((prog, base)) = self.tiles.clone() {
+            self.tile_runs(&prog, base, re)?;
+        } else {
+            self.row_tiers(re)?;
+        }
+        let pn = self.b.ins().iadd(pv, n);
+        self.b.def_var(p, pn);
+        // The row ended (rather than the range): back to its start and carry.
+        let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, re, n_last);
+        let z = self.iconst(I64, 0);
+        let nl = self.b.ins().select(wrap, z, re);
+        self.b.def_var(last, nl);
+        self.carry(0..np - 1, wrap);
+        self.b.ins().jump(head, &[]);
+        Ok(())
+    }
+
+    /// The current row's points up to `re` through the kernel's vector tiers
+    /// and scalar points, or run by run with its output run's routine.
+    fn row_tiers(&mut self, re: Value) -> R<()> {
+        let last = self.idx[self.k.n_parallel - 1];
         let run = self.run.filter(|r| r.phase.is_none());
         // (a kernel has at most one single-dtype tier; a run that reads its input
         // itself runs no tier)
@@ -268,15 +289,6 @@ impl Lower<'_, '_> {
                 self.scalar_points(re)?;
             }
         }
-        let pn = self.b.ins().iadd(pv, n);
-        self.b.def_var(p, pn);
-        // The row ended (rather than the range): back to its start and carry.
-        let wrap = self.b.ins().icmp_imm_s(IntCC::Equal, re, n_last);
-        let z = self.iconst(I64, 0);
-        let nl = self.b.ins().select(wrap, z, re);
-        self.b.def_var(last, nl);
-        self.carry(0..np - 1, wrap);
-        self.b.ins().jump(head, &[]);
         Ok(())
     }
 

@@ -94,6 +94,9 @@ pub(super) struct Lower<'a, 'b> {
     pub(super) tile: Option<(Value, Value)>,
     /// an elementwise output run's passes (`vchain::passes`)
     pub(super) passes: Vec<super::vchain::Pass>,
+    /// the kernel's tile program and its tiles' address, if it has one
+    /// (`vtiles::tile_program`): its rows run through it instead of the tiers
+    pub(super) tiles: Option<(super::vtiles::TileProgram, Value)>,
     /// whether the module's ISA has fused multiply-add (`vmath::isa_has_fma`,
     /// read once: it looks the flag up by name)
     pub(super) fma: bool,

@@ -205,7 +205,7 @@ impl Lower<'_, '_> {
 /// is too, and rounding it again would change no bit (a NaN is quiet with its
 /// payload in the dtype's bits already). W1 in float16 rounds four values per
 /// point instead of five.
-fn returns_operand(k: &LoopKernel, i: usize) -> bool {
+pub(super) fn returns_operand(k: &LoopKernel, i: usize) -> bool {
     let e = &k.exprs[i];
     let own = |x: &lazyfuse_ir::kernel::ExprId| {
         let o = &k.exprs[x.0 as usize];

@@ -1,0 +1,184 @@
+//! The processor's float16 conversions (`vcvtps2ph`, `vcvtph2ps`), where it
+//! has them: float32 rounded to float16 and back, float16 codes widened, and
+//! float32 values as float16 codes, 16 or 8 at a time. Their results are
+//! `half`'s (and the arithmetic forms' of `narrow.rs` and `tiles.rs`) bit for
+//! bit: round to nearest even, overflow to ±inf, float16 subnormals, a NaN
+//! quieted with the top of its payload; the unit tests there run every level.
+
+/// Whether the float16 steps take the processor's conversions
+/// (`vcvtps2ph`/`vcvtph2ps`: AVX-512F, or F16C beside AVX2), one instruction
+/// for sixteen or eight values where the arithmetic takes a dozen; their codes
+/// are `half`'s (round to nearest even, a NaN quieted with the top of its
+/// payload), the same bits.
+pub(super) fn hw_f16() -> bool {
+    match super::level() {
+        3 => true,
+        #[cfg(target_arch = "x86_64")]
+        2 => std::arch::is_x86_feature_detected!("f16c"),
+        _ => false,
+    }
+}
+
+/// The processor's float16 conversions over whole vectors: `dst` rounded to
+/// float16 in place, the codes `src` widened into `dst`, or the values `src`
+/// as codes in `dst`; the points past the last whole vector by the arithmetic.
+#[cfg(target_arch = "x86_64")]
+mod hw {
+    use std::arch::x86_64::*;
+
+    /// Round to nearest even (AVX-512: exceptions suppressed too; they are
+    /// masked either way).
+    const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+    /// `dst` rounded to float16 and back, 16 lanes at a time.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn round512(dst: &mut [f32]) {
+        let mut chunks = dst.chunks_exact_mut(16);
+        for c in &mut chunks {
+            // SAFETY: `c` holds 16 float32 (unaligned loads and stores).
+            unsafe {
+                let v = _mm512_loadu_ps(c.as_ptr());
+                let h = _mm512_cvtps_ph::<NEAREST>(v);
+                _mm512_storeu_ps(c.as_mut_ptr(), _mm512_cvtph_ps(h));
+            }
+        }
+        chunks
+            .into_remainder()
+            .iter_mut()
+            .for_each(|x| *x = crate::vector_runs::tiles::round_f16(*x));
+    }
+
+    /// `dst` rounded to float16 and back, 8 lanes at a time.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) fn round256(dst: &mut [f32]) {
+        let mut chunks = dst.chunks_exact_mut(8);
+        for c in &mut chunks {
+            // SAFETY: `c` holds 8 float32 (unaligned loads and stores).
+            unsafe {
+                let v = _mm256_loadu_ps(c.as_ptr());
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+                _mm256_storeu_ps(c.as_mut_ptr(), _mm256_cvtph_ps(h));
+            }
+        }
+        chunks
+            .into_remainder()
+            .iter_mut()
+            .for_each(|x| *x = crate::vector_runs::tiles::round_f16(*x));
+    }
+
+    /// The float16 codes `src` widened into `dst` (as long), 16 at a time.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn widen512(dst: &mut [f32], src: &[u16]) {
+        let mut d = dst.chunks_exact_mut(16);
+        let mut s = src.chunks_exact(16);
+        for (dc, sc) in (&mut d).zip(&mut s) {
+            // SAFETY: `sc` holds 16 codes (32 bytes) and `dc` 16 float32.
+            unsafe {
+                let h = _mm256_loadu_si256(sc.as_ptr().cast());
+                _mm512_storeu_ps(dc.as_mut_ptr(), _mm512_cvtph_ps(h));
+            }
+        }
+        let (d, s) = (d.into_remainder(), s.remainder());
+        d.iter_mut()
+            .zip(s)
+            .for_each(|(x, &c)| *x = crate::vector_runs::tiles::widen_f16(c));
+    }
+
+    /// The float16 codes `src` widened into `dst` (as long), 8 at a time.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) fn widen256(dst: &mut [f32], src: &[u16]) {
+        let mut d = dst.chunks_exact_mut(8);
+        let mut s = src.chunks_exact(8);
+        for (dc, sc) in (&mut d).zip(&mut s) {
+            // SAFETY: `sc` holds 8 codes (16 bytes) and `dc` 8 float32.
+            unsafe {
+                let h = _mm_loadu_si128(sc.as_ptr().cast());
+                _mm256_storeu_ps(dc.as_mut_ptr(), _mm256_cvtph_ps(h));
+            }
+        }
+        let (d, s) = (d.into_remainder(), s.remainder());
+        d.iter_mut()
+            .zip(s)
+            .for_each(|(x, &c)| *x = crate::vector_runs::tiles::widen_f16(c));
+    }
+
+    /// The float16 codes of `src` into `dst` (as long), 16 at a time.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn narrow512(dst: &mut [u16], src: &[f32]) {
+        let mut d = dst.chunks_exact_mut(16);
+        let mut s = src.chunks_exact(16);
+        for (dc, sc) in (&mut d).zip(&mut s) {
+            // SAFETY: `sc` holds 16 float32 and `dc` 16 codes (32 bytes).
+            unsafe {
+                let h = _mm512_cvtps_ph::<NEAREST>(_mm512_loadu_ps(sc.as_ptr()));
+                _mm256_storeu_si256(dc.as_mut_ptr().cast(), h);
+            }
+        }
+        let (d, s) = (d.into_remainder(), s.remainder());
+        d.iter_mut()
+            .zip(s)
+            .for_each(|(c, &x)| *c = crate::vector_runs::narrow::f16_code(x));
+    }
+
+    /// The float16 codes of `src` into `dst` (as long), 8 at a time.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) fn narrow256(dst: &mut [u16], src: &[f32]) {
+        let mut d = dst.chunks_exact_mut(8);
+        let mut s = src.chunks_exact(8);
+        for (dc, sc) in (&mut d).zip(&mut s) {
+            // SAFETY: `sc` holds 8 float32 and `dc` 8 codes (16 bytes).
+            unsafe {
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(sc.as_ptr()));
+                _mm_storeu_si128(dc.as_mut_ptr().cast(), h);
+            }
+        }
+        let (d, s) = (d.into_remainder(), s.remainder());
+        d.iter_mut()
+            .zip(s)
+            .for_each(|(c, &x)| *c = crate::vector_runs::narrow::f16_code(x));
+    }
+}
+
+/// `dst` rounded to float16 in place by the processor's conversions (only
+/// where [`hw_f16`]).
+pub(super) fn round_f16_hw(dst: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    match super::level() {
+        // SAFETY: level 3 means AVX-512F; level 2 with `hw_f16` AVX2 and F16C.
+        3 => return unsafe { hw::round512(dst) },
+        2 => return unsafe { hw::round256(dst) },
+        _ => {}
+    }
+    dst.iter_mut()
+        .for_each(|x| *x = super::tiles::round_f16(*x));
+}
+
+/// The float16 codes `src` widened into `dst` by the processor's conversions
+/// (only where [`hw_f16`]).
+pub(super) fn widen_f16_hw(dst: &mut [f32], src: &[u16]) {
+    #[cfg(target_arch = "x86_64")]
+    match super::level() {
+        // SAFETY: level 3 means AVX-512F; level 2 with `hw_f16` AVX2 and F16C.
+        3 => return unsafe { hw::widen512(dst, src) },
+        2 => return unsafe { hw::widen256(dst, src) },
+        _ => {}
+    }
+    dst.iter_mut()
+        .zip(src)
+        .for_each(|(x, &c)| *x = super::tiles::widen_f16(c));
+}
+
+/// The float16 codes of `src` into `dst` by the processor's conversions
+/// (only where [`hw_f16`]).
+pub(super) fn narrow_f16_hw(dst: &mut [u16], src: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    match super::level() {
+        // SAFETY: level 3 means AVX-512F; level 2 with `hw_f16` AVX2 and F16C.
+        3 => return unsafe { hw::narrow512(dst, src) },
+        2 => return unsafe { hw::narrow256(dst, src) },
+        _ => {}
+    }
+    dst.iter_mut()
+        .zip(src)
+        .for_each(|(c, &x)| *c = super::narrow::f16_code(x));
+}
