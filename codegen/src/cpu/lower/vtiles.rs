@@ -20,6 +20,7 @@
 
 use super::vrun::run_symbol;
 use super::{Lower, R};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, I64};
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
 use lazyfuse_ir::kernel::{Expr, LoopKernel, MathMode};
@@ -102,10 +103,11 @@ pub(super) fn tile_program(
     }
     let written = k.written_bufs();
     let routines = math == MathMode::Fast && fma;
-    let own = |x: &lazyfuse_ir::kernel::ExprId| k.exprs[x.0 as usize].dtype == dt;
     let mut tile = vec![None; k.exprs.len()];
     let mut tiles = 0u32;
     let mut ops = 0;
+    // (every needed expression is of `dt`, so every operand is: an operand of
+    // a needed expression is needed)
     for (i, e) in k.exprs.iter().enumerate() {
         if !needed[i] {
             continue;
@@ -114,26 +116,18 @@ pub(super) fn tile_program(
             return None;
         }
         let ok = match &e.expr {
-            Expr::Load {
-                param,
-                index,
-                dynamic,
-            } => {
-                dynamic.is_none()
-                    && index.strides[np - 1] == 1
-                    && k.params[param.index()].dtype == dt
-                    && !written.contains(&k.params[param.index()].buf)
+            Expr::Load { .. } => {
+                k.vector_load(&e.expr, np - 1, &written)
+                    .is_some_and(|(p, index)| {
+                        index.strides[np - 1] == 1 && k.params[p.index()].dtype == dt
+                    })
             }
             Expr::Const(_) => true,
-            Expr::Unary { op, x } => {
-                own(x)
-                    && (unary_name(*op).is_some()
-                        || (routines && run_symbol(&e.expr, DType::F32).is_some()))
+            Expr::Unary { op, .. } => {
+                unary_name(*op).is_some() || (routines && run_symbol(&e.expr, DType::F32).is_some())
             }
-            Expr::UnaryParam { x, .. } => {
-                own(x) && routines && run_symbol(&e.expr, DType::F32).is_some()
-            }
-            Expr::Binary { op, a, b } => own(a) && own(b) && binary_name(*op).is_some(),
+            Expr::UnaryParam { .. } => routines && run_symbol(&e.expr, DType::F32).is_some(),
+            Expr::Binary { op, .. } => binary_name(*op).is_some(),
             _ => false,
         };
         if !ok {
@@ -197,11 +191,7 @@ impl Lower<'_, '_> {
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
         let iv = self.b.use_var(last);
-        let more = self.b.ins().icmp(
-            cranelift_codegen::ir::condcodes::IntCC::SignedLessThan,
-            iv,
-            re,
-        );
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, re);
         self.b.ins().brif(more, body, &[], after, &[]);
         self.b.switch_to_block(body);
         let iv = self.b.use_var(last);
