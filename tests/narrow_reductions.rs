@@ -3,7 +3,9 @@
 //! its inputs, exactly), and a column sum widens its narrow loads; both give the
 //! reference interpreter's bits over every code of the dtype (subnormals,
 //! infinities, signed zeros, NaNs with payloads in a few rows and columns), in
-//! either math mode. One test: the backend is a process-wide setting.
+//! either math mode. A float16 or bfloat16 softmax over rows runs its phases
+//! through routines with the bits of the vector loops. One test: the backend
+//! is a process-wide setting.
 
 use lazyfuse::half::{bf16, f16};
 use lazyfuse::{CpuBackend, DType, MathMode, Tensor};
@@ -154,8 +156,9 @@ fn narrow_reductions_match_the_interpreter_bit_for_bit() {
             }
         }
     }
-    // The extrema run in vector code (4 narrow lanes per load) in both
-    // directions, the rows' only in fast math.
+    // The extrema run in vector code: the columns' in 4 narrow lanes per
+    // load in both math modes, the rows' in fast math only, through the
+    // routine that widens a block of the row at a time.
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
     for math in [MathMode::Fast, MathMode::Exact] {
         lazyfuse::set_math_mode(math);
@@ -164,13 +167,115 @@ fn narrow_reductions_match_the_interpreter_bit_for_bit() {
             let rows = x.amax(&[1], false).unwrap().clif_text().unwrap();
             let cols = x.amin(&[0], false).unwrap().clif_text().unwrap();
             assert!(cols.contains("uload16x4"), "{math:?} {dt} columns:\n{cols}");
-            let vector_rows = rows.contains("uload16x4");
+            let routine = format!("lf_reduce_max_{}", suffix(dt));
             assert_eq!(
-                vector_rows,
+                rows.contains(&routine),
                 math == MathMode::Fast,
                 "{math:?} {dt} rows:\n{rows}"
             );
         }
     }
     lazyfuse::set_math_mode(MathMode::Fast);
+    narrow_softmax_rows_run_as_routines_with_the_loops_bits();
+}
+
+/// The routines' suffix of a narrow dtype.
+fn suffix(dt: DType) -> &'static str {
+    if dt == DType::F16 {
+        "f16"
+    } else {
+        "bf16"
+    }
+}
+
+/// A float16 or bfloat16 softmax over rows (fast math) runs its phases as
+/// routines: the max through `lf_reduce_max_<dtype>`, the row widened into its
+/// float32 slot once (`lf_tile_widen_<dtype>`) for the exp routine. The same
+/// softmax of `x` times a tensor of ones in float32, rounded back (the same
+/// values; the phases then compute a product and keep the kernel's own
+/// vector loops) gives the reference bits, on rows
+/// of every length class (one step of the loop, a scalar tail, long rows),
+/// NaN payloads, infinities and signed zeros among them. (Called by the one
+/// test: the backend and math mode are process-wide.)
+fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    lazyfuse::set_math_mode(MathMode::Fast);
+    type Rowwise = fn(&Tensor) -> Tensor;
+    let ops: [(&str, Rowwise); 3] = [
+        ("softmax", |x| x.softmax(1).unwrap()),
+        ("softmax as float32", |x| {
+            x.to_dtype(DType::F32).unwrap().softmax(1).unwrap()
+        }),
+        ("amin", |x| x.amin(&[1], true).unwrap()),
+    ];
+    for dt in [DType::F16, DType::BF16] {
+        let codes = codes(dt);
+        for cols in [16, 17, 40, 256, 1000, 4099] {
+            let rows = codes.len() / cols;
+            let c = codes[..rows * cols].to_vec();
+            let x = match dt {
+                DType::F16 => {
+                    Tensor::from_vec(c.into_iter().map(f16::from_bits).collect(), &[rows, cols])
+                }
+                _ => Tensor::from_vec(c.into_iter().map(bf16::from_bits).collect(), &[rows, cols]),
+            }
+            .unwrap()
+            .realize()
+            .unwrap();
+            let one = Tensor::ones(&[rows, cols], DType::F32).realize().unwrap();
+            // (the product in float32, rounded back: a float16 product would
+            // keep the phases out of the vector loops altogether)
+            let same = x
+                .to_dtype(DType::F32)
+                .unwrap()
+                .mul(&one)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            for (name, f) in &ops {
+                let run = f(&x);
+                let text = run.clif_text().unwrap();
+                let sfx = suffix(dt);
+                let routine = if name.starts_with("amin") {
+                    "lf_reduce_min_"
+                } else {
+                    "lf_reduce_max_"
+                };
+                assert!(
+                    text.contains(&format!("{routine}{sfx}")),
+                    "{dt} {name} {cols}:\n{text}"
+                );
+                if name.starts_with("softmax") {
+                    let widen = format!("lf_tile_widen_{sfx}");
+                    assert!(text.contains(&widen), "{dt} {name} {cols}:\n{text}");
+                }
+                let looped = f(&same);
+                let loop_text = looped.clif_text().unwrap();
+                let vector_loop =
+                    loop_text.contains("uload16x4") && !loop_text.contains("lf_reduce_m");
+                assert!(vector_loop, "{dt} {name} {cols}:\n{loop_text}");
+                let (got, want) = (
+                    bits(&run.realize().unwrap()),
+                    bits(&looped.realize().unwrap()),
+                );
+                // A NaN is any NaN: the loop subtracts the max from each
+                // value in its own code, the routine in compiled Rust, and
+                // which NaN's payload `NaN - NaN` keeps is each compiler's.
+                let nan = |c: u32| match run.dtype() {
+                    DType::F16 => f16::from_bits(c as u16).is_nan(),
+                    DType::BF16 => bf16::from_bits(c as u16).is_nan(),
+                    _ => f32::from_bits(c).is_nan(),
+                };
+                let bad: Vec<String> = want
+                    .iter()
+                    .zip(&got)
+                    .enumerate()
+                    .filter(|(_, (&a, &b))| a != b && !(nan(a) && nan(b)))
+                    .take(10)
+                    .map(|(i, (a, b))| format!("#{i}: loop {a:#010x}, routines {b:#010x}"))
+                    .collect();
+                assert!(bad.is_empty(), "{dt} {name} {cols}:\n{}", bad.join("\n"));
+            }
+        }
+    }
 }

@@ -143,7 +143,7 @@ macro_rules! widen_fn {
         /// writes of `n` aligned float32 values, the two disjoint and written
         /// by no one else during the call (the JIT kernel passes a run of its
         /// input and a tile on its own stack).
-        unsafe extern "C" fn $name(dst: *mut f32, src: *const u16, n: i64) {
+        pub(super) unsafe extern "C" fn $name(dst: *mut f32, src: *const u16, n: i64) {
             if n <= 0 {
                 return;
             }

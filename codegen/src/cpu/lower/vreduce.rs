@@ -257,6 +257,14 @@ impl Lower<'_, '_> {
                 matches!(self.k.exprs[va.expr].expr, Expr::Reduce { x, .. } if x.0 as usize == r.op)
             })
         });
+        for &e in &keep {
+            if !self.row_slots.contains_key(&e) {
+                let bytes = n * self.k.exprs[e].dtype.size_in_bytes() as i64;
+                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes as u32, 4);
+                let slot = self.b.create_sized_stack_slot(data);
+                self.row_slots.insert(e, slot);
+            }
+        }
         if let Some(r) = run.filter(|r| r.direct) {
             // The routine reads the row itself; the phase computes nothing else
             // (`vrun::direct_source`), so there is no vector loop.
@@ -273,14 +281,6 @@ impl Lower<'_, '_> {
             .copied()
             .filter(|r| self.k.exprs[r.1].stage == stage)
             .collect();
-        for &e in &keep {
-            if !self.row_slots.contains_key(&e) {
-                let bytes = n * self.k.exprs[e].dtype.size_in_bytes() as i64;
-                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes as u32, 4);
-                let slot = self.b.create_sized_stack_slot(data);
-                self.row_slots.insert(e, slot);
-            }
-        }
         let full_needed = self.needed.clone();
         if !reuse.is_empty() {
             // What only a reused value needs is not computed in the vector loop.

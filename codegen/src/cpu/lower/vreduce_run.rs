@@ -3,8 +3,9 @@
 //! contiguous row calls a precompiled routine over the row
 //! (`lazyfuse_runtime::vector_runs`' `lf_reduce_<kind>`, 16 or 8 lanes where
 //! the processor has them) instead of running Cranelift's 128-bit loop:
-//! softmax's row max, a layer norm's sum (of the row widened to float64) and
-//! its sum of squared deviations from the mean.
+//! softmax's row max (of a float16 or bfloat16 row too, widened a block at a
+//! time by the routine), a layer norm's sum (of the row widened to float64)
+//! and its sum of squared deviations from the mean.
 //!
 //! The routine steps the sixteen accumulators of the vector loop (four
 //! unrolled copies of four lanes), position `i` into accumulator `i % 16`,
@@ -83,7 +84,8 @@ pub(super) struct ReduceRun {
 /// Phase `ph`'s reduction run, if it has one: the phase vectorizes, stores
 /// nothing, keeps and reuses no row (`reuses`), and its needed expressions are
 /// one reduction and the chain it reduces, one of: `max`/`min`/`sum` of a
-/// contiguous float32 or float64 load; `sum` of a float32 load widened to
+/// contiguous float32 or float64 load; `max`/`min` of a contiguous float16 or
+/// bfloat16 load, or of one widened to float32; `sum` of a float32 load widened to
 /// float64; `sum` of `d * d` with `d` such a value (loaded or widened) minus an
 /// outer value; `sum` of `d * d` computed in float32 and widened.
 pub(super) fn reduce_run(
@@ -124,12 +126,22 @@ pub(super) fn reduce_run(
     let name = |load: ExprId, widened: bool| match (expr(load).dtype, widened) {
         (DType::F32, true) => "f32_f64",
         (DType::F32, false) => "f32",
+        (DType::F16, _) => "f16",
+        (DType::BF16, _) => "bf16",
         _ => "f64",
     };
+    // A float16 or bfloat16 row load (an extremum's: one of its float32 lanes)
+    let narrow = |id: ExprId| matches!(expr(id).dtype, DType::F16 | DType::BF16) && row_load(k, id);
+    let extremum = if *op == Accum::Max { "max" } else { "min" };
     let (kind, load, widened, shift, chain) = match (*op, &expr(*x).expr) {
-        (Accum::Max | Accum::Min, _) if contiguous(*x) => {
-            let kind = if *op == Accum::Max { "max" } else { "min" };
-            (kind, *x, false, None, vec![*x])
+        (Accum::Max | Accum::Min, _) if contiguous(*x) || narrow(*x) => {
+            (extremum, *x, false, None, vec![*x])
+        }
+        // the row widened to float32 first (softmax's max of a float16 input)
+        (Accum::Max | Accum::Min, &Expr::Cast { x: load })
+            if narrow(load) && expr(*x).dtype == DType::F32 =>
+        {
+            (extremum, load, false, None, vec![*x, load])
         }
         (Accum::Sum, _) if value(*x).is_some() => {
             let (load, widened) = value(*x)?;
@@ -192,6 +204,10 @@ pub(super) fn reduce_run(
         ("max", "f64") => "lf_reduce_max_f64",
         ("min", "f32") => "lf_reduce_min_f32",
         ("min", "f64") => "lf_reduce_min_f64",
+        ("max", "f16") => "lf_reduce_max_f16",
+        ("min", "f16") => "lf_reduce_min_f16",
+        ("max", "bf16") => "lf_reduce_max_bf16",
+        ("min", "bf16") => "lf_reduce_min_bf16",
         ("sum", "f32") => "lf_reduce_sum_f32",
         ("sum", "f64") => "lf_reduce_sum_f64",
         ("sum", "f32_f64") => "lf_reduce_sum_f32_f64",
@@ -201,10 +217,11 @@ pub(super) fn reduce_run(
         ("sumsq_widened", "f32") => "lf_reduce_sumsq_f32_widened",
         _ => return None,
     };
-    let acc = if widened || kind == "sumsq_widened" {
-        DType::F64
-    } else {
-        expr(load).dtype
+    let acc = match expr(load).dtype {
+        _ if widened || kind == "sumsq_widened" => DType::F64,
+        // (a narrow row's extremum steps float32 lanes)
+        DType::F16 | DType::BF16 => DType::F32,
+        dt => dt,
     };
     Some(ReduceRun {
         load,
@@ -332,7 +349,7 @@ impl Lower<'_, '_> {
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
         let start = self.run_address(r)?;
-        let src = self.run_source(r)?.unwrap_or(start);
+        let mut src = self.run_source(r)?.unwrap_or(start);
         let dt = self.k.exprs[r.op].dtype;
         let (vt, n) = parts_of(dt);
         let size = dt.size_in_bytes() as i64;
@@ -342,6 +359,16 @@ impl Lower<'_, '_> {
             _ => None,
         };
         let count = self.iconst(I64, m);
+        if let Some(load) = super::vrun::direct_load(self.k, r) {
+            let narrow = self.k.exprs[load.0 as usize].dtype;
+            if matches!(narrow, DType::F16 | DType::BF16) {
+                // (a float16 or bfloat16 row, widened into the run's own row
+                // first: the routine then runs in place)
+                let widen = format!("lf_tile_widen_{}", super::vtiles::suffix(narrow));
+                self.call_void(&widen, &[start, src, count])?;
+                src = start;
+            }
+        }
         let next = match self.prefetching_run() {
             Some(load) if self.run.is_some_and(|own| own.store == r.store) => {
                 self.next_row_address(load)?

@@ -98,10 +98,12 @@ pub(super) struct OutputRun {
     pub(super) routine: &'static str,
     /// the reduction phase the store is in (`None`: an elementwise kernel)
     pub(super) phase: Option<u32>,
-    /// the argument is a load of the op's dtype contiguous along the row, or
-    /// (a phase run's) such a load minus [`OutputRun::shift`], and the kernel
-    /// (the phase) computes nothing else: the routine reads the input itself,
-    /// and the vector code does not run
+    /// the argument is a load of the op's dtype contiguous along the row (in
+    /// a phase, also a float16 or bfloat16 one widened to float32:
+    /// [`widened_row`]), or (a phase run's) such a value minus
+    /// [`OutputRun::shift`], and the kernel (the phase) computes nothing else:
+    /// the routine reads the input itself (a narrow row widened into its own
+    /// row first), and the vector code does not run
     pub(super) direct: bool,
     /// a direct phase run's outer value the routine subtracts from the load
     /// (softmax's row max)
@@ -233,10 +235,28 @@ pub(super) fn direct_load(k: &LoopKernel, r: OutputRun) -> Option<ExprId> {
     if !r.direct {
         return None;
     }
-    Some(match (r.shift, &k.exprs[r.arg.0 as usize].expr) {
+    let value = match (r.shift, &k.exprs[r.arg.0 as usize].expr) {
         (Some(_), Expr::Binary { a, .. }) => *a,
         _ => r.arg,
-    })
+    };
+    Some(widened_row(k, value).unwrap_or(value))
+}
+
+/// The float16 or bfloat16 load contiguous along the row that `id` widens to
+/// float32 (`cast(load)`), if it is one: a direct run's routine reads the row
+/// widened into its own (the output's, or the kept row's) first.
+pub(super) fn widened_row(k: &LoopKernel, id: ExprId) -> Option<ExprId> {
+    let e = &k.exprs[id.0 as usize];
+    match e.expr {
+        Expr::Cast { x }
+            if e.dtype == DType::F32
+                && matches!(k.exprs[x.0 as usize].dtype, DType::F16 | DType::BF16)
+                && row_load(k, x) =>
+        {
+            Some(x)
+        }
+        _ => None,
+    }
 }
 
 /// The output run of a reduction phase (softmax's after `phase_reuse`: `exp(x -
@@ -343,14 +363,18 @@ pub(super) fn kept_run(
             && k.exprs[x.0 as usize].stage == Stage::Inner(ph)
             && only_reduced(k, needed, id)
             && !stored;
+        let (direct, shift) = match direct_source(k, needed, ph, op, x) {
+            Some(shift) => (true, shift),
+            None => (false, None),
+        };
         ok.then_some(OutputRun {
             store: usize::MAX,
             op,
             arg: x,
             routine: symbol,
             phase: Some(ph),
-            direct: false,
-            shift: None,
+            direct,
+            shift,
             tile: None,
             slot: Some(op),
         })
@@ -396,8 +420,11 @@ fn direct_source(
     x: ExprId,
 ) -> Option<Option<ExprId>> {
     let dt = k.exprs[op].dtype;
-    let contiguous = |id: ExprId| k.exprs[id.0 as usize].dtype == dt && row_load(k, id);
-    let (load, shift) = match k.exprs[x.0 as usize].expr {
+    // a row of the op's dtype, or a float16/bfloat16 one widened to float32
+    let contiguous = |id: ExprId| {
+        (k.exprs[id.0 as usize].dtype == dt && row_load(k, id)) || widened_row(k, id).is_some()
+    };
+    let (value, shift) = match k.exprs[x.0 as usize].expr {
         _ if contiguous(x) => (x, None),
         Expr::Binary {
             op: BinaryOp::Sub,
@@ -408,11 +435,13 @@ fn direct_source(
         }
         _ => return None,
     };
+    let load = widened_row(k, value).unwrap_or(value);
     let only_op = k
         .phase_reductions(ph)
         .iter()
         .all(|r| !needed[r.0] || r.2 .0 as usize == op);
-    let alone = phase_computes_only(k, needed, ph, &[op, x.0 as usize, load.0 as usize]);
+    let own = [op, x.0 as usize, value.0 as usize, load.0 as usize];
+    let alone = phase_computes_only(k, needed, ph, &own);
     (only_op && alone).then_some(shift)
 }
 

@@ -49,7 +49,7 @@ pub(super) struct TileProgram {
 }
 
 /// The symbol suffix of a narrow dtype.
-fn suffix(dt: DType) -> &'static str {
+pub(super) fn suffix(dt: DType) -> &'static str {
     if dt == DType::F16 {
         "f16"
     } else {
