@@ -190,7 +190,8 @@ fn suffix(dt: DType) -> &'static str {
 
 /// A float16 or bfloat16 softmax over rows (fast math) runs its phases as
 /// routines: the max through `lf_reduce_max_<dtype>`, the row widened into its
-/// float32 slot once (`lf_tile_widen_<dtype>`) for the exp routine. The same
+/// float32 slot once (`lf_tile_widen_<dtype>`) for the exp routine; a
+/// log-softmax's sum of exps through `lf_reduce_sumexp_<dtype>`. The same
 /// softmax of `x` times a tensor of ones in float32, rounded back (the same
 /// values; the phases then compute a product and keep the kernel's own
 /// vector loops) gives the reference bits, on rows
@@ -201,8 +202,9 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
     lazyfuse::set_math_mode(MathMode::Fast);
     type Rowwise = fn(&Tensor) -> Tensor;
-    let ops: [(&str, Rowwise); 3] = [
+    let ops: [(&str, Rowwise); 4] = [
         ("softmax", |x| x.softmax(1).unwrap()),
+        ("log_softmax", |x| x.log_softmax(1).unwrap()),
         ("softmax as float32", |x| {
             x.to_dtype(DType::F32).unwrap().softmax(1).unwrap()
         }),
@@ -248,6 +250,10 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
                 if name.starts_with("softmax") {
                     let widen = format!("lf_tile_widen_{sfx}");
                     assert!(text.contains(&widen), "{dt} {name} {cols}:\n{text}");
+                }
+                if name.starts_with("log_softmax") {
+                    let sum = format!("lf_reduce_sumexp_{sfx}");
+                    assert!(text.contains(&sum), "{dt} {name} {cols}:\n{text}");
                 }
                 let looped = f(&same);
                 let loop_text = looped.clif_text().unwrap();

@@ -1,6 +1,6 @@
 //! Reduction runs (fast math): a reduction phase whose only work is one max,
 //! min or sum of a contiguous row (or the sum of that row widened to float64,
-//! or of its squared deviations from an outer value) calls a precompiled
+//! of its squared deviations from an outer value, or of its exps) calls a precompiled
 //! wide-vector routine over the row. The routine must give the bits of the
 //! kernel's own vector loop: every test computes the same reduction once with
 //! the run and once over `x * 1` (which keeps the loop: the phase then reads
@@ -36,7 +36,7 @@ type Reduction = fn(&Tensor) -> Tensor;
 
 /// The reductions (float32 and float64 inputs alike), each with the routine
 /// its run calls on float32 rows.
-const REDUCTIONS: [(&str, Reduction); 7] = [
+const REDUCTIONS: [(&str, Reduction); 10] = [
     ("lf_reduce_max_", |x| x.amax(&[1], true).unwrap()),
     ("lf_reduce_min_", |x| x.amin(&[1], false).unwrap()),
     ("lf_reduce_sum_", |x| x.sum(&[1], true).unwrap()),
@@ -54,6 +54,12 @@ const REDUCTIONS: [(&str, Reduction); 7] = [
             .unwrap();
         x.sub(&mean).unwrap().div(&std).unwrap()
     }),
+    // a log-softmax's sum of exps (nothing stores them), and plain ones
+    ("lf_reduce_sumexp_", |x| x.log_softmax(1).unwrap()),
+    ("lf_reduce_sumexp_", |x| {
+        x.exp().unwrap().sum(&[1], true).unwrap()
+    }),
+    ("lf_reduce_sumexp_", |x| x.logsumexp(&[1], false).unwrap()),
     ("lf_reduce_sumsq_", |x| {
         // nn's layer norm: its variance squares in the input's dtype, then widens
         let c = x.shape()[1];
@@ -110,8 +116,8 @@ fn only_a_lone_reduction_of_a_row_takes_a_run() {
         .clif_text()
         .unwrap()
         .contains("lf_reduce_"));
-    let exp_sum = x.exp().unwrap().sum(&[1], false).unwrap();
-    assert!(!exp_sum.clif_text().unwrap().contains("lf_reduce_"));
+    let tanh_sum = x.tanh().unwrap().sum(&[1], false).unwrap();
+    assert!(!tanh_sum.clif_text().unwrap().contains("lf_reduce_"));
     // a column reduction reads across rows
     let cols = x.sum(&[0], false).unwrap();
     assert!(!cols.clif_text().unwrap().contains("lf_reduce_"));

@@ -22,7 +22,7 @@
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
 //! phase's sums (`vector_runs/rows.rs`); `lf_reduce_<kind>` (a max, min,
 //! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`; of
-//! a float16 or bfloat16 row, its max or min, `vector_runs/narrow_extrema.rs`);
+//! a float16 or bfloat16 row, its max or min, `vector_runs/narrow_rows.rs`);
 //! `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
 //! (`vector_runs/affine.rs`); `lf_narrow_f16`/`_bf16`, a float32 run's
 //! 16-bit codes (`vector_runs/narrow.rs`); and `lf_tile_<op>_<f16|bf16>`, the
@@ -97,7 +97,7 @@ mod erf_table;
 mod float64;
 mod half_hw;
 mod narrow;
-mod narrow_extrema;
+mod narrow_rows;
 mod prefetch;
 mod reductions;
 mod rows;
@@ -113,7 +113,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
         .chain(erf_table::symbols())
         .chain(column_sums::symbols())
         .chain(narrow::symbols())
-        .chain(narrow_extrema::symbols())
+        .chain(narrow_rows::symbols())
         .chain(tiles::symbols())
         .chain([
             ("lf_run_exp_f64", run_exp64 as *const u8),

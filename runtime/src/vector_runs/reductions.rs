@@ -10,7 +10,8 @@
 //! `vbinary` (`a < b ? b : a`, NaN if either is NaN), adds, lane-exact float32
 //! → float64 widening, and the squared deviation `d * d + acc` as the one fused
 //! multiply-add the loop contracts it to (or, squared in float32 and widened,
-//! as a product and an add).
+//! as a product and an add), and `exp(x - shift)` as the row routines compute
+//! it (a log-softmax's sum of exps, which nothing stores).
 //!
 //! Each also takes a `next` row to prefetch while it reduces (null: none;
 //! `prefetch.rs`).
@@ -230,6 +231,12 @@ extremum_fn!(reduce_min_cached_f32, f32, min32, f32::INFINITY);
 extremum_fn!(reduce_max_cached_f64, f64, max64, f64::NEG_INFINITY);
 extremum_fn!(reduce_min_cached_f64, f64, min64, f64::INFINITY);
 reduce_fn!(reduce_sum_f32_f64, f32, f64, |a, x, _| a + f64::from(x));
+// (a log-softmax's `sum(exp(x - max))`: the exp as the row routines compute it)
+reduce_fn!(reduce_sumexp_f32, f32, f32, |a, x, c| a
+    + super::super::exp(x - c));
+reduce_fn!(reduce_sumexp_f64, f64, f64, |a, x, c| {
+    a + super::super::float64::exp(x - c)
+});
 reduce_fn!(reduce_sumsq_f32, f32, f32, |a, x, c| {
     let d = x - c;
     d.mul_add(d, a)
@@ -250,8 +257,10 @@ reduce_fn!(reduce_sumsq_f32_widened, f32, f64, f32, |a, x, c| {
 });
 
 /// The reduction functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 15] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 17] {
     [
+        ("lf_reduce_sumexp_f32", reduce_sumexp_f32 as *const u8),
+        ("lf_reduce_sumexp_f64", reduce_sumexp_f64 as *const u8),
         (
             "lf_reduce_max_cached_f32",
             reduce_max_cached_f32 as *const u8,
@@ -309,17 +318,21 @@ mod tests {
             type S32 = fn(f32, f32, f32) -> f32;
             type S64 = fn(f64, f64, f64) -> f64;
             type S3264 = fn(f64, f32, f64) -> f64;
-            let steps32: [(R32, S32); 4] = [
+            let steps32: [(R32, S32); 5] = [
                 (reduce_max_f32, |a, x, _| max32(a, x)),
                 (reduce_min_f32, |a, x, _| min32(a, x)),
                 (reduce_sum_f32, |a, x, _| a + x),
                 (reduce_sumsq_f32, |a, x, c| (x - c).mul_add(x - c, a)),
+                (reduce_sumexp_f32, |a, x, c| a + super::super::exp(x - c)),
             ];
-            let steps64: [(R64, S64); 4] = [
+            let steps64: [(R64, S64); 5] = [
                 (reduce_max_f64, |a, x, _| max64(a, x)),
                 (reduce_min_f64, |a, x, _| min64(a, x)),
                 (reduce_sum_f64, |a, x, _| a + x),
                 (reduce_sumsq_f64, |a, x, c| (x - c).mul_add(x - c, a)),
+                (reduce_sumexp_f64, |a, x, c| {
+                    a + super::super::float64::exp(x - c)
+                }),
             ];
             let steps3264: [(R3264, S3264); 2] = [
                 (reduce_sum_f32_f64, |a, x, _| a + f64::from(x)),

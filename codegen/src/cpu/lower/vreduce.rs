@@ -230,7 +230,7 @@ impl Lower<'_, '_> {
             super::vreduce_run::reduce_run(self.k, ph, &self.needed, &self.reuses, self.math, fma);
         let rrun = rrun.filter(|rr| vaccs.iter().all(|va| va.ty == parts_of(rr.acc).0));
         if let (Some(rr), [va]) = (rrun, vaccs.as_slice()) {
-            self.reduce_run_values(rr, m, va)?;
+            self.reduce_run_values(ph, rr, m, va)?;
             self.finish_vacc(va)?;
             return Ok(m);
         }

@@ -5,7 +5,8 @@
 //! the processor has them) instead of running Cranelift's 128-bit loop:
 //! softmax's row max (of a float16 or bfloat16 row too, widened a block at a
 //! time by the routine), a layer norm's sum (of the row widened to float64)
-//! and its sum of squared deviations from the mean.
+//! and its sum of squared deviations from the mean, a log-softmax's sum of
+//! `exp(x - max)` (which nothing stores).
 //!
 //! The routine steps the sixteen accumulators of the vector loop (four
 //! unrolled copies of four lanes), position `i` into accumulator `i % 16`,
@@ -35,7 +36,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
-use lazyfuse_ir::{BinaryOp, DType};
+use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 
 /// Longest row whose next row a reduction routine prefetches: the row, its
 /// output row and the next one must share the core's 48 KiB L1 (measured:
@@ -87,7 +88,9 @@ pub(super) struct ReduceRun {
 /// contiguous float32 or float64 load; `max`/`min` of a contiguous float16 or
 /// bfloat16 load, or of one widened to float32; `sum` of a float32 load widened to
 /// float64; `sum` of `d * d` with `d` such a value (loaded or widened) minus an
-/// outer value; `sum` of `d * d` computed in float32 and widened.
+/// outer value; `sum` of `d * d` computed in float32 and widened; `sum` of
+/// `exp(v)` or `exp(v - s)`, `v` a contiguous load of the exp's dtype or a
+/// float16/bfloat16 one widened to float32, `s` an outer value.
 pub(super) fn reduce_run(
     k: &LoopKernel,
     ph: u32,
@@ -142,6 +145,31 @@ pub(super) fn reduce_run(
             if narrow(load) && expr(*x).dtype == DType::F32 =>
         {
             (extremum, load, false, None, vec![*x, load])
+        }
+        // `exp(v - s)` or `exp(v)`, `v` a row (or a narrow one widened to
+        // float32) and `s` an outer value: a log-softmax's sum of exps
+        (
+            Accum::Sum,
+            &Expr::Unary {
+                op: UnaryOp::Exp,
+                x: arg,
+            },
+        ) => {
+            let (v, s) = match expr(arg).expr {
+                Expr::Binary {
+                    op: BinaryOp::Sub,
+                    a,
+                    b,
+                } if !matches!(expr(b).stage, Stage::Inner(_)) => (a, Some(b)),
+                _ => (arg, None),
+            };
+            let same = expr(v).dtype == expr(*x).dtype;
+            let load = match expr(v).expr {
+                _ if same && contiguous(v) => v,
+                Expr::Cast { x: l } if narrow(l) && expr(v).dtype == DType::F32 => l,
+                _ => return None,
+            };
+            ("sumexp", load, false, s, vec![*x, arg, v, load])
         }
         (Accum::Sum, _) if value(*x).is_some() => {
             let (load, widened) = value(*x)?;
@@ -215,6 +243,10 @@ pub(super) fn reduce_run(
         ("sumsq", "f64") => "lf_reduce_sumsq_f64",
         ("sumsq", "f32_f64") => "lf_reduce_sumsq_f32_f64",
         ("sumsq_widened", "f32") => "lf_reduce_sumsq_f32_widened",
+        ("sumexp", "f32") => "lf_reduce_sumexp_f32",
+        ("sumexp", "f64") => "lf_reduce_sumexp_f64",
+        ("sumexp", "f16") => "lf_reduce_sumexp_f16",
+        ("sumexp", "bf16") => "lf_reduce_sumexp_bf16",
         _ => return None,
     };
     let acc = match expr(load).dtype {
@@ -246,7 +278,7 @@ fn cached_symbol(symbol: &str) -> Option<&'static str> {
 impl Lower<'_, '_> {
     /// Phase `ph`'s reduction run over the row's first `m` positions, into the
     /// one vector accumulator `va` (left for `finish_vacc`).
-    pub(super) fn reduce_run_values(&mut self, rr: ReduceRun, m: i64, va: &VAcc) -> R<()> {
+    pub(super) fn reduce_run_values(&mut self, ph: u32, rr: ReduceRun, m: i64, va: &VAcc) -> R<()> {
         let rd = self.k.dims.len() - 1;
         let zero = self.iconst(I64, 0);
         self.b.def_var(self.idx[rd], zero);
@@ -258,11 +290,13 @@ impl Lower<'_, '_> {
         // row once streams, and the hardware prefetcher follows it)
         let row_bytes = *self.k.dims.last().unwrap_or(&0)
             * self.k.exprs[rr.load.0 as usize].dtype.size_in_bytes();
-        // (where the kernel's run fetches the next row, this routine does not,
-        // and a max or min finds its row in the cache: it runs in blocks side
-        // by side)
-        let run_fetches = self.prefetching_run().is_some();
-        let next = if self.k.phases() > 1 && row_bytes <= PREFETCH_ROW_BYTES && !run_fetches {
+        // (where the kernel's run, or its sum of exps, fetches the next row,
+        // this routine does not, and a max or min finds its row in the cache:
+        // it runs in blocks side by side; the sum of exps asks in its phase)
+        let sum_fetches = self.prefetching_sum_of_exps();
+        let run_fetches = self.prefetching_run().is_some() || sum_fetches.is_some();
+        let own_fetch = self.k.phases() > 1 && row_bytes <= PREFETCH_ROW_BYTES && !run_fetches;
+        let next = if sum_fetches == Some(ph) || own_fetch {
             self.next_row_address(rr.load)?
         } else {
             self.iconst(I64, 0)
@@ -284,6 +318,25 @@ impl Lower<'_, '_> {
         let load = super::vrun::direct_load(self.k, r)?;
         let row_bytes = *self.k.dims.last()? * self.k.exprs[load.0 as usize].dtype.size_in_bytes();
         (row_bytes <= RUN_PREFETCH_ROW_BYTES).then_some(load)
+    }
+
+    /// The phase whose sum of exps (a reduction run, `lf_reduce_sumexp`)
+    /// fetches the next row while it computes, as a direct phase run's
+    /// routine does ([`Lower::prefetching_run`]): a log-softmax's, in a phase
+    /// after the first, over rows of at most [`RUN_PREFETCH_ROW_BYTES`], where
+    /// the kernel has no such phase run.
+    fn prefetching_sum_of_exps(&self) -> Option<u32> {
+        if self.run.is_some() {
+            return None;
+        }
+        (1..self.k.phases()).find(|&ph| {
+            let fma = self.fma;
+            reduce_run(self.k, ph, &self.needed, &self.reuses, self.math, fma).is_some_and(|rr| {
+                let row = *self.k.dims.last().unwrap_or(&0)
+                    * self.k.exprs[rr.load.0 as usize].dtype.size_in_bytes();
+                rr.symbol.starts_with("lf_reduce_sumexp_") && row <= RUN_PREFETCH_ROW_BYTES
+            })
+        })
     }
 
     /// Outer value `v` (a routine's shift), or a zero of `dt` where there is
