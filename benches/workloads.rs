@@ -393,13 +393,16 @@ pub type UnaryFn = fn(&Tensor) -> lazyfuse::Result<Tensor>;
 
 /// The elementwise ops of the transcendental rows (PERF.md: any elementwise
 /// kernel with one transcendental over 16M float32 at ≥ 0.8 of the floor).
-pub const TRANSCENDENTALS: [(&str, &str, UnaryFn); 7] = [
+pub const TRANSCENDENTALS: [(&str, &str, UnaryFn); 8] = [
     ("E_exp", "exp", Tensor::exp),
     ("E_log", "log", Tensor::log),
     ("E_tanh", "tanh", Tensor::tanh),
     ("E_sigmoid", "sigmoid", Tensor::sigmoid),
     ("E_gelu", "gelu", |x| {
         x.gelu(lazyfuse::GeluApproximate::None)
+    }),
+    ("E_gelu_tanh", "gelu(tanh)", |x| {
+        x.gelu(lazyfuse::GeluApproximate::Tanh)
     }),
     ("E_silu", "silu", Tensor::silu),
     ("E_erf", "erf", Tensor::erf),

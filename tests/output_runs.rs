@@ -58,11 +58,12 @@ fn values_of(n: usize, dt: DType) -> Tensor {
 
 type Op = fn(&Tensor) -> Tensor;
 
-const OPS: [(&str, Op); 7] = [
+const OPS: [(&str, Op); 8] = [
     ("exp", |t| t.exp().unwrap()),
     ("log", |t| t.log().unwrap()),
     ("erf", |t| t.erf().unwrap()),
     ("gelu", |t| t.gelu(GeluApproximate::None).unwrap()),
+    ("gelu_tanh", |t| t.gelu(GeluApproximate::Tanh).unwrap()),
     ("tanh", |t| t.tanh().unwrap()),
     ("sigmoid", |t| t.sigmoid().unwrap()),
     ("silu", |t| t.silu().unwrap()),
@@ -230,8 +231,17 @@ fn which_kernels_take_runs() {
     assert!(!twice.clif_text().unwrap().contains("lf_run_"));
     // Ops with no routine.
     assert!(!x.log2().unwrap().clif_text().unwrap().contains("lf_run_"));
+    // The tanh form of GELU in float32 and float64 (its stable form).
     let gelu_tanh = x.gelu(GeluApproximate::Tanh).unwrap();
-    assert!(!gelu_tanh.clif_text().unwrap().contains("lf_run_"));
+    assert!(gelu_tanh
+        .clif_text()
+        .unwrap()
+        .contains("lf_run_gelu_tanh_f32"));
+    let gelu_tanh64 = x64.gelu(GeluApproximate::Tanh).unwrap();
+    assert!(gelu_tanh64
+        .clif_text()
+        .unwrap()
+        .contains("lf_run_gelu_tanh_f64"));
     // The op, then scaled: a pass after the routine scales the run.
     let scaled = x.tanh().unwrap().mul(2.0).unwrap();
     assert!(scaled.clif_text().unwrap().contains("lf_run_tanh_f32"));
@@ -437,7 +447,7 @@ fn float64_runs_give_the_inline_codes_bits() {
             })
             .collect()
     };
-    let ops: [(&str, Op); 5] = [OPS[0], OPS[1], OPS[4], OPS[5], OPS[6]];
+    let ops: [(&str, Op); 6] = [OPS[0], OPS[1], OPS[4], OPS[5], OPS[6], OPS[7]];
     for (name, op) in ops {
         let y = op(&x);
         assert!(

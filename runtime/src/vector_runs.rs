@@ -15,10 +15,11 @@
 //! code, which computes the points of a row that no run covers (tests compare
 //! both on the same values).
 //!
-//! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`
-//! and `gelu` (the exact form), each `unsafe extern "C" fn(dst: *mut f32, src:
-//! *const f32, n: i64)`: in place where `dst == src`; `lf_run_<op>_f64` for the
-//! first five on float64 (the forms in `vector_runs/float64.rs`); and
+//! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`,
+//! `gelu` (the exact form) and `gelu_tanh`, each `unsafe extern "C" fn(dst: *mut
+//! f32, src: *const f32, n: i64)`: in place where `dst == src`;
+//! `lf_run_<op>_f64` for the first five and `gelu_tanh` on float64 (the forms in
+//! `vector_runs/float64.rs`); and
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
 //! phase's sums (`vector_runs/rows.rs`); `lf_reduce_<kind>` (a max, min,
 //! sum or sum of squared deviations of a row, `vector_runs/reductions.rs`; of
@@ -121,6 +122,8 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_tanh_f64", run_tanh64 as *const u8),
             ("lf_run_sigmoid_f64", run_sigmoid64 as *const u8),
             ("lf_run_silu_f64", run_silu64 as *const u8),
+            ("lf_run_gelu_tanh_f64", run_gelu_tanh64 as *const u8),
+            ("lf_run_gelu_tanh_f32", run_gelu_tanh as *const u8),
             ("lf_run_exp_f32", run_exp as *const u8),
             ("lf_run_log_f32", run_log as *const u8),
             ("lf_run_tanh_f32", run_tanh as *const u8),
@@ -307,6 +310,16 @@ fn silu(x: f32) -> f32 {
     x / one_plus_exp_neg(x)
 }
 
+/// `vmath`'s tanh-form GELU: `x / (1 + e^(-2u))`, `u = β (x + 0.044715 x³)`
+/// as the interpreter computes it (NaN at `-inf`, as the interpreter's `-inf ·
+/// 0`: `e^(+inf)` is inf).
+#[inline(always)]
+fn gelu_tanh(x: f32) -> f32 {
+    let beta = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
+    let inner = beta * (x + 0.044715f64 as f32 * (x * x * x));
+    x / one_plus_exp_neg(inner + inner)
+}
+
 /// The widest vector code this processor runs: 0 not yet probed, then 1
 /// portable, 2 AVX2 with FMA, 3 AVX-512F with FMA.
 static LEVEL: AtomicU8 = AtomicU8::new(0);
@@ -439,11 +452,13 @@ run_fn!(run_exp, exp, f32);
 run_fn!(run_tanh, tanh, f32);
 run_fn!(run_sigmoid, sigmoid, f32);
 run_fn!(run_silu, silu, f32);
+run_fn!(run_gelu_tanh, gelu_tanh, f32);
 run_log_fn!(run_log);
 run_fn!(run_exp64, float64::exp, f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);
 run_fn!(run_silu64, float64::silu, f64);
+run_fn!(run_gelu_tanh64, float64::gelu_tanh, f64);
 run_fn!(run_log64, float64::log, f64);
 
 #[cfg(test)]
@@ -482,6 +497,7 @@ mod tests {
                 (run_log, log),
                 (run_erf, erf),
                 (run_gelu, gelu),
+                (run_gelu_tanh, gelu_tanh),
             ] {
                 let mut got = xs.clone();
                 let mut into = vec![0.0f32; xs.len()];
@@ -548,6 +564,11 @@ mod tests {
                     1.0 / (1.0 + (-x).exp())
                 }),
                 (run_silu64, float64::silu, |x: f64| x / (1.0 + (-x).exp())),
+                (run_gelu_tanh64, float64::gelu_tanh, |x: f64| {
+                    let beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+                    let u = beta * (x + 0.044715 * (x * x * x));
+                    x / (1.0 + (-(u + u)).exp())
+                }),
             ] {
                 let mut got = xs.clone();
                 let mut into = vec![0.0f64; xs.len()];

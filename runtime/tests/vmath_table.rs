@@ -283,3 +283,41 @@ fn vector_gelu_within_tolerance() {
     }
     assert!(bad.is_empty(), "{}", bad[..bad.len().min(20)].join("\n"));
 }
+
+/// The tanh form of GELU (`½ x (1 + tanh(β (x + 0.044715 x³)))`, computed by
+/// `vmath` as `x / (1 + e^(-2u))`) in float32 and float64 against the
+/// interpreter's formula in f64 libm: within the conformance tolerance of the
+/// dtype everywhere, the region where `1 + tanh` cancels (x < -2) included;
+/// special values exactly (`-inf` gives NaN, as `-inf · 0` does).
+#[test]
+fn vector_gelu_tanh_within_tolerance() {
+    let op = UnaryParamOp::Gelu { tanh: true };
+    for (dtype, rtol, atol) in [(DType::F32, 1e-5, 1e-6), (DType::F64, 1e-10, 1e-12)] {
+        let xs = inputs(dtype, 12.0);
+        let got = run_fast_expr(|x| Expr::UnaryParam { op, x }, dtype, &xs);
+        let mut bad = Vec::new();
+        for (&x, &g) in xs.iter().zip(&got) {
+            let x = if dtype == DType::F32 {
+                f64::from(x as f32)
+            } else {
+                x
+            };
+            let beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+            let r = 0.5 * x * (1.0 + libm::tanh(beta * (x + 0.044715 * (x * x * x))));
+            let r = if dtype == DType::F32 {
+                f64::from(r as f32)
+            } else {
+                r
+            };
+            let ok = if r.is_nan() || r.is_infinite() {
+                (r.is_nan() && g.is_nan()) || r == g
+            } else {
+                (g - r).abs() <= atol + rtol * r.abs()
+            };
+            if !ok {
+                bad.push(format!("{dtype} gelu_tanh({x:e}) = {g:e}, want {r:e}"));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad[..bad.len().min(20)].join("\n"));
+    }
+}

@@ -103,16 +103,19 @@ pub(super) fn emit_unary(
 
 /// Whether [`emit_param`] computes `op` on float32 and float64 lanes: the
 /// activations built from compares, products and this module's `exp`/`expm1`/
-/// `log1p`, and the exact GELU on float32 lanes from this module's `erf` (`wide`:
-/// float64 lanes). The tanh form of GELU stays scalar: its `1 + tanh(·)` cancels
-/// for x < -2, where a tanh within 1 ulp of libm's still moves the result by
-/// thousands of ulp (the exact form's `1 + erf(·)` cancels too, but there the
-/// interpreter's own libm `erf` rounds no closer, and the result stays within
-/// the tolerances, `runtime/tests/vmath_table.rs`). Hardtanh with a NaN bound
-/// stays scalar (the interpreter returns NaN for every element then).
+/// `log1p`, the exact GELU on float32 lanes from this module's `erf` (`wide`:
+/// float64 lanes), and the tanh form of GELU. The exact form's `1 + erf(·)`
+/// cancels for x < -2, but there the interpreter's own libm `erf` rounds no
+/// closer, and the result stays within the tolerances
+/// (`runtime/tests/vmath_table.rs`). The tanh form's `1 + tanh(u)` cancels the
+/// same way, and a vector tanh of a few ulp would move the result past them
+/// (by `½|x|` times its error near 1); it is computed as `2 / (1 + e^(-2u))`
+/// instead, which does not cancel. Hardtanh with a NaN bound stays scalar
+/// (the interpreter returns NaN for every element then).
 pub(super) fn has_param(op: UnaryParamOp, wide: bool) -> bool {
     match op {
         UnaryParamOp::Gelu { tanh: false } => !wide,
+        UnaryParamOp::Gelu { tanh: true } => true,
         UnaryParamOp::Softplus { .. } | UnaryParamOp::Elu { .. } => true,
         UnaryParamOp::LeakyRelu { .. } => true,
         UnaryParamOp::Hardtanh { min_val, max_val } => !min_val.is_nan() && !max_val.is_nan(),
@@ -134,7 +137,11 @@ pub(super) fn emit_param(
     let mut m = VMath { b, vt, fma };
     match op {
         UnaryParamOp::Gelu { tanh: true } => {
-            // (not admitted by has_param, see there) 0.5 x (1 + tanh(β (x + 0.044715 x³))), β = √(2/π).
+            // ½ x (1 + tanh(u)), u = β (x + 0.044715 x³), β = √(2/π), with u
+            // as the interpreter computes it, and ½ (1 + tanh(u)) as
+            // 1 / (1 + e^(-2u)), which does not cancel (see `has_param`). At
+            // x = -inf, e^(+inf) is inf and -inf / inf NaN: the interpreter's
+            // `-inf · 0`.
             let beta = m.c(std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5);
             let k = m.c(0.044715);
             let x2 = m.b.ins().fmul(x, x);
@@ -142,12 +149,9 @@ pub(super) fn emit_param(
             let kx3 = m.b.ins().fmul(k, x3);
             let s = m.b.ins().fadd(x, kx3);
             let inner = m.b.ins().fmul(beta, s);
-            let t = m.tanh(inner);
-            let half = m.c(0.5);
-            let one = m.c(1.0);
-            let hx = m.b.ins().fmul(half, x);
-            let u = m.b.ins().fadd(one, t);
-            m.b.ins().fmul(hx, u)
+            let two_u = m.b.ins().fadd(inner, inner);
+            let d = m.one_plus_exp_neg(two_u);
+            m.b.ins().fdiv(x, d)
         }
         UnaryParamOp::Softplus { beta, threshold } => {
             // z > threshold ? x : log1p(e^z) / beta  (NaN: the compare is false).

@@ -90,6 +90,14 @@ pub(super) fn silu(x: f64) -> f64 {
     x / (1.0 + exp(-x))
 }
 
+/// `vmath`'s tanh-form GELU (see the float32 one, `super::gelu_tanh`).
+#[inline(always)]
+pub(super) fn gelu_tanh(x: f64) -> f64 {
+    let beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+    let inner = beta * (x + 0.044715 * (x * x * x));
+    x / (1.0 + exp(-(inner + inner)))
+}
+
 /// `2 / (2k + 3)` for k = 0..11: the series of [`log`]'s `2·atanh(s)`.
 const LOG_ATANH: [f64; 11] = {
     let mut cs = [0.0; 11];

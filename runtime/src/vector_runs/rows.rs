@@ -95,15 +95,19 @@ row_fn!(row_tanh, tanh, f32);
 row_fn!(row_sigmoid, sigmoid, f32);
 row_fn!(row_silu, silu, f32);
 row_fn!(row_log, log, f32);
+row_fn!(row_gelu_tanh, gelu_tanh, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
 row_fn!(row_silu64, float64::silu, f64);
 row_fn!(row_log64, float64::log, f64);
+row_fn!(row_gelu_tanh64, float64::gelu_tanh, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 10] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
     [
+        ("lf_row_gelu_tanh_f64", row_gelu_tanh64 as *const u8),
+        ("lf_row_gelu_tanh_f32", row_gelu_tanh as *const u8),
         ("lf_row_exp_f64", row_exp64 as *const u8),
         ("lf_row_log_f64", row_log64 as *const u8),
         ("lf_row_tanh_f64", row_tanh64 as *const u8),
@@ -140,6 +144,7 @@ mod tests {
                 (row_log, super::super::log),
                 (erf_table::row_erf, erf_table::erf),
                 (erf_table::row_gelu, erf_table::gelu),
+                (row_gelu_tanh, super::super::gelu_tanh),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {
@@ -208,6 +213,7 @@ mod tests {
                 (row_sigmoid64, float64::sigmoid),
                 (row_silu64, float64::silu),
                 (row_log64, float64::log),
+                (row_gelu_tanh64, float64::gelu_tanh),
             ] {
                 for n in [3usize, 16, 2085] {
                     let want: Vec<f64> = xs[..n].iter().map(|&x| f(x - 1.5)).collect();

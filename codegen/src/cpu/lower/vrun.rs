@@ -1,6 +1,7 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
-//! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`; in float32 also
-//! `erf` and the exact `gelu`) of the rest of its expression stores that argument
+//! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
+//! `gelu`; in float32 also `erf` and the exact `gelu`) of the rest of its
+//! expression stores that argument
 //! instead, and a precompiled routine
 //! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
 //! applies the op in place over each run of the output the vector tiers wrote.
@@ -155,6 +156,17 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
             op: UnaryParamOp::Gelu { tanh: false },
             x,
         } if !f64 => ("gelu_f32", x),
+        Expr::UnaryParam {
+            op: UnaryParamOp::Gelu { tanh: true },
+            x,
+        } => (
+            if f64 {
+                "gelu_tanh_f64"
+            } else {
+                "gelu_tanh_f32"
+            },
+            x,
+        ),
         _ => return None,
     };
     Some((symbol, x))
