@@ -394,18 +394,18 @@ pub type UnaryFn = fn(&Tensor) -> lazyfuse::Result<Tensor>;
 /// The elementwise ops of the transcendental rows (PERF.md: any elementwise
 /// kernel with one transcendental over 16M float32 at ≥ 0.8 of the floor).
 pub const TRANSCENDENTALS: [(&str, &str, UnaryFn); 8] = [
-    ("E_exp", "exp", Tensor::exp),
-    ("E_log", "log", Tensor::log),
-    ("E_tanh", "tanh", Tensor::tanh),
-    ("E_sigmoid", "sigmoid", Tensor::sigmoid),
-    ("E_gelu", "gelu", |x| {
+    ("E_exp", "exp()", Tensor::exp),
+    ("E_log", "log()", Tensor::log),
+    ("E_tanh", "tanh()", Tensor::tanh),
+    ("E_sigmoid", "sigmoid()", Tensor::sigmoid),
+    ("E_gelu", "gelu()", |x| {
         x.gelu(lazyfuse::GeluApproximate::None)
     }),
     ("E_gelu_tanh", "gelu(tanh)", |x| {
         x.gelu(lazyfuse::GeluApproximate::Tanh)
     }),
-    ("E_silu", "silu", Tensor::silu),
-    ("E_erf", "erf", Tensor::erf),
+    ("E_silu", "silu()", Tensor::silu),
+    ("E_erf", "erf()", Tensor::erf),
 ];
 
 /// Row `id` of [`TRANSCENDENTALS`]: its op over `n` float32 (positive inputs, so
@@ -422,7 +422,7 @@ pub fn transcendental(id: &'static str, n: usize) -> Workload {
     );
     Workload {
         id,
-        what: format!("x.{name}() [{n}]"),
+        what: format!("x.{name} [{n}]"),
         unit: Unit::Bytes(8.0 * n as f64),
         run: Box::new(move || {
             black_box(op(&x).unwrap().realize().unwrap());
