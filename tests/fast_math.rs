@@ -1,5 +1,6 @@
 //! `MathMode::Fast` on the JIT against the reference interpreter for every op the
-//! inline vector math (`codegen`'s `vmath`) computes, on every float dtype and on
+//! inline vector math (`codegen`'s `vmath`) computes (and the compare-and-select
+//! activations the vector code computes in both modes), on every float dtype and on
 //! lengths that exercise vector bodies and scalar tails (1, 3, 4, 7, 8, 1000):
 //! values within a few ulp of the dtype, special values (NaN, ±inf) exactly where
 //! the interpreter has them. `MathMode::Exact` must still match bit for bit.
@@ -13,7 +14,7 @@ static GLOBAL: Mutex<()> = Mutex::new(());
 
 type Op = (&'static str, fn(&Tensor) -> lazyfuse::Result<Tensor>);
 
-const OPS: [Op; 19] = [
+const OPS: [Op; 22] = [
     ("exp", Tensor::exp),
     ("exp2", Tensor::exp2),
     ("expm1", Tensor::expm1),
@@ -36,6 +37,10 @@ const OPS: [Op; 19] = [
     ("leaky_relu", |t| t.leaky_relu(0.01)),
     ("hardtanh", |t| t.hardtanh(-1.0, 1.0)),
     ("hardtanh_inf", |t| t.hardtanh(f64::NEG_INFINITY, 2.5)),
+    // compares and selects (vector code in both math modes)
+    ("sign", Tensor::sign),
+    ("hardsigmoid", Tensor::hardsigmoid),
+    ("hardswish", Tensor::hardswish),
 ];
 
 const DTYPES: [DType; 4] = [DType::F32, DType::F64, DType::F16, DType::BF16];

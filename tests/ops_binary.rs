@@ -396,3 +396,82 @@ fn storage_only_dtypes() {
         "\"masked_fill\" not implemented for 'Float8_e4m3fn'"
     );
 }
+
+/// `pow` with a host scalar exponent of 2 is PyTorch's short cut, the base
+/// times itself: a `square` node (one multiply in every backend) on real
+/// floating-point results, bit for bit `x * x` (the correctly rounded square)
+/// whatever the math mode; integer results keep the integer `pow`, an integer
+/// base with a float 2 squares in float32, the in-place form squares in
+/// place, and the gradient is `2 x · g` as `pow`'s.
+#[test]
+fn pow_of_two_is_the_square() {
+    lazyfuse::set_verify(true);
+    let xs = vec![
+        1.5f32,
+        -0.0,
+        f32::NAN,
+        -3.25,
+        1e20,
+        1.0 + 1.0 / 4096.0,
+        -f32::INFINITY,
+    ];
+    for dt in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+        let x = Tensor::from_vec(xs.clone(), &[xs.len()])
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap()
+            .realize()
+            .unwrap();
+        for two in [Scalar::Float(2.0), Scalar::Int(2)] {
+            let p = x.pow(two).unwrap();
+            assert!(
+                p.graph_text().contains("square("),
+                "{dt}:\n{}",
+                p.graph_text()
+            );
+            assert_eq!(p.dtype(), dt);
+            let bits = |t: &Tensor| -> Vec<u64> {
+                t.to_dtype(DType::F64)
+                    .unwrap()
+                    .to_vec::<f64>()
+                    .unwrap()
+                    .iter()
+                    .map(|v| if v.is_nan() { 1 } else { v.to_bits() })
+                    .collect()
+            };
+            assert_eq!(bits(&p), bits(&x.mul(&x).unwrap()), "{dt}");
+        }
+    }
+    // integers: the integer pow (no square node); a float 2 squares in float32
+    let i = Tensor::from_vec(vec![3i32, -4, 46341], &[3]).unwrap();
+    let ip = i.pow(2).unwrap();
+    assert!(!ip.graph_text().contains("square("));
+    assert_eq!(ip.to_vec::<i32>().unwrap()[..2], [9, 16]);
+    let fp = i.pow(2.0).unwrap();
+    assert_eq!(fp.dtype(), DType::F32);
+    assert!(fp.graph_text().contains("square("));
+    assert_eq!(
+        fp.to_vec::<f32>().unwrap(),
+        vec![9.0, 16.0, 2_147_488_281.0]
+    );
+    // in place, and pow_ of an integer tensor by a float is refused as before
+    let y = Tensor::from_vec(vec![1.5f32, -2.0], &[2]).unwrap();
+    y.pow_(2).unwrap();
+    assert_eq!(f32s(&y), vec![2.25, 4.0]);
+    let cast = "result type Float can't be cast to the desired output type Int";
+    assert_eq!(i.pow_(2.0).unwrap_err().to_string(), cast);
+    i.pow_(2).unwrap();
+    assert_eq!(i.to_vec::<i32>().unwrap()[..2], [9, 16]);
+    // the gradient: 2 x · g
+    let w = Tensor::from_vec(vec![1.5f32, -3.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    w.pow(2.0)
+        .unwrap()
+        .sum(&[], false)
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(f32s(&w.grad().unwrap()), vec![3.0, -6.0]);
+}

@@ -102,11 +102,29 @@ pub(crate) fn result_strides(
 
 /// What PyTorch computes instead of the `pow` kernel when a host scalar makes the
 /// answer trivial: an exponent of 0 gives ones, an exponent of 1 the base, a base of 1
-/// ones (so `bool_tensor ** False` succeeds although no bool `pow` kernel exists).
+/// ones (so `bool_tensor ** False` succeeds although no bool `pow` kernel exists);
+/// and an exponent of 2 on a real floating-point result the base times itself
+/// (PyTorch's `pow_tensor_scalar_optimized_kernel`; the correctly rounded square,
+/// and a `square` node, which every backend runs as one multiply where `pow`
+/// would call the math library per element).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PowShortcut {
     Ones,
     Base,
+    Square,
+}
+
+impl PowShortcut {
+    /// Whether the short cut gives a result of `dtype` (the square: real
+    /// floating point only).
+    pub(crate) fn applies_to(self, dtype: DType) -> bool {
+        match self {
+            PowShortcut::Square => {
+                matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+            }
+            _ => !matches!(dtype, DType::C32 | DType::BC32) && !dtype.is_float8(),
+        }
+    }
 }
 
 pub(crate) fn pow_shortcut(op: BinaryOp, a: &Operand, b: &Operand) -> Option<PowShortcut> {
@@ -118,6 +136,8 @@ pub(crate) fn pow_shortcut(op: BinaryOp, a: &Operand, b: &Operand) -> Option<Pow
         Some(PowShortcut::Ones)
     } else if is(b, 1.0) {
         Some(PowShortcut::Base)
+    } else if is(b, 2.0) {
+        Some(PowShortcut::Square)
     } else {
         None
     }
@@ -148,6 +168,10 @@ pub(crate) fn pow_shortcut_node(
             Ok(ones)
         }
         PowShortcut::Base => operand_node(store, base, dtype, shape),
+        PowShortcut::Square => {
+            let x = operand_node(store, base, dtype, shape)?;
+            Ok(store.add(Op::Unary(UnaryOp::Square), dtype, shape, &[x]))
+        }
     }
 }
 
@@ -207,7 +231,7 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     if let Some(shortcut) = pow_shortcut(op, &a, &b) {
         let dtype = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
-        if !matches!(dtype, DType::C32 | DType::BC32) && !dtype.is_float8() {
+        if shortcut.applies_to(dtype) {
             return with_store(|s| {
                 let node = pow_shortcut_node(s, shortcut, &a, dtype, &shape)?;
                 Ok(Tensor::from_node(s, node))

@@ -12,7 +12,9 @@
 use crate::default_dtype;
 use crate::error::Result;
 use crate::operand::{operand_node, Operand};
-use crate::ops::elementwise::{check_scalar_value, pow_shortcut, pow_shortcut_node, RoundingMode};
+use crate::ops::elementwise::{
+    check_scalar_value, pow_shortcut, pow_shortcut_node, PowShortcut, RoundingMode,
+};
 use crate::store::{with_store, Store};
 use crate::tensor::{check_fill_value, Tensor};
 use lazyfuse_ir::broadcast::inplace_shape;
@@ -84,7 +86,10 @@ impl Tensor {
             Operand::Tensor(t) => Some(t),
             Operand::Scalar(_) => None,
         };
-        if let Some(shortcut) = pow_shortcut(op, &me, &other) {
+        // (the square only where its node computes in the tensor's dtype)
+        let shortcut = pow_shortcut(op, &me, &other)
+            .filter(|&s| s != PowShortcut::Square || s.applies_to(self.dtype()));
+        if let Some(shortcut) = shortcut {
             let dtype = result_type(&[me.operand_type(), other.operand_type()], default_dtype())?;
             typing::inplace(dtype, self.dtype())?;
             self.check_destination(src)?;

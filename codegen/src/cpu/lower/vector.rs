@@ -320,15 +320,29 @@ impl Lower<'_, '_> {
             Square => self.b.ins().imul(v, v),
             BitwiseNot => self.b.ins().bnot(v),
             Relu => {
-                let z = self.zero(if vt.lane_type() == F64 {
-                    Rep::F64
-                } else {
-                    Rep::F32
-                });
-                let z = self.b.ins().splat(vt, z);
+                let z = self.vsplat(vt, 0.0);
                 let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
                 let m = self.vmask(lt, vt);
                 self.b.ins().bitselect(m, z, v)
+            }
+            // the interpreter's `a > 0 ? 1 : a < 0 ? -1 : 0` (NaN and -0: +0)
+            Sign | Sgn => {
+                let (z, one, m1) = (
+                    self.vsplat(vt, 0.0),
+                    self.vsplat(vt, 1.0),
+                    self.vsplat(vt, -1.0),
+                );
+                let lt = self.b.ins().fcmp(FloatCC::LessThan, v, z);
+                let lt = self.vmask(lt, vt);
+                let s = self.b.ins().bitselect(lt, m1, z);
+                let gt = self.b.ins().fcmp(FloatCC::GreaterThan, v, z);
+                let gt = self.vmask(gt, vt);
+                self.b.ins().bitselect(gt, one, s)
+            }
+            Hardsigmoid => self.vhardsigmoid(v, vt),
+            Hardswish => {
+                let h = self.vhardsigmoid(v, vt);
+                self.b.ins().fmul(v, h)
             }
             _ if float && crate::cpu::vmath::has_unary(op, vt.lane_type() == F64) => {
                 let fma = self.fma;
@@ -336,6 +350,35 @@ impl Lower<'_, '_> {
             }
             _ => unreachable!("vector_type admits only the ops above"),
         }
+    }
+
+    /// A float splat of `x` in the lanes of `vt`.
+    fn vsplat(&mut self, vt: Type, x: f64) -> Value {
+        let rep = if vt.lane_type() == F64 {
+            Rep::F64
+        } else {
+            Rep::F32
+        };
+        let c = self.fconst(rep, x);
+        self.b.ins().splat(vt, c)
+    }
+
+    /// The interpreter's hardsigmoid, `min(max(x + 3, 0), 6) / 6`: its NaN
+    /// `x + 3`, which it returns, fails both compares and divides to itself.
+    fn vhardsigmoid(&mut self, v: Value, vt: Type) -> Value {
+        let (three, z, six) = (
+            self.vsplat(vt, 3.0),
+            self.vsplat(vt, 0.0),
+            self.vsplat(vt, 6.0),
+        );
+        let t = self.b.ins().fadd(v, three);
+        let lt = self.b.ins().fcmp(FloatCC::LessThan, t, z);
+        let lt = self.vmask(lt, vt);
+        let t = self.b.ins().bitselect(lt, z, t);
+        let gt = self.b.ins().fcmp(FloatCC::GreaterThan, t, six);
+        let gt = self.vmask(gt, vt);
+        let t = self.b.ins().bitselect(gt, six, t);
+        self.b.ins().fdiv(t, six)
     }
 
     /// A parameterised activation on float vectors (see [`vector_param_ok`]).
@@ -686,6 +729,8 @@ pub(super) fn vector_unary_ok(op: UnaryOp, dt: DType, math: MathMode) -> bool {
     match op {
         Neg | Abs | Square => true,
         Sqrt | Reciprocal | Rsqrt | Floor | Ceil | Trunc | Round | Relu => float,
+        // (compares, selects and the interpreter's arithmetic: exact in both modes)
+        Sign | Sgn | Hardsigmoid | Hardswish => float,
         BitwiseNot => !float,
         _ => float && math == MathMode::Fast && crate::cpu::vmath::has_unary(op, dt == DType::F64),
     }
