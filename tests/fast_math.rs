@@ -112,6 +112,37 @@ fn ulp(dtype: DType, r: f64) -> f64 {
     f64::from(e - mant).exp2()
 }
 
+/// `op` in fast math on the JIT against the interpreter in exact math on
+/// `dtype`, at every length of the vector bodies and scalar tails: special
+/// values (NaN, ±inf) exactly, finite ones where `close(want, got)`; each
+/// miss is added to `bad`.
+fn fast_against_interpreter(
+    op: Op,
+    dtype: DType,
+    close: impl Fn(f64, f64) -> bool,
+    bad: &mut Vec<String>,
+) {
+    for n in [1, 3, 4, 7, 8, 1000] {
+        let xs = inputs(n);
+        let want = realized(op, dtype, &xs, CpuBackend::Interp, MathMode::Exact);
+        let got = realized(op, dtype, &xs, CpuBackend::Jit, MathMode::Fast);
+        for i in 0..n {
+            let (w, g) = (want[i], got[i]);
+            let ok = if w.is_nan() || g.is_nan() || w.is_infinite() || g.is_infinite() {
+                (w.is_nan() && g.is_nan()) || w == g
+            } else {
+                close(w, g)
+            };
+            if !ok {
+                bad.push(format!(
+                    "{} {dtype} n={n} [{i}] x={}: got {g:e}, want {w:e}",
+                    op.0, xs[i]
+                ));
+            }
+        }
+    }
+}
+
 #[test]
 fn fast_math_is_within_a_few_ulp_of_the_interpreter() {
     let _g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -124,25 +155,8 @@ fn fast_math_is_within_a_few_ulp_of_the_interpreter() {
                 DType::F32 | DType::F64 => 8.0,
                 _ => 1.0,
             };
-            for n in [1, 3, 4, 7, 8, 1000] {
-                let xs = inputs(n);
-                let want = realized(op, dtype, &xs, CpuBackend::Interp, MathMode::Exact);
-                let got = realized(op, dtype, &xs, CpuBackend::Jit, MathMode::Fast);
-                for i in 0..n {
-                    let (w, g) = (want[i], got[i]);
-                    let ok = if w.is_nan() || g.is_nan() || w.is_infinite() || g.is_infinite() {
-                        (w.is_nan() && g.is_nan()) || w == g
-                    } else {
-                        (w - g).abs() <= bound * ulp(dtype, w)
-                    };
-                    if !ok {
-                        bad.push(format!(
-                            "{} {dtype} n={n} [{i}] x={}: got {g:e}, want {w:e}",
-                            op.0, xs[i]
-                        ));
-                    }
-                }
-            }
+            let close = |w: f64, g: f64| (w - g).abs() <= bound * ulp(dtype, w);
+            fast_against_interpreter(op, dtype, close, &mut bad);
         }
     }
     assert!(bad.is_empty(), "{}", bad[..bad.len().min(30)].join("\n"));
@@ -165,25 +179,8 @@ fn fast_gelu_tanh_is_within_the_conformance_tolerance() {
         (DType::F16, 2e-3, 1e-3),
         (DType::BF16, 1.6e-2, 1e-2),
     ] {
-        for n in [1, 3, 4, 7, 8, 1000] {
-            let xs = inputs(n);
-            let want = realized(op, dtype, &xs, CpuBackend::Interp, MathMode::Exact);
-            let got = realized(op, dtype, &xs, CpuBackend::Jit, MathMode::Fast);
-            for i in 0..n {
-                let (w, g) = (want[i], got[i]);
-                let ok = if w.is_nan() || g.is_nan() || w.is_infinite() || g.is_infinite() {
-                    (w.is_nan() && g.is_nan()) || w == g
-                } else {
-                    (w - g).abs() <= atol + rtol * w.abs()
-                };
-                if !ok {
-                    bad.push(format!(
-                        "{dtype} n={n} [{i}] x={}: got {g:e}, want {w:e}",
-                        xs[i]
-                    ));
-                }
-            }
-        }
+        let close = |w: f64, g: f64| (w - g).abs() <= atol + rtol * w.abs();
+        fast_against_interpreter(op, dtype, close, &mut bad);
     }
     assert!(bad.is_empty(), "{}", bad[..bad.len().min(30)].join("\n"));
 }
