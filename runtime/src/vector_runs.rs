@@ -15,8 +15,8 @@
 //! code, which computes the points of a row that no run covers (tests compare
 //! both on the same values).
 //!
-//! Names: `lf_run_<op>_f32` for `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`,
-//! `gelu` (the exact form) and `gelu_tanh`, each `unsafe extern "C" fn(dst: *mut
+//! Names: `lf_run_<op>_f32` for `exp`, `log`, `log2`, `log10`, `tanh`, `sigmoid`,
+//! `silu`, `erf`, `gelu` (the exact form) and `gelu_tanh`, each `unsafe extern "C" fn(dst: *mut
 //! f32, src: *const f32, n: i64)`: in place where `dst == src`;
 //! `lf_run_<op>_f64` for the first five and `gelu_tanh` on float64 (the forms in
 //! `vector_runs/float64.rs`); and
@@ -124,6 +124,8 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_silu_f64", run_silu64 as *const u8),
             ("lf_run_gelu_tanh_f64", run_gelu_tanh64 as *const u8),
             ("lf_run_gelu_tanh_f32", run_gelu_tanh as *const u8),
+            ("lf_run_log2_f32", run_log2 as *const u8),
+            ("lf_run_log10_f32", run_log10 as *const u8),
             ("lf_run_exp_f32", run_exp as *const u8),
             ("lf_run_log_f32", run_log as *const u8),
             ("lf_run_tanh_f32", run_tanh as *const u8),
@@ -221,11 +223,31 @@ fn tanh(x: f32) -> f32 {
 /// `vmath::log_kind` for the natural logarithm (float32, FMA).
 #[inline(always)]
 fn log(x: f32) -> f32 {
+    log_of(x, combine_ln)
+}
+
+/// `vmath::log_kind` for the base-2 logarithm (float32, FMA).
+#[inline(always)]
+fn log2(x: f32) -> f32 {
+    log_of(x, combine_log2)
+}
+
+/// `vmath::log_kind` for the base-10 logarithm (float32, FMA).
+#[inline(always)]
+fn log10(x: f32) -> f32 {
+    log_of(x, combine_log10)
+}
+
+/// `vmath::log_kind` (float32, FMA) whose last step, `log_combine`, is
+/// `combine(k, lp)`: subnormals scaled by 2^25 first, then the special values.
+#[inline(always)]
+fn log_of(x: f32, combine: impl Fn(f32, f32) -> f32) -> f32 {
     // log_reduce: subnormals scaled by 2^25 first.
     let small = x < f32::MIN_POSITIVE;
     let kadj = if small { -25.0f32 } else { 0.0 };
     let xs = x * 33_554_432.0; // 2^25
-    let r = log_scaled(if small { xs } else { x }, kadj);
+    let (kf, lp) = log_parts(if small { xs } else { x }, kadj);
+    let r = combine(kf, lp);
     // log_specials
     let r = if x == f32::INFINITY { f32::INFINITY } else { r };
     let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
@@ -241,7 +263,22 @@ fn log(x: f32) -> f32 {
 /// nothing there, so the same bits in a third fewer operations.
 #[inline(always)]
 fn log_normal(x: f32) -> f32 {
-    log_scaled(x, 0.0)
+    let (kf, lp) = log_parts(x, 0.0);
+    combine_ln(kf, lp)
+}
+
+/// [`log2`] of a normal, positive, finite float32 (as [`log_normal`]).
+#[inline(always)]
+fn log2_normal(x: f32) -> f32 {
+    let (kf, lp) = log_parts(x, 0.0);
+    combine_log2(kf, lp)
+}
+
+/// [`log10`] of a normal, positive, finite float32 (as [`log_normal`]).
+#[inline(always)]
+fn log10_normal(x: f32) -> f32 {
+    let (kf, lp) = log_parts(x, 0.0);
+    combine_log10(kf, lp)
 }
 
 /// Whether [`log_normal`] computes [`log`] of every one of `xs` (NaN: no).
@@ -265,9 +302,10 @@ const LOG_ATANH: [f32; 5] = {
 };
 
 /// `vmath::log_kind`'s steps after the subnormal scaling (`u` the scaled
-/// value, `kadj` its exponent adjustment) and before the special values.
+/// value, `kadj` its exponent adjustment) and before `log_combine`: the
+/// exponent `k` as a float and `log1p` of the reduced mantissa.
 #[inline(always)]
-fn log_scaled(u: f32, kadj: f32) -> f32 {
+fn log_parts(u: f32, kadj: f32) -> (f32, f32) {
     const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
     let sq = (std::f64::consts::FRAC_1_SQRT_2 as f32).to_bits() as i32;
     let ix = (u.to_bits() as i32).wrapping_sub(sq);
@@ -288,7 +326,29 @@ fn log_scaled(u: f32, kadj: f32) -> f32 {
     let hfsq = (0.5 * f) * f;
     let t = hfsq + r;
     let lp = f - (hfsq - s * t);
-    // log_combine (Ln): k·ln2 in two parts.
+    (kf, lp)
+}
+
+/// `vmath::log_combine` for the base-2 logarithm: `k + lp·log2(e)`.
+#[inline(always)]
+fn combine_log2(kf: f32, lp: f32) -> f32 {
+    lp.mul_add(std::f64::consts::LOG2_E as f32, kf)
+}
+
+/// `vmath::log_combine` for the base-10 logarithm: `k·log10(2)` in two parts
+/// (`vmath::split`) plus `lp·log10(e)`.
+#[inline(always)]
+fn combine_log10(kf: f32, lp: f32) -> f32 {
+    let v = std::f64::consts::LOG10_2;
+    let hi = f32::from_bits((v as f32).to_bits() & !0xfff);
+    let lo = (v - f64::from(hi)) as f32;
+    let t = lp * std::f64::consts::LOG10_E as f32;
+    kf.mul_add(hi, kf.mul_add(lo, t))
+}
+
+/// `vmath::log_combine` for the natural logarithm: `k·ln2` in two parts.
+#[inline(always)]
+fn combine_ln(kf: f32, lp: f32) -> f32 {
     let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
     let lo = (std::f64::consts::LN_2 - f64::from(hi)) as f32;
     kf.mul_add(hi, kf.mul_add(lo, lp))
@@ -396,12 +456,14 @@ macro_rules! run_fn {
     };
 }
 
-/// The float32 log's run function: each sixteen elements that are all
-/// normal positive floats through [`log_normal`], the others through [`log`]
-/// (the same bits either way; E_log's inputs are all of the first kind).
+/// A float32 logarithm's run function (`$log`: [`log`], [`log2`] or
+/// [`log10`]): each sixteen elements that are all normal positive floats
+/// through `$normal` (its steps without the subnormal scaling and the special
+/// values), the others through `$log` (the same bits either way; E_log's
+/// inputs are all of the first kind).
 macro_rules! run_log_fn {
-    ($name:ident) => {
-        /// Writes the log of each of the `n` elements at `src` to `dst` (`n ≤
+    ($name:ident, $log:ident, $normal:ident) => {
+        /// Writes the logarithm of each of the `n` elements at `src` to `dst` (`n ≤
         /// 0`: nothing); `dst == src` works in place.
         ///
         /// # Safety
@@ -416,7 +478,7 @@ macro_rules! run_log_fn {
             let (dst, src) = unsafe { run_slices(dst, src, n as usize) };
             by_level!(
                 fn apply(dst: &mut [f32], src: Option<&[f32]>) {
-                    use super::{all_normal, log, log_normal};
+                    use super::{all_normal, $log as log, $normal as log_normal};
                     let n = dst.len();
                     let full = n - n % 16;
                     for c in (0..full).step_by(16) {
@@ -453,7 +515,9 @@ run_fn!(run_tanh, tanh, f32);
 run_fn!(run_sigmoid, sigmoid, f32);
 run_fn!(run_silu, silu, f32);
 run_fn!(run_gelu_tanh, gelu_tanh, f32);
-run_log_fn!(run_log);
+run_log_fn!(run_log, log, log_normal);
+run_log_fn!(run_log2, log2, log2_normal);
+run_log_fn!(run_log10, log10, log10_normal);
 run_fn!(run_exp64, float64::exp, f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);
@@ -498,6 +562,8 @@ mod tests {
                 (run_erf, erf),
                 (run_gelu, gelu),
                 (run_gelu_tanh, gelu_tanh),
+                (run_log2, log2),
+                (run_log10, log10),
             ] {
                 let mut got = xs.clone();
                 let mut into = vec![0.0f32; xs.len()];
@@ -515,7 +581,8 @@ mod tests {
         });
     }
 
-    /// `log_normal` gives `log`'s bits on every normal positive float32 it is
+    /// `log_normal` gives `log`'s bits (and `log2_normal`, `log10_normal`
+    /// those of `log2`, `log10`) on every normal positive float32 it is
     /// given (a stride through all their bit patterns, both ends included),
     /// and `all_normal` admits exactly those.
     #[test]
@@ -524,6 +591,8 @@ mod tests {
         for b in (lo..=hi).step_by(997).chain([lo, hi]) {
             let x = f32::from_bits(b);
             assert_eq!(log_normal(x).to_bits(), log(x).to_bits(), "at {x:e}");
+            assert_eq!(log2_normal(x).to_bits(), log2(x).to_bits(), "at {x:e}");
+            assert_eq!(log10_normal(x).to_bits(), log10(x).to_bits(), "at {x:e}");
         }
         let normal = [1.0f32; 16];
         assert!(all_normal(&normal));

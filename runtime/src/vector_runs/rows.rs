@@ -96,6 +96,8 @@ row_fn!(row_sigmoid, sigmoid, f32);
 row_fn!(row_silu, silu, f32);
 row_fn!(row_log, log, f32);
 row_fn!(row_gelu_tanh, gelu_tanh, f32);
+row_fn!(row_log2, log2, f32);
+row_fn!(row_log10, log10, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
@@ -104,8 +106,10 @@ row_fn!(row_log64, float64::log, f64);
 row_fn!(row_gelu_tanh64, float64::gelu_tanh, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 14] {
     [
+        ("lf_row_log2_f32", row_log2 as *const u8),
+        ("lf_row_log10_f32", row_log10 as *const u8),
         ("lf_row_gelu_tanh_f64", row_gelu_tanh64 as *const u8),
         ("lf_row_gelu_tanh_f32", row_gelu_tanh as *const u8),
         ("lf_row_exp_f64", row_exp64 as *const u8),
@@ -145,6 +149,8 @@ mod tests {
                 (erf_table::row_erf, erf_table::erf),
                 (erf_table::row_gelu, erf_table::gelu),
                 (row_gelu_tanh, super::super::gelu_tanh),
+                (row_log2, super::super::log2),
+                (row_log10, super::super::log10),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {

@@ -1,6 +1,6 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
 //! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
-//! `gelu`; in float32 also `erf` and the exact `gelu`) of the rest of its
+//! `gelu`; in float32 also `log2`, `log10`, `erf` and the exact `gelu`) of the rest of its
 //! expression stores that argument
 //! instead, and a precompiled routine
 //! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
@@ -139,6 +139,8 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
             match (op, f64) {
                 (UnaryOp::Exp, false) => "exp_f32",
                 (UnaryOp::Log, false) => "log_f32",
+                (UnaryOp::Log2, false) => "log2_f32",
+                (UnaryOp::Log10, false) => "log10_f32",
                 (UnaryOp::Tanh, false) => "tanh_f32",
                 (UnaryOp::Sigmoid, false) => "sigmoid_f32",
                 (UnaryOp::Silu, false) => "silu_f32",
