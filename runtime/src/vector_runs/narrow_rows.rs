@@ -18,14 +18,15 @@
 //! ignore it), `next` (null: none) is a row to prefetch meanwhile, a block's
 //! matching bytes before the block.
 
-use super::prefetch::lines;
+use super::prefetch::{blocks, BLOCK};
 use super::reductions::{reduce_max_f32, reduce_min_f32, reduce_sumexp_f32};
 use super::tiles::{widen_bf16_run, widen_f16_run};
 
-/// Codes per block: a multiple of 16 (a block never splits the accumulators'
-/// cycle), the tile 2 KiB of float32 and the block of codes the 1 KiB a
-/// reduction routine asks for of the next row at a time (`prefetch.rs`).
-const BLOCK: usize = 512;
+/// Codes per block: the reduction routines' prefetch block (`prefetch.rs`,
+/// 1 KiB of the next row asked for at a time) of 16-bit codes, a multiple of
+/// 16 (a block never splits the accumulators' cycle); the tile is 2 KiB of
+/// float32.
+const CODES: usize = BLOCK / 2;
 
 /// The widening and the float32 step of one function.
 type Widen = unsafe extern "C" fn(*mut f32, *const u16, i64);
@@ -45,19 +46,17 @@ unsafe fn widened_blocks(
     (widen, step): (Widen, Step),
 ) {
     let n = usize::try_from(n).unwrap_or(0);
-    let mut tile = [0f32; BLOCK];
-    let mut at = 0;
-    while at < n {
-        let len = (n - at).min(BLOCK);
-        lines::<true, u16>(next, at, len);
-        // SAFETY: the caller's contract: `src` holds `n` codes, so `at..at +
-        // len` lies in it; the tile holds `len ≤ BLOCK` values; `accs` holds
-        // 16 accumulators apart from both.
+    let mut tile = [0f32; CODES];
+    // (each block of `CODES` codes, its bytes of the next row asked for first)
+    for r in blocks(n, next) {
+        let len = r.len();
+        // SAFETY: the caller's contract: `src` holds `n` codes, so the block
+        // lies in it; the tile holds `len ≤ CODES` values; `accs` holds 16
+        // accumulators apart from both.
         unsafe {
-            widen(tile.as_mut_ptr(), src.add(at), len as i64);
+            widen(tile.as_mut_ptr(), src.add(r.start), len as i64);
             step(tile.as_ptr(), len as i64, shift, accs, std::ptr::null());
         }
-        at += len;
     }
 }
 

@@ -23,7 +23,7 @@
 /// Bytes of a row a reduction routine works through between two requests of
 /// the next row's matching bytes: sixteen lines at a time, so the hints spread
 /// over the routine's loop instead of stalling it in one burst.
-const BLOCK: usize = 1024;
+pub(super) const BLOCK: usize = 1024;
 
 /// The blocks of `0..n` of [`BLOCK`] bytes of `T` each (a multiple of 16
 /// elements: a block never splits the sixteen accumulators' cycle); yielding a

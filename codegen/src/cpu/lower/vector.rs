@@ -303,13 +303,7 @@ impl Lower<'_, '_> {
             // 1/x and 1/sqrt(x) with the scalar code's correctly rounded ops
             Reciprocal | Rsqrt => {
                 let x = if op == Rsqrt { self.b.ins().sqrt(v) } else { v };
-                let rep = if vt.lane_type() == F64 {
-                    Rep::F64
-                } else {
-                    Rep::F32
-                };
-                let one = self.fconst(rep, 1.0);
-                let one = self.b.ins().splat(vt, one);
+                let one = self.vsplat(vt, 1.0);
                 self.b.ins().fdiv(one, x)
             }
             Floor => self.b.ins().floor(v),
@@ -413,15 +407,7 @@ impl Lower<'_, '_> {
                 let m = self.b.ins().bitselect(lt, y, x);
                 let uno = self.b.ins().fcmp(FloatCC::Unordered, x, y);
                 let uno = self.vmask(uno, vt);
-                let nan = self.fconst(
-                    if vt.lane_type() == F64 {
-                        Rep::F64
-                    } else {
-                        Rep::F32
-                    },
-                    f64::NAN,
-                );
-                let nan = self.b.ins().splat(vt, nan);
+                let nan = self.vsplat(vt, f64::NAN);
                 self.b.ins().bitselect(uno, nan, m)
             }
             Maximum => self.b.ins().smax(x, y),

@@ -30,7 +30,7 @@
 //! (`lf_reduce_<max|min>_cached`, the same bits).
 
 use super::vreduce::{parts_of, phase_vectorizes, VAcc, GROUP, UNROLL};
-use super::vrun::{phase_computes_only, row_load};
+use super::vrun::{phase_computes_only, row_load, widened_row};
 use super::{Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
@@ -133,17 +133,18 @@ pub(super) fn reduce_run(
         (DType::BF16, _) => "bf16",
         _ => "f64",
     };
-    // A float16 or bfloat16 row load (an extremum's: one of its float32 lanes)
+    // A float16 or bfloat16 row load (an extremum of one is one of its
+    // float32 lanes)
     let narrow = |id: ExprId| matches!(expr(id).dtype, DType::F16 | DType::BF16) && row_load(k, id);
     let extremum = if *op == Accum::Max { "max" } else { "min" };
+    let narrow_widened = widened_row(k, *x);
     let (kind, load, widened, shift, chain) = match (*op, &expr(*x).expr) {
         (Accum::Max | Accum::Min, _) if contiguous(*x) || narrow(*x) => {
             (extremum, *x, false, None, vec![*x])
         }
         // the row widened to float32 first (softmax's max of a float16 input)
-        (Accum::Max | Accum::Min, &Expr::Cast { x: load })
-            if narrow(load) && expr(*x).dtype == DType::F32 =>
-        {
+        (Accum::Max | Accum::Min, _) if narrow_widened.is_some() => {
+            let load = narrow_widened?;
             (extremum, load, false, None, vec![*x, load])
         }
         // `exp(v - s)` or `exp(v)`, `v` a row (or a narrow one widened to
@@ -164,10 +165,10 @@ pub(super) fn reduce_run(
                 _ => (arg, None),
             };
             let same = expr(v).dtype == expr(*x).dtype;
-            let load = match expr(v).expr {
+            let load = match widened_row(k, v) {
                 _ if same && contiguous(v) => v,
-                Expr::Cast { x: l } if narrow(l) && expr(v).dtype == DType::F32 => l,
-                _ => return None,
+                Some(l) => l,
+                None => return None,
             };
             ("sumexp", load, false, s, vec![*x, arg, v, load])
         }
