@@ -1,5 +1,6 @@
 //! Output runs (fast math): an elementwise float32 kernel whose stored value is
-//! `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf` or the exact `gelu` of the rest
+//! `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`, the exact `gelu`, `expm1`,
+//! `log1p`, `mish`, the default `softplus` or the plain `elu` of the rest
 //! stores the argument, and a
 //! precompiled wide-vector routine applies the op in place over each run of the
 //! output; such ops inside the expression cut it into passes over the run, each
@@ -58,7 +59,7 @@ fn values_of(n: usize, dt: DType) -> Tensor {
 
 type Op = fn(&Tensor) -> Tensor;
 
-const OPS: [(&str, Op); 10] = [
+const OPS: [(&str, Op); 15] = [
     ("exp", |t| t.exp().unwrap()),
     ("log", |t| t.log().unwrap()),
     ("log2", |t| t.log2().unwrap()),
@@ -69,6 +70,11 @@ const OPS: [(&str, Op); 10] = [
     ("tanh", |t| t.tanh().unwrap()),
     ("sigmoid", |t| t.sigmoid().unwrap()),
     ("silu", |t| t.silu().unwrap()),
+    ("expm1", |t| t.expm1().unwrap()),
+    ("log1p", |t| t.log1p().unwrap()),
+    ("mish", |t| t.mish().unwrap()),
+    ("softplus", |t| t.softplus(1.0, 20.0).unwrap()),
+    ("elu", |t| t.elu(1.0).unwrap()),
 ];
 
 /// `op` of `x` computed by the kernel's 128-bit inline code: `max(op(u),
@@ -231,9 +237,22 @@ fn which_kernels_take_runs() {
     let e = x.exp().unwrap();
     let twice = e.mul(&e).unwrap();
     assert!(!twice.clif_text().unwrap().contains("lf_run_"));
-    // Ops with no routine (log2 has none in float64).
+    // Ops with no routine (log2 and log1p have none in float64), and
+    // parameters other than the routines' own.
     assert!(!x64.log2().unwrap().clif_text().unwrap().contains("lf_run_"));
-    assert!(!x.log1p().unwrap().clif_text().unwrap().contains("lf_run_"));
+    assert!(!x64
+        .log1p()
+        .unwrap()
+        .clif_text()
+        .unwrap()
+        .contains("lf_run_"));
+    for other in [
+        x.softplus(2.0, 20.0).unwrap(),
+        x.softplus(1.0, 10.0).unwrap(),
+        x.elu(0.5).unwrap(),
+    ] {
+        assert!(!other.clif_text().unwrap().contains("lf_run_"));
+    }
     // The tanh form of GELU in float32 and float64 (its stable form).
     let gelu_tanh = x.gelu(GeluApproximate::Tanh).unwrap();
     assert!(gelu_tanh
@@ -519,6 +538,48 @@ fn a_stored_op_reduced_twice_is_read_back() {
             let got = got.contiguous().unwrap().to_vec::<f32>().unwrap();
             let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
             same_bits(&format!("{what} [3,{cols}]"), &want, &got);
+        }
+    }
+}
+
+/// The unary ops' row routines: a phase that stores `op(x - max)` and sums it
+/// (softmax's shape) calls `lf_row_<op>_f32`, whose values and sum must be,
+/// bit for bit, those of the same steps realized one by one. (The ops with
+/// parameters, the GELUs, softplus and elu, have row routines too, but a
+/// reduction phase computes them in scalar code: `vreduce` vectorizes no
+/// parameterized op.)
+#[test]
+fn unary_ops_take_row_routines() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for cols in [16, 40, 1025] {
+        let xs: Vec<f32> = (0..3 * cols)
+            .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 7) as f32)
+            .collect();
+        let x = Tensor::from_vec(xs, &[3, cols]).unwrap();
+        let m = x.amax(&[1], true).unwrap();
+        // (the max realized apart: `m` itself stays lazy, in the kernel)
+        let m1 = x.amax(&[1], true).unwrap().realize().unwrap();
+        let unary = OPS
+            .into_iter()
+            .filter(|(name, _)| !["gelu", "gelu_tanh", "softplus", "elu"].contains(name));
+        for (name, op) in unary {
+            let e = op(&x.sub(&m).unwrap());
+            let s = e.sum(&[1], true).unwrap();
+            assert!(
+                e.clif_text()
+                    .unwrap()
+                    .contains(&format!("lf_row_{name}_f32")),
+                "{name} [3,{cols}]"
+            );
+            lazyfuse::realize_all(&[&e, &s]).unwrap();
+            let e1 = op(&x.sub(&m1).unwrap()).realize().unwrap();
+            let s1 = e1.sum(&[1], true).unwrap();
+            for (what, got, want) in [("op", &e, &e1), ("sum", &s, &s1)] {
+                let got = got.contiguous().unwrap().to_vec::<f32>().unwrap();
+                let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
+                same_bits(&format!("{name} {what} [3,{cols}]"), &want, &got);
+            }
         }
     }
 }

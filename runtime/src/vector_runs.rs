@@ -16,8 +16,10 @@
 //! both on the same values).
 //!
 //! Names: `lf_run_<op>_f32` for `exp`, `log`, `log2`, `log10`, `tanh`, `sigmoid`,
-//! `silu`, `erf`, `gelu` (the exact form) and `gelu_tanh`, each `unsafe extern "C" fn(dst: *mut
-//! f32, src: *const f32, n: i64)`: in place where `dst == src`;
+//! `silu`, `erf`, `gelu` (the exact form), `gelu_tanh`, and `expm1`, `log1p`,
+//! `softplus` (PyTorch's defaults), `elu` (alpha 1) and `mish`
+//! (`vector_runs/activations.rs`), each `unsafe extern "C" fn(dst: *mut f32,
+//! src: *const f32, n: i64)`: in place where `dst == src`;
 //! `lf_run_<op>_f64` for the first five and `gelu_tanh` on float64 (the forms in
 //! `vector_runs/float64.rs`); and
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
@@ -92,6 +94,7 @@ unsafe fn run_slices<'a, T>(
     }
 }
 
+mod activations;
 mod affine;
 mod column_sums;
 mod erf_table;
@@ -131,6 +134,11 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_tanh_f32", run_tanh as *const u8),
             ("lf_run_sigmoid_f32", run_sigmoid as *const u8),
             ("lf_run_silu_f32", run_silu as *const u8),
+            ("lf_run_expm1_f32", run_expm1 as *const u8),
+            ("lf_run_log1p_f32", run_log1p as *const u8),
+            ("lf_run_softplus_f32", run_softplus as *const u8),
+            ("lf_run_elu_f32", run_elu as *const u8),
+            ("lf_run_mish_f32", run_mish as *const u8),
         ])
 }
 
@@ -447,9 +455,20 @@ macro_rules! run_fn {
             let (dst, src) = unsafe { run_slices(dst, src, n as usize) };
             by_level!(fn apply(dst: &mut [$t], src: Option<&[$t]>) {
                 use super::$($f)::+ as f;
+                // (plain loops: an iterator's `fold` is a function of its own,
+                // which LLVM leaves out of line for a large op, and out of line
+                // it runs without the level's features, a libm call per FMA)
                 match src {
-                    None => dst.iter_mut().for_each(|v| *v = f(*v)),
-                    Some(src) => dst.iter_mut().zip(src).for_each(|(v, &x)| *v = f(x)),
+                    None => {
+                        for v in dst.iter_mut() {
+                            *v = f(*v);
+                        }
+                    }
+                    Some(src) => {
+                        for i in 0..dst.len().min(src.len()) {
+                            dst[i] = f(src[i]);
+                        }
+                    }
                 }
             }, (dst, src))
         }
@@ -518,6 +537,11 @@ run_fn!(run_gelu_tanh, gelu_tanh, f32);
 run_log_fn!(run_log, log, log_normal);
 run_log_fn!(run_log2, log2, log2_normal);
 run_log_fn!(run_log10, log10, log10_normal);
+run_fn!(run_expm1, activations::expm1, f32);
+run_fn!(run_log1p, activations::log1p, f32);
+run_fn!(run_softplus, activations::softplus, f32);
+run_fn!(run_elu, activations::elu, f32);
+run_fn!(run_mish, activations::mish, f32);
 run_fn!(run_exp64, float64::exp, f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);
@@ -564,6 +588,11 @@ mod tests {
                 (run_gelu_tanh, gelu_tanh),
                 (run_log2, log2),
                 (run_log10, log10),
+                (run_expm1, activations::expm1),
+                (run_log1p, activations::log1p),
+                (run_softplus, activations::softplus),
+                (run_elu, activations::elu),
+                (run_mish, activations::mish),
             ] {
                 let mut got = xs.clone();
                 let mut into = vec![0.0f32; xs.len()];

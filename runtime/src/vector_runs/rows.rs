@@ -98,6 +98,11 @@ row_fn!(row_log, log, f32);
 row_fn!(row_gelu_tanh, gelu_tanh, f32);
 row_fn!(row_log2, log2, f32);
 row_fn!(row_log10, log10, f32);
+row_fn!(row_expm1, activations::expm1, f32);
+row_fn!(row_log1p, activations::log1p, f32);
+row_fn!(row_softplus, activations::softplus, f32);
+row_fn!(row_elu, activations::elu, f32);
+row_fn!(row_mish, activations::mish, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
@@ -106,8 +111,13 @@ row_fn!(row_log64, float64::log, f64);
 row_fn!(row_gelu_tanh64, float64::gelu_tanh, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 14] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 19] {
     [
+        ("lf_row_expm1_f32", row_expm1 as *const u8),
+        ("lf_row_log1p_f32", row_log1p as *const u8),
+        ("lf_row_softplus_f32", row_softplus as *const u8),
+        ("lf_row_elu_f32", row_elu as *const u8),
+        ("lf_row_mish_f32", row_mish as *const u8),
         ("lf_row_log2_f32", row_log2 as *const u8),
         ("lf_row_log10_f32", row_log10 as *const u8),
         ("lf_row_gelu_tanh_f64", row_gelu_tanh64 as *const u8),
@@ -127,7 +137,7 @@ pub(super) fn symbols() -> [(&'static str, *const u8); 14] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{erf_table, float64};
+    use super::super::{activations, erf_table, float64};
     use super::*;
 
     /// Each level against the portable op and a plain sixteen-way sum: values,
@@ -151,6 +161,11 @@ mod tests {
                 (row_gelu_tanh, super::super::gelu_tanh),
                 (row_log2, super::super::log2),
                 (row_log10, super::super::log10),
+                (row_expm1, activations::expm1),
+                (row_log1p, activations::log1p),
+                (row_softplus, activations::softplus),
+                (row_elu, activations::elu),
+                (row_mish, activations::mish),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {

@@ -1,8 +1,8 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
 //! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
-//! `gelu`; in float32 also `log2`, `log10`, `erf` and the exact `gelu`) of the rest of its
-//! expression stores that argument
-//! instead, and a precompiled routine
+//! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `erf`, the exact
+//! `gelu`, `mish`, the default `softplus` and the plain `elu`) of the rest of
+//! its expression stores that argument instead, and a precompiled routine
 //! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
 //! applies the op in place over each run of the output the vector tiers wrote.
 //!
@@ -145,6 +145,9 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
                 (UnaryOp::Sigmoid, false) => "sigmoid_f32",
                 (UnaryOp::Silu, false) => "silu_f32",
                 (UnaryOp::Erf, false) => "erf_f32",
+                (UnaryOp::Expm1, false) => "expm1_f32",
+                (UnaryOp::Log1p, false) => "log1p_f32",
+                (UnaryOp::Mish, false) => "mish_f32",
                 (UnaryOp::Exp, true) => "exp_f64",
                 (UnaryOp::Log, true) => "log_f64",
                 (UnaryOp::Tanh, true) => "tanh_f64",
@@ -169,6 +172,21 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
             },
             x,
         ),
+        // (the routines take no parameters: PyTorch's default softplus and
+        // the plain elu, whose constants they hold)
+        Expr::UnaryParam {
+            op: UnaryParamOp::Softplus { beta, threshold },
+            x,
+        } if !f64 && beta == 1.0 && threshold == 20.0 => ("softplus_f32", x),
+        Expr::UnaryParam {
+            op:
+                UnaryParamOp::Elu {
+                    alpha,
+                    scale,
+                    input_scale,
+                },
+            x,
+        } if !f64 && alpha == 1.0 && scale == 1.0 && input_scale == 1.0 => ("elu_f32", x),
         _ => return None,
     };
     Some((symbol, x))
