@@ -14,7 +14,7 @@ static GLOBAL: Mutex<()> = Mutex::new(());
 
 type Op = (&'static str, fn(&Tensor) -> lazyfuse::Result<Tensor>);
 
-const OPS: [Op; 22] = [
+const OPS: [Op; 24] = [
     ("exp", Tensor::exp),
     ("exp2", Tensor::exp2),
     ("expm1", Tensor::expm1),
@@ -26,6 +26,8 @@ const OPS: [Op; 22] = [
     ("sigmoid", Tensor::sigmoid),
     ("silu", Tensor::silu),
     ("mish", Tensor::mish),
+    ("sin", Tensor::sin),
+    ("cos", Tensor::cos),
     // the parameterised activations (vmath's `emit_param`); the tanh form of
     // gelu is within the conformance tolerance rather than a few ulp (see
     // `fast_gelu_tanh_is_within_the_conformance_tolerance`)

@@ -1,9 +1,8 @@
 //! Output runs (fast math): an elementwise float32 kernel whose stored value is
 //! `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`, the exact `gelu`, `expm1`,
-//! `log1p`, `mish`, the default `softplus` or the plain `elu` of the rest
-//! stores the argument, and a
-//! precompiled wide-vector routine applies the op in place over each run of the
-//! output; such ops inside the expression cut it into passes over the run, each
+//! `log1p`, `mish`, the default `softplus`, the plain `elu`, `sin` or `cos` of
+//! the rest stores the argument, and a precompiled wide-vector routine applies
+//! the op in place over each run of the output; such ops inside the expression cut it into passes over the run, each
 //! followed by its op's routine (routine chains); a row's last few points,
 //! fewer than a vector, take the routines too. The routines must give the bits
 //! of the kernels' own inline code, which computes the points of rows too short
@@ -59,7 +58,7 @@ fn values_of(n: usize, dt: DType) -> Tensor {
 
 type Op = fn(&Tensor) -> Tensor;
 
-const OPS: [(&str, Op); 15] = [
+const OPS: [(&str, Op); 17] = [
     ("exp", |t| t.exp().unwrap()),
     ("log", |t| t.log().unwrap()),
     ("log2", |t| t.log2().unwrap()),
@@ -75,6 +74,8 @@ const OPS: [(&str, Op); 15] = [
     ("mish", |t| t.mish().unwrap()),
     ("softplus", |t| t.softplus(1.0, 20.0).unwrap()),
     ("elu", |t| t.elu(1.0).unwrap()),
+    ("sin", |t| t.sin().unwrap()),
+    ("cos", |t| t.cos().unwrap()),
 ];
 
 /// `op` of `x` computed by the kernel's 128-bit inline code: `max(op(u),

@@ -182,3 +182,45 @@ pub const AFFINE_STREAM: i64 = 8;
 /// column chunks and the runtime's `lf_column_sum_f32`, which must group the
 /// rows alike to give the same bits).
 pub const COLUMN_SUM_ROWS: usize = 8;
+
+/// π/2 as three float32 parts, `PIO2[0] + PIO2[1] + PIO2[2]` within `1.1e-23`
+/// of it: the float32 `sin`/`cos` reduce `x - n·π/2` by one fused
+/// multiply-add per part (the product exact inside each), so `r` keeps its
+/// relative accuracy near the zeros.
+pub const PIO2: [f32; 3] = [1.570_796_4, -4.371_139e-8, -1.715_124_5e-15];
+
+/// `sin r = r + r·z·S(z)`, `z = r²`: the Taylor coefficients of `S`, lowest
+/// degree first (`-1/3!`, `1/5!`, `-1/7!`, `1/9!`).
+pub const SIN_TAYLOR: [f64; 4] = [-1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362_880.0];
+
+/// `cos r = (1 - z/2) + z²·C(z)`, `z = r²`: the Taylor coefficients of `C`,
+/// lowest degree first (`1/4!`, `-1/6!`, `1/8!`, `-1/10!`).
+pub const COS_TAYLOR: [f64; 4] = [1.0 / 24.0, -1.0 / 720.0, 1.0 / 40_320.0, -1.0 / 3_628_800.0];
+
+/// Below this `|x|` the float32 `sin` returns `x` (`x - x³/6` rounds to it).
+pub const SIN_TINY: f32 = 1.0 / 4096.0;
+
+/// Where the float32 `sin`/`cos` stop reducing by [`PIO2`]: at `|x|` above
+/// it (and at ±inf and NaN) they take [`sin_f32`]/[`cos_f32`], as the
+/// interpreter does.
+pub const TRIG_BOUND: f32 = 65_536.0;
+
+/// The interpreter's float32 `sin` (the platform's `sinf`), which the fast
+/// vector `sin` calls for a lane beyond [`TRIG_BOUND`]: one function that
+/// the inline code and the runtime's routines both call, so they agree.
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::fast_math::sin_f32(0.0), 0.0);
+/// ```
+pub extern "C" fn sin_f32(x: f32) -> f32 {
+    x.sin()
+}
+
+/// The interpreter's float32 `cos`, as [`sin_f32`].
+///
+/// ```
+/// assert_eq!(lazyfuse_ir::fast_math::cos_f32(0.0), 1.0);
+/// ```
+pub extern "C" fn cos_f32(x: f32) -> f32 {
+    x.cos()
+}

@@ -33,9 +33,14 @@
 //! host ISA has it: without FMA Cranelift would turn it into per-lane libcalls.
 
 use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X2};
-use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, Signature};
+use cranelift_codegen::ir::{Type, Value};
 use cranelift_frontend::FunctionBuilder;
+use lazyfuse_ir::fast_math::{
+    cos_f32, sin_f32, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND,
+};
 use lazyfuse_ir::fast_math::{ERF_COEFFS, ERF_STEP, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
 use lazyfuse_ir::fast_math::{TANH_CLAMP, TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use lazyfuse_ir::{UnaryOp, UnaryParamOp};
@@ -46,7 +51,7 @@ pub(super) fn has_unary(op: UnaryOp, wide: bool) -> bool {
     use UnaryOp::*;
     match op {
         Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish => true,
-        Erf => !wide,
+        Erf | Sin | Cos => !wide,
         _ => false,
     }
 }
@@ -81,6 +86,8 @@ pub(super) fn emit_unary(
         Log1p => m.log1p(x),
         Tanh if !m.f64() => m.tanh_rational(x),
         Erf if !m.f64() => m.erf(x),
+        Sin if !m.f64() => m.sin_cos(x, false),
+        Cos if !m.f64() => m.sin_cos(x, true),
         Tanh => m.tanh(x),
         Sigmoid => {
             let one = m.c(1.0);
@@ -564,6 +571,95 @@ impl VMath<'_, '_> {
         let pb = self.bits(p);
         let pb = self.b.ins().bor(pb, xs);
         self.float(pb)
+    }
+
+    /// float32 `sin` (or `cos`): `x = n·π/2 + r` with `n` rounded by the
+    /// shifter and `r` reduced by the three parts of `PIO2` (one FMA each),
+    /// then the Taylor series of `sin r` (to `r^9`) or `cos r` (to `r^10`) on
+    /// `|r| ≲ π/4` (truncation below 2e-9 relative), picked and signed by `n`'s
+    /// quadrant (`cos` is `sin` a quadrant on). Lanes beyond `TRIG_BOUND`, ±inf
+    /// and NaN take the interpreter's own function (`sin_f32`/`cos_f32`), one
+    /// call per lane, on a branch that only such a vector takes. `sin` is `x`
+    /// itself below `SIN_TINY` (`-0` included).
+    fn sin_cos(&mut self, x: Value, cos: bool) -> Value {
+        let sh = self.c(1.5 * 2f64.powi(23));
+        let tpi = self.c(std::f64::consts::FRAC_2_PI);
+        let t = self.madd(x, tpi, sh);
+        let (nf, ni) = self.shifted(t);
+        let mut r = x;
+        for part in PIO2 {
+            let p = self.c(-f64::from(part));
+            r = self.madd(nf, p, r);
+        }
+        let z = self.b.ins().fmul(r, r);
+        // sin r = r + r z S(z)
+        let sp = self.horner(z, &SIN_TAYLOR);
+        let rz = self.b.ins().fmul(r, z);
+        let sr = self.madd(rz, sp, r);
+        // cos r = (1 - z/2) + z² C(z)
+        let cp = self.horner(z, &COS_TAYLOR);
+        let half = self.c(0.5);
+        let hz = self.b.ins().fmul(half, z);
+        let one = self.c(1.0);
+        let w = self.b.ins().fsub(one, hz);
+        let z2 = self.b.ins().fmul(z, z);
+        let cr = self.madd(z2, cp, w);
+        // quadrant q = n (+1 for cos): odd → the cosine, q & 2 → negated
+        let q = if cos {
+            let one = self.ci(1);
+            self.b.ins().iadd(ni, one)
+        } else {
+            ni
+        };
+        let bit0 = self.ci(1);
+        let odd = self.b.ins().band(q, bit0);
+        let odd = self.b.ins().icmp(IntCC::Equal, odd, bit0);
+        let odd = self.float(odd);
+        let v = self.b.ins().bitselect(odd, cr, sr);
+        let neg = self.b.ins().ishl_imm_s(q, 30);
+        let signbit = self.ci(i64::from(i32::MIN));
+        let neg = self.b.ins().band(neg, signbit);
+        let vb = self.bits(v);
+        let vb = self.b.ins().bxor(vb, neg);
+        let poly = self.float(vb);
+        // (sin x rounds to x below 2^-12, and the reduction's sums lose -0)
+        let poly = if cos {
+            poly
+        } else {
+            self.tiny(x, SIN_TINY.into(), poly)
+        };
+        // the lanes the reduction does not cover
+        let a = self.b.ins().fabs(x);
+        let bound = self.c(f64::from(TRIG_BOUND));
+        let far = self.b.ins().fcmp(FloatCC::UnorderedOrGreaterThan, a, bound);
+        let any = self.b.ins().vany_true(far);
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        let out = self.b.append_block_param(done, self.vt);
+        self.b
+            .ins()
+            .brif(any, slow, &[], done, &[BlockArg::Value(poly)]);
+        self.b.seal_block(slow);
+        self.b.switch_to_block(slow);
+        let f: extern "C" fn(f32) -> f32 = if cos { cos_f32 } else { sin_f32 };
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        sig.params.push(AbiParam::new(F32));
+        sig.returns.push(AbiParam::new(F32));
+        let sig = self.b.import_signature(sig);
+        let callee = self.b.ins().iconst(I64, f as usize as i64);
+        let mut libm = poly;
+        for lane in 0..4u8 {
+            let xl = self.b.ins().extractlane(x, lane);
+            let call = self.b.ins().call_indirect(sig, callee, &[xl]);
+            let y = self.b.inst_results(call)[0];
+            libm = self.b.ins().insertlane(libm, y, lane);
+        }
+        let far = self.float(far);
+        let mixed = self.b.ins().bitselect(far, libm, poly);
+        self.b.ins().jump(done, &[BlockArg::Value(mixed)]);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        out
     }
 
     /// `1 + e^-x` (the denominator of sigmoid and silu).

@@ -103,6 +103,8 @@ row_fn!(row_log1p, activations::log1p, f32);
 row_fn!(row_softplus, activations::softplus, f32);
 row_fn!(row_elu, activations::elu, f32);
 row_fn!(row_mish, activations::mish, f32);
+row_fn!(row_sin, trig::sin, f32);
+row_fn!(row_cos, trig::cos, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
@@ -111,8 +113,10 @@ row_fn!(row_log64, float64::log, f64);
 row_fn!(row_gelu_tanh64, float64::gelu_tanh, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 19] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 21] {
     [
+        ("lf_row_sin_f32", row_sin as *const u8),
+        ("lf_row_cos_f32", row_cos as *const u8),
         ("lf_row_expm1_f32", row_expm1 as *const u8),
         ("lf_row_log1p_f32", row_log1p as *const u8),
         ("lf_row_softplus_f32", row_softplus as *const u8),
@@ -137,7 +141,7 @@ pub(super) fn symbols() -> [(&'static str, *const u8); 19] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{activations, erf_table, float64};
+    use super::super::{activations, erf_table, float64, trig};
     use super::*;
 
     /// Each level against the portable op and a plain sixteen-way sum: values,
@@ -166,6 +170,8 @@ mod tests {
                 (row_softplus, activations::softplus),
                 (row_elu, activations::elu),
                 (row_mish, activations::mish),
+                (row_sin, trig::sin),
+                (row_cos, trig::cos),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {

@@ -1,7 +1,8 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
 //! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
-//! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `erf`, the exact
-//! `gelu`, `mish`, the default `softplus` and the plain `elu`) of the rest of
+//! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `sin`, `cos`,
+//! `erf`, the exact `gelu`, `mish`, the default `softplus` and the plain
+//! `elu`) of the rest of
 //! its expression stores that argument instead, and a precompiled routine
 //! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
 //! applies the op in place over each run of the output the vector tiers wrote.
@@ -148,6 +149,8 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
                 (UnaryOp::Expm1, false) => "expm1_f32",
                 (UnaryOp::Log1p, false) => "log1p_f32",
                 (UnaryOp::Mish, false) => "mish_f32",
+                (UnaryOp::Sin, false) => "sin_f32",
+                (UnaryOp::Cos, false) => "cos_f32",
                 (UnaryOp::Exp, true) => "exp_f64",
                 (UnaryOp::Log, true) => "log_f64",
                 (UnaryOp::Tanh, true) => "tanh_f64",

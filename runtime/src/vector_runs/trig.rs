@@ -1,0 +1,203 @@
+//! Float32 `sin` and `cos` for the run and row routines (`lf_run_<sin|cos>_f32`,
+//! `lf_row_<sin|cos>_f32`): `vmath::sin_cos` operation for operation (the
+//! reduction by three parts of π/2, the Taylor series, the quadrant's pick and
+//! sign, `sin x = x` for tiny `x`), so a run gives the inline code's bits. A value beyond
+//! `TRIG_BOUND`, ±inf or NaN takes the interpreter's function
+//! (`lazyfuse_ir::fast_math::sin_f32`/`cos_f32`), as the inline code's lanes
+//! do.
+
+use super::horner;
+use lazyfuse_ir::fast_math::{
+    cos_f32, sin_f32, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND,
+};
+
+/// `vmath::sin_cos` without its far lanes: `sin x` (`cos x` where `cos`) for
+/// `|x| ≤ TRIG_BOUND`.
+#[inline(always)]
+fn near(x: f32, cos: bool) -> f32 {
+    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
+    let t = x.mul_add(std::f64::consts::FRAC_2_PI as f32, SHIFTER);
+    let nf = t - SHIFTER;
+    let ni = (t.to_bits() as i32).wrapping_sub(SHIFTER.to_bits() as i32);
+    let mut r = x;
+    for part in PIO2 {
+        r = nf.mul_add(-part, r);
+    }
+    let z = r * r;
+    let sr = (r * z).mul_add(horner(z, &SIN_TAYLOR), r);
+    let w = 1.0 - 0.5 * z;
+    let cr = (z * z).mul_add(horner(z, &COS_TAYLOR), w);
+    let q = if cos { ni.wrapping_add(1) } else { ni };
+    let v = if q & 1 == 1 { cr } else { sr };
+    let neg = (q.wrapping_shl(30) as u32) & 0x8000_0000;
+    let v = f32::from_bits(v.to_bits() ^ neg);
+    if !cos && x.abs() < SIN_TINY {
+        x
+    } else {
+        v
+    }
+}
+
+/// Whether `x` is beyond the reduction (`|x| > TRIG_BOUND`, ±inf, NaN).
+#[inline(always)]
+fn far(x: f32) -> bool {
+    // (vmath's `UnorderedOrGreaterThan`)
+    x.is_nan() || x.abs() > TRIG_BOUND
+}
+
+/// `vmath`'s float32 `sin`.
+#[inline(always)]
+pub(super) fn sin(x: f32) -> f32 {
+    if far(x) {
+        sin_f32(x)
+    } else {
+        near(x, false)
+    }
+}
+
+/// `vmath`'s float32 `cos`.
+#[inline(always)]
+pub(super) fn cos(x: f32) -> f32 {
+    if far(x) {
+        cos_f32(x)
+    } else {
+        near(x, true)
+    }
+}
+
+/// One run function per op: sixteen values at a time through [`near`] (the
+/// loop the compiler vectorizes), then the far ones of the sixteen, if any,
+/// through the interpreter's function; the last few one by one.
+macro_rules! trig_run_fn {
+    ($name:ident, $cos:expr, $libm:ident) => {
+        /// Writes the op of each of the `n` elements at `src` to `dst` (`n ≤ 0`:
+        /// nothing); `dst == src` works in place.
+        ///
+        /// # Safety
+        /// As the other run functions': `src` valid for reads and `dst` for
+        /// writes of `n` aligned elements, the same run or disjoint, written by
+        /// no one else during the call.
+        pub(super) unsafe extern "C" fn $name(dst: *mut f32, src: *const f32, n: i64) {
+            if n <= 0 {
+                return;
+            }
+            // SAFETY: the caller's contract above.
+            let (dst, src) = unsafe { super::run_slices(dst, src, n as usize) };
+            by_level!(
+                fn apply(dst: &mut [f32], src: Option<&[f32]>) {
+                    use super::{far, near};
+                    use lazyfuse_ir::fast_math::$libm as libm;
+                    let full = dst.len() - dst.len() % 16;
+                    for c in (0..full).step_by(16) {
+                        let xs: [f32; 16] = match src {
+                            Some(s) => s[c..c + 16].try_into().expect("16 elements"),
+                            None => dst[c..c + 16].try_into().expect("16 elements"),
+                        };
+                        let mut ys = [0.0f32; 16];
+                        let mut any = false;
+                        for (y, &x) in ys.iter_mut().zip(&xs) {
+                            *y = near(x, $cos);
+                            any |= far(x);
+                        }
+                        if any {
+                            for (y, &x) in ys.iter_mut().zip(&xs) {
+                                if far(x) {
+                                    *y = libm(x);
+                                }
+                            }
+                        }
+                        dst[c..c + 16].copy_from_slice(&ys);
+                    }
+                    for i in full..dst.len() {
+                        let x = src.map_or(dst[i], |s| s[i]);
+                        dst[i] = if far(x) { libm(x) } else { near(x, $cos) };
+                    }
+                },
+                (dst, src)
+            )
+        }
+    };
+}
+
+trig_run_fn!(run_sin, false, sin_f32);
+trig_run_fn!(run_cos, true, cos_f32);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within 2 ulp of float64's sin and cos (relative to the result, at
+    /// their zeros too) over the reduction's range, libm's own bits beyond;
+    /// every level gives the portable function's bits.
+    #[test]
+    fn close_to_libm_and_the_same_at_every_level() {
+        let mut xs: Vec<f32> = (0..200_000)
+            .map(|i| (i as f32 * 0.0173 - 1700.0) * if i % 3 == 0 { 37.0 } else { 1.0 })
+            .collect();
+        // the float32 values nearest multiples of π/2, where r cancels most
+        for k in 1..20_000 {
+            let m = (k as f64 * std::f64::consts::FRAC_PI_2 * 3.0) as f32;
+            xs.extend([m, f32::from_bits(m.to_bits() + 1), -m]);
+        }
+        xs.extend([
+            0.0,
+            -0.0,
+            1e-30,
+            -1e-40,
+            TRIG_BOUND,
+            -TRIG_BOUND,
+            65_537.0,
+            1e30,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ]);
+        for &x in &xs {
+            for (f, want) in [
+                (sin as fn(f32) -> f32, f64::sin as fn(f64) -> f64),
+                (cos, f64::cos),
+            ] {
+                let (got, w) = (f(x), want(f64::from(x)));
+                if far(x) {
+                    let libm = if f(0.0) == 0.0 { x.sin() } else { x.cos() };
+                    assert!(got.to_bits() == libm.to_bits() || (got.is_nan() && libm.is_nan()));
+                    continue;
+                }
+                let a = w.abs() as f32;
+                let ulp = f64::from(f32::from_bits(a.to_bits() + 1)) - f64::from(a);
+                assert!((f64::from(got) - w).abs() <= 2.0 * ulp, "{x}: {got} vs {w}");
+            }
+        }
+        assert_eq!(sin(-0.0).to_bits(), (-0.0f32).to_bits());
+        super::super::each_level(|| {
+            for (run, f) in [
+                (
+                    run_sin as unsafe extern "C" fn(*mut f32, *const f32, i64),
+                    sin as fn(f32) -> f32,
+                ),
+                (run_cos, cos),
+            ] {
+                let mut got = xs.clone();
+                let mut into = vec![0.0f32; xs.len()];
+                // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are
+                // live Vecs of that length.
+                unsafe {
+                    run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
+                    run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+                }
+                for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
+                    let want = f(*x);
+                    assert!(
+                        y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()),
+                        "at {x}"
+                    );
+                    assert!(
+                        z.to_bits() == want.to_bits() || (z.is_nan() && want.is_nan()),
+                        "at {x}"
+                    );
+                }
+            }
+        });
+    }
+}
