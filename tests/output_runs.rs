@@ -522,10 +522,7 @@ fn a_stored_op_reduced_twice_is_read_back() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_math_mode(MathMode::Fast);
     for cols in [16, 40, 1025] {
-        let xs: Vec<f32> = (0..3 * cols)
-            .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 7) as f32)
-            .collect();
-        let x = Tensor::from_vec(xs, &[3, cols]).unwrap();
+        let x = phase_rows(cols);
         let m = x.amax(&[1], true).unwrap();
         let e = x.sub(&m).unwrap().exp().unwrap();
         let (s, mx) = (e.sum(&[1], true).unwrap(), e.amax(&[1], true).unwrap());
@@ -535,11 +532,27 @@ fn a_stored_op_reduced_twice_is_read_back() {
         let e1 = x.sub(&m1).unwrap().exp().unwrap().realize().unwrap();
         let s1 = e1.sum(&[1], true).unwrap();
         let mx1 = e1.amax(&[1], true).unwrap();
-        for (what, got, want) in [("exp", &e, &e1), ("sum", &s, &s1), ("max", &mx, &mx1)] {
-            let got = got.contiguous().unwrap().to_vec::<f32>().unwrap();
-            let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
-            same_bits(&format!("{what} [3,{cols}]"), &want, &got);
-        }
+        same_values(
+            &format!("[3,{cols}]"),
+            [("exp", &e, &e1), ("sum", &s, &s1), ("max", &mx, &mx1)],
+        );
+    }
+}
+
+/// Three rows of `cols` float32 values for the phase tests.
+fn phase_rows(cols: usize) -> Tensor {
+    let xs: Vec<f32> = (0..3 * cols)
+        .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 7) as f32)
+        .collect();
+    Tensor::from_vec(xs, &[3, cols]).unwrap()
+}
+
+/// Each pair's tensors (got, want) hold the same float32 bits (any NaN as any).
+fn same_values<const N: usize>(what: &str, pairs: [(&str, &Tensor, &Tensor); N]) {
+    for (name, got, want) in pairs {
+        let got = got.contiguous().unwrap().to_vec::<f32>().unwrap();
+        let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
+        same_bits(&format!("{name} {what}"), &want, &got);
     }
 }
 
@@ -554,10 +567,7 @@ fn unary_ops_take_row_routines() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_math_mode(MathMode::Fast);
     for cols in [16, 40, 1025] {
-        let xs: Vec<f32> = (0..3 * cols)
-            .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 7) as f32)
-            .collect();
-        let x = Tensor::from_vec(xs, &[3, cols]).unwrap();
+        let x = phase_rows(cols);
         let m = x.amax(&[1], true).unwrap();
         // (the max realized apart: `m` itself stays lazy, in the kernel)
         let m1 = x.amax(&[1], true).unwrap().realize().unwrap();
@@ -576,11 +586,10 @@ fn unary_ops_take_row_routines() {
             lazyfuse::realize_all(&[&e, &s]).unwrap();
             let e1 = op(&x.sub(&m1).unwrap()).realize().unwrap();
             let s1 = e1.sum(&[1], true).unwrap();
-            for (what, got, want) in [("op", &e, &e1), ("sum", &s, &s1)] {
-                let got = got.contiguous().unwrap().to_vec::<f32>().unwrap();
-                let want = want.contiguous().unwrap().to_vec::<f32>().unwrap();
-                same_bits(&format!("{name} {what} [3,{cols}]"), &want, &got);
-            }
+            same_values(
+                &format!("{name} [3,{cols}]"),
+                [("op", &e, &e1), ("sum", &s, &s1)],
+            );
         }
     }
 }

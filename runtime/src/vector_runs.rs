@@ -553,9 +553,47 @@ run_fn!(run_gelu_tanh64, float64::gelu_tanh, f64);
 run_fn!(run_log64, float64::log, f64);
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::erf_table::{erf, gelu, run_erf, run_gelu};
     use super::*;
+
+    /// A float element's bits (for exact comparisons, NaN payloads included).
+    pub(crate) trait Bits: Copy + Default + std::fmt::Display {
+        fn bits(self) -> u64;
+    }
+
+    impl Bits for f32 {
+        fn bits(self) -> u64 {
+            self.to_bits().into()
+        }
+    }
+
+    impl Bits for f64 {
+        fn bits(self) -> u64 {
+            self.to_bits()
+        }
+    }
+
+    /// The run function `run`, in place and from a source run, gives `f`'s
+    /// bits on each of `xs`.
+    pub(crate) fn run_gives_its_ops_bits<T: Bits>(
+        run: unsafe extern "C" fn(*mut T, *const T, i64),
+        f: fn(T) -> T,
+        xs: &[T],
+    ) {
+        let mut got = xs.to_vec();
+        let mut into = vec![T::default(); xs.len()];
+        // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are live
+        // buffers of that length.
+        unsafe {
+            run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
+            run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
+        }
+        for ((&x, y), z) in xs.iter().zip(&got).zip(&into) {
+            assert_eq!(y.bits(), f(x).bits(), "at {x}");
+            assert_eq!(z.bits(), f(x).bits(), "at {x}");
+        }
+    }
 
     /// Every level computes the same bits (the portable function is the
     /// reference).
@@ -597,18 +635,7 @@ mod tests {
                 (run_elu, activations::elu),
                 (run_mish, activations::mish),
             ] {
-                let mut got = xs.clone();
-                let mut into = vec![0.0f32; xs.len()];
-                // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are live Vecs
-                // of that length.
-                unsafe {
-                    run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
-                    run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
-                }
-                for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
-                    assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
-                    assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
-                }
+                run_gives_its_ops_bits(run, f, &xs);
             }
         });
     }
@@ -671,17 +698,9 @@ mod tests {
                     x / (1.0 + (-(u + u)).exp())
                 }),
             ] {
-                let mut got = xs.clone();
-                let mut into = vec![0.0f64; xs.len()];
-                // SAFETY: live Vecs of that length, the same one or disjoint ones.
-                unsafe {
-                    run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
-                    run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
-                }
-                for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
-                    assert_eq!(y.to_bits(), f(*x).to_bits(), "at {x}");
-                    assert_eq!(z.to_bits(), f(*x).to_bits(), "at {x}");
-                    let want = libm_f(*x);
+                run_gives_its_ops_bits(run, f, &xs);
+                for x in &xs {
+                    let (y, want) = (&f(*x), libm_f(*x));
                     let close = (y - want).abs() <= 1e-14 * want.abs().max(1e-300);
                     assert!(
                         close || (y.is_nan() && want.is_nan()) || y == &want,

@@ -171,33 +171,9 @@ mod tests {
         }
         assert_eq!(sin(-0.0).to_bits(), (-0.0f32).to_bits());
         super::super::each_level(|| {
-            for (run, f) in [
-                (
-                    run_sin as unsafe extern "C" fn(*mut f32, *const f32, i64),
-                    sin as fn(f32) -> f32,
-                ),
-                (run_cos, cos),
-            ] {
-                let mut got = xs.clone();
-                let mut into = vec![0.0f32; xs.len()];
-                // SAFETY: `got` (in place) and `xs` → `into` (disjoint) are
-                // live Vecs of that length.
-                unsafe {
-                    run(got.as_mut_ptr(), got.as_ptr(), got.len() as i64);
-                    run(into.as_mut_ptr(), xs.as_ptr(), xs.len() as i64);
-                }
-                for ((x, y), z) in xs.iter().zip(&got).zip(&into) {
-                    let want = f(*x);
-                    assert!(
-                        y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()),
-                        "at {x}"
-                    );
-                    assert!(
-                        z.to_bits() == want.to_bits() || (z.is_nan() && want.is_nan()),
-                        "at {x}"
-                    );
-                }
-            }
+            let run = super::super::tests::run_gives_its_ops_bits;
+            run(run_sin, sin, &xs);
+            run(run_cos, cos, &xs);
         });
     }
 }
