@@ -197,30 +197,54 @@ pub const SIN_TAYLOR: [f64; 4] = [-1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 
 /// lowest degree first (`1/4!`, `-1/6!`, `1/8!`, `-1/10!`).
 pub const COS_TAYLOR: [f64; 4] = [1.0 / 24.0, -1.0 / 720.0, 1.0 / 40_320.0, -1.0 / 3_628_800.0];
 
-/// Below this `|x|` the float32 `sin` returns `x` (`x - x³/6` rounds to it).
+/// Below this `|x|` the float32 `sin` and `tan` return `x` (`x ∓ x³/6` and
+/// `x + x³/3` round to it).
 pub const SIN_TINY: f32 = 1.0 / 4096.0;
 
-/// Where the float32 `sin`/`cos` stop reducing by [`PIO2`]: at `|x|` above
-/// it (and at ±inf and NaN) they take [`sin_f32`]/[`cos_f32`], as the
-/// interpreter does.
+/// Where the float32 `sin`, `cos` and `tan` stop reducing by [`PIO2`]: at `|x|` above
+/// it (and at ±inf and NaN) they take the interpreter's function
+/// ([`Trig::libm`]).
 pub const TRIG_BOUND: f32 = 65_536.0;
 
-/// The interpreter's float32 `sin` (the platform's `sinf`), which the fast
-/// vector `sin` calls for a lane beyond [`TRIG_BOUND`]: one function that
-/// the inline code and the runtime's routines both call, so they agree.
-///
-/// ```
-/// assert_eq!(lazyfuse_ir::fast_math::sin_f32(0.0), 0.0);
-/// ```
-pub extern "C" fn sin_f32(x: f32) -> f32 {
+/// A float32 trigonometric function of the fast vector code (`vmath::trig`
+/// and the runtime's `trig` routines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trig {
+    /// `sin`
+    Sin,
+    /// `cos`
+    Cos,
+    /// `tan`
+    Tan,
+}
+
+impl Trig {
+    /// The interpreter's float32 function (the platform's `sinf`, `cosf`,
+    /// `tanf`), which the fast code calls for a value beyond [`TRIG_BOUND`]:
+    /// one function that the inline code and the runtime's routines both
+    /// call, so they agree.
+    ///
+    /// ```
+    /// use lazyfuse_ir::fast_math::Trig;
+    /// assert_eq!((Trig::Cos.libm())(0.0), 1.0);
+    /// ```
+    pub fn libm(self) -> extern "C" fn(f32) -> f32 {
+        match self {
+            Trig::Sin => sin_f32,
+            Trig::Cos => cos_f32,
+            Trig::Tan => tan_f32,
+        }
+    }
+}
+
+extern "C" fn sin_f32(x: f32) -> f32 {
     x.sin()
 }
 
-/// The interpreter's float32 `cos`, as [`sin_f32`].
-///
-/// ```
-/// assert_eq!(lazyfuse_ir::fast_math::cos_f32(0.0), 1.0);
-/// ```
-pub extern "C" fn cos_f32(x: f32) -> f32 {
+extern "C" fn cos_f32(x: f32) -> f32 {
     x.cos()
+}
+
+extern "C" fn tan_f32(x: f32) -> f32 {
+    x.tan()
 }

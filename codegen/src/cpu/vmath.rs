@@ -38,9 +38,7 @@ use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I32X4, I64, I64X
 use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, Signature};
 use cranelift_codegen::ir::{Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use lazyfuse_ir::fast_math::{
-    cos_f32, sin_f32, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND,
-};
+use lazyfuse_ir::fast_math::{Trig, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND};
 use lazyfuse_ir::fast_math::{ERF_COEFFS, ERF_STEP, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
 use lazyfuse_ir::fast_math::{TANH_CLAMP, TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use lazyfuse_ir::{UnaryOp, UnaryParamOp};
@@ -51,7 +49,7 @@ pub(super) fn has_unary(op: UnaryOp, wide: bool) -> bool {
     use UnaryOp::*;
     match op {
         Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish => true,
-        Erf | Sin | Cos => !wide,
+        Erf | Sin | Cos | Tan => !wide,
         _ => false,
     }
 }
@@ -86,8 +84,9 @@ pub(super) fn emit_unary(
         Log1p => m.log1p(x),
         Tanh if !m.f64() => m.tanh_rational(x),
         Erf if !m.f64() => m.erf(x),
-        Sin if !m.f64() => m.sin_cos(x, false),
-        Cos if !m.f64() => m.sin_cos(x, true),
+        Sin if !m.f64() => m.trig(x, Trig::Sin),
+        Cos if !m.f64() => m.trig(x, Trig::Cos),
+        Tan if !m.f64() => m.trig(x, Trig::Tan),
         Tanh => m.tanh(x),
         Sigmoid => {
             let one = m.c(1.0);
@@ -573,15 +572,16 @@ impl VMath<'_, '_> {
         self.float(pb)
     }
 
-    /// float32 `sin` (or `cos`): `x = n·π/2 + r` with `n` rounded by the
+    /// float32 `sin`, `cos` or `tan`: `x = n·π/2 + r` with `n` rounded by the
     /// shifter and `r` reduced by the three parts of `PIO2` (one FMA each),
-    /// then the Taylor series of `sin r` (to `r^9`) or `cos r` (to `r^10`) on
+    /// then the Taylor series of `sin r` (to `r^9`) and `cos r` (to `r^10`) on
     /// `|r| ≲ π/4` (truncation below 2e-9 relative), picked and signed by `n`'s
-    /// quadrant (`cos` is `sin` a quadrant on). Lanes beyond `TRIG_BOUND`, ±inf
-    /// and NaN take the interpreter's own function (`sin_f32`/`cos_f32`), one
-    /// call per lane, on a branch that only such a vector takes. `sin` is `x`
-    /// itself below `SIN_TINY` (`-0` included).
-    fn sin_cos(&mut self, x: Value, cos: bool) -> Value {
+    /// quadrant (`cos` is `sin` a quadrant on; `tan` is `sin r / cos r`, or
+    /// `-cos r / sin r` in an odd quadrant). Lanes beyond `TRIG_BOUND`, ±inf
+    /// and NaN take the interpreter's own function (`Trig::libm`), one call
+    /// per lane, on a branch that only such a vector takes. `sin` and `tan`
+    /// are `x` itself below `SIN_TINY` (`-0` included).
+    fn trig(&mut self, x: Value, kind: Trig) -> Value {
         let sh = self.c(1.5 * 2f64.powi(23));
         let tpi = self.c(std::f64::consts::FRAC_2_PI);
         let t = self.madd(x, tpi, sh);
@@ -605,7 +605,7 @@ impl VMath<'_, '_> {
         let z2 = self.b.ins().fmul(z, z);
         let cr = self.madd(z2, cp, w);
         // quadrant q = n (+1 for cos): odd → the cosine, q & 2 → negated
-        let q = if cos {
+        let q = if kind == Trig::Cos {
             let one = self.ci(1);
             self.b.ins().iadd(ni, one)
         } else {
@@ -615,15 +615,23 @@ impl VMath<'_, '_> {
         let odd = self.b.ins().band(q, bit0);
         let odd = self.b.ins().icmp(IntCC::Equal, odd, bit0);
         let odd = self.float(odd);
-        let v = self.b.ins().bitselect(odd, cr, sr);
-        let neg = self.b.ins().ishl_imm_s(q, 30);
-        let signbit = self.ci(i64::from(i32::MIN));
-        let neg = self.b.ins().band(neg, signbit);
-        let vb = self.bits(v);
-        let vb = self.b.ins().bxor(vb, neg);
-        let poly = self.float(vb);
-        // (sin x rounds to x below 2^-12, and the reduction's sums lose -0)
-        let poly = if cos {
+        let poly = if kind == Trig::Tan {
+            let ncr = self.b.ins().fneg(cr);
+            let num = self.b.ins().bitselect(odd, ncr, sr);
+            let den = self.b.ins().bitselect(odd, sr, cr);
+            self.b.ins().fdiv(num, den)
+        } else {
+            let v = self.b.ins().bitselect(odd, cr, sr);
+            let neg = self.b.ins().ishl_imm_s(q, 30);
+            let signbit = self.ci(i64::from(i32::MIN));
+            let neg = self.b.ins().band(neg, signbit);
+            let vb = self.bits(v);
+            let vb = self.b.ins().bxor(vb, neg);
+            self.float(vb)
+        };
+        // (sin x and tan x round to x below 2^-12, and the reduction's sums
+        // lose -0)
+        let poly = if kind == Trig::Cos {
             poly
         } else {
             self.tiny(x, SIN_TINY.into(), poly)
@@ -641,7 +649,7 @@ impl VMath<'_, '_> {
             .brif(any, slow, &[], done, &[BlockArg::Value(poly)]);
         self.b.seal_block(slow);
         self.b.switch_to_block(slow);
-        let f: extern "C" fn(f32) -> f32 = if cos { cos_f32 } else { sin_f32 };
+        let f = kind.libm();
         let mut sig = Signature::new(self.b.func.signature.call_conv);
         sig.params.push(AbiParam::new(F32));
         sig.returns.push(AbiParam::new(F32));

@@ -1,20 +1,18 @@
-//! Float32 `sin` and `cos` for the run and row routines (`lf_run_<sin|cos>_f32`,
-//! `lf_row_<sin|cos>_f32`): `vmath::sin_cos` operation for operation (the
-//! reduction by three parts of π/2, the Taylor series, the quadrant's pick and
-//! sign, `sin x = x` for tiny `x`), so a run gives the inline code's bits. A value beyond
-//! `TRIG_BOUND`, ±inf or NaN takes the interpreter's function
-//! (`lazyfuse_ir::fast_math::sin_f32`/`cos_f32`), as the inline code's lanes
-//! do.
+//! Float32 `sin`, `cos` and `tan` for the run and row routines
+//! (`lf_run_<op>_f32`, `lf_row_<op>_f32`): `vmath::trig` operation for
+//! operation (the reduction by three parts of π/2, the Taylor series, the
+//! quadrant's pick and sign or quotient, `sin x = tan x = x` for tiny `x`), so
+//! a run gives the inline code's bits. A value beyond `TRIG_BOUND`, ±inf or
+//! NaN takes the interpreter's function (`Trig::libm`), as the inline code's
+//! lanes do.
 
 use super::horner;
-use lazyfuse_ir::fast_math::{
-    cos_f32, sin_f32, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND,
-};
+use lazyfuse_ir::fast_math::{Trig, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND};
 
-/// `vmath::sin_cos` without its far lanes: `sin x` (`cos x` where `cos`) for
-/// `|x| ≤ TRIG_BOUND`.
+/// `vmath::trig` without its far lanes: `kind` of `x` for `|x| ≤
+/// TRIG_BOUND`.
 #[inline(always)]
-fn near(x: f32, cos: bool) -> f32 {
+fn near(x: f32, kind: Trig) -> f32 {
     const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
     let t = x.mul_add(std::f64::consts::FRAC_2_PI as f32, SHIFTER);
     let nf = t - SHIFTER;
@@ -27,11 +25,21 @@ fn near(x: f32, cos: bool) -> f32 {
     let sr = (r * z).mul_add(horner(z, &SIN_TAYLOR), r);
     let w = 1.0 - 0.5 * z;
     let cr = (z * z).mul_add(horner(z, &COS_TAYLOR), w);
-    let q = if cos { ni.wrapping_add(1) } else { ni };
-    let v = if q & 1 == 1 { cr } else { sr };
-    let neg = (q.wrapping_shl(30) as u32) & 0x8000_0000;
-    let v = f32::from_bits(v.to_bits() ^ neg);
-    if !cos && x.abs() < SIN_TINY {
+    let q = if kind == Trig::Cos {
+        ni.wrapping_add(1)
+    } else {
+        ni
+    };
+    let odd = q & 1 == 1;
+    let v = if kind == Trig::Tan {
+        let (num, den) = if odd { (-cr, sr) } else { (sr, cr) };
+        num / den
+    } else {
+        let v = if odd { cr } else { sr };
+        let neg = (q.wrapping_shl(30) as u32) & 0x8000_0000;
+        f32::from_bits(v.to_bits() ^ neg)
+    };
+    if kind != Trig::Cos && x.abs() < SIN_TINY {
         x
     } else {
         v
@@ -45,31 +53,39 @@ fn far(x: f32) -> bool {
     x.is_nan() || x.abs() > TRIG_BOUND
 }
 
+/// `vmath::trig`: `kind` of `x`.
+#[inline(always)]
+fn trig(x: f32, kind: Trig) -> f32 {
+    if far(x) {
+        kind.libm()(x)
+    } else {
+        near(x, kind)
+    }
+}
+
 /// `vmath`'s float32 `sin`.
 #[inline(always)]
 pub(super) fn sin(x: f32) -> f32 {
-    if far(x) {
-        sin_f32(x)
-    } else {
-        near(x, false)
-    }
+    trig(x, Trig::Sin)
 }
 
 /// `vmath`'s float32 `cos`.
 #[inline(always)]
 pub(super) fn cos(x: f32) -> f32 {
-    if far(x) {
-        cos_f32(x)
-    } else {
-        near(x, true)
-    }
+    trig(x, Trig::Cos)
+}
+
+/// `vmath`'s float32 `tan`.
+#[inline(always)]
+pub(super) fn tan(x: f32) -> f32 {
+    trig(x, Trig::Tan)
 }
 
 /// One run function per op: sixteen values at a time through [`near`] (the
 /// loop the compiler vectorizes), then the far ones of the sixteen, if any,
 /// through the interpreter's function; the last few one by one.
 macro_rules! trig_run_fn {
-    ($name:ident, $cos:expr, $libm:ident) => {
+    ($name:ident, $kind:expr) => {
         /// Writes the op of each of the `n` elements at `src` to `dst` (`n ≤ 0`:
         /// nothing); `dst == src` works in place.
         ///
@@ -85,8 +101,9 @@ macro_rules! trig_run_fn {
             let (dst, src) = unsafe { super::run_slices(dst, src, n as usize) };
             by_level!(
                 fn apply(dst: &mut [f32], src: Option<&[f32]>) {
-                    use super::{far, near};
-                    use lazyfuse_ir::fast_math::$libm as libm;
+                    use super::{far, near, trig};
+                    use lazyfuse_ir::fast_math::Trig;
+                    let kind: Trig = $kind;
                     let full = dst.len() - dst.len() % 16;
                     for c in (0..full).step_by(16) {
                         let xs: [f32; 16] = match src {
@@ -96,13 +113,13 @@ macro_rules! trig_run_fn {
                         let mut ys = [0.0f32; 16];
                         let mut any = false;
                         for (y, &x) in ys.iter_mut().zip(&xs) {
-                            *y = near(x, $cos);
+                            *y = near(x, kind);
                             any |= far(x);
                         }
                         if any {
                             for (y, &x) in ys.iter_mut().zip(&xs) {
                                 if far(x) {
-                                    *y = libm(x);
+                                    *y = kind.libm()(x);
                                 }
                             }
                         }
@@ -110,7 +127,7 @@ macro_rules! trig_run_fn {
                     }
                     for i in full..dst.len() {
                         let x = src.map_or(dst[i], |s| s[i]);
-                        dst[i] = if far(x) { libm(x) } else { near(x, $cos) };
+                        dst[i] = trig(x, kind);
                     }
                 },
                 (dst, src)
@@ -119,15 +136,16 @@ macro_rules! trig_run_fn {
     };
 }
 
-trig_run_fn!(run_sin, false, sin_f32);
-trig_run_fn!(run_cos, true, cos_f32);
+trig_run_fn!(run_sin, Trig::Sin);
+trig_run_fn!(run_cos, Trig::Cos);
+trig_run_fn!(run_tan, Trig::Tan);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Within 2 ulp of float64's sin and cos (relative to the result, at
-    /// their zeros too) over the reduction's range, libm's own bits beyond;
+    /// Within 2 ulp of float64's sin and cos and 4 of its tan (relative to
+    /// the result, at their zeros and tan's poles too) over the reduction's range, libm's own bits beyond;
     /// every level gives the portable function's bits.
     #[test]
     fn close_to_libm_and_the_same_at_every_level() {
@@ -154,26 +172,32 @@ mod tests {
             f32::NAN,
         ]);
         for &x in &xs {
-            for (f, want) in [
-                (sin as fn(f32) -> f32, f64::sin as fn(f64) -> f64),
-                (cos, f64::cos),
+            for (kind, want, ulps) in [
+                (Trig::Sin, f64::sin as fn(f64) -> f64, 2.0),
+                (Trig::Cos, f64::cos, 2.0),
+                (Trig::Tan, f64::tan, 4.0),
             ] {
-                let (got, w) = (f(x), want(f64::from(x)));
+                let (got, w) = (trig(x, kind), want(f64::from(x)));
                 if far(x) {
-                    let libm = if f(0.0) == 0.0 { x.sin() } else { x.cos() };
+                    let libm = kind.libm()(x);
                     assert!(got.to_bits() == libm.to_bits() || (got.is_nan() && libm.is_nan()));
                     continue;
                 }
                 let a = w.abs() as f32;
                 let ulp = f64::from(f32::from_bits(a.to_bits() + 1)) - f64::from(a);
-                assert!((f64::from(got) - w).abs() <= 2.0 * ulp, "{x}: {got} vs {w}");
+                assert!(
+                    (f64::from(got) - w).abs() <= ulps * ulp,
+                    "{kind:?} {x}: {got} vs {w}"
+                );
             }
         }
         assert_eq!(sin(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(tan(-0.0).to_bits(), (-0.0f32).to_bits());
         super::super::each_level(|| {
             let run = super::super::tests::run_gives_its_ops_bits;
             run(run_sin, sin, &xs);
             run(run_cos, cos, &xs);
+            run(run_tan, tan, &xs);
         });
     }
 }

@@ -1,6 +1,6 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
 //! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
-//! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `sin`, `cos`,
+//! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `sin`, `cos`, `tan`,
 //! `erf`, the exact `gelu`, `mish`, the default `softplus` and the plain
 //! `elu`) of the rest of
 //! its expression stores that argument instead, and a precompiled routine
@@ -151,6 +151,7 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
                 (UnaryOp::Mish, false) => "mish_f32",
                 (UnaryOp::Sin, false) => "sin_f32",
                 (UnaryOp::Cos, false) => "cos_f32",
+                (UnaryOp::Tan, false) => "tan_f32",
                 (UnaryOp::Exp, true) => "exp_f64",
                 (UnaryOp::Log, true) => "log_f64",
                 (UnaryOp::Tanh, true) => "tanh_f64",
