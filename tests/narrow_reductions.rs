@@ -191,7 +191,9 @@ fn suffix(dt: DType) -> &'static str {
 /// A float16 or bfloat16 softmax over rows (fast math) runs its phases as
 /// routines: the max through `lf_reduce_max_<dtype>`, the row widened into its
 /// float32 slot once (`lf_tile_widen_<dtype>`) for the exp routine; a
-/// log-softmax's sum of exps through `lf_reduce_sumexp_<dtype>`. The same
+/// log-softmax's sum of exps through `lf_reduce_sumexp_<dtype>`; a layer
+/// norm's mean and variance through `lf_reduce_sum_<dtype>_f64` and
+/// `lf_reduce_sumsq_<dtype>_widened`. The same
 /// softmax of `x` times a tensor of ones in float32, rounded back (the same
 /// values; the phases then compute a product and keep the kernel's own
 /// vector loops) gives the reference bits, on rows
@@ -202,13 +204,32 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
     lazyfuse::set_cpu_backend(CpuBackend::Jit);
     lazyfuse::set_math_mode(MathMode::Fast);
     type Rowwise = fn(&Tensor) -> Tensor;
-    let ops: [(&str, Rowwise); 4] = [
-        ("softmax", |x| x.softmax(1).unwrap()),
-        ("log_softmax", |x| x.log_softmax(1).unwrap()),
-        ("softmax as float32", |x| {
-            x.to_dtype(DType::F32).unwrap().softmax(1).unwrap()
-        }),
-        ("amin", |x| x.amin(&[1], true).unwrap()),
+    // (each op and the routines it calls, `{}` the dtype's suffix)
+    let ops: [(&str, Rowwise, &[&str]); 5] = [
+        (
+            "softmax",
+            |x| x.softmax(1).unwrap(),
+            &["reduce_max_{}", "tile_widen_{}"],
+        ),
+        (
+            "log_softmax",
+            |x| x.log_softmax(1).unwrap(),
+            &["reduce_max_{}", "reduce_sumexp_{}"],
+        ),
+        (
+            "softmax as float32",
+            |x| x.to_dtype(DType::F32).unwrap().softmax(1).unwrap(),
+            &["reduce_max_{}", "tile_widen_{}"],
+        ),
+        ("amin", |x| x.amin(&[1], true).unwrap(), &["reduce_min_{}"]),
+        (
+            "layer_norm",
+            |x| {
+                let cols = x.shape()[1];
+                lazyfuse::nn::functional::layer_norm(x, &[cols], None, None, 1e-5).unwrap()
+            },
+            &["reduce_sum_{}_f64", "reduce_sumsq_{}_widened"],
+        ),
     ];
     for dt in [DType::F16, DType::BF16] {
         let codes = codes(dt);
@@ -234,32 +255,27 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
                 .unwrap()
                 .to_dtype(dt)
                 .unwrap();
-            for (name, f) in &ops {
+            for (name, f, routines) in &ops {
                 let run = f(&x);
                 let text = run.clif_text().unwrap();
                 let sfx = suffix(dt);
-                let routine = if name.starts_with("amin") {
-                    "lf_reduce_min_"
-                } else {
-                    "lf_reduce_max_"
-                };
-                assert!(
-                    text.contains(&format!("{routine}{sfx}")),
-                    "{dt} {name} {cols}:\n{text}"
-                );
-                if name.starts_with("softmax") {
-                    let widen = format!("lf_tile_widen_{sfx}");
-                    assert!(text.contains(&widen), "{dt} {name} {cols}:\n{text}");
-                }
-                if name.starts_with("log_softmax") {
-                    let sum = format!("lf_reduce_sumexp_{sfx}");
-                    assert!(text.contains(&sum), "{dt} {name} {cols}:\n{text}");
-                }
                 let looped = f(&same);
                 let loop_text = looped.clif_text().unwrap();
-                let vector_loop =
-                    loop_text.contains("uload16x4") && !loop_text.contains("lf_reduce_m");
-                assert!(vector_loop, "{dt} {name} {cols}:\n{loop_text}");
+                for routine in routines.iter() {
+                    let routine = format!("lf_{}", routine.replace("{}", sfx));
+                    assert!(
+                        text.contains(&routine),
+                        "{dt} {name} {cols}: {routine}\n{text}"
+                    );
+                    assert!(
+                        !loop_text.contains(&routine),
+                        "{dt} {name} {cols}: {routine}\n{loop_text}"
+                    );
+                }
+                assert!(
+                    loop_text.contains("uload16x4"),
+                    "{dt} {name} {cols}:\n{loop_text}"
+                );
                 let (got, want) = (
                     bits(&run.realize().unwrap()),
                     bits(&looped.realize().unwrap()),

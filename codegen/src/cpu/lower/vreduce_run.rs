@@ -5,7 +5,8 @@
 //! the processor has them) instead of running Cranelift's 128-bit loop:
 //! softmax's row max (of a float16 or bfloat16 row too, widened a block at a
 //! time by the routine), a layer norm's sum (of the row widened to float64)
-//! and its sum of squared deviations from the mean, a log-softmax's sum of
+//! and its sum of squared deviations from the mean (of a narrow row too), a
+//! log-softmax's sum of
 //! `exp(x - max)` (which nothing stores).
 //!
 //! The routine steps the sixteen accumulators of the vector loop (four
@@ -86,9 +87,11 @@ pub(super) struct ReduceRun {
 /// nothing, keeps and reuses no row (`reuses`), and its needed expressions are
 /// one reduction and the chain it reduces, one of: `max`/`min`/`sum` of a
 /// contiguous float32 or float64 load; `max`/`min` of a contiguous float16 or
-/// bfloat16 load, or of one widened to float32; `sum` of a float32 load widened to
-/// float64; `sum` of `d * d` with `d` such a value (loaded or widened) minus an
-/// outer value; `sum` of `d * d` computed in float32 and widened; `sum` of
+/// bfloat16 load, or of one widened to float32; `sum` of a float32 load (or a
+/// float16 or bfloat16 one widened to float32) widened to float64; `sum` of
+/// `d * d` with `d` such a value (loaded or widened) minus an outer value;
+/// `sum` of `d * d` computed in float32 (`d` from a float32 row or a narrow
+/// one widened) and widened; `sum` of
 /// `exp(v)` or `exp(v - s)`, `v` a contiguous load of the exp's dtype or a
 /// float16/bfloat16 one widened to float32, `s` an outer value.
 pub(super) fn reduce_run(
@@ -176,6 +179,14 @@ pub(super) fn reduce_run(
             let (load, widened) = value(*x)?;
             ("sum", load, widened, None, vec![*x, load])
         }
+        // a float16 or bfloat16 row widened to float32, then to float64 (a
+        // layer norm's mean of a narrow input)
+        (Accum::Sum, &Expr::Cast { x: f })
+            if expr(*x).dtype == DType::F64 && widened_row(k, f).is_some() =>
+        {
+            let load = widened_row(k, f)?;
+            ("sum", load, true, None, vec![*x, f, load])
+        }
         // `d · d` squared in float32 and widened (`nn::functional`'s layer norm)
         (Accum::Sum, &Expr::Cast { x: sq }) if expr(*x).dtype == DType::F64 => {
             let Expr::Binary {
@@ -195,10 +206,21 @@ pub(super) fn reduce_run(
                 return None;
             };
             let f32_chain = [sq, d, c, s].iter().all(|&e| expr(e).dtype == DType::F32);
-            if d != d2 || !contiguous(c) || !f32_chain || matches!(expr(s).stage, Stage::Inner(_)) {
+            if d != d2 || !f32_chain || matches!(expr(s).stage, Stage::Inner(_)) {
                 return None;
             }
-            ("sumsq_widened", c, false, Some(s), vec![*x, sq, d, c])
+            // (the deviations of a row, or of a narrow one widened to float32)
+            match widened_row(k, c) {
+                _ if contiguous(c) => ("sumsq_widened", c, false, Some(s), vec![*x, sq, d, c]),
+                Some(load) => (
+                    "sumsq_widened",
+                    load,
+                    false,
+                    Some(s),
+                    vec![*x, sq, d, c, load],
+                ),
+                None => return None,
+            }
         }
         (
             Accum::Sum,
@@ -244,6 +266,10 @@ pub(super) fn reduce_run(
         ("sumsq", "f64") => "lf_reduce_sumsq_f64",
         ("sumsq", "f32_f64") => "lf_reduce_sumsq_f32_f64",
         ("sumsq_widened", "f32") => "lf_reduce_sumsq_f32_widened",
+        ("sum", "f16") if widened => "lf_reduce_sum_f16_f64",
+        ("sum", "bf16") if widened => "lf_reduce_sum_bf16_f64",
+        ("sumsq_widened", "f16") => "lf_reduce_sumsq_f16_widened",
+        ("sumsq_widened", "bf16") => "lf_reduce_sumsq_bf16_widened",
         ("sumexp", "f32") => "lf_reduce_sumexp_f32",
         ("sumexp", "f64") => "lf_reduce_sumexp_f64",
         ("sumexp", "f16") => "lf_reduce_sumexp_f16",
