@@ -3,7 +3,9 @@
 //! value and `w`, `b` optional rows (a layer norm's output: `(x - mean) / std ·
 //! weight + bias`; softmax's last phase, `exp · (1 / sum)`, is the bare scale).
 //!
-//! `lf_row_affine_<f32|f64>(dst, src, n, shift, scale, w, b, form)`: `form`'s
+//! `lf_row_affine_<f32|f64|f16|bf16>(dst, src, n, shift, scale, w, b, form)`
+//! (float16 and bfloat16 rows computed in float32 a block at a time, see
+//! `narrow_affine`; their `shift` and `scale` are float32): `form`'s
 //! bits say which parts are there (`lazyfuse_ir::fast_math`'s `AFFINE_*`; `w`
 //! and `b` are null where their bit is clear; `shift` is `0` where the kernel
 //! subtracts none: `x - 0` is `x`, signed zeros included), and whether a row
@@ -124,11 +126,114 @@ macro_rules! affine_fn {
 affine_fn!(row_affine_f32, f32, affine_f32);
 affine_fn!(row_affine_f64, f64, affine_f64);
 
+/// Codes per block of a float16 or bfloat16 affine row: tiles of 2 KiB.
+const CODES: usize = 512;
+
+/// The widening of a dtype's codes and the narrowing into them.
+type Widen = unsafe extern "C" fn(*mut f32, *const u16, i64);
+type Narrow = unsafe extern "C" fn(*mut u16, *const f32, i64);
+
+/// A float16 or bfloat16 row through the float32 affine map, a block at a
+/// time: the block of `src` (and of `w`, `b` where `form` has them) widened
+/// into float32 tiles, `row_affine_f32` in place over the `x` tile, its
+/// values rounded into `dst`'s codes. The kernel's own loop widens, computes
+/// in float32 lanes and rounds at the store, the same steps (never streamed:
+/// `AFFINE_STREAM` is ignored).
+///
+/// # Safety
+/// As `lf_row_affine_f32`'s contract, with `src`, `w`, `b` and `dst` runs of
+/// `n` codes, `dst` apart from the three.
+#[allow(clippy::too_many_arguments)]
+unsafe fn narrow_affine(
+    dst: *mut u16,
+    src: *const u16,
+    n: i64,
+    shift: f32,
+    scale: f32,
+    (w, b): (*const u16, *const u16),
+    form: i64,
+    (widen, narrow): (Widen, Narrow),
+) {
+    let n = usize::try_from(n).unwrap_or(0);
+    let form = form & !STREAM;
+    let (mut x, mut wt, mut bt) = ([0f32; CODES], [0f32; CODES], [0f32; CODES]);
+    for start in (0..n).step_by(CODES) {
+        let len = (n - start).min(CODES);
+        // SAFETY: the caller's contract: each run holds `n` codes, so the
+        // block lies in them (`w` and `b` only where `form` names them); the
+        // tiles hold `len ≤ CODES` values and are this frame's own.
+        unsafe {
+            widen(x.as_mut_ptr(), src.add(start), len as i64);
+            if form & WEIGHT != 0 {
+                widen(wt.as_mut_ptr(), w.add(start), len as i64);
+            }
+            if form & BIAS != 0 {
+                widen(bt.as_mut_ptr(), b.add(start), len as i64);
+            }
+            let x = x.as_mut_ptr();
+            row_affine_f32(
+                x,
+                x,
+                len as i64,
+                shift,
+                scale,
+                wt.as_ptr(),
+                bt.as_ptr(),
+                form,
+            );
+            narrow(dst.add(start), x, len as i64);
+        }
+    }
+}
+
+/// One float16 or bfloat16 affine function per dtype (see [`narrow_affine`]).
+macro_rules! narrow_affine_fn {
+    ($name:ident, $widen:path, $narrow:path) => {
+        /// Writes the codes of `((src[i] - shift) ∘ scale) · w[i] + b[i]`,
+        /// computed in float32 from the widened codes, to `dst[i]` for the
+        /// `n` elements, the parts `form` names (`n ≤ 0`: nothing).
+        ///
+        /// # Safety
+        /// `src` must be valid for reads and `dst` for writes of `n` aligned
+        /// codes, disjoint; `w` (where `form` has `WEIGHT`) and `b` (where it
+        /// has `BIAS`) valid for reads of `n` aligned codes apart from `dst`;
+        /// no one else writes them during the call (the JIT kernel passes a
+        /// row of its output and rows of inputs it does not write).
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe extern "C" fn $name(
+            dst: *mut u16,
+            src: *const u16,
+            n: i64,
+            shift: f32,
+            scale: f32,
+            w: *const u16,
+            b: *const u16,
+            form: i64,
+        ) {
+            // SAFETY: the caller's contract above is `narrow_affine`'s.
+            unsafe { narrow_affine(dst, src, n, shift, scale, (w, b), form, ($widen, $narrow)) }
+        }
+    };
+}
+
+narrow_affine_fn!(
+    row_affine_f16,
+    super::tiles::widen_f16_run,
+    super::narrow::narrow_f16
+);
+narrow_affine_fn!(
+    row_affine_bf16,
+    super::tiles::widen_bf16_run,
+    super::narrow::narrow_bf16
+);
+
 /// The affine functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 2] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 4] {
     [
         ("lf_row_affine_f32", row_affine_f32 as *const u8),
         ("lf_row_affine_f64", row_affine_f64 as *const u8),
+        ("lf_row_affine_f16", row_affine_f16 as *const u8),
+        ("lf_row_affine_bf16", row_affine_bf16 as *const u8),
     ]
 }
 

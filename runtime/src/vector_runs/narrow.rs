@@ -61,7 +61,7 @@ macro_rules! narrow_fn {
         /// no one else writes them during the call (the JIT kernel passes a
         /// tile on its own stack and a run of its output range, which its
         /// thread alone writes).
-        unsafe extern "C" fn $name(dst: *mut u16, src: *const f32, n: i64) {
+        pub(super) unsafe extern "C" fn $name(dst: *mut u16, src: *const f32, n: i64) {
             if n <= 0 {
                 return;
             }

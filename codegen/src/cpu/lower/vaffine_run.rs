@@ -3,7 +3,9 @@
 //! outer value, the shift, weight row and bias row each optional — calls the
 //! precompiled routine `lazyfuse_runtime::vector_runs`' `lf_row_affine_<f32|f64>`
 //! (16 or 8 lanes where the processor has them) over the row instead of
-//! Cranelift's 128-bit loop. A layer norm's output phase (`(x - mean) / std ·
+//! Cranelift's 128-bit loop; a float16 or bfloat16 row widened to float32 and
+//! rounded at its store, with rows of weight and bias of its dtype, takes
+//! `lf_row_affine_<f16|bf16>`, which widens and rounds a block at a time. A layer norm's output phase (`(x - mean) / std ·
 //! weight + bias`, or `· rstd` in `nn`'s form) and softmax's last phase (its
 //! exps times `1 / sum`, read back from the output: in place) are the two it
 //! exists for.
@@ -18,7 +20,7 @@
 //! scale on the left of a divide) keep the loop.
 
 use super::vreduce_run::routine_phase;
-use super::vrun::{phase_computes_only, row_load};
+use super::vrun::{phase_computes_only, row_load, widened_row};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
 use lazyfuse_ir::fast_math::{AFFINE_BIAS, AFFINE_DIVIDE, AFFINE_STREAM, AFFINE_WEIGHT};
@@ -57,6 +59,10 @@ pub(super) struct AffineRun {
     /// a float16 or bfloat16 store of the float32 value: the routine rewrites
     /// the slot in place and `lf_narrow_<dtype>` rounds it into the output
     pub(super) narrow: Option<DType>,
+    /// the rows (`x`, the weight and bias) are float16 or bfloat16 codes
+    /// widened to float32, and so is the store: the routine of that dtype
+    /// (`lf_row_affine_<f16|bf16>`) reads and writes the codes
+    pub(super) codes: bool,
 }
 
 /// Phase `ph`'s affine run, if it has one: fast math, the phase vectorizes,
@@ -105,23 +111,29 @@ pub(super) fn affine_run(
         }
         _ => (st.value, stored, None),
     };
-    let symbol = match dt {
-        DType::F32 => "lf_row_affine_f32",
-        DType::F64 => "lf_row_affine_f64",
+    // (a narrow store of narrow rows widened, and no row kept: the codes'
+    // own routine)
+    let codes = narrow.is_some() && here.is_empty();
+    let symbol = match (dt, narrow) {
+        (DType::F32, Some(DType::F16)) if codes => "lf_row_affine_f16",
+        (DType::F32, Some(_)) if codes => "lf_row_affine_bf16",
+        (DType::F32, _) => "lf_row_affine_f32",
+        (DType::F64, _) => "lf_row_affine_f64",
         _ => return None,
     };
     let slot = reused_row(k, &here, reuses);
     let reused = |id: ExprId| slot.is_some_and(|(_, later)| later == id.0 as usize);
-    let mut form = Form::of(k, value, dt, &reused)?;
+    let mut form = Form::of(k, value, dt, &reused, narrow.filter(|_| codes))?;
     let fused = form.bias.is_some() && (form.weight.is_some() || !form.divide);
     if fused && !fma {
         return None;
     }
     // The reused row is the routine's `x` or nothing is; a narrow store works
     // in that row's slot, and takes no fused product (the mixed tier's own
-    // contraction is not the float32 loop's).
+    // contraction is not the float32 loop's), or over the codes.
     let slot = slot.filter(|&(_, later)| later == form.load.0 as usize);
-    if slot.is_none() != here.is_empty() || (narrow.is_some() && (slot.is_none() || fused)) {
+    let slot_narrow_ok = codes || narrow.is_none() || (slot.is_some() && !fused);
+    if slot.is_none() != here.is_empty() || !slot_narrow_ok {
         return None;
     }
     // (what only the reused row needs is not the phase's work)
@@ -171,7 +183,8 @@ pub(super) fn affine_run(
             | (stream as i64 * AFFINE_STREAM),
         symbol,
         slot: slot.map(|(earlier, _)| earlier),
-        narrow,
+        narrow: narrow.filter(|_| !codes),
+        codes,
     })
 }
 
@@ -206,14 +219,42 @@ struct Form {
 impl Form {
     /// `value` as `((x - shift) ∘ scale) · w + b`, every part of dtype `dt`;
     /// `x` is a contiguous load or a row read back from a slot (`reused`).
+    /// Where `codes` names a float16 or bfloat16 dtype, the rows are instead
+    /// contiguous loads of it widened to float32, and the form names the loads.
     fn of(
         k: &LoopKernel,
         value: ExprId,
         dt: DType,
         reused: &dyn Fn(ExprId) -> bool,
+        codes: Option<DType>,
+    ) -> Option<Form> {
+        let mut f = Self::of_rows(k, value, dt, reused, codes)?;
+        if codes.is_some() {
+            // (each row's load, under its widening)
+            for r in [Some(&mut f.load), f.weight.as_mut(), f.bias.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                *r = widened_row(k, *r)?;
+                f.chain.push(*r);
+            }
+        }
+        Some(f)
+    }
+
+    /// [`Form::of`] with the rows as the values the arithmetic reads.
+    fn of_rows(
+        k: &LoopKernel,
+        value: ExprId,
+        dt: DType,
+        reused: &dyn Fn(ExprId) -> bool,
+        codes: Option<DType>,
     ) -> Option<Form> {
         let expr = |id: ExprId| &k.exprs[id.0 as usize];
-        let row = |id: ExprId| expr(id).dtype == dt && row_load(k, id);
+        let row = |id: ExprId| match codes {
+            None => expr(id).dtype == dt && row_load(k, id),
+            Some(c) => widened_row(k, id).is_some_and(|l| expr(l).dtype == c),
+        };
         let source = |id: ExprId| row(id) || (expr(id).dtype == dt && reused(id));
         let outer = |id: ExprId| !matches!(expr(id).stage, Stage::Inner(_));
         let binary = |id: ExprId| match expr(id).expr {
@@ -303,7 +344,12 @@ impl Lower<'_, '_> {
         // (a narrow store's values are rounded from the slot afterwards)
         let dst = if ar.narrow.is_some() { src } else { out };
         let scale = self.val(ar.scale);
-        let shift = self.outer_or_zero(ar.shift, self.k.exprs[ar.load.0 as usize].dtype)?;
+        // (the codes' routine computes in float32)
+        let dt = match ar.codes {
+            true => DType::F32,
+            false => self.k.exprs[ar.load.0 as usize].dtype,
+        };
+        let shift = self.outer_or_zero(ar.shift, dt)?;
         let row = |l: &mut Self, r: Option<ExprId>| match r {
             Some(r) => l.load_address(r),
             None => Ok(zero),
