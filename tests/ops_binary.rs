@@ -475,3 +475,91 @@ fn pow_of_two_is_the_square() {
         .unwrap();
     assert_eq!(f32s(&w.grad().unwrap()), vec![3.0, -6.0]);
 }
+
+/// PyTorch's other exponent short cuts (`pow_tensor_scalar_kernel`): on
+/// float32, float64 and bfloat16, 0.5 is `sqrt`, -0.5 `rsqrt`, -1
+/// `reciprocal`, 3 `x · x · x` and -2 `1 / (x · x)`, each step rounded to the
+/// dtype (`pow(-0.0, 0.5)` is `-0.0`, as `sqrt`'s, where `pow` gives `+0`);
+/// float16 keeps `pow` itself, as PyTorch's; in place too; the gradients are
+/// `pow`'s within rounding.
+#[test]
+fn pow_takes_pytorchs_exponent_short_cuts() {
+    lazyfuse::set_verify(true);
+    let xs = vec![
+        1.5f32,
+        -0.0,
+        0.0,
+        f32::NAN,
+        -3.25,
+        1e20,
+        3.0e-3,
+        f32::INFINITY,
+    ];
+    type Steps = fn(&Tensor) -> Tensor;
+    let cases: [(f64, &str, Steps); 5] = [
+        (0.5, "sqrt(", |x| x.sqrt().unwrap()),
+        (-0.5, "rsqrt(", |x| x.rsqrt().unwrap()),
+        (-1.0, "reciprocal(", |x| x.reciprocal().unwrap()),
+        (3.0, "square(", |x| x.mul(x).unwrap().mul(x).unwrap()),
+        (-2.0, "square(", |x| x.mul(x).unwrap().reciprocal().unwrap()),
+    ];
+    let bits = |t: &Tensor| -> Vec<u64> {
+        t.to_dtype(DType::F64)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .map(|v| if v.is_nan() { 1 } else { v.to_bits() })
+            .collect()
+    };
+    for dt in [DType::F32, DType::F64, DType::BF16, DType::F16] {
+        let x = Tensor::from_vec(xs.clone(), &[xs.len()])
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap()
+            .realize()
+            .unwrap();
+        for (e, node, steps) in cases {
+            let p = x.pow(e).unwrap();
+            let text = p.graph_text();
+            assert_eq!(p.dtype(), dt);
+            if dt == DType::F16 {
+                assert!(text.contains("pow("), "{dt} {e}:\n{text}");
+                continue;
+            }
+            assert!(
+                text.contains(node) && !text.contains("pow("),
+                "{dt} {e}:\n{text}"
+            );
+            assert_eq!(bits(&p), bits(&steps(&x)), "{dt} {e}");
+            let y = x.mul(1.0).unwrap().realize().unwrap();
+            y.pow_(e).unwrap();
+            assert_eq!(bits(&y), bits(&p), "{dt} {e} in place");
+        }
+    }
+    // an integer base with a float exponent: float32 steps
+    let i = Tensor::from_vec(vec![4i32, 9], &[2]).unwrap();
+    assert_eq!(f32s(&i.pow(0.5).unwrap()), vec![2.0, 3.0]);
+    assert_eq!(f32s(&i.pow(-1.0).unwrap()), vec![0.25, 1.0 / 9.0]);
+    // gradients: e · x^(e-1) · g
+    for (e, want) in [
+        (0.5, [0.25f32, 1.0 / 6.0]),
+        (3.0, [48.0, 243.0]),
+        (-1.0, [-1.0 / 16.0, -1.0 / 81.0]),
+    ] {
+        let w = Tensor::from_vec(vec![4.0f32, 9.0], &[2])
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        w.pow(e)
+            .unwrap()
+            .sum(&[], false)
+            .unwrap()
+            .backward()
+            .unwrap();
+        let g = f32s(&w.grad().unwrap());
+        for (g, w) in g.iter().zip(want) {
+            assert!((g - w).abs() <= 1e-6 * w.abs(), "{e}: {g} vs {w}");
+        }
+    }
+}

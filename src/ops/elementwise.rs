@@ -103,26 +103,36 @@ pub(crate) fn result_strides(
 /// What PyTorch computes instead of the `pow` kernel when a host scalar makes the
 /// answer trivial: an exponent of 0 gives ones, an exponent of 1 the base, a base of 1
 /// ones (so `bool_tensor ** False` succeeds although no bool `pow` kernel exists);
-/// and an exponent of 2 on a real floating-point result the base times itself
-/// (PyTorch's `pow_tensor_scalar_optimized_kernel`; the correctly rounded square,
-/// and a `square` node, which every backend runs as one multiply where `pow`
-/// would call the math library per element).
+/// and on a real floating-point result, PyTorch's `pow_tensor_scalar_kernel`
+/// short cuts: an exponent of 2 the base times itself (every float dtype: the
+/// correctly rounded square), and, for float32, float64 and bfloat16 (float16
+/// takes `pow` itself there), 0.5 its `sqrt`, -0.5 its `rsqrt`, -1 its
+/// `reciprocal`, 3 `x · x · x` and -2 `1 / (x · x)`, each product rounded to
+/// the dtype. Each is a node of the op, which every backend runs as an
+/// instruction or two where `pow` calls the math library per element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PowShortcut {
     Ones,
     Base,
     Square,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+    Cube,
+    InverseSquare,
 }
 
 impl PowShortcut {
     /// Whether the short cut gives a result of `dtype` (the square: real
-    /// floating point only).
+    /// floating point only; the others: float32, float64 and bfloat16).
     pub(crate) fn applies_to(self, dtype: DType) -> bool {
+        use PowShortcut::*;
         match self {
-            PowShortcut::Square => {
-                matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+            Square => matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64),
+            Sqrt | Rsqrt | Reciprocal | Cube | InverseSquare => {
+                matches!(dtype, DType::BF16 | DType::F32 | DType::F64)
             }
-            _ => !matches!(dtype, DType::C32 | DType::BC32) && !dtype.is_float8(),
+            Ones | Base => !matches!(dtype, DType::C32 | DType::BC32) && !dtype.is_float8(),
         }
     }
 }
@@ -132,14 +142,22 @@ pub(crate) fn pow_shortcut(op: BinaryOp, a: &Operand, b: &Operand) -> Option<Pow
         return None;
     }
     let is = |o: &Operand, v: f64| matches!(o, Operand::Scalar(s) if scalar_equals(*s, v));
+    let exponent = [
+        (2.0, PowShortcut::Square),
+        (0.5, PowShortcut::Sqrt),
+        (-0.5, PowShortcut::Rsqrt),
+        (-1.0, PowShortcut::Reciprocal),
+        (3.0, PowShortcut::Cube),
+        (-2.0, PowShortcut::InverseSquare),
+    ];
     if is(b, 0.0) || is(a, 1.0) {
         Some(PowShortcut::Ones)
     } else if is(b, 1.0) {
         Some(PowShortcut::Base)
-    } else if is(b, 2.0) {
-        Some(PowShortcut::Square)
     } else {
-        None
+        exponent
+            .into_iter()
+            .find_map(|(e, shortcut)| is(b, e).then_some(shortcut))
     }
 }
 
@@ -168,9 +186,28 @@ pub(crate) fn pow_shortcut_node(
             Ok(ones)
         }
         PowShortcut::Base => operand_node(store, base, dtype, shape),
-        PowShortcut::Square => {
+        PowShortcut::Square
+        | PowShortcut::Sqrt
+        | PowShortcut::Rsqrt
+        | PowShortcut::Reciprocal
+        | PowShortcut::Cube
+        | PowShortcut::InverseSquare => {
             let x = operand_node(store, base, dtype, shape)?;
-            Ok(store.add(Op::Unary(UnaryOp::Square), dtype, shape, &[x]))
+            let mut unary = |op: UnaryOp, x: NodeId| store.add(Op::Unary(op), dtype, shape, &[x]);
+            Ok(match shortcut {
+                PowShortcut::Sqrt => unary(UnaryOp::Sqrt, x),
+                PowShortcut::Rsqrt => unary(UnaryOp::Rsqrt, x),
+                PowShortcut::Reciprocal => unary(UnaryOp::Reciprocal, x),
+                PowShortcut::InverseSquare => {
+                    let sq = unary(UnaryOp::Square, x);
+                    unary(UnaryOp::Reciprocal, sq)
+                }
+                PowShortcut::Cube => {
+                    let sq = unary(UnaryOp::Square, x);
+                    store.add(Op::Binary(BinaryOp::Mul), dtype, shape, &[sq, x])
+                }
+                _ => unary(UnaryOp::Square, x),
+            })
         }
     }
 }

@@ -86,9 +86,11 @@ impl Tensor {
             Operand::Tensor(t) => Some(t),
             Operand::Scalar(_) => None,
         };
-        // (the square only where its node computes in the tensor's dtype)
-        let shortcut = pow_shortcut(op, &me, &other)
-            .filter(|&s| s != PowShortcut::Square || s.applies_to(self.dtype()));
+        // (the exponent's short cuts only where their nodes compute in the
+        // tensor's dtype)
+        let shortcut = pow_shortcut(op, &me, &other).filter(|&s| {
+            matches!(s, PowShortcut::Ones | PowShortcut::Base) || s.applies_to(self.dtype())
+        });
         if let Some(shortcut) = shortcut {
             let dtype = result_type(&[me.operand_type(), other.operand_type()], default_dtype())?;
             typing::inplace(dtype, self.dtype())?;
