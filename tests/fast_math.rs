@@ -14,7 +14,7 @@ static GLOBAL: Mutex<()> = Mutex::new(());
 
 type Op = (&'static str, fn(&Tensor) -> lazyfuse::Result<Tensor>);
 
-const OPS: [Op; 25] = [
+const OPS: [Op; 26] = [
     ("exp", Tensor::exp),
     ("exp2", Tensor::exp2),
     ("expm1", Tensor::expm1),
@@ -29,6 +29,7 @@ const OPS: [Op; 25] = [
     ("sin", Tensor::sin),
     ("cos", Tensor::cos),
     ("tan", Tensor::tan),
+    ("atan", Tensor::atan),
     // the parameterised activations (vmath's `emit_param`); the tanh form of
     // gelu is within the conformance tolerance rather than a few ulp (see
     // `fast_gelu_tanh_is_within_the_conformance_tolerance`)

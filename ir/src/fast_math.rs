@@ -197,6 +197,29 @@ pub const SIN_TAYLOR: [f64; 4] = [-1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 
 /// lowest degree first (`1/4!`, `-1/6!`, `1/8!`, `-1/10!`).
 pub const COS_TAYLOR: [f64; 4] = [1.0 / 24.0, -1.0 / 720.0, 1.0 / 40_320.0, -1.0 / 3_628_800.0];
 
+/// `tan(π/8)`: above it the float32 `atan` reduces `|x|` to `(|x| - 1) /
+/// (|x| + 1)` and adds π/4.
+pub const ATAN_T8: f64 = 0.414_213_562_373_095_03;
+
+/// `tan(3π/8)`: above it the float32 `atan` reduces `|x|` to `-1/|x|` and
+/// adds π/2.
+pub const ATAN_T38: f64 = 2.414_213_562_373_095;
+
+/// `atan t = t + t·z·A(z)`, `z = t²`, `|t| ≤ tan(π/8)`: the Taylor
+/// coefficients of `A`, lowest degree first (`-1/3`, `1/5`, …, `-1/19`; the
+/// next term is below 2e-10 there).
+pub const ATAN_TAYLOR: [f64; 9] = [
+    -1.0 / 3.0,
+    1.0 / 5.0,
+    -1.0 / 7.0,
+    1.0 / 9.0,
+    -1.0 / 11.0,
+    1.0 / 13.0,
+    -1.0 / 15.0,
+    1.0 / 17.0,
+    -1.0 / 19.0,
+];
+
 /// Below this `|x|` the float32 `sin` and `tan` return `x` (`x ∓ x³/6` and
 /// `x + x³/3` round to it).
 pub const SIN_TINY: f32 = 1.0 / 4096.0;

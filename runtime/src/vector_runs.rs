@@ -18,7 +18,8 @@
 //! Names: `lf_run_<op>_f32` for `exp`, `log`, `log2`, `log10`, `tanh`, `sigmoid`,
 //! `silu`, `erf`, `gelu` (the exact form), `gelu_tanh`, and `expm1`, `log1p`,
 //! `softplus` (PyTorch's defaults), `elu` (alpha 1) and `mish`
-//! (`vector_runs/activations.rs`), `sin`, `cos` and `tan` (`vector_runs/trig.rs`),
+//! (`vector_runs/activations.rs`), `sin`, `cos`, `tan` and `atan`
+//! (`vector_runs/trig.rs`),
 //! each `unsafe extern "C" fn(dst: *mut f32,
 //! src: *const f32, n: i64)`: in place where `dst == src`;
 //! `lf_run_<op>_f64` for the first five and `gelu_tanh` on float64 (the forms in
@@ -144,6 +145,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_sin_f32", trig::run_sin as *const u8),
             ("lf_run_cos_f32", trig::run_cos as *const u8),
             ("lf_run_tan_f32", trig::run_tan as *const u8),
+            ("lf_run_atan_f32", run_atan as *const u8),
         ])
 }
 
@@ -547,6 +549,7 @@ run_fn!(run_log1p, activations::log1p, f32);
 run_fn!(run_softplus, activations::softplus, f32);
 run_fn!(run_elu, activations::elu, f32);
 run_fn!(run_mish, activations::mish, f32);
+run_fn!(run_atan, trig::atan, f32);
 run_fn!(run_exp64, float64::exp, f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);

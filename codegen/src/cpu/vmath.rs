@@ -39,6 +39,7 @@ use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlag
 use cranelift_codegen::ir::{Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use lazyfuse_ir::fast_math::{Trig, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND};
+use lazyfuse_ir::fast_math::{ATAN_T38, ATAN_T8, ATAN_TAYLOR};
 use lazyfuse_ir::fast_math::{ERF_COEFFS, ERF_STEP, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
 use lazyfuse_ir::fast_math::{TANH_CLAMP, TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use lazyfuse_ir::{UnaryOp, UnaryParamOp};
@@ -49,7 +50,7 @@ pub(super) fn has_unary(op: UnaryOp, wide: bool) -> bool {
     use UnaryOp::*;
     match op {
         Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish => true,
-        Erf | Sin | Cos | Tan => !wide,
+        Erf | Sin | Cos | Tan | Atan => !wide,
         _ => false,
     }
 }
@@ -87,6 +88,7 @@ pub(super) fn emit_unary(
         Sin if !m.f64() => m.trig(x, Trig::Sin),
         Cos if !m.f64() => m.trig(x, Trig::Cos),
         Tan if !m.f64() => m.trig(x, Trig::Tan),
+        Atan if !m.f64() => m.atan(x),
         Tanh => m.tanh(x),
         Sigmoid => {
             let one = m.c(1.0);
@@ -668,6 +670,52 @@ impl VMath<'_, '_> {
         self.b.seal_block(done);
         self.b.switch_to_block(done);
         out
+    }
+
+    /// float32 `atan`: `a = |x|` reduced to `|t| ≤ tan(π/8)` as `t = -1/a`
+    /// (beyond `tan(3π/8)`, adding π/2) or `t = (a - 1)/(a + 1)` (beyond
+    /// `tan(π/8)`, adding π/4), then the Taylor series `t + t·z·A(z)`; the
+    /// added angle in two parts (its float32 value and the rest), the sign of
+    /// `x` put back last (`-0` stays, NaN stays NaN, ±inf gives ±π/2).
+    fn atan(&mut self, x: Value) -> Value {
+        let a = self.b.ins().fabs(x);
+        let one = self.c(1.0);
+        let am1 = self.b.ins().fsub(a, one);
+        let ap1 = self.b.ins().fadd(a, one);
+        let mid = self.b.ins().fdiv(am1, ap1);
+        let inv = self.b.ins().fdiv(one, a);
+        let ninv = self.b.ins().fneg(inv);
+        let t8 = self.c(ATAN_T8);
+        let t38 = self.c(ATAN_T38);
+        let zero = self.c(0.0);
+        let (q_hi, q_lo) = self.angle(std::f64::consts::FRAC_PI_4);
+        let (h_hi, h_lo) = self.angle(std::f64::consts::FRAC_PI_2);
+        let t = self.sel(FloatCC::GreaterThan, a, t8, mid, a);
+        let t = self.sel(FloatCC::GreaterThan, a, t38, ninv, t);
+        let hi = self.sel(FloatCC::GreaterThan, a, t8, q_hi, zero);
+        let hi = self.sel(FloatCC::GreaterThan, a, t38, h_hi, hi);
+        let lo = self.sel(FloatCC::GreaterThan, a, t8, q_lo, zero);
+        let lo = self.sel(FloatCC::GreaterThan, a, t38, h_lo, lo);
+        let z = self.b.ins().fmul(t, t);
+        let p = self.horner(z, &ATAN_TAYLOR);
+        let tz = self.b.ins().fmul(t, z);
+        let y = self.madd(tz, p, t);
+        let y = self.b.ins().fadd(lo, y);
+        let y = self.b.ins().fadd(hi, y);
+        // the sign of x
+        let sign = self.c(-0.0);
+        let xs = self.bits(x);
+        let sb = self.bits(sign);
+        let xs = self.b.ins().band(xs, sb);
+        let yb = self.bits(y);
+        let yb = self.b.ins().bor(yb, xs);
+        self.float(yb)
+    }
+
+    /// The float32 value of `v` and the rest (`v` minus it), splatted.
+    fn angle(&mut self, v: f64) -> (Value, Value) {
+        let hi = f64::from(v as f32);
+        (self.c(hi), self.c(v - hi))
     }
 
     /// `1 + e^-x` (the denominator of sigmoid and silu).

@@ -106,6 +106,7 @@ row_fn!(row_mish, activations::mish, f32);
 row_fn!(row_sin, trig::sin, f32);
 row_fn!(row_cos, trig::cos, f32);
 row_fn!(row_tan, trig::tan, f32);
+row_fn!(row_atan, trig::atan, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
@@ -114,8 +115,9 @@ row_fn!(row_log64, float64::log, f64);
 row_fn!(row_gelu_tanh64, float64::gelu_tanh, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 22] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 23] {
     [
+        ("lf_row_atan_f32", row_atan as *const u8),
         ("lf_row_tan_f32", row_tan as *const u8),
         ("lf_row_sin_f32", row_sin as *const u8),
         ("lf_row_cos_f32", row_cos as *const u8),
@@ -175,6 +177,7 @@ mod tests {
                 (row_sin, trig::sin),
                 (row_cos, trig::cos),
                 (row_tan, trig::tan),
+                (row_atan, trig::atan),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {

@@ -1,13 +1,14 @@
-//! Float32 `sin`, `cos` and `tan` for the run and row routines
+//! Float32 `sin`, `cos`, `tan` and `atan` for the run and row routines
 //! (`lf_run_<op>_f32`, `lf_row_<op>_f32`): `vmath::trig` operation for
 //! operation (the reduction by three parts of π/2, the Taylor series, the
 //! quadrant's pick and sign or quotient, `sin x = tan x = x` for tiny `x`), so
 //! a run gives the inline code's bits. A value beyond `TRIG_BOUND`, ±inf or
 //! NaN takes the interpreter's function (`Trig::libm`), as the inline code's
-//! lanes do.
+//! lanes do. `atan` (`vmath::atan`) reduces every float itself.
 
 use super::horner;
 use lazyfuse_ir::fast_math::{Trig, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND};
+use lazyfuse_ir::fast_math::{ATAN_T38, ATAN_T8, ATAN_TAYLOR};
 
 /// `vmath::trig` without its far lanes: `kind` of `x` for `|x| ≤
 /// TRIG_BOUND`.
@@ -79,6 +80,37 @@ pub(super) fn cos(x: f32) -> f32 {
 #[inline(always)]
 pub(super) fn tan(x: f32) -> f32 {
     trig(x, Trig::Tan)
+}
+
+/// `vmath::atan` (float32, FMA): `|x|` reduced to `|t| ≤ tan(π/8)` by `-1/|x|`
+/// or `(|x| - 1)/(|x| + 1)`, adding π/2 or π/4 (in two parts), the Taylor
+/// series, the sign of `x` put back.
+#[inline(always)]
+pub(super) fn atan(x: f32) -> f32 {
+    let a = x.abs();
+    let mid = (a - 1.0) / (a + 1.0);
+    let ninv = -(1.0 / a);
+    let (t8, t38) = (ATAN_T8 as f32, ATAN_T38 as f32);
+    let angle = |v: f64| {
+        let hi = v as f32;
+        (hi, (v - f64::from(hi)) as f32)
+    };
+    let (q_hi, q_lo) = angle(std::f64::consts::FRAC_PI_4);
+    let (h_hi, h_lo) = angle(std::f64::consts::FRAC_PI_2);
+    let pick = |far: f32, quarter: f32, near: f32| {
+        let v = if a > t8 { quarter } else { near };
+        if a > t38 {
+            far
+        } else {
+            v
+        }
+    };
+    let t = pick(ninv, mid, a);
+    let (hi, lo) = (pick(h_hi, q_hi, 0.0), pick(h_lo, q_lo, 0.0));
+    let z = t * t;
+    let y = (t * z).mul_add(horner(z, &ATAN_TAYLOR), t);
+    let y = hi + (lo + y);
+    f32::from_bits(y.to_bits() | (x.to_bits() & 0x8000_0000))
 }
 
 /// One run function per op: sixteen values at a time through [`near`] (the
@@ -193,11 +225,31 @@ mod tests {
         }
         assert_eq!(sin(-0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(tan(-0.0).to_bits(), (-0.0f32).to_bits());
+        // atan over every magnitude, within 2 ulp; its specials
+        for &x in xs
+            .iter()
+            .chain(&[1e-30, 0.41421354, 0.41421357, 2.4142134, 2.4142137, 1e38])
+        {
+            let (got, w) = (atan(x), f64::from(x).atan());
+            if x.is_nan() {
+                assert!(got.is_nan());
+                continue;
+            }
+            let a = w.abs() as f32;
+            let ulp = f64::from(f32::from_bits(a.to_bits() + 1)) - f64::from(a);
+            assert!(
+                (f64::from(got) - w).abs() <= 2.0 * ulp,
+                "atan {x}: {got} vs {w}"
+            );
+        }
+        assert_eq!(atan(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(atan(f32::NEG_INFINITY), -std::f32::consts::FRAC_PI_2);
         super::super::each_level(|| {
             let run = super::super::tests::run_gives_its_ops_bits;
             run(run_sin, sin, &xs);
             run(run_cos, cos, &xs);
             run(run_tan, tan, &xs);
+            run(super::super::run_atan, atan, &xs);
         });
     }
 }
