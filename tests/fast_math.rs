@@ -14,7 +14,7 @@ static GLOBAL: Mutex<()> = Mutex::new(());
 
 type Op = (&'static str, fn(&Tensor) -> lazyfuse::Result<Tensor>);
 
-const OPS: [Op; 26] = [
+const OPS: [Op; 28] = [
     ("exp", Tensor::exp),
     ("exp2", Tensor::exp2),
     ("expm1", Tensor::expm1),
@@ -30,6 +30,8 @@ const OPS: [Op; 26] = [
     ("cos", Tensor::cos),
     ("tan", Tensor::tan),
     ("atan", Tensor::atan),
+    ("sinh", Tensor::sinh),
+    ("cosh", Tensor::cosh),
     // the parameterised activations (vmath's `emit_param`); the tanh form of
     // gelu is within the conformance tolerance rather than a few ulp (see
     // `fast_gelu_tanh_is_within_the_conformance_tolerance`)

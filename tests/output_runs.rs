@@ -1,7 +1,7 @@
 //! Output runs (fast math): an elementwise float32 kernel whose stored value is
 //! `exp`, `log`, `tanh`, `sigmoid`, `silu`, `erf`, the exact `gelu`, `expm1`,
 //! `log1p`, `mish`, the default `softplus`, the plain `elu`, `sin`, `cos`,
-//! `tan` or `atan` of the rest stores the argument, and a precompiled wide-vector routine applies
+//! `tan`, `atan`, `sinh` or `cosh` of the rest stores the argument, and a precompiled wide-vector routine applies
 //! the op in place over each run of the output; such ops inside the expression cut it into passes over the run, each
 //! followed by its op's routine (routine chains); a row's last few points,
 //! fewer than a vector, take the routines too. The routines must give the bits
@@ -58,7 +58,7 @@ fn values_of(n: usize, dt: DType) -> Tensor {
 
 type Op = fn(&Tensor) -> Tensor;
 
-const OPS: [(&str, Op); 19] = [
+const OPS: [(&str, Op); 21] = [
     ("exp", |t| t.exp().unwrap()),
     ("log", |t| t.log().unwrap()),
     ("log2", |t| t.log2().unwrap()),
@@ -78,6 +78,8 @@ const OPS: [(&str, Op); 19] = [
     ("cos", |t| t.cos().unwrap()),
     ("tan", |t| t.tan().unwrap()),
     ("atan", |t| t.atan().unwrap()),
+    ("sinh", |t| t.sinh().unwrap()),
+    ("cosh", |t| t.cosh().unwrap()),
 ];
 
 /// `op` of `x` computed by the kernel's 128-bit inline code: `max(op(u),

@@ -197,6 +197,18 @@ pub const SIN_TAYLOR: [f64; 4] = [-1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 
 /// lowest degree first (`1/4!`, `-1/6!`, `1/8!`, `-1/10!`).
 pub const COS_TAYLOR: [f64; 4] = [1.0 / 24.0, -1.0 / 720.0, 1.0 / 40_320.0, -1.0 / 3_628_800.0];
 
+/// `sinh x = x + x·z·S(z)`, `z = x²`, `|x| < 1`: the Taylor coefficients of
+/// `S`, lowest degree first (`1/3!` … `1/13!`; the next term is below 1e-12
+/// there).
+pub const SINH_TAYLOR: [f64; 6] = [
+    1.0 / 6.0,
+    1.0 / 120.0,
+    1.0 / 5040.0,
+    1.0 / 362_880.0,
+    1.0 / 39_916_800.0,
+    1.0 / 6_227_020_800.0,
+];
+
 /// `tan(π/8)`: above it the float32 `atan` reduces `|x|` to `(|x| - 1) /
 /// (|x| + 1)` and adds π/4.
 pub const ATAN_T8: f64 = 0.414_213_562_373_095_03;

@@ -17,7 +17,7 @@
 //!
 //! Names: `lf_run_<op>_f32` for `exp`, `log`, `log2`, `log10`, `tanh`, `sigmoid`,
 //! `silu`, `erf`, `gelu` (the exact form), `gelu_tanh`, and `expm1`, `log1p`,
-//! `softplus` (PyTorch's defaults), `elu` (alpha 1) and `mish`
+//! `softplus` (PyTorch's defaults), `elu` (alpha 1), `mish`, `sinh` and `cosh`
 //! (`vector_runs/activations.rs`), `sin`, `cos`, `tan` and `atan`
 //! (`vector_runs/trig.rs`),
 //! each `unsafe extern "C" fn(dst: *mut f32,
@@ -146,6 +146,8 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_cos_f32", trig::run_cos as *const u8),
             ("lf_run_tan_f32", trig::run_tan as *const u8),
             ("lf_run_atan_f32", run_atan as *const u8),
+            ("lf_run_sinh_f32", run_sinh as *const u8),
+            ("lf_run_cosh_f32", run_cosh as *const u8),
         ])
 }
 
@@ -550,6 +552,8 @@ run_fn!(run_softplus, activations::softplus, f32);
 run_fn!(run_elu, activations::elu, f32);
 run_fn!(run_mish, activations::mish, f32);
 run_fn!(run_atan, trig::atan, f32);
+run_fn!(run_sinh, activations::sinh, f32);
+run_fn!(run_cosh, activations::cosh, f32);
 run_fn!(run_exp64, float64::exp, f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);
@@ -639,6 +643,8 @@ pub(crate) mod tests {
                 (run_softplus, activations::softplus),
                 (run_elu, activations::elu),
                 (run_mish, activations::mish),
+                (run_sinh, activations::sinh),
+                (run_cosh, activations::cosh),
             ] {
                 run_gives_its_ops_bits(run, f, &xs);
             }

@@ -39,7 +39,7 @@ use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlag
 use cranelift_codegen::ir::{Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use lazyfuse_ir::fast_math::{Trig, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND};
-use lazyfuse_ir::fast_math::{ATAN_T38, ATAN_T8, ATAN_TAYLOR};
+use lazyfuse_ir::fast_math::{ATAN_T38, ATAN_T8, ATAN_TAYLOR, SINH_TAYLOR};
 use lazyfuse_ir::fast_math::{ERF_COEFFS, ERF_STEP, ERF_T2, LN_2_TAIL, LOG10_2_TAIL};
 use lazyfuse_ir::fast_math::{TANH_CLAMP, TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 use lazyfuse_ir::{UnaryOp, UnaryParamOp};
@@ -50,7 +50,7 @@ pub(super) fn has_unary(op: UnaryOp, wide: bool) -> bool {
     use UnaryOp::*;
     match op {
         Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Tanh | Sigmoid | Silu | Mish => true,
-        Erf | Sin | Cos | Tan | Atan => !wide,
+        Erf | Sin | Cos | Tan | Atan | Sinh | Cosh => !wide,
         _ => false,
     }
 }
@@ -89,6 +89,8 @@ pub(super) fn emit_unary(
         Cos if !m.f64() => m.trig(x, Trig::Cos),
         Tan if !m.f64() => m.trig(x, Trig::Tan),
         Atan if !m.f64() => m.atan(x),
+        Sinh if !m.f64() => m.hyperbolic(x, false),
+        Cosh if !m.f64() => m.hyperbolic(x, true),
         Tanh => m.tanh(x),
         Sigmoid => {
             let one = m.c(1.0);
@@ -710,6 +712,47 @@ impl VMath<'_, '_> {
         let yb = self.bits(y);
         let yb = self.b.ins().bor(yb, xs);
         self.float(yb)
+    }
+
+    /// float32 `sinh` (or `cosh`) of `a = |x|` from `e = e^a`: `(e ∓ 1/e)/2`
+    /// up to 9, `(h/2)·h` with `h = e^(a/2)` beyond (where `1/e` is below
+    /// half an ulp, and `e^a` alone would overflow before the result does);
+    /// `sinh` takes the sign of `x` back, and below 1 its Taylor series
+    /// instead (no cancellation; `-0` stays). NaN stays NaN, ±inf gives ±inf
+    /// (`cosh`: +inf).
+    fn hyperbolic(&mut self, x: Value, cosh: bool) -> Value {
+        let a = self.b.ins().fabs(x);
+        let e = self.exp(a);
+        let one = self.c(1.0);
+        let ie = self.b.ins().fdiv(one, e);
+        let half = self.c(0.5);
+        let sum = if cosh {
+            self.b.ins().fadd(e, ie)
+        } else {
+            self.b.ins().fsub(e, ie)
+        };
+        let mid = self.b.ins().fmul(half, sum);
+        let ha = self.b.ins().fmul(half, a);
+        let h = self.exp(ha);
+        let hh = self.b.ins().fmul(half, h);
+        let large = self.b.ins().fmul(hh, h);
+        let nine = self.c(9.0);
+        let r = self.sel(FloatCC::GreaterThan, a, nine, large, mid);
+        if cosh {
+            return r;
+        }
+        let sign = self.c(-0.0);
+        let xs = self.bits(x);
+        let sb = self.bits(sign);
+        let xs = self.b.ins().band(xs, sb);
+        let rb = self.bits(r);
+        let rb = self.b.ins().bor(rb, xs);
+        let r = self.float(rb);
+        let z = self.b.ins().fmul(x, x);
+        let p = self.horner(z, &SINH_TAYLOR);
+        let xz = self.b.ins().fmul(x, z);
+        let small = self.madd(xz, p, x);
+        self.sel(FloatCC::LessThan, a, one, small, r)
     }
 
     /// The float32 value of `v` and the rest (`v` minus it), splatted.

@@ -1,5 +1,5 @@
 //! `expm1`, `log1p` and the activations built from them (`softplus`, `elu`,
-//! `mish`) in float32, for the run and row routines (`lf_run_<op>_f32`,
+//! `mish`), and the hyperbolic `sinh` and `cosh`, in float32, for the run and row routines (`lf_run_<op>_f32`,
 //! `lf_row_<op>_f32`).
 //!
 //! Each is `vmath`'s FMA form operation for operation, as the module doc of
@@ -10,7 +10,8 @@
 //! (`beta = 1`, `threshold = 20`) and `elu` the plain one (`alpha = 1`, no
 //! scales); other parameters keep the inline code.
 
-use super::{clamp, combine_ln, exp, exp_core, log_parts, pow2i};
+use super::{clamp, combine_ln, exp, exp_core, horner, log_parts, pow2i};
+use lazyfuse_ir::fast_math::SINH_TAYLOR;
 
 /// Below this magnitude `expm1(x)` and `log1p(x)` return `x` (`vmath`'s
 /// float32 `tiny`, the float64 constant rounded as `vmath` rounds it).
@@ -116,6 +117,43 @@ pub(super) fn elu(x: f32) -> f32 {
     }
 }
 
+/// `vmath::hyperbolic` (float32, FMA): `sinh` (or `cosh`) of `a = |x|` as
+/// `(e ∓ 1/e)/2` with `e = e^a` up to 9, `(h/2)·h` with `h = e^(a/2)` beyond,
+/// `sinh` signed as `x` and its Taylor series below 1.
+#[inline(always)]
+fn hyperbolic(x: f32, cosh: bool) -> f32 {
+    let a = x.abs();
+    let e = exp(a);
+    let ie = 1.0 / e;
+    let mid = 0.5 * if cosh { e + ie } else { e - ie };
+    let h = exp(0.5 * a);
+    let large = (0.5 * h) * h;
+    let r = if a > 9.0 { large } else { mid };
+    if cosh {
+        return r;
+    }
+    let r = f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000));
+    let z = x * x;
+    let small = (x * z).mul_add(horner(z, &SINH_TAYLOR), x);
+    if a < 1.0 {
+        small
+    } else {
+        r
+    }
+}
+
+/// `vmath`'s float32 `sinh`.
+#[inline(always)]
+pub(super) fn sinh(x: f32) -> f32 {
+    hyperbolic(x, false)
+}
+
+/// `vmath`'s float32 `cosh`.
+#[inline(always)]
+pub(super) fn cosh(x: f32) -> f32 {
+    hyperbolic(x, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +200,25 @@ mod tests {
         assert!(softplus(f32::NAN).is_nan() && elu(f32::NAN).is_nan() && mish(f32::NAN).is_nan());
         assert_eq!(elu(f32::NEG_INFINITY), -1.0);
         assert_eq!(mish(f32::INFINITY), f32::INFINITY);
+        // sinh and cosh within 3 ulp of float64's up to overflow
+        for i in -8_900..8_900 {
+            let x = i as f32 * 0.01 + 1e-3;
+            for (got, want) in [
+                (sinh(x), f64::from(x).sinh()),
+                (cosh(x), f64::from(x).cosh()),
+            ] {
+                let a = want.abs() as f32;
+                let ulp = f64::from(f32::from_bits(a.to_bits() + 1)) - f64::from(a);
+                assert!(
+                    (f64::from(got) - want).abs() <= 3.0 * ulp,
+                    "{x}: {got} vs {want}"
+                );
+            }
+        }
+        assert_eq!(sinh(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(sinh(f32::NEG_INFINITY), f32::NEG_INFINITY);
+        assert_eq!(cosh(f32::NEG_INFINITY), f32::INFINITY);
+        assert_eq!(sinh(95.0), f32::INFINITY);
+        assert!(sinh(f32::NAN).is_nan() && cosh(f32::NAN).is_nan());
     }
 }

@@ -107,6 +107,8 @@ row_fn!(row_sin, trig::sin, f32);
 row_fn!(row_cos, trig::cos, f32);
 row_fn!(row_tan, trig::tan, f32);
 row_fn!(row_atan, trig::atan, f32);
+row_fn!(row_sinh, activations::sinh, f32);
+row_fn!(row_cosh, activations::cosh, f32);
 row_fn!(row_exp64, float64::exp, f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
@@ -115,8 +117,10 @@ row_fn!(row_log64, float64::log, f64);
 row_fn!(row_gelu_tanh64, float64::gelu_tanh, f64);
 
 /// The row functions: symbol and address, for [`crate::jit_symbols`].
-pub(super) fn symbols() -> [(&'static str, *const u8); 23] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 25] {
     [
+        ("lf_row_sinh_f32", row_sinh as *const u8),
+        ("lf_row_cosh_f32", row_cosh as *const u8),
         ("lf_row_atan_f32", row_atan as *const u8),
         ("lf_row_tan_f32", row_tan as *const u8),
         ("lf_row_sin_f32", row_sin as *const u8),
@@ -178,6 +182,8 @@ mod tests {
                 (row_cos, trig::cos),
                 (row_tan, trig::tan),
                 (row_atan, trig::atan),
+                (row_sinh, activations::sinh),
+                (row_cosh, activations::cosh),
             ] {
                 for n in [1usize, 15, 16, 17, 1024, 4133] {
                     for shift in [0.0f32, 3.25] {

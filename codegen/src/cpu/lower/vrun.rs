@@ -1,7 +1,7 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
 //! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
 //! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `sin`, `cos`,
-//! `tan`, `atan`, `erf`, the exact `gelu`, `mish`, the default `softplus` and
+//! `tan`, `atan`, `sinh`, `cosh`, `erf`, the exact `gelu`, `mish`, the default `softplus` and
 //! the plain `elu`) of the rest of its expression stores that argument
 //! instead, and a precompiled routine
 //! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
@@ -153,6 +153,8 @@ pub(super) fn run_symbol(e: &Expr, dt: DType) -> Option<(&'static str, ExprId)> 
                 (UnaryOp::Cos, false) => "cos_f32",
                 (UnaryOp::Tan, false) => "tan_f32",
                 (UnaryOp::Atan, false) => "atan_f32",
+                (UnaryOp::Sinh, false) => "sinh_f32",
+                (UnaryOp::Cosh, false) => "cosh_f32",
                 (UnaryOp::Exp, true) => "exp_f64",
                 (UnaryOp::Log, true) => "log_f64",
                 (UnaryOp::Tanh, true) => "tanh_f64",
