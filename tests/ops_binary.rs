@@ -416,12 +416,7 @@ fn pow_of_two_is_the_square() {
         -f32::INFINITY,
     ];
     for dt in [DType::F32, DType::F64, DType::F16, DType::BF16] {
-        let x = Tensor::from_vec(xs.clone(), &[xs.len()])
-            .unwrap()
-            .to_dtype(dt)
-            .unwrap()
-            .realize()
-            .unwrap();
+        let x = typed(&xs, dt);
         for two in [Scalar::Float(2.0), Scalar::Int(2)] {
             let p = x.pow(two).unwrap();
             assert!(
@@ -430,15 +425,6 @@ fn pow_of_two_is_the_square() {
                 p.graph_text()
             );
             assert_eq!(p.dtype(), dt);
-            let bits = |t: &Tensor| -> Vec<u64> {
-                t.to_dtype(DType::F64)
-                    .unwrap()
-                    .to_vec::<f64>()
-                    .unwrap()
-                    .iter()
-                    .map(|v| if v.is_nan() { 1 } else { v.to_bits() })
-                    .collect()
-            };
             assert_eq!(bits(&p), bits(&x.mul(&x).unwrap()), "{dt}");
         }
     }
@@ -476,6 +462,27 @@ fn pow_of_two_is_the_square() {
     assert_eq!(f32s(&w.grad().unwrap()), vec![3.0, -6.0]);
 }
 
+/// `xs` as a realized tensor of `dt`.
+fn typed(xs: &[f32], dt: DType) -> Tensor {
+    Tensor::from_vec(xs.to_vec(), &[xs.len()])
+        .unwrap()
+        .to_dtype(dt)
+        .unwrap()
+        .realize()
+        .unwrap()
+}
+
+/// The values of `t` as float64 bits, every NaN as one value.
+fn bits(t: &Tensor) -> Vec<u64> {
+    t.to_dtype(DType::F64)
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap()
+        .iter()
+        .map(|v| if v.is_nan() { 1 } else { v.to_bits() })
+        .collect()
+}
+
 /// PyTorch's other exponent short cuts (`pow_tensor_scalar_kernel`): on
 /// float32, float64 and bfloat16, 0.5 is `sqrt`, -0.5 `rsqrt`, -1
 /// `reciprocal`, 3 `x · x · x` and -2 `1 / (x · x)`, each step rounded to the
@@ -503,22 +510,8 @@ fn pow_takes_pytorchs_exponent_short_cuts() {
         (3.0, "square(", |x| x.mul(x).unwrap().mul(x).unwrap()),
         (-2.0, "square(", |x| x.mul(x).unwrap().reciprocal().unwrap()),
     ];
-    let bits = |t: &Tensor| -> Vec<u64> {
-        t.to_dtype(DType::F64)
-            .unwrap()
-            .to_vec::<f64>()
-            .unwrap()
-            .iter()
-            .map(|v| if v.is_nan() { 1 } else { v.to_bits() })
-            .collect()
-    };
     for dt in [DType::F32, DType::F64, DType::BF16, DType::F16] {
-        let x = Tensor::from_vec(xs.clone(), &[xs.len()])
-            .unwrap()
-            .to_dtype(dt)
-            .unwrap()
-            .realize()
-            .unwrap();
+        let x = typed(&xs, dt);
         for (e, node, steps) in cases {
             let p = x.pow(e).unwrap();
             let text = p.graph_text();

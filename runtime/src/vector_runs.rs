@@ -583,6 +583,14 @@ pub(crate) mod tests {
         }
     }
 
+    /// Whether the float32 `got` is within `ulps` of the float32 spacing at
+    /// `want` from it.
+    pub(crate) fn within_ulps(got: f32, want: f64, ulps: f64) -> bool {
+        let a = want.abs() as f32;
+        let ulp = f64::from(f32::from_bits(a.to_bits() + 1)) - f64::from(a);
+        (f64::from(got) - want).abs() <= ulps * ulp
+    }
+
     /// The run function `run`, in place and from a source run, gives `f`'s
     /// bits on each of `xs`.
     pub(crate) fn run_gives_its_ops_bits<T: Bits>(

@@ -567,13 +567,18 @@ impl VMath<'_, '_> {
         let t2 = self.c(ERF_T2);
         let p = self.sel(FloatCC::GreaterThanOrEqual, a, t2, one, p);
         // ±: the sign bit of `x` on the positive `p`.
+        self.signed_as(p, x)
+    }
+
+    /// The non-negative `v` with the sign bit of `x` (its bit or'ed in).
+    fn signed_as(&mut self, v: Value, x: Value) -> Value {
         let sign = self.c(-0.0);
         let xs = self.bits(x);
         let sb = self.bits(sign);
         let xs = self.b.ins().band(xs, sb);
-        let pb = self.bits(p);
-        let pb = self.b.ins().bor(pb, xs);
-        self.float(pb)
+        let vb = self.bits(v);
+        let vb = self.b.ins().bor(vb, xs);
+        self.float(vb)
     }
 
     /// float32 `sin`, `cos` or `tan`: `x = n·π/2 + r` with `n` rounded by the
@@ -704,14 +709,7 @@ impl VMath<'_, '_> {
         let y = self.madd(tz, p, t);
         let y = self.b.ins().fadd(lo, y);
         let y = self.b.ins().fadd(hi, y);
-        // the sign of x
-        let sign = self.c(-0.0);
-        let xs = self.bits(x);
-        let sb = self.bits(sign);
-        let xs = self.b.ins().band(xs, sb);
-        let yb = self.bits(y);
-        let yb = self.b.ins().bor(yb, xs);
-        self.float(yb)
+        self.signed_as(y, x)
     }
 
     /// float32 `sinh` (or `cosh`) of `a = |x|` from `e = e^a`: `(e ∓ 1/e)/2`
@@ -741,13 +739,7 @@ impl VMath<'_, '_> {
         if cosh {
             return r;
         }
-        let sign = self.c(-0.0);
-        let xs = self.bits(x);
-        let sb = self.bits(sign);
-        let xs = self.b.ins().band(xs, sb);
-        let rb = self.bits(r);
-        let rb = self.b.ins().bor(rb, xs);
-        let r = self.float(rb);
+        let r = self.signed_as(r, x);
         let z = self.b.ins().fmul(x, x);
         let p = self.horner(z, &SINH_TAYLOR);
         let xz = self.b.ins().fmul(x, z);
