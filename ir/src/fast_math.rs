@@ -236,8 +236,8 @@ pub const ATAN_TAYLOR: [f64; 9] = [
 /// `x + x³/3` round to it).
 pub const SIN_TINY: f32 = 1.0 / 4096.0;
 
-/// Where the float32 `sin`, `cos` and `tan` stop reducing by [`PIO2`]: at `|x|` above
-/// it (and at ±inf and NaN) they take the interpreter's function
+/// Where the float32 `sin`, `cos` and `tan` stop reducing by [`PIO2`]: at
+/// `|x|` above it (and at ±inf and NaN) they take the interpreter's function
 /// ([`Trig::libm`]).
 pub const TRIG_BOUND: f32 = 65_536.0;
 

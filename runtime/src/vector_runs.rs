@@ -19,9 +19,8 @@
 //! `silu`, `erf`, `gelu` (the exact form), `gelu_tanh`, and `expm1`, `log1p`,
 //! `softplus` (PyTorch's defaults), `elu` (alpha 1), `mish`, `sinh` and `cosh`
 //! (`vector_runs/activations.rs`), `sin`, `cos`, `tan` and `atan`
-//! (`vector_runs/trig.rs`),
-//! each `unsafe extern "C" fn(dst: *mut f32,
-//! src: *const f32, n: i64)`: in place where `dst == src`;
+//! (`vector_runs/trig.rs`), each `unsafe extern "C" fn(dst: *mut f32, src:
+//! *const f32, n: i64)`: in place where `dst == src`;
 //! `lf_run_<op>_f64` for the first five and `gelu_tanh` on float64 (the forms in
 //! `vector_runs/float64.rs`); and
 //! `lf_row_<op>_f32`/`_f64`, which also subtract a shift and keep a reduction
@@ -190,17 +189,42 @@ fn taylor() -> [f32; 7] {
     cs
 }
 
+/// `1.5 · 2^23`: added to a float32 of magnitude below `2^22`, it rounds it
+/// to an integer held in its low mantissa bits (`vmath`'s shifter).
+const SHIFTER: f32 = 12_582_912.0;
+
+/// `vmath::shifted`: for `t = y + SHIFTER` (`y` rounded to an integer by
+/// it), the integer as a float and as an `i32`.
+#[inline(always)]
+fn shifted(t: f32) -> (f32, i32) {
+    let nf = t - SHIFTER;
+    let ni = (t.to_bits() as i32).wrapping_sub(SHIFTER.to_bits() as i32);
+    (nf, ni)
+}
+
+/// `vmath::signed_as`: the non-negative `v` with the sign bit of `x` (or'ed
+/// in).
+#[inline(always)]
+fn signed_as(v: f32, x: f32) -> f32 {
+    f32::from_bits(v.to_bits() | (x.to_bits() & 0x8000_0000))
+}
+
+/// `vmath::scale2`: `2^n` as two factors `(2^(n>>1), 2^(n - n>>1))`, each a
+/// normal number.
+#[inline(always)]
+fn scale2(ni: i32) -> (f32, f32) {
+    let n1 = ni >> 1;
+    (pow2i(n1), pow2i(ni.wrapping_sub(n1)))
+}
+
 /// `vmath::exp_core` for float32 with FMA: `x = n ln2 + r`, returns `(e^r - 1, n)`.
 #[inline(always)]
 fn exp_core(x: f32) -> (f32, i32) {
-    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
-                                       // ln 2 split as hi + lo, hi with 12 low mantissa bits clear (`vmath::split`).
+    // ln 2 split as hi + lo, hi with 12 low mantissa bits clear (`vmath::split`).
     let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
     let lo = std::f64::consts::LN_2 - f64::from(hi);
     let (nhi, nlo) = (-hi, (-lo) as f32);
-    let t = x.mul_add(std::f64::consts::LOG2_E as f32, SHIFTER);
-    let nf = t - SHIFTER;
-    let ni = (t.to_bits() as i32).wrapping_sub(SHIFTER.to_bits() as i32);
+    let (nf, ni) = shifted(x.mul_add(std::f64::consts::LOG2_E as f32, SHIFTER));
     let r = nf.mul_add(nhi, x);
     let r = nf.mul_add(nlo, r);
     let cs = taylor();
@@ -216,9 +240,7 @@ fn exp_core(x: f32) -> (f32, i32) {
 fn exp(x: f32) -> f32 {
     let xc = clamp(x, -104.0, 89.0);
     let (p, ni) = exp_core(xc);
-    let n1 = ni >> 1;
-    let n2 = ni.wrapping_sub(n1);
-    let (s1, s2) = (pow2i(n1), pow2i(n2));
+    let (s1, s2) = scale2(ni);
     p.mul_add(s1, s1) * s2
 }
 
@@ -259,11 +281,7 @@ fn log10(x: f32) -> f32 {
 /// `combine(k, lp)`: subnormals scaled by 2^25 first, then the special values.
 #[inline(always)]
 fn log_of(x: f32, combine: impl Fn(f32, f32) -> f32) -> f32 {
-    // log_reduce: subnormals scaled by 2^25 first.
-    let small = x < f32::MIN_POSITIVE;
-    let kadj = if small { -25.0f32 } else { 0.0 };
-    let xs = x * 33_554_432.0; // 2^25
-    let (kf, lp) = log_parts(if small { xs } else { x }, kadj);
+    let (kf, lp) = log_reduced(x);
     let r = combine(kf, lp);
     // log_specials
     let r = if x == f32::INFINITY { f32::INFINITY } else { r };
@@ -318,12 +336,21 @@ const LOG_ATANH: [f32; 5] = {
     cs
 };
 
+/// `vmath::log_reduce` and `log1p_f`: [`log_parts`] of `u`, a subnormal `u`
+/// scaled by `2^25` first.
+#[inline(always)]
+fn log_reduced(u: f32) -> (f32, f32) {
+    let small = u < f32::MIN_POSITIVE;
+    let kadj = if small { -25.0f32 } else { 0.0 };
+    let us = u * 33_554_432.0; // 2^25
+    log_parts(if small { us } else { u }, kadj)
+}
+
 /// `vmath::log_kind`'s steps after the subnormal scaling (`u` the scaled
 /// value, `kadj` its exponent adjustment) and before `log_combine`: the
 /// exponent `k` as a float and `log1p` of the reduced mantissa.
 #[inline(always)]
 fn log_parts(u: f32, kadj: f32) -> (f32, f32) {
-    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
     let sq = (std::f64::consts::FRAC_1_SQRT_2 as f32).to_bits() as i32;
     let ix = (u.to_bits() as i32).wrapping_sub(sq);
     let k = ix >> 23;

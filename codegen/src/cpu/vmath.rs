@@ -657,6 +657,7 @@ impl VMath<'_, '_> {
             .ins()
             .brif(any, slow, &[], done, &[BlockArg::Value(poly)]);
         self.b.seal_block(slow);
+        self.b.set_cold_block(slow);
         self.b.switch_to_block(slow);
         let f = kind.libm();
         let mut sig = Signature::new(self.b.func.signature.call_conv);

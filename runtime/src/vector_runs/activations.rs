@@ -1,6 +1,6 @@
 //! `expm1`, `log1p` and the activations built from them (`softplus`, `elu`,
-//! `mish`), and the hyperbolic `sinh` and `cosh`, in float32, for the run and row routines (`lf_run_<op>_f32`,
-//! `lf_row_<op>_f32`).
+//! `mish`), and the hyperbolic `sinh` and `cosh`, in float32, for the run and
+//! row routines (`lf_run_<op>_f32`, `lf_row_<op>_f32`).
 //!
 //! Each is `vmath`'s FMA form operation for operation, as the module doc of
 //! `vector_runs` requires: the same clamps, constants, fused multiply-adds,
@@ -10,7 +10,7 @@
 //! (`beta = 1`, `threshold = 20`) and `elu` the plain one (`alpha = 1`, no
 //! scales); other parameters keep the inline code.
 
-use super::{clamp, combine_ln, exp, exp_core, horner, log_parts, pow2i};
+use super::{clamp, combine_ln, exp, exp_core, horner, log_reduced, pow2i, scale2, signed_as};
 use lazyfuse_ir::fast_math::SINH_TAYLOR;
 
 /// Below this magnitude `expm1(x)` and `log1p(x)` return `x` (`vmath`'s
@@ -24,9 +24,7 @@ const TINY: f32 = 1e-8f64 as f32;
 pub(super) fn expm1(x: f32) -> f32 {
     let xc = clamp(x, -20.0, 89.0);
     let (p, ni) = exp_core(xc);
-    let n1 = ni >> 1;
-    let n2 = ni.wrapping_sub(n1);
-    let (s1, s2) = (pow2i(n1), pow2i(n2));
+    let (s1, s2) = scale2(ni);
     let s = s1 * s2;
     let small = p.mul_add(s, s - 1.0);
     let large = p.mul_add(s1, s1) * s2;
@@ -45,10 +43,7 @@ pub(super) fn expm1(x: f32) -> f32 {
 #[inline(always)]
 pub(super) fn log1p(x: f32) -> f32 {
     let u = 1.0 + x;
-    let small = u < f32::MIN_POSITIVE;
-    let kadj = if small { -25.0f32 } else { 0.0 };
-    let us = u * 33_554_432.0; // 2^25
-    let (kf, lp) = log_parts(if small { us } else { u }, kadj);
+    let (kf, lp) = log_reduced(u);
     let c = (x - (u - 1.0)) / u;
     let r = combine_ln(kf, lp + c);
     let r = if x.abs() < TINY { x } else { r };
@@ -132,7 +127,7 @@ fn hyperbolic(x: f32, cosh: bool) -> f32 {
     if cosh {
         return r;
     }
-    let r = f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000));
+    let r = signed_as(r, x);
     let z = x * x;
     let small = (x * z).mul_add(horner(z, &SINH_TAYLOR), x);
     if a < 1.0 {

@@ -16,6 +16,8 @@
 //! does (`y · w + b` is `fma(y, w, b)`; with no weight, `d · scale + b` is
 //! `fma(d, scale, b)`), so the routine's values are the vector loop's bits.
 
+use super::narrow_rows::CODES;
+use super::prefetch::blocks;
 use lazyfuse_ir::fast_math::{
     AFFINE_BIAS as BIAS, AFFINE_DIVIDE as DIVIDE, AFFINE_STREAM as STREAM, AFFINE_WEIGHT as WEIGHT,
 };
@@ -126,9 +128,6 @@ macro_rules! affine_fn {
 affine_fn!(row_affine_f32, f32, affine_f32);
 affine_fn!(row_affine_f64, f64, affine_f64);
 
-/// Codes per block of a float16 or bfloat16 affine row: tiles of 2 KiB.
-const CODES: usize = 512;
-
 /// The widening of a dtype's codes and the narrowing into them.
 type Widen = unsafe extern "C" fn(*mut f32, *const u16, i64);
 type Narrow = unsafe extern "C" fn(*mut u16, *const f32, i64);
@@ -157,8 +156,9 @@ unsafe fn narrow_affine(
     let n = usize::try_from(n).unwrap_or(0);
     let form = form & !STREAM;
     let (mut x, mut wt, mut bt) = ([0f32; CODES], [0f32; CODES], [0f32; CODES]);
-    for start in (0..n).step_by(CODES) {
-        let len = (n - start).min(CODES);
+    // (the narrow reductions' blocks of `CODES` codes; no next row to ask for)
+    for r in blocks(n, std::ptr::null::<u16>()) {
+        let (start, len) = (r.start, r.len());
         // SAFETY: the caller's contract: each run holds `n` codes, so the
         // block lies in them (`w` and `b` only where `form` names them); the
         // tiles hold `len ≤ CODES` values and are this frame's own.

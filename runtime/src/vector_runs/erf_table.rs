@@ -35,7 +35,7 @@ pub(super) fn erf(x: f32) -> f32 {
         p = p.mul_add(t, row[i]);
     }
     let p = if a >= ERF_T2 as f32 { 1.0 } else { p };
-    f32::from_bits(p.to_bits() | (x.to_bits() & 0x8000_0000))
+    super::signed_as(p, x)
 }
 
 /// The exact GELU, `x · ½ · (1 + erf(x · √½))` (`vmath::emit_param`).

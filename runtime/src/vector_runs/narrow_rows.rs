@@ -29,8 +29,8 @@ use super::tiles::{widen_bf16_run, widen_f16_run};
 /// Codes per block: the reduction routines' prefetch block (`prefetch.rs`,
 /// 1 KiB of the next row asked for at a time) of 16-bit codes, a multiple of
 /// 16 (a block never splits the accumulators' cycle); the tile is 2 KiB of
-/// float32.
-const CODES: usize = BLOCK / 2;
+/// float32 (the narrow affine rows' blocks too, `affine.rs`).
+pub(super) const CODES: usize = BLOCK / 2;
 
 /// The widening and the float32 step of one function (`A` its accumulators'
 /// type, `C` its shift's).

@@ -6,7 +6,7 @@
 //! NaN takes the interpreter's function (`Trig::libm`), as the inline code's
 //! lanes do. `atan` (`vmath::atan`) reduces every float itself.
 
-use super::horner;
+use super::{horner, shifted, signed_as, SHIFTER};
 use lazyfuse_ir::fast_math::{Trig, COS_TAYLOR, PIO2, SIN_TAYLOR, SIN_TINY, TRIG_BOUND};
 use lazyfuse_ir::fast_math::{ATAN_T38, ATAN_T8, ATAN_TAYLOR};
 
@@ -14,10 +14,7 @@ use lazyfuse_ir::fast_math::{ATAN_T38, ATAN_T8, ATAN_TAYLOR};
 /// TRIG_BOUND`.
 #[inline(always)]
 fn near(x: f32, kind: Trig) -> f32 {
-    const SHIFTER: f32 = 12_582_912.0; // 1.5 · 2^23
-    let t = x.mul_add(std::f64::consts::FRAC_2_PI as f32, SHIFTER);
-    let nf = t - SHIFTER;
-    let ni = (t.to_bits() as i32).wrapping_sub(SHIFTER.to_bits() as i32);
+    let (nf, ni) = shifted(x.mul_add(std::f64::consts::FRAC_2_PI as f32, SHIFTER));
     let mut r = x;
     for part in PIO2 {
         r = nf.mul_add(-part, r);
@@ -110,7 +107,7 @@ pub(super) fn atan(x: f32) -> f32 {
     let z = t * t;
     let y = (t * z).mul_add(horner(z, &ATAN_TAYLOR), t);
     let y = hi + (lo + y);
-    f32::from_bits(y.to_bits() | (x.to_bits() & 0x8000_0000))
+    signed_as(y, x)
 }
 
 /// One run function per op: sixteen values at a time through [`near`] (the

@@ -5,10 +5,10 @@
 //! (16 or 8 lanes where the processor has them) over the row instead of
 //! Cranelift's 128-bit loop; a float16 or bfloat16 row widened to float32 and
 //! rounded at its store, with rows of weight and bias of its dtype, takes
-//! `lf_row_affine_<f16|bf16>`, which widens and rounds a block at a time. A layer norm's output phase (`(x - mean) / std ·
-//! weight + bias`, or `· rstd` in `nn`'s form) and softmax's last phase (its
-//! exps times `1 / sum`, read back from the output: in place) are the two it
-//! exists for.
+//! `lf_row_affine_<f16|bf16>`, which widens and rounds a block at a time. A
+//! layer norm's output phase (`(x - mean) / std · weight + bias`, or `· rstd`
+//! in `nn`'s form) and softmax's last phase (its exps times `1 / sum`, read
+//! back from the output: in place) are the two it exists for.
 //!
 //! An output row apart from its source, of an output far larger than the
 //! caches ([`STREAM_BYTES`]), is streamed out past them (`AFFINE_STREAM`).
@@ -345,9 +345,10 @@ impl Lower<'_, '_> {
         let dst = if ar.narrow.is_some() { src } else { out };
         let scale = self.val(ar.scale);
         // (the codes' routine computes in float32)
-        let dt = match ar.codes {
-            true => DType::F32,
-            false => self.k.exprs[ar.load.0 as usize].dtype,
+        let dt = if ar.codes {
+            DType::F32
+        } else {
+            self.k.exprs[ar.load.0 as usize].dtype
         };
         let shift = self.outer_or_zero(ar.shift, dt)?;
         let row = |l: &mut Self, r: Option<ExprId>| match r {

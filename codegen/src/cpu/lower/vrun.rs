@@ -1,11 +1,12 @@
 //! Output runs: an elementwise float32 or float64 kernel whose stored value is
 //! one transcendental (`exp`, `log`, `tanh`, `sigmoid`, `silu`, the tanh form of
 //! `gelu`; in float32 also `log2`, `log10`, `expm1`, `log1p`, `sin`, `cos`,
-//! `tan`, `atan`, `sinh`, `cosh`, `erf`, the exact `gelu`, `mish`, the default `softplus` and
-//! the plain `elu`) of the rest of its expression stores that argument
-//! instead, and a precompiled routine
-//! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has them)
-//! applies the op in place over each run of the output the vector tiers wrote.
+//! `tan`, `atan`, `sinh`, `cosh`, `erf`, the exact `gelu`, `mish`, the
+//! default `softplus` and the plain `elu`) of the rest of its expression
+//! stores that argument instead, and a precompiled routine
+//! (`lazyfuse_runtime::vector_runs`, 16 or 8 lanes where the processor has
+//! them) applies the op in place over each run of the output the vector tiers
+//! wrote.
 //!
 //! Cranelift's vectors are 128 bits wide; a kernel whose work is one
 //! transcendental per element is bound by that width, not by memory. The row
