@@ -24,7 +24,10 @@ impl Lower<'_, '_> {
         // falling through to the next.
         let mut tiers: Vec<(i64, Tier)> = Vec::new();
         if let Some(vt) = vector_type(self.k, self.math) {
-            if interleaves(self.k, &self.needed, &self.hoisted) {
+            // (a routine chain's pass interleaves too: its loop applies a few
+            // cheap ops per vector between the routines, and the loop's own
+            // index and branch instructions are most of its work otherwise)
+            if interleaves(self.k, &self.needed, &self.hoisted) || self.run_target.is_some() {
                 let lanes = i64::from(vt.lane_count()) * INTERLEAVED as i64;
                 tiers.push((lanes, Tier::Interleaved(vt)));
             }
