@@ -71,6 +71,26 @@ impl Scalar {
         }
     }
 
+    /// The value's bitwise identity: its variant and its bits, so that `0.0` and
+    /// `-0.0` differ and a NaN equals only a NaN of the same bits (what a
+    /// constant's kernels depend on, where `==` confuses the zeros and never
+    /// matches a NaN).
+    ///
+    /// ```
+    /// use lazyfuse_ir::Scalar;
+    /// assert_ne!(Scalar::Float(0.0).identity(), Scalar::Float(-0.0).identity());
+    /// assert_eq!(Scalar::Float(f64::NAN).identity(), Scalar::Float(f64::NAN).identity());
+    /// assert_ne!(Scalar::Int(1).identity(), Scalar::Bool(true).identity());
+    /// ```
+    pub fn identity(self) -> [u64; 3] {
+        match self {
+            Scalar::Bool(b) => [0, b as u64, 0],
+            Scalar::Int(i) => [1, i as u64, 0],
+            Scalar::Float(f) => [2, f.to_bits(), 0],
+            Scalar::Complex(re, im) => [3, re.to_bits(), im.to_bits()],
+        }
+    }
+
     /// True when the value equals zero (used to refuse integer division by zero).
     pub fn is_zero(self) -> bool {
         match self {

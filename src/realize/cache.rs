@@ -33,7 +33,7 @@
 
 use crate::settings::Settings;
 use lazyfuse_ir::kernel::{MathMode, Schedule};
-use lazyfuse_ir::{Graph, InputId, NodeId, Op, Scalar};
+use lazyfuse_ir::{Graph, InputId, NodeId, Op};
 use lazyfuse_runtime::exec::CompiledSchedule;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -108,9 +108,9 @@ impl Hasher for KeyWords {
 struct Positions(Vec<u32>);
 
 impl Positions {
-    /// `n`'s position, if it is in the order.
-    fn get(&self, n: &NodeId) -> Option<u32> {
-        self.0.get(n.index()).copied().filter(|&p| p != u32::MAX)
+    /// `n`'s position as a key word: `u32::MAX` for a node not in the order.
+    fn word(&self, n: &NodeId) -> u64 {
+        u64::from(self.0.get(n.index()).copied().unwrap_or(u32::MAX))
     }
 }
 
@@ -241,12 +241,7 @@ impl std::fmt::Write for CmpWriter<'_> {
 fn hash_op(op: &Op, h: &mut KeyWords) {
     std::mem::discriminant(op).hash(h);
     match op {
-        Op::Full(s) => match *s {
-            Scalar::Bool(b) => (0u8, b as u64, 0u64).hash(h),
-            Scalar::Int(i) => (1u8, i as u64, 0u64).hash(h),
-            Scalar::Float(f) => (2u8, f.to_bits(), 0u64).hash(h),
-            Scalar::Complex(re, im) => (3u8, re.to_bits(), im.to_bits()).hash(h),
-        },
+        Op::Full(s) => h.0.extend(s.identity()),
         Op::View(l) | Op::WriteView(l) => l.hash(h),
         Op::Unary(u) => u.hash(h),
         Op::Binary(b) => b.hash(h),
@@ -326,24 +321,28 @@ pub(crate) fn structure_words(
     let mut h = KeyWords(Vec::with_capacity(8 * order.len() + 8));
     head.hash(&mut h);
     let mut inputs = Vec::new();
+    // (words pushed one by one rather than through `Hash`: a shape's derived
+    // hash writes its dims as bytes, which `KeyWords::write` cuts back into
+    // words, and an `Option` costs a word for its variant)
     for &n in order {
         let node = graph.node(n);
         match node.op {
             Op::Input(id) => {
                 u8::MAX.hash(&mut h);
-                number(&mut inputs, id).hash(&mut h);
+                h.0.push(number(&mut inputs, id) as u64);
             }
             ref op => hash_op(op, &mut h),
         }
         node.dtype.hash(&mut h);
-        node.shape.hash(&mut h);
-        for &i in graph.inputs(n) {
-            pos.get(&i).hash(&mut h);
-        }
-        u8::MAX.hash(&mut h);
+        let producers = graph.inputs(n);
+        // the shape's and the producers' lengths in one word (each far below
+        // 2^32), so that the words stay a one-to-one record
+        h.0.push(node.shape.len() as u64 | (producers.len() as u64) << 32);
+        h.0.extend(node.shape.iter().map(|&d| d as u64));
+        h.0.extend(producers.iter().map(|i| pos.word(i)));
     }
     for t in targets {
-        pos.get(t).hash(&mut h);
+        h.0.push(pos.word(t));
     }
     (h, inputs)
 }
@@ -508,7 +507,7 @@ pub(crate) fn insert(mut probe: Probe, ran: Ran) {
 mod tests {
     use super::*;
     use lazyfuse_ir::kernel::Schedule;
-    use lazyfuse_ir::DType;
+    use lazyfuse_ir::{DType, Scalar};
 
     /// A graph `full(value) + input`, its order and its targets.
     fn graph(value: Scalar, dtype: DType) -> (Graph, Vec<NodeId>, Vec<NodeId>) {
