@@ -11,6 +11,7 @@ use crate::default_dtype;
 use crate::error::Result;
 use crate::memory_format;
 use crate::operand::{operand_node, Operand};
+use crate::ops::signature_memo;
 use crate::store::with_store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::broadcast::{broadcast_all, broadcast_shapes};
@@ -275,13 +276,26 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor> 
             });
         }
     }
-    let common = result_type(&[a.operand_type(), b.operand_type()], default_dtype())?;
-    if common.is_float8() {
-        if let Some(r) = crate::ops::float8::binary(op, &a, &b, common, &shape) {
-            return r;
+    let key = signature_memo::Key {
+        op,
+        a: a.operand_type(),
+        b: b.operand_type(),
+        default: default_dtype(),
+    };
+    let (common, sig) = match key.get() {
+        Some(kept) => kept,
+        None => {
+            let common = result_type(&[key.a, key.b], key.default)?;
+            if common.is_float8() {
+                if let Some(r) = crate::ops::float8::binary(op, &a, &b, common, &shape) {
+                    return r;
+                }
+            }
+            let sig = typing::binary(op, key.a, key.b, key.default)?;
+            key.put(common, sig);
+            (common, sig)
         }
-    }
-    let sig = typing::binary(op, a.operand_type(), b.operand_type(), default_dtype())?;
+    };
     check_scalar_value(op, sig.compute, &b)?;
     if sig.compute == DType::C32 {
         return crate::ops::complex32::binary(op, &a, &b, sig, &shape);

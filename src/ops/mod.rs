@@ -17,6 +17,7 @@ pub mod random_fill;
 pub mod reduce;
 pub mod reduce_special;
 pub mod scan;
+pub(crate) mod signature_memo;
 pub mod sort;
 pub mod splits;
 pub mod value_views;
