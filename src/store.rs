@@ -373,7 +373,9 @@ impl Store {
     /// the layout is the identity of the node's shape, else a `view` node.
     pub(crate) fn view_node(&mut self, node: NodeId, layout: &Layout) -> NodeId {
         let n = self.graph.node(node);
-        if n.shape == layout.shape && layout.is_identity_of(n.numel()) {
+        // (equal shapes hold equal counts: the identity is then offset 0 and
+        // row-major strides, with no count to take)
+        if n.shape == layout.shape && layout.offset == 0 && layout.is_contiguous() {
             return node;
         }
         let dtype = n.dtype;

@@ -23,6 +23,13 @@ use crate::error::{Error, Result};
 /// );
 /// ```
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<crate::layout::Dims> {
+    // (the common cases, equal shapes and a zero-dim operand, give one of the
+    // shapes as it is)
+    if b.is_empty() || a == b || a.is_empty() {
+        let out = crate::layout::Dims::from_slice(if a.is_empty() { b } else { a });
+        crate::shape::checked_count(&out)?;
+        return Ok(out);
+    }
     let ndim = a.len().max(b.len());
     let mut out = crate::layout::Dims::from_elem(0, ndim);
     for dim in (0..ndim).rev() {
