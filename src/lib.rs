@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod autograd;
+mod constant_pool;
 mod cuda_check;
 mod device;
 mod display;

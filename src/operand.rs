@@ -8,7 +8,7 @@ use crate::store::Store;
 use crate::tensor::Tensor;
 use lazyfuse_ir::promote::{OperandType, Priority};
 use lazyfuse_ir::Scalar;
-use lazyfuse_ir::{DType, NodeId, Op};
+use lazyfuse_ir::{DType, NodeId};
 
 /// A tensor or a host scalar used as an operand.
 ///
@@ -107,8 +107,9 @@ pub(crate) fn operand_node(
     match operand {
         Operand::Tensor(t) => t.node_as(store, dtype, shape),
         // One constant node of the broadcast shape (what the graph passes would
-        // fold a 0-d constant and its expanding view into): a scalar operand costs
-        // one node to build, and nothing to fold, in every rebuilt graph.
-        Operand::Scalar(s) => Ok(store.add(Op::Full(*s), dtype, shape, &[])),
+        // fold a 0-d constant and its expanding view into), from the store's
+        // constant pool: a scalar operand costs nothing to fold, and in a graph
+        // rebuilt with the same constants, nothing to build.
+        Operand::Scalar(s) => Ok(store.constant(*s, dtype, shape)),
     }
 }

@@ -9,6 +9,7 @@
 //! deadlock), and the graph stays bounded in a build-and-realize loop.
 
 use crate::autograd::record::{differentiable, Custom, GradRecord, LeafCell, Records, Rule};
+use crate::constant_pool::ConstantPool;
 use crate::settings::VERIFY;
 use crate::Device;
 use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
@@ -47,6 +48,9 @@ pub(crate) struct Store {
     pub(crate) overwritten: HashMap<NodeId, Overwrite>,
     /// An empty vector that [`with_store`] trades for the queue of released pins.
     pub(crate) spare_released: Vec<NodeId>,
+    /// The constant nodes of host-scalar operands, kept for reuse (see
+    /// `constant_pool`).
+    pub(crate) constants: ConstantPool,
 }
 
 static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
@@ -63,6 +67,7 @@ static STORE: LazyLock<Mutex<Store>> = LazyLock::new(|| {
         records: Records::default(),
         overwritten: HashMap::new(),
         spare_released: Vec::new(),
+        constants: ConstantPool::default(),
     })
 });
 

@@ -210,7 +210,7 @@ impl Tensor {
         let n = store.graph.node(base);
         match n.op {
             Op::Full(value) if n.dtype == self.0.dtype && !store.records.contains(base) => {
-                Some(store.add(Op::Full(value), self.0.dtype, shape, &[]))
+                Some(store.constant(value, self.0.dtype, shape))
             }
             _ => None,
         }
