@@ -18,6 +18,7 @@
 
 use crate::store::Store;
 use lazyfuse_ir::layout::Dims;
+use lazyfuse_ir::shape::same_shape;
 use lazyfuse_ir::{DType, NodeId, Op, Scalar};
 
 /// Most constant nodes the pool keeps.
@@ -64,7 +65,7 @@ impl Store {
         let bits = value.identity();
         let at = slot(&bits, dtype, shape);
         if let Some(k) = &self.constants.slots[at] {
-            if k.value == bits && k.dtype == dtype && k.shape[..] == *shape {
+            if k.value == bits && k.dtype == dtype && same_shape(&k.shape, shape) {
                 return k.node;
             }
         }

@@ -12,6 +12,7 @@ use crate::autograd::record::{differentiable, Custom, GradRecord, LeafCell, Reco
 use crate::constant_pool::ConstantPool;
 use crate::settings::VERIFY;
 use crate::Device;
+use lazyfuse_ir::shape::same_shape;
 use lazyfuse_ir::{DType, Graph, InputId, Layout, NodeId, Op};
 use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
@@ -380,7 +381,7 @@ impl Store {
         let n = self.graph.node(node);
         // (equal shapes hold equal counts: the identity is then offset 0 and
         // row-major strides, with no count to take)
-        if n.shape == layout.shape && layout.offset == 0 && layout.is_contiguous() {
+        if same_shape(&n.shape, &layout.shape) && layout.offset == 0 && layout.is_contiguous() {
             return node;
         }
         let dtype = n.dtype;
@@ -412,6 +413,12 @@ impl Store {
     /// Drops the records of the nodes the graph collected, putting their pinned
     /// inputs on `stack` to unpin.
     pub(crate) fn drop_records(&mut self, stack: &mut Vec<NodeId>) {
+        // (without gradient history nothing is kept by node: the log is only
+        // emptied, not read)
+        if self.records.is_empty() && self.overwritten.is_empty() {
+            self.graph.forget_removed();
+            return;
+        }
         for gone in self.graph.drain_removed() {
             // (nothing is overwritten without gradient history: skip the hashing)
             if !self.overwritten.is_empty() {

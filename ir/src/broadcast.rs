@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<crate::layout::Dims> {
     // (the common cases, equal shapes and a zero-dim operand, give one of the
     // shapes as it is)
-    if b.is_empty() || a == b || a.is_empty() {
+    if b.is_empty() || crate::shape::same_shape(a, b) || a.is_empty() {
         let out = crate::layout::Dims::from_slice(if a.is_empty() { b } else { a });
         crate::shape::checked_count(&out)?;
         return Ok(out);

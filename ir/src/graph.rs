@@ -152,6 +152,25 @@ impl Graph {
         self.removed.iter_mut().flat_map(|log| log.drain(..))
     }
 
+    /// Empties the log of removed nodes without reading it: for an owner that
+    /// keeps nothing by node at the moment.
+    ///
+    /// ```
+    /// use lazyfuse_ir::{DType, Graph, Op, Scalar};
+    /// let mut g = Graph::new();
+    /// g.log_removals();
+    /// let a = g.add(Op::Full(Scalar::Float(1.0)), DType::F32, vec![2], &[]);
+    /// g.pin(a);
+    /// g.unpin(a);
+    /// g.forget_removed();
+    /// assert_eq!(g.drain_removed().count(), 0);
+    /// ```
+    pub fn forget_removed(&mut self) {
+        if let Some(log) = &mut self.removed {
+            log.clear();
+        }
+    }
+
     /// Number of live nodes.
     pub fn len(&self) -> usize {
         self.graph.node_count()
@@ -305,9 +324,8 @@ impl Graph {
         // Whether each node was seen, by index: a realize orders its graph on
         // every call, and a flag per slot of the graph costs less than hashing
         // every node it reaches.
-        // (flags and work list inline for a small graph: nothing to allocate
-        // but the order itself, which has room for a typical realize's nodes
-        // rather than growing through every power of two)
+        // (the order and the work list start with room for a typical
+        // realize's nodes rather than growing through every power of two)
         let bound = petgraph::visit::NodeIndexable::node_bound(&self.graph);
         let mut seen = crate::shape::filled(false, bound);
         let mut order = Vec::with_capacity(64);

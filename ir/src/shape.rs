@@ -22,6 +22,21 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().fold(1usize, |acc, &s| acc.saturating_mul(s))
 }
 
+/// Whether two shapes are equal, dim by dim. Slice `==` calls the C library's
+/// `memcmp`, which costs more than the few dims of a shape; every op compares
+/// shapes when it reads its operands.
+///
+/// ```
+/// use lazyfuse_ir::shape::same_shape;
+/// assert!(same_shape(&[2, 3], &[2, 3]));
+/// assert!(!same_shape(&[2, 3], &[3, 2]));
+/// assert!(!same_shape(&[2], &[2, 1]));
+/// ```
+#[inline]
+pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// Number of elements, or PyTorch's "numel: integer multiplication overflow" when it
 /// does not fit `int64` (what `expand`, broadcasting and a computed result check).
 ///

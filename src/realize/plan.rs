@@ -362,10 +362,11 @@ pub(super) fn renumbered<B>(
     map: &HashMap<InputId, Arc<B>>,
     used: &[InputId],
 ) -> Option<HashMap<InputId, Arc<B>>> {
-    used.iter()
-        .enumerate()
-        .map(|(k, id)| map.get(id).map(|b| (InputId(k as u64), b.clone())))
-        .collect()
+    let mut out = HashMap::with_capacity(used.len());
+    for (k, id) in used.iter().enumerate() {
+        out.insert(InputId(k as u64), map.get(id)?.clone());
+    }
+    Some(out)
 }
 
 /// A realize prepared under the store's lock and run outside it.

@@ -175,7 +175,7 @@ impl Tensor {
         dtype: DType,
         shape: &[usize],
     ) -> Result<NodeId> {
-        if dtype == self.0.dtype && self.0.layout.shape[..] == *shape {
+        if dtype == self.0.dtype && lazyfuse_ir::shape::same_shape(&self.0.layout.shape, shape) {
             // (expanding to its own shape is the layout itself)
             return Ok(self.read_through(store, &self.0.layout));
         }
