@@ -16,6 +16,7 @@
 //! (collected once nothing reads it). Values compare by their bits
 //! ([`Scalar::identity`]): `-0.0` is not `0.0`, and a NaN is the same NaN.
 
+use crate::realize::fx_step;
 use crate::store::Store;
 use lazyfuse_ir::layout::Dims;
 use lazyfuse_ir::shape::same_shape;
@@ -48,12 +49,8 @@ impl Default for ConstantPool {
 /// The slot of a constant: its words mixed (the Fx step over value, dtype and
 /// shape).
 fn slot(value: &[u64; 3], dtype: DType, shape: &[usize]) -> usize {
-    const FX: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(FX);
-    let mut h = value.iter().fold(dtype as u64, |h, &w| step(h, w));
-    for &d in shape {
-        h = step(h, d as u64);
-    }
+    let h = value.iter().fold(dtype as u64, |h, &w| fx_step(h, w));
+    let h = shape.iter().fold(h, |h, &d| fx_step(h, d as u64));
     (h >> 32) as usize % SLOTS
 }
 

@@ -54,6 +54,12 @@ pub(crate) struct KeyWords(Vec<u64>);
 /// The Fx hash's multiplier (rustc's `FxHasher`).
 const FX: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
+/// One step of the Fx hash: `h` with `word` mixed in (a multiply-rotate, for
+/// keys that need no resistance to chosen collisions).
+pub(crate) fn fx_step(h: u64, word: u64) -> u64 {
+    (h.rotate_left(5) ^ word).wrapping_mul(FX)
+}
+
 impl Hasher for KeyWords {
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
@@ -87,7 +93,7 @@ impl Hasher for KeyWords {
         // Four lanes over interleaved words, then the lanes in turn: each step is
         // a multiply that waits for the one before it, and one chain over a
         // realize's hundreds of words is that many multiplies back to back.
-        let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(FX);
+        let step = fx_step;
         let mut lanes = [0u64, 1, 2, 3];
         let mut quads = self.0.chunks_exact(4);
         for quad in &mut quads {

@@ -21,6 +21,7 @@ mod schedule;
 mod schedule_cache;
 mod stats;
 
+pub(crate) use cache::fx_step;
 pub(crate) use dump::KernelText;
 pub(crate) use plan::passes;
 pub(crate) use schedule::schedule_of;
