@@ -14,6 +14,10 @@ use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel};
 use lazyfuse_ir::DType;
 
+/// Shortest row (points along the last parallel dim) whose routine chain passes
+/// take the interleaved tier.
+const INTERLEAVED_PASS_ROW: usize = 256;
+
 impl Lower<'_, '_> {
     /// The vector tiers `body` tries for this kernel, in order (see `rows`).
     pub(super) fn tiers(&self) -> Vec<(i64, Tier)> {
@@ -24,10 +28,15 @@ impl Lower<'_, '_> {
         // falling through to the next.
         let mut tiers: Vec<(i64, Tier)> = Vec::new();
         if let Some(vt) = vector_type(self.k, self.math) {
-            // (a routine chain's pass interleaves too: its loop applies a few
-            // cheap ops per vector between the routines, and the loop's own
-            // index and branch instructions are most of its work otherwise)
-            if interleaves(self.k, &self.needed, &self.hoisted) || self.run_target.is_some() {
+            // (a routine chain's pass over long rows interleaves too: its loop
+            // applies a few cheap ops per vector between the routines, and the
+            // loop's own index and branch instructions are most of its work
+            // otherwise; a short row would run the tier a few times at most,
+            // for half again the kernel's compile time)
+            let np = self.k.n_parallel;
+            let long_pass =
+                self.run_target.is_some() && np > 0 && self.k.dims[np - 1] >= INTERLEAVED_PASS_ROW;
+            if interleaves(self.k, &self.needed, &self.hoisted) || long_pass {
                 let lanes = i64::from(vt.lane_count()) * INTERLEAVED as i64;
                 tiers.push((lanes, Tier::Interleaved(vt)));
             }
