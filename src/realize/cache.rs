@@ -93,18 +93,17 @@ impl Hasher for KeyWords {
         // Four lanes over interleaved words, then the lanes in turn: each step is
         // a multiply that waits for the one before it, and one chain over a
         // realize's hundreds of words is that many multiplies back to back.
-        let step = fx_step;
         let mut lanes = [0u64, 1, 2, 3];
         let mut quads = self.0.chunks_exact(4);
         for quad in &mut quads {
             for (lane, &word) in lanes.iter_mut().zip(quad) {
-                *lane = step(*lane, word);
+                *lane = fx_step(*lane, word);
             }
         }
-        let tail = quads.remainder().iter().fold(0u64, |h, &w| step(h, w));
+        let tail = quads.remainder().iter().fold(0u64, |h, &w| fx_step(h, w));
         lanes
             .iter()
-            .fold(step(tail, self.0.len() as u64), |h, &l| step(h, l))
+            .fold(fx_step(tail, self.0.len() as u64), |h, &l| fx_step(h, l))
     }
 }
 

@@ -52,6 +52,11 @@ pub(crate) struct TensorImpl {
     pub(crate) link: LinkCell,
 }
 
+/// The widest element in bytes (complex128): a storage of at most
+/// `isize::MAX / WIDEST_ELEMENT` elements fits in any dtype, with no dtype to ask
+/// (`Tensor::check_size`).
+const WIDEST_ELEMENT: usize = 16;
+
 impl Tensor {
     /// A new tensor owning a fresh storage whose contents are `node`'s output.
     pub(crate) fn from_node(store: &mut Store, node: NodeId) -> Tensor {
@@ -145,12 +150,8 @@ impl Tensor {
     /// size ("numel: integer multiplication overflow", a suggestion to reshape)
     /// report the real cause. Cheap for every other tensor (no lock).
     pub(crate) fn check_size(&self) -> Result<()> {
-        /// The widest element (complex128): a storage of at most
-        /// `isize::MAX / WIDEST` elements fits in any dtype, with no dtype to ask.
-        const WIDEST: usize = 16;
-        debug_assert!(DType::ALL.iter().all(|d| d.size_in_bytes() <= WIDEST));
         let numel = self.0.storage.numel;
-        if numel <= isize::MAX as usize / WIDEST
+        if numel <= isize::MAX as usize / WIDEST_ELEMENT
             || lazyfuse_ir::shape::checked_numel(&[numel], self.0.dtype).is_ok()
         {
             return Ok(());
@@ -235,5 +236,19 @@ impl Tensor {
             let opt = lazyfuse_ir::passes::optimize(&s.graph, &nodes);
             (opt.graph, opt.targets, s.buffers.clone())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WIDEST_ELEMENT;
+    use lazyfuse_ir::DType;
+
+    #[test]
+    fn no_dtype_is_wider_than_the_widest_element() {
+        assert!(DType::ALL
+            .iter()
+            .all(|d| d.size_in_bytes() <= WIDEST_ELEMENT));
+        assert_eq!(DType::C128.size_in_bytes(), WIDEST_ELEMENT);
     }
 }
