@@ -99,6 +99,7 @@ mod activations;
 mod affine;
 mod column_sums;
 mod erf_table;
+mod exp_scalef;
 mod float64;
 mod half_hw;
 mod narrow;
@@ -217,13 +218,23 @@ fn scale2(ni: i32) -> (f32, f32) {
     (pow2i(n1), pow2i(ni.wrapping_sub(n1)))
 }
 
+/// `-ln 2` split as `hi + lo`, `hi` with 12 low mantissa bits clear
+/// (`vmath::split`), for `exp_core`'s reduction.
+#[inline(always)]
+fn neg_ln2_split() -> (f32, f32) {
+    let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
+    let lo = std::f64::consts::LN_2 - f64::from(hi);
+    (-hi, (-lo) as f32)
+}
+
+/// `exp`'s clamp bounds: below the first the result is 0, above the second
+/// infinite.
+const EXP_RANGE: (f32, f32) = (-104.0, 89.0);
+
 /// `vmath::exp_core` for float32 with FMA: `x = n ln2 + r`, returns `(e^r - 1, n)`.
 #[inline(always)]
 fn exp_core(x: f32) -> (f32, i32) {
-    // ln 2 split as hi + lo, hi with 12 low mantissa bits clear (`vmath::split`).
-    let hi = f32::from_bits((std::f64::consts::LN_2 as f32).to_bits() & !0xfff);
-    let lo = std::f64::consts::LN_2 - f64::from(hi);
-    let (nhi, nlo) = (-hi, (-lo) as f32);
+    let (nhi, nlo) = neg_ln2_split();
     let (nf, ni) = shifted(x.mul_add(std::f64::consts::LOG2_E as f32, SHIFTER));
     let r = nf.mul_add(nhi, x);
     let r = nf.mul_add(nlo, r);
@@ -238,7 +249,7 @@ fn exp_core(x: f32) -> (f32, i32) {
 /// `vmath::exp` for float32 with FMA.
 #[inline(always)]
 fn exp(x: f32) -> f32 {
-    let xc = clamp(x, -104.0, 89.0);
+    let xc = clamp(x, EXP_RANGE.0, EXP_RANGE.1);
     let (p, ni) = exp_core(xc);
     let (s1, s2) = scale2(ni);
     p.mul_add(s1, s1) * s2
@@ -473,7 +484,7 @@ pub(crate) fn each_level(f: impl Fn()) {
 /// `src` into `dst` (the same address: in place), in the widest code the
 /// processor runs.
 macro_rules! run_fn {
-    ($name:ident, $($f:ident)::+, $t:ty) => {
+    ($name:ident, $($f:ident)::+, $t:ty $(, wide $($w:ident)::+)?) => {
         /// Writes the op of each of the `n` elements at `src` to `dst` (`n ≤ 0`:
         /// nothing); `dst == src` works in place.
         ///
@@ -489,6 +500,15 @@ macro_rules! run_fn {
             }
             // SAFETY: the caller's contract above.
             let (dst, src) = unsafe { run_slices(dst, src, n as usize) };
+            $(
+                // (an AVX-512 form of the op's own, the same bits)
+                #[cfg(target_arch = "x86_64")]
+                if level() == 3 {
+                    // SAFETY: level 3 means the processor has AVX-512F, AVX2
+                    // and FMA.
+                    return unsafe { $($w)::+(dst, src) };
+                }
+            )?
             by_level!(fn apply(dst: &mut [$t], src: Option<&[$t]>) {
                 use super::$($f)::+ as f;
                 // (plain loops: an iterator's `fold` is a function of its own,
@@ -565,7 +585,7 @@ macro_rules! run_log_fn {
     };
 }
 
-run_fn!(run_exp, exp, f32);
+run_fn!(run_exp, exp, f32, wide exp_scalef::run_f32);
 run_fn!(run_tanh, tanh, f32);
 run_fn!(run_sigmoid, sigmoid, f32);
 run_fn!(run_silu, silu, f32);
@@ -581,7 +601,7 @@ run_fn!(run_mish, activations::mish, f32);
 run_fn!(run_atan, trig::atan, f32);
 run_fn!(run_sinh, activations::sinh, f32);
 run_fn!(run_cosh, activations::cosh, f32);
-run_fn!(run_exp64, float64::exp, f64);
+run_fn!(run_exp64, float64::exp, f64, wide exp_scalef::run_f64);
 run_fn!(run_tanh64, float64::tanh, f64);
 run_fn!(run_sigmoid64, float64::sigmoid, f64);
 run_fn!(run_silu64, float64::silu, f64);

@@ -4,7 +4,11 @@
 use lazyfuse_ir::fast_math::LN_2_TAIL;
 
 /// 1.5 · 2^52: adding it rounds to an integer held in the low mantissa bits.
-const SHIFTER: f64 = 6_755_399_441_055_744.0;
+pub(super) const SHIFTER: f64 = 6_755_399_441_055_744.0;
+
+/// `exp`'s clamp bounds: below the first the result is 0, above the second
+/// infinite.
+pub(super) const EXP_RANGE: (f64, f64) = (-746.0, 710.0);
 
 /// `x < lo ? lo : x`, then `hi < x ? hi : x` (`vmath`'s clamp: NaN stays).
 #[inline(always)]
@@ -25,10 +29,22 @@ fn pow2i(k: i64) -> f64 {
 
 /// ln 2 as `hi + lo` with `hi`'s 21 low mantissa bits clear (`vmath::split`).
 #[inline(always)]
-fn ln2_split() -> (f64, f64) {
+pub(super) fn ln2_split() -> (f64, f64) {
     let ln2 = std::f64::consts::LN_2;
     let hi = f64::from_bits(ln2.to_bits() & !((1u64 << 21) - 1));
     (hi, (ln2 - hi) + LN_2_TAIL)
+}
+
+/// The Taylor coefficients of `e^r - 1` to degree 13: `1/k!` for k = 1..=13.
+#[inline(always)]
+pub(super) fn exp_taylor() -> [f64; 13] {
+    let mut cs = [0.0f64; 13];
+    let mut f = 1.0f64;
+    for (k, c) in cs.iter_mut().enumerate() {
+        f *= (k + 1) as f64;
+        *c = 1.0 / f;
+    }
+    cs
 }
 
 /// `vmath::exp_core`: `x = n ln2 + r`, returns `(e^r - 1, n)`.
@@ -40,13 +56,7 @@ fn exp_core(x: f64) -> (f64, i64) {
     let (hi, lo) = ln2_split();
     let r = nf.mul_add(-hi, x);
     let r = nf.mul_add(-lo, r);
-    // Taylor of e^r - 1 to degree 13: 1/k! for k = 1..=13.
-    let mut cs = [0.0f64; 13];
-    let mut f = 1.0f64;
-    for (k, c) in cs.iter_mut().enumerate() {
-        f *= (k + 1) as f64;
-        *c = 1.0 / f;
-    }
+    let cs = exp_taylor();
     let mut q = cs[12];
     for &c in cs[..12].iter().rev() {
         q = q.mul_add(r, c);
@@ -57,7 +67,7 @@ fn exp_core(x: f64) -> (f64, i64) {
 /// `vmath::exp` for float64 with FMA.
 #[inline(always)]
 pub(super) fn exp(x: f64) -> f64 {
-    let xc = clamp(x, -746.0, 710.0);
+    let xc = clamp(x, EXP_RANGE.0, EXP_RANGE.1);
     let (p, ni) = exp_core(xc);
     let n1 = ni >> 1;
     let n2 = ni.wrapping_sub(n1);

@@ -15,7 +15,7 @@
 
 /// One row function per op and element type (see the module doc).
 macro_rules! row_fn {
-    ($name:ident, $($f:ident)::+, $t:ty) => {
+    ($name:ident, $($f:ident)::+, $t:ty $(, wide $($w:ident)::+)?) => {
         /// Writes `op(src[i] - shift)` to `dst[i]` for the `n` elements and adds
         /// each to `sums[i % 16]` (`n ≤ 0`: nothing; `sums` null: no sums),
         /// asking for the lines of the row at `next` as it goes (null: none);
@@ -51,6 +51,15 @@ macro_rules! row_fn {
                 };
                 (dst, src, sums)
             };
+            $(
+                // (an AVX-512 form of the op's own, the same bits)
+                #[cfg(target_arch = "x86_64")]
+                if super::level() == 3 {
+                    // SAFETY: level 3 means the processor has AVX-512F, AVX2
+                    // and FMA.
+                    return unsafe { super::$($w)::+(dst, src, shift, sums, next) };
+                }
+            )?
             by_level!(fn apply(
                 dst: &mut [$t],
                 src: Option<&[$t]>,
@@ -90,7 +99,7 @@ macro_rules! row_fn {
     };
 }
 
-row_fn!(row_exp, exp, f32);
+row_fn!(row_exp, exp, f32, wide exp_scalef::row_f32);
 row_fn!(row_tanh, tanh, f32);
 row_fn!(row_sigmoid, sigmoid, f32);
 row_fn!(row_silu, silu, f32);
@@ -109,7 +118,7 @@ row_fn!(row_tan, trig::tan, f32);
 row_fn!(row_atan, trig::atan, f32);
 row_fn!(row_sinh, activations::sinh, f32);
 row_fn!(row_cosh, activations::cosh, f32);
-row_fn!(row_exp64, float64::exp, f64);
+row_fn!(row_exp64, float64::exp, f64, wide exp_scalef::row_f64);
 row_fn!(row_tanh64, float64::tanh, f64);
 row_fn!(row_sigmoid64, float64::sigmoid, f64);
 row_fn!(row_silu64, float64::silu, f64);

@@ -1,0 +1,294 @@
+//! The exponential's AVX-512 runs (float32 and float64, the runs of `exp`
+//! and softmax's rows of `exp(x - max)`) with `exp`'s last step, the scaling
+//! by `2^n`, as one `vscalefps`/`vscalefpd`.
+//!
+//! The portable `exp` scales `1 + p` by `2^n` in two normal factors
+//! (`scale2`, so that neither factor overflows): `fma(p, 2^n1, 2^n1) * 2^n2`.
+//! The first step computes `2^n1 (1 + p)` exactly and rounds it once; over
+//! the clamped range that product stays normal, where scaling by a power of
+//! two commutes with rounding, so it is `1 + p` rounded, times `2^n1`
+//! exactly. The whole is therefore `1 + p` rounded, then scaled by
+//! `2^(n1 + n2) = 2^n` with one rounding (to a subnormal, zero or infinity
+//! where it lands there): what `vscalef` computes from `1 + p` and `n`, which
+//! the reduction's shifter step already holds as a float. Six integer and
+//! float steps of the vector become two; every lane keeps the portable
+//! function's bits (the tests run each level against it), so a run taking
+//! this path gives the inline code's values.
+
+#[cfg(target_arch = "x86_64")]
+pub(super) use wide::{row_f32, row_f64, run_f32, run_f64};
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::super::prefetch;
+    use super::super::{exp, float64, neg_ln2_split, taylor, EXP_RANGE, SHIFTER};
+    use std::arch::x86_64::*;
+
+    /// `exp` of sixteen float32 lanes (see the module doc).
+    #[inline]
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    fn exp16(x: __m512) -> __m512 {
+        // `clamp`: `lo > x ? lo : x`, then `hi < x ? hi : x` (a NaN stays).
+        let x = _mm512_max_ps(_mm512_set1_ps(EXP_RANGE.0), x);
+        let x = _mm512_min_ps(_mm512_set1_ps(EXP_RANGE.1), x);
+        let shifter = _mm512_set1_ps(SHIFTER);
+        let log2e = _mm512_set1_ps(std::f64::consts::LOG2_E as f32);
+        let nf = _mm512_sub_ps(_mm512_fmadd_ps(x, log2e, shifter), shifter);
+        let (nhi, nlo) = neg_ln2_split();
+        let r = _mm512_fmadd_ps(nf, _mm512_set1_ps(nhi), x);
+        let r = _mm512_fmadd_ps(nf, _mm512_set1_ps(nlo), r);
+        let cs = taylor();
+        let mut q = _mm512_set1_ps(cs[6]);
+        for &c in cs[..6].iter().rev() {
+            q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(c));
+        }
+        let p = _mm512_mul_ps(r, q);
+        _mm512_scalef_ps(_mm512_add_ps(p, _mm512_set1_ps(1.0)), nf)
+    }
+
+    /// `float64::exp` of eight float64 lanes (see the module doc).
+    #[inline]
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    fn exp8(x: __m512d) -> __m512d {
+        let (lo, hi) = float64::EXP_RANGE;
+        let x = _mm512_max_pd(_mm512_set1_pd(lo), x);
+        let x = _mm512_min_pd(_mm512_set1_pd(hi), x);
+        let shifter = _mm512_set1_pd(float64::SHIFTER);
+        let log2e = _mm512_set1_pd(std::f64::consts::LOG2_E);
+        let nf = _mm512_sub_pd(_mm512_fmadd_pd(x, log2e, shifter), shifter);
+        let (ln2_hi, ln2_lo) = float64::ln2_split();
+        let r = _mm512_fmadd_pd(nf, _mm512_set1_pd(-ln2_hi), x);
+        let r = _mm512_fmadd_pd(nf, _mm512_set1_pd(-ln2_lo), r);
+        let cs = float64::exp_taylor();
+        let mut q = _mm512_set1_pd(cs[12]);
+        for &c in cs[..12].iter().rev() {
+            q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(c));
+        }
+        let p = _mm512_mul_pd(r, q);
+        _mm512_scalef_pd(_mm512_add_pd(p, _mm512_set1_pd(1.0)), nf)
+    }
+
+    /// Where the run writes, where it reads (the same address in place: both
+    /// pointers come from `dst`'s mutable borrow) and its length.
+    fn ends<T>(dst: &mut [T], src: Option<&[T]>) -> (*mut T, *const T, usize) {
+        let out = dst.as_mut_ptr();
+        match src {
+            Some(s) => (out, s.as_ptr(), dst.len().min(s.len())),
+            None => (out, out.cast_const(), dst.len()),
+        }
+    }
+
+    /// `dst[i] = exp(src[i])` (in place where `src` is `None`), sixteen
+    /// lanes at a time, the last few by the portable `exp`.
+    ///
+    /// # Safety
+    /// The processor has AVX-512F, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn run_f32(dst: &mut [f32], src: Option<&[f32]>) {
+        let (out, from, n) = ends(dst, src);
+        let full = n - n % 16;
+        for c in (0..full).step_by(16) {
+            // SAFETY: `c + 16 <= n`, within both runs; a source that is the
+            // destination is read before its lanes are written.
+            unsafe {
+                let y = exp16(_mm512_loadu_ps(from.add(c)));
+                _mm512_storeu_ps(out.add(c), y);
+            }
+        }
+        for i in full..n {
+            dst[i] = exp(src.map_or(dst[i], |s| s[i]));
+        }
+    }
+
+    /// [`run_f32`] for float64, eight lanes at a time.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn run_f64(dst: &mut [f64], src: Option<&[f64]>) {
+        let (out, from, n) = ends(dst, src);
+        let full = n - n % 8;
+        for c in (0..full).step_by(8) {
+            // SAFETY: as in `run_f32`, eight lanes.
+            unsafe {
+                let y = exp8(_mm512_loadu_pd(from.add(c)));
+                _mm512_storeu_pd(out.add(c), y);
+            }
+        }
+        for i in full..n {
+            dst[i] = float64::exp(src.map_or(dst[i], |s| s[i]));
+        }
+    }
+
+    /// The row routine's work (`rows.rs`): `dst[i] = exp(src[i] - shift)`,
+    /// each added to `sums[i % 16]` in the row's order, the next row's lines
+    /// asked for as it goes; sixteen lanes at a time (the sums one vector),
+    /// the tail by the portable `exp`.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn row_f32(
+        dst: &mut [f32],
+        src: Option<&[f32]>,
+        shift: f32,
+        sums: &mut [f32; 16],
+        next: *const f32,
+    ) {
+        let (out, from, n) = ends(dst, src);
+        let full = n - n % 16;
+        let by = _mm512_set1_ps(shift);
+        // SAFETY: `sums` holds sixteen float32.
+        let mut acc = unsafe { _mm512_loadu_ps(sums.as_ptr()) };
+        for c in (0..full).step_by(16) {
+            prefetch::lines::<false, _>(next, c, 16);
+            // SAFETY: as in `run_f32`.
+            unsafe {
+                let y = exp16(_mm512_sub_ps(_mm512_loadu_ps(from.add(c)), by));
+                _mm512_storeu_ps(out.add(c), y);
+                acc = _mm512_add_ps(acc, y);
+            }
+        }
+        // SAFETY: as above.
+        unsafe { _mm512_storeu_ps(sums.as_mut_ptr(), acc) };
+        for i in full..n {
+            let y = exp(src.map_or(dst[i], |s| s[i]) - shift);
+            dst[i] = y;
+            sums[i % 16] += y;
+        }
+    }
+
+    /// [`row_f32`] for float64: each sixteen elements as two vectors of
+    /// eight, the sums two vectors.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn row_f64(
+        dst: &mut [f64],
+        src: Option<&[f64]>,
+        shift: f64,
+        sums: &mut [f64; 16],
+        next: *const f64,
+    ) {
+        let (out, from, n) = ends(dst, src);
+        let full = n - n % 16;
+        let by = _mm512_set1_pd(shift);
+        // SAFETY: `sums` holds sixteen float64.
+        let (mut lo, mut hi) = unsafe {
+            (
+                _mm512_loadu_pd(sums.as_ptr()),
+                _mm512_loadu_pd(sums.as_ptr().add(8)),
+            )
+        };
+        for c in (0..full).step_by(16) {
+            prefetch::lines::<false, _>(next, c, 16);
+            // SAFETY: as in `run_f32`, sixteen lanes as two vectors.
+            unsafe {
+                let y0 = exp8(_mm512_sub_pd(_mm512_loadu_pd(from.add(c)), by));
+                let y1 = exp8(_mm512_sub_pd(_mm512_loadu_pd(from.add(c + 8)), by));
+                _mm512_storeu_pd(out.add(c), y0);
+                _mm512_storeu_pd(out.add(c + 8), y1);
+                lo = _mm512_add_pd(lo, y0);
+                hi = _mm512_add_pd(hi, y1);
+            }
+        }
+        // SAFETY: as above.
+        unsafe {
+            _mm512_storeu_pd(sums.as_mut_ptr(), lo);
+            _mm512_storeu_pd(sums.as_mut_ptr().add(8), hi);
+        }
+        for i in full..n {
+            let y = float64::exp(src.map_or(dst[i], |s| s[i]) - shift);
+            dst[i] = y;
+            sums[i % 16] += y;
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::super::{exp, float64, level};
+    use super::*;
+
+    #[test]
+    fn float32_runs_and_rows_give_exps_bits() {
+        if level() != 3 {
+            return;
+        }
+        // every 1021st float32 pattern (`EXP_SCALEF_STEP=1`: all of them), both
+        // ends, the zeros and infinities, in blocks
+        let step = std::env::var("EXP_SCALEF_STEP").map_or(1021, |s| s.parse().unwrap());
+        let patterns = (0..=u32::MAX).step_by(step).chain([
+            0,
+            0x8000_0000,
+            0x7F80_0000,
+            0xFF80_0000,
+            u32::MAX,
+        ]);
+        let mut block = Vec::with_capacity(1 << 16);
+        let mut some = Vec::new();
+        for bits in patterns {
+            block.push(f32::from_bits(bits));
+            if block.len() == block.capacity() || bits == u32::MAX {
+                let mut got = block.clone();
+                // SAFETY: level 3 was checked above.
+                unsafe { run_f32(&mut got, None) };
+                for (x, y) in block.iter().zip(&got) {
+                    assert_eq!(
+                        y.to_bits(),
+                        exp(*x).to_bits(),
+                        "exp({x:e}) {:#x}",
+                        x.to_bits()
+                    );
+                }
+                some.extend(block.iter().filter(|x| x.abs() < 200.0).take(64));
+                block.clear();
+            }
+        }
+        // rows: shifted, summed sixteen ways, into another run
+        let xs = some;
+        let mut got = vec![0.0f32; xs.len()];
+        let mut sums = [0.25f32; 16];
+        // SAFETY: as above; a null next row asks for nothing.
+        unsafe { row_f32(&mut got, Some(&xs), 1.5, &mut sums, std::ptr::null()) };
+        let mut want_sums = [0.25f32; 16];
+        for (i, (x, y)) in xs.iter().zip(&got).enumerate() {
+            let want = exp(x - 1.5);
+            assert_eq!(y.to_bits(), want.to_bits(), "row exp({x:e} - 1.5)");
+            want_sums[i % 16] += want;
+        }
+        assert_eq!(sums.map(f32::to_bits), want_sums.map(f32::to_bits));
+    }
+
+    #[test]
+    fn float64_runs_and_rows_give_exps_bits() {
+        if level() != 3 {
+            return;
+        }
+        let xs: Vec<f64> = (0..=u64::MAX)
+            .step_by((u64::MAX / 40_009) as usize)
+            .chain([0, 1 << 63, 0x7FF0 << 48, 0xFFF0 << 48, u64::MAX])
+            .map(f64::from_bits)
+            .chain((0..20_000).map(|i| (i as f64) * 0.0731 - 745.5))
+            .collect();
+        let mut got = xs.clone();
+        // SAFETY: level 3 was checked above.
+        unsafe { run_f64(&mut got, None) };
+        for (x, y) in xs.iter().zip(&got) {
+            assert_eq!(y.to_bits(), float64::exp(*x).to_bits(), "exp({x:e})");
+        }
+        let xs: Vec<f64> = xs.iter().copied().filter(|x| x.abs() < 800.0).collect();
+        let mut got = xs.clone();
+        let mut sums = [0.5f64; 16];
+        // SAFETY: as above, in place.
+        unsafe { row_f64(&mut got, None, -2.25, &mut sums, xs.as_ptr()) };
+        let mut want_sums = [0.5f64; 16];
+        for (i, (x, y)) in xs.iter().zip(&got).enumerate() {
+            let want = float64::exp(x + 2.25);
+            assert_eq!(y.to_bits(), want.to_bits(), "row exp({x:e} + 2.25)");
+            want_sums[i % 16] += want;
+        }
+        assert_eq!(sums.map(f64::to_bits), want_sums.map(f64::to_bits));
+    }
+}
