@@ -1,6 +1,6 @@
-//! The exponential's AVX-512 runs (float32 and float64, the runs of `exp`
-//! and softmax's rows of `exp(x - max)`) with `exp`'s last step, the scaling
-//! by `2^n`, as one `vscalefps`/`vscalefpd`.
+//! The exponential's AVX-512 runs (float32 and float64: the runs of `exp`,
+//! softmax's rows of `exp(x - max)` and log-softmax's sums of them) with
+//! `exp`'s last step, the scaling by `2^n`, as one `vscalefps`/`vscalefpd`.
 //!
 //! The portable `exp` scales `1 + p` by `2^n` in two normal factors
 //! (`scale2`, so that neither factor overflows): `fma(p, 2^n1, 2^n1) * 2^n2`.
@@ -16,7 +16,7 @@
 //! this path gives the inline code's values.
 
 #[cfg(target_arch = "x86_64")]
-pub(super) use wide::{row_f32, row_f64, run_f32, run_f64};
+pub(super) use wide::{row_f32, row_f64, run_f32, run_f64, sum_f32, sum_f64};
 
 #[cfg(target_arch = "x86_64")]
 mod wide {
@@ -204,6 +204,85 @@ mod wide {
             sums[i % 16] += y;
         }
     }
+
+    /// The sum-of-exps reduction's work (`reductions.rs`, a log-softmax's
+    /// `sum(exp(x - max))`): `sums[i % 16] += exp(src[i] - shift)` in the
+    /// row's order, a block of the row at a time with the next row's matching
+    /// block asked for first (`prefetch::blocks`), sixteen lanes at a time
+    /// (the sums one vector), a block's last few by the portable `exp`.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn sum_f32(src: &[f32], shift: f32, sums: &mut [f32; 16], next: *const f32) {
+        let by = _mm512_set1_ps(shift);
+        // SAFETY: `sums` holds sixteen float32.
+        let mut acc = unsafe { _mm512_loadu_ps(sums.as_ptr()) };
+        for r in prefetch::blocks(src.len(), next) {
+            // (blocks start at multiples of 16: lane `i % 16` is position `i`'s)
+            let block = &src[r];
+            let full = block.len() - block.len() % 16;
+            for c in (0..full).step_by(16) {
+                // SAFETY: `c + 16 <= block.len()`.
+                let x = unsafe { _mm512_loadu_ps(block.as_ptr().add(c)) };
+                acc = _mm512_add_ps(acc, exp16(_mm512_sub_ps(x, by)));
+            }
+            if full < block.len() {
+                let mut lanes = [0.0f32; 16];
+                // SAFETY: `lanes` holds sixteen float32.
+                unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), acc) };
+                for (a, &x) in lanes.iter_mut().zip(&block[full..]) {
+                    *a += exp(x - shift);
+                }
+                // SAFETY: as above.
+                acc = unsafe { _mm512_loadu_ps(lanes.as_ptr()) };
+            }
+        }
+        // SAFETY: as above.
+        unsafe { _mm512_storeu_ps(sums.as_mut_ptr(), acc) };
+    }
+
+    /// [`sum_f32`] for float64: each sixteen elements as two vectors of
+    /// eight, the sums two vectors.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn sum_f64(src: &[f64], shift: f64, sums: &mut [f64; 16], next: *const f64) {
+        let by = _mm512_set1_pd(shift);
+        let mut lanes = *sums;
+        for r in prefetch::blocks(src.len(), next) {
+            let block = &src[r];
+            let full = block.len() - block.len() % 16;
+            // SAFETY: `lanes` holds sixteen float64.
+            let (mut lo, mut hi) = unsafe {
+                (
+                    _mm512_loadu_pd(lanes.as_ptr()),
+                    _mm512_loadu_pd(lanes.as_ptr().add(8)),
+                )
+            };
+            for c in (0..full).step_by(16) {
+                // SAFETY: `c + 16 <= block.len()`.
+                let (x0, x1) = unsafe {
+                    (
+                        _mm512_loadu_pd(block.as_ptr().add(c)),
+                        _mm512_loadu_pd(block.as_ptr().add(c + 8)),
+                    )
+                };
+                lo = _mm512_add_pd(lo, exp8(_mm512_sub_pd(x0, by)));
+                hi = _mm512_add_pd(hi, exp8(_mm512_sub_pd(x1, by)));
+            }
+            // SAFETY: as above.
+            unsafe {
+                _mm512_storeu_pd(lanes.as_mut_ptr(), lo);
+                _mm512_storeu_pd(lanes.as_mut_ptr().add(8), hi);
+            }
+            for (a, &x) in lanes.iter_mut().zip(&block[full..]) {
+                *a += float64::exp(x - shift);
+            }
+        }
+        *sums = lanes;
+    }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
@@ -259,6 +338,11 @@ mod tests {
             want_sums[i % 16] += want;
         }
         assert_eq!(sums.map(f32::to_bits), want_sums.map(f32::to_bits));
+        // the sums alone, over blocks of the row (a next row asked for)
+        let mut sums = [0.25f32; 16];
+        // SAFETY: as above.
+        unsafe { sum_f32(&xs, 1.5, &mut sums, xs.as_ptr()) };
+        assert_eq!(sums.map(f32::to_bits), want_sums.map(f32::to_bits));
     }
 
     #[test]
@@ -289,6 +373,10 @@ mod tests {
             assert_eq!(y.to_bits(), want.to_bits(), "row exp({x:e} + 2.25)");
             want_sums[i % 16] += want;
         }
+        assert_eq!(sums.map(f64::to_bits), want_sums.map(f64::to_bits));
+        let mut sums = [0.5f64; 16];
+        // SAFETY: as above.
+        unsafe { sum_f64(&xs, -2.25, &mut sums, std::ptr::null()) };
         assert_eq!(sums.map(f64::to_bits), want_sums.map(f64::to_bits));
     }
 }

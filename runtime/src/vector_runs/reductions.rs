@@ -63,10 +63,10 @@ fn min64(a: f64, b: f64) -> f64 {
 /// accumulators', `$c` the shift's (the accumulators' unless given), `$step`
 /// the step `(acc, x, shift) -> acc`.
 macro_rules! reduce_fn {
-    ($name:ident, $s:ty, $a:ty, $step:expr) => {
-        reduce_fn!($name, $s, $a, $a, $step);
+    ($name:ident, $s:ty, $a:ty, $step:expr $(, wide $($w:ident)::+)?) => {
+        reduce_fn!($name, $s, $a, $a, $step $(, wide $($w)::+)?);
     };
-    ($name:ident, $s:ty, $a:ty, $c:ty, $step:expr) => {
+    ($name:ident, $s:ty, $a:ty, $c:ty, $step:expr $(, wide $($w:ident)::+)?) => {
         /// Steps `accs[i % 16]` with each of the `n` elements at `src` in order
         /// (`n ≤ 0`: nothing); `shift` is the squared deviations' center;
         /// `next` (null: none) is a row to prefetch meanwhile.
@@ -93,6 +93,15 @@ macro_rules! reduce_fn {
                     &mut *accs.cast::<[$a; 16]>(),
                 )
             };
+            $(
+                // (an AVX-512 form of the step's own, the same bits)
+                #[cfg(target_arch = "x86_64")]
+                if super::level() == 3 {
+                    // SAFETY: level 3 means the processor has AVX-512F, AVX2
+                    // and FMA.
+                    return unsafe { super::$($w)::+(src, shift, accs, next) };
+                }
+            )?
             by_level!(
                 fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16], next: *const $s) {
                     // (the steps name this module's max and min)
@@ -232,11 +241,20 @@ extremum_fn!(reduce_max_cached_f64, f64, max64, f64::NEG_INFINITY);
 extremum_fn!(reduce_min_cached_f64, f64, min64, f64::INFINITY);
 reduce_fn!(reduce_sum_f32_f64, f32, f64, |a, x, _| a + f64::from(x));
 // (a log-softmax's `sum(exp(x - max))`: the exp as the row routines compute it)
-reduce_fn!(reduce_sumexp_f32, f32, f32, |a, x, c| a
-    + super::super::exp(x - c));
-reduce_fn!(reduce_sumexp_f64, f64, f64, |a, x, c| {
-    a + super::super::float64::exp(x - c)
-});
+reduce_fn!(
+    reduce_sumexp_f32,
+    f32,
+    f32,
+    |a, x, c| a + super::super::exp(x - c),
+    wide exp_scalef::sum_f32
+);
+reduce_fn!(
+    reduce_sumexp_f64,
+    f64,
+    f64,
+    |a, x, c| a + super::super::float64::exp(x - c),
+    wide exp_scalef::sum_f64
+);
 reduce_fn!(reduce_sumsq_f32, f32, f32, |a, x, c| {
     let d = x - c;
     d.mul_add(d, a)
