@@ -40,15 +40,25 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// with AVX2 and FMA (each vectorized by the compiler to 16 or 8 lanes), and
 /// portably — and calls the widest one this processor runs ([`level`]) with
 /// `args`. `apply`'s body reaches the calling module's items through `super::`
-/// (it lands in a module of its own).
+/// (it lands in a module of its own). With `avx512 path`, the AVX-512 level
+/// calls `path` with `args` instead: an explicit vector form of the same
+/// function, with its bits (`exp_scalef.rs`), compiled with those features.
 macro_rules! by_level {
-    (fn apply($($p:ident: $t:ty),* $(,)?) $body:block, ($($a:expr),* $(,)?)) => {{
-        mod wide {
+    (fn apply($($p:ident: $t:ty),* $(,)?) $body:block, ($($a:expr),* $(,)?)) => {
+        by_level!(@levels ($($p: $t),*) $body, ($($a),*), wide::avx512, {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,fma,avx2")]
             pub(super) fn avx512($($p: $t),*) {
                 apply($($p),*)
             }
+        })
+    };
+    (fn apply($($p:ident: $t:ty),* $(,)?) $body:block, ($($a:expr),* $(,)?), avx512 $w:path) => {
+        by_level!(@levels ($($p: $t),*) $body, ($($a),*), $w, {})
+    };
+    (@levels ($($p:ident: $t:ty),*) $body:block, ($($a:expr),*), $w:path, { $($avx512:item)* }) => {{
+        mod wide {
+            $($avx512)*
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             pub(super) fn avx2($($p: $t),*) {
@@ -60,7 +70,7 @@ macro_rules! by_level {
         match $crate::vector_runs::level() {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: level 3 means the processor has AVX-512F, AVX2 and FMA.
-            3 => unsafe { wide::avx512($($a),*) },
+            3 => unsafe { $w($($a),*) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: level 2 means the processor has AVX2 and FMA.
             2 => unsafe { wide::avx2($($a),*) },
@@ -500,15 +510,6 @@ macro_rules! run_fn {
             }
             // SAFETY: the caller's contract above.
             let (dst, src) = unsafe { run_slices(dst, src, n as usize) };
-            $(
-                // (an AVX-512 form of the op's own, the same bits)
-                #[cfg(target_arch = "x86_64")]
-                if level() == 3 {
-                    // SAFETY: level 3 means the processor has AVX-512F, AVX2
-                    // and FMA.
-                    return unsafe { $($w)::+(dst, src) };
-                }
-            )?
             by_level!(fn apply(dst: &mut [$t], src: Option<&[$t]>) {
                 use super::$($f)::+ as f;
                 // (plain loops: an iterator's `fold` is a function of its own,
@@ -526,7 +527,7 @@ macro_rules! run_fn {
                         }
                     }
                 }
-            }, (dst, src))
+            }, (dst, src) $(, avx512 $($w)::+)?)
         }
     };
 }

@@ -93,15 +93,6 @@ macro_rules! reduce_fn {
                     &mut *accs.cast::<[$a; 16]>(),
                 )
             };
-            $(
-                // (an AVX-512 form of the step's own, the same bits)
-                #[cfg(target_arch = "x86_64")]
-                if super::level() == 3 {
-                    // SAFETY: level 3 means the processor has AVX-512F, AVX2
-                    // and FMA.
-                    return unsafe { super::$($w)::+(src, shift, accs, next) };
-                }
-            )?
             by_level!(
                 fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16], next: *const $s) {
                     // (the steps name this module's max and min)
@@ -124,6 +115,7 @@ macro_rules! reduce_fn {
                     *accs = acc;
                 },
                 (src, shift, accs, next)
+                $(, avx512 super::$($w)::+)?
             )
         }
     };

@@ -51,15 +51,6 @@ macro_rules! row_fn {
                 };
                 (dst, src, sums)
             };
-            $(
-                // (an AVX-512 form of the op's own, the same bits)
-                #[cfg(target_arch = "x86_64")]
-                if super::level() == 3 {
-                    // SAFETY: level 3 means the processor has AVX-512F, AVX2
-                    // and FMA.
-                    return unsafe { super::$($w)::+(dst, src, shift, sums, next) };
-                }
-            )?
             by_level!(fn apply(
                 dst: &mut [$t],
                 src: Option<&[$t]>,
@@ -94,7 +85,7 @@ macro_rules! row_fn {
                     acc[i % 16] += y;
                 }
                 *sums = acc;
-            }, (dst, src, shift, sums, next))
+            }, (dst, src, shift, sums, next) $(, avx512 super::$($w)::+)?)
         }
     };
 }
