@@ -48,6 +48,65 @@ mod hw {
             .for_each(|x| *x = crate::vector_runs::tiles::round_f16(*x));
     }
 
+    /// `dst[i] = f(a[i], b[i])` rounded to float16 and back in the same pass,
+    /// 16 lanes at a time: the op's lanes stay in a register between the op
+    /// and the conversions, where an op pass and a rounding pass stored and
+    /// reloaded the tile in between.
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(super) fn binary512(
+        dst: &mut [f32],
+        a: &[f32],
+        b: &[f32],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        let whole = dst.len() / 16 * 16;
+        let (head, tail) = dst.split_at_mut(whole);
+        for ((dc, ac), bc) in head
+            .chunks_exact_mut(16)
+            .zip(a.chunks_exact(16))
+            .zip(b.chunks_exact(16))
+        {
+            let mut t = [0f32; 16];
+            t.iter_mut()
+                .zip(ac.iter().zip(bc))
+                .for_each(|(t, (&x, &y))| *t = f(x, y));
+            // SAFETY: `t` and `dc` hold 16 float32 (unaligned loads and stores).
+            unsafe {
+                let h = _mm512_cvtps_ph::<NEAREST>(_mm512_loadu_ps(t.as_ptr()));
+                _mm512_storeu_ps(dc.as_mut_ptr(), _mm512_cvtph_ps(h));
+            }
+        }
+        super::binary_rest(tail, &a[whole..], &b[whole..], f);
+    }
+
+    /// [`binary512`], 8 lanes at a time.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn binary256(
+        dst: &mut [f32],
+        a: &[f32],
+        b: &[f32],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        let whole = dst.len() / 8 * 8;
+        let (head, tail) = dst.split_at_mut(whole);
+        for ((dc, ac), bc) in head
+            .chunks_exact_mut(8)
+            .zip(a.chunks_exact(8))
+            .zip(b.chunks_exact(8))
+        {
+            let mut t = [0f32; 8];
+            t.iter_mut()
+                .zip(ac.iter().zip(bc))
+                .for_each(|(t, (&x, &y))| *t = f(x, y));
+            // SAFETY: `t` and `dc` hold 8 float32 (unaligned loads and stores).
+            unsafe {
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(t.as_ptr()));
+                _mm256_storeu_ps(dc.as_mut_ptr(), _mm256_cvtph_ps(h));
+            }
+        }
+        super::binary_rest(tail, &a[whole..], &b[whole..], f);
+    }
+
     /// `dst` rounded to float16 and back, 8 lanes at a time.
     #[target_feature(enable = "avx2,f16c")]
     pub(super) fn round256(dst: &mut [f32]) {
@@ -151,6 +210,35 @@ pub(super) fn round_f16_hw(dst: &mut [f32]) {
     }
     dst.iter_mut()
         .for_each(|x| *x = super::tiles::round_f16(*x));
+}
+
+/// `dst[i] = f(a[i], b[i])` rounded to float16 and back, op and rounding in
+/// one pass by the processor's conversions (only where [`hw_f16`]); a unary op
+/// passes its run as both operands.
+pub(super) fn binary_f16_hw(
+    dst: &mut [f32],
+    a: &[f32],
+    b: &[f32],
+    f: impl Fn(f32, f32) -> f32 + Copy,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match super::level() {
+        // SAFETY: level 3 means AVX-512F, AVX2 and FMA; level 2 with `hw_f16`
+        // AVX2, FMA and F16C.
+        3 => return unsafe { hw::binary512(dst, a, b, f) },
+        2 => return unsafe { hw::binary256(dst, a, b, f) },
+        _ => {}
+    }
+    binary_rest(dst, a, b, f);
+}
+
+/// `dst[i] = f(a[i], b[i])` rounded to float16 and back by the arithmetic: the
+/// points past the last whole vector.
+#[inline(always)]
+fn binary_rest(dst: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    dst.iter_mut()
+        .zip(a.iter().zip(b))
+        .for_each(|(d, (&x, &y))| *d = super::tiles::round_f16(f(x, y)));
 }
 
 /// The float16 codes `src` widened into `dst` by the processor's conversions

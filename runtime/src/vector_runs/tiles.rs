@@ -25,9 +25,9 @@
 //!   change no code).
 //!
 //! float16's widening and rounding take the processor's conversions where it
-//! has them (`half_hw.rs`: one instruction for 16 or 8 values; an op then
-//! computes unrounded and its tile is rounded in place), the arithmetic
-//! forms below elsewhere.
+//! has them (`half_hw.rs`: one instruction for 16 or 8 values; an op rounds
+//! each vector of its results in the same pass, before storing it), the
+//! arithmetic forms below elsewhere.
 //!
 //! Every step is the kernels' own inline vector code's, bit for bit
 //! (`lower::vnarrow` and `lower::vector`): rounding to nearest even on the
@@ -36,7 +36,7 @@
 //! `a < b ? b : a` (`b < a ? b : a`) with float32's default NaN where either
 //! is NaN; `relu` as `x < 0 ? 0 : x`.
 
-use super::half_hw::{hw_f16, round_f16_hw, widen_f16_hw};
+use super::half_hw::{binary_f16_hw, hw_f16, round_f16_hw, widen_f16_hw};
 
 /// `x` rounded to float16 and back: the magnitude rounded on float16's grid by
 /// adding and subtracting `2^(e+13)` (at least `2^-1`, the subnormals' grid),
@@ -207,7 +207,8 @@ macro_rules! round_fn {
 }
 
 /// One unary op per dtype, rounded (see the module doc; `$hw` as for
-/// [`widen_fn`]: the op unrounded, then the processor's rounding).
+/// [`widen_fn`]: the op and the processor's rounding in one pass, the run
+/// passed as both operands of [`binary_f16_hw`]).
 macro_rules! unary_fn {
     ($name:ident, $round:ident, $hw:expr, |$x:ident| $body:expr) => {
         /// Writes the op of each of the `n` float32 values at `src`, rounded
@@ -230,13 +231,7 @@ macro_rules! unary_fn {
                 )
             };
             if $hw && hw_f16() {
-                by_level!(
-                    fn apply(dst: &mut [f32], src: &[f32]) {
-                        dst.iter_mut().zip(src).for_each(|(d, &$x)| *d = $body);
-                    },
-                    (dst, src)
-                );
-                return round_f16_hw(dst);
+                return binary_f16_hw(dst, src, src, |$x, _| $body);
             }
             by_level!(
                 fn apply(dst: &mut [f32], src: &[f32]) {
@@ -277,17 +272,7 @@ macro_rules! binary_fn {
                 )
             };
             if $hw && hw_f16() {
-                by_level!(
-                    fn apply(dst: &mut [f32], a: &[f32], b: &[f32]) {
-                        #[allow(unused_imports)]
-                        use super::{maximum, minimum};
-                        dst.iter_mut()
-                            .zip(a.iter().zip(b))
-                            .for_each(|(d, (&$a, &$b))| *d = $body);
-                    },
-                    (dst, a, b)
-                );
-                return round_f16_hw(dst);
+                return binary_f16_hw(dst, a, b, |$a, $b| $body);
             }
             by_level!(
                 fn apply(dst: &mut [f32], a: &[f32], b: &[f32]) {
@@ -463,5 +448,48 @@ mod tests {
         assert_eq!(maximum(-0.0, 0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(minimum(0.0, -0.0).to_bits(), 0);
         assert_eq!(maximum(f32::NAN, 1.0).to_bits(), 0x7FC0_0000);
+    }
+
+    /// The unary ops round the float32 op at every level (float16's through
+    /// the processor's conversions in the op's own pass): every kind of value,
+    /// signed zeros and NaNs included, in whole vectors and a remainder.
+    #[test]
+    fn unary_ops_round_the_float32_op() {
+        let mut xs: Vec<f32> = vec![
+            -0.0,
+            0.0,
+            f32::NAN,
+            f32::from_bits(0xFF80_0001),
+            65519.0,
+            -65520.0,
+        ];
+        xs.extend(patterns().iter().step_by(4099).take(500));
+        let n = xs.len() as i64;
+        type Unary = unsafe extern "C" fn(*mut f32, *const f32, i64);
+        type Want = fn(f32) -> f32;
+        let relu: fn(f32) -> f32 = |x| if x < 0.0 { 0.0 } else { x };
+        let cases: [(Unary, Want); 6] = [
+            (relu_f16, |x| {
+                f16::from_f32(if x < 0.0 { 0.0 } else { x }).to_f32()
+            }),
+            (neg_f16, |x| f16::from_f32(-x).to_f32()),
+            (abs_f16, |x| f16::from_f32(x.abs()).to_f32()),
+            (relu_bf16, |x| {
+                bf16::from_f32(if x < 0.0 { 0.0 } else { x }).to_f32()
+            }),
+            (abs_bf16, |x| bf16::from_f32(x.abs()).to_f32()),
+            (relu_f32, relu),
+        ];
+        crate::vector_runs::each_level(|| {
+            let mut out = vec![0f32; xs.len()];
+            for (f, want) in cases {
+                // SAFETY: two disjoint runs of `n` values.
+                unsafe { f(out.as_mut_ptr(), xs.as_ptr(), n) };
+                for (&x, o) in xs.iter().zip(&out) {
+                    let (o, w) = (o.to_bits(), want(x).to_bits());
+                    assert_eq!(o, w, "{:#010x}: {o:#x} {w:#x}", x.to_bits());
+                }
+            }
+        });
     }
 }
