@@ -392,7 +392,7 @@ fn narrow_softmax_rows_take_a_run_over_the_kept_row() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
     lazyfuse::set_math_mode(MathMode::Fast);
     for dt in [DType::F16, DType::BF16] {
-        for cols in [3, 16, 17, 40, 100, 1023, 4096, 4099, 16384, 16385] {
+        for cols in [3, 16, 17, 40, 100, 256, 257, 1023, 4096, 4099, 16384, 16385] {
             let rows = 3;
             let xs: Vec<f32> = (0..rows * cols)
                 .map(|i| (i as f32 * 0.37).sin() * 30.0 + (i % 5) as f32)
@@ -408,9 +408,13 @@ fn narrow_softmax_rows_take_a_run_over_the_kept_row() {
             };
             for routine in ["lf_row_exp_f32", "lf_row_affine_f32", narrow] {
                 let runs = clif.contains(routine);
+                // (the scaling of a bfloat16 row shorter than 256 points
+                // keeps the kernel's loop, whose rounding to bfloat16 is
+                // cheap; float16's keeps the routine and its conversions)
+                let short = routine != "lf_row_exp_f32" && dt == DType::BF16 && cols < 256;
                 assert_eq!(
                     runs,
-                    (16..=16384).contains(&cols),
+                    (16..=16384).contains(&cols) && !short,
                     "{routine} {dt:?} [{rows},{cols}]"
                 );
             }

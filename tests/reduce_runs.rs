@@ -1,12 +1,18 @@
 //! Reduction runs (fast math): a reduction phase whose only work is one max,
 //! min or sum of a contiguous row (or the sum of that row widened to float64,
 //! of its squared deviations from an outer value, or of its exps) calls a precompiled
-//! wide-vector routine over the row. The routine must give the bits of the
+//! wide-vector routine over the row, from rows of [`MIN_ROUTINE_ROW`] points
+//! (a sum of exps from 16). The routine must give the bits of the
 //! kernel's own vector loop: every test computes the same reduction once with
 //! the run and once over `x * 1` (which keeps the loop: the phase then reads
 //! two rows and multiplies), on the same values, and compares them bit for bit.
 
 use lazyfuse::{MathMode, Tensor};
+
+/// Shortest row a reduction or affine run takes its routine for
+/// (`lazyfuse_codegen`'s `MIN_ROUTINE_ROW`): shorter rows keep the kernel's own
+/// loop, which runs them faster.
+const MIN_ROUTINE_ROW: usize = 256;
 
 /// Rows with mixed magnitudes; the second holds a NaN, the third an infinity,
 /// the first and third signed zeros.
@@ -70,7 +76,7 @@ const REDUCTIONS: [(&str, Reduction); 10] = [
 #[test]
 fn reduction_runs_give_the_vector_loops_bits() {
     lazyfuse::set_math_mode(MathMode::Fast);
-    for cols in [16, 17, 40, 1000, 4099] {
+    for cols in [16, 17, 40, 256, 257, 296, 1000, 4099] {
         for f64_rows in [false, true] {
             let x = Tensor::from_vec(rows(8, cols), &[8, cols]).unwrap();
             let x = if f64_rows {
@@ -83,9 +89,13 @@ fn reduction_runs_give_the_vector_loops_bits() {
             for (i, (routine, f)) in REDUCTIONS.iter().enumerate() {
                 let run = f(&x);
                 let clif = run.clif_text().unwrap();
-                assert!(
+                // (rows shorter than the routines' least keep the loop, but
+                // for a sum of exps)
+                let long = cols >= MIN_ROUTINE_ROW || *routine == "lf_reduce_sumexp_";
+                assert_eq!(
                     clif.contains(routine),
-                    "reduction {i} [8,{cols}] f64 {f64_rows}: no {routine}"
+                    long,
+                    "reduction {i} [8,{cols}] f64 {f64_rows}: {routine}"
                 );
                 let inline = f(&x.mul(&ones).unwrap());
                 assert!(!inline.clif_text().unwrap().contains("lf_reduce_"));
@@ -102,20 +112,28 @@ fn reduction_runs_give_the_vector_loops_bits() {
     }
 }
 
-/// Which phases take a run: rows shorter than the vector loop's step, a
-/// reduction of more than a load, two reductions in a phase, and exact math
-/// take none.
+/// Which phases take a run: rows shorter than [`MIN_ROUTINE_ROW`] (but a sum
+/// of exps, from the vector loop's step), a reduction of more than a load, two
+/// reductions in a phase, and exact math take none.
 #[test]
 fn only_a_lone_reduction_of_a_row_takes_a_run() {
     lazyfuse::set_math_mode(MathMode::Fast);
-    let x = Tensor::from_vec(rows(3, 40), &[3, 40]).unwrap();
-    let short = Tensor::from_vec(rows(3, 15), &[3, 15]).unwrap();
-    assert!(!short
-        .amax(&[1], false)
-        .unwrap()
-        .clif_text()
-        .unwrap()
-        .contains("lf_reduce_"));
+    let x = Tensor::from_vec(rows(3, 300), &[3, 300]).unwrap();
+    let amax_runs = |cols: usize| {
+        let t = Tensor::from_vec(rows(3, cols), &[3, cols]).unwrap();
+        let clif = t.amax(&[1], false).unwrap().clif_text().unwrap();
+        clif.contains("lf_reduce_")
+    };
+    assert!(!amax_runs(15));
+    assert!(!amax_runs(MIN_ROUTINE_ROW - 1));
+    assert!(amax_runs(MIN_ROUTINE_ROW));
+    let sumexp_runs = |cols: usize| {
+        let t = Tensor::from_vec(rows(3, cols), &[3, cols]).unwrap();
+        let clif = t.logsumexp(&[1], false).unwrap().clif_text().unwrap();
+        clif.contains("lf_reduce_sumexp_")
+    };
+    assert!(!sumexp_runs(15));
+    assert!(sumexp_runs(16));
     let tanh_sum = x.tanh().unwrap().sum(&[1], false).unwrap();
     assert!(!tanh_sum.clif_text().unwrap().contains("lf_reduce_"));
     // a column reduction reads across rows
@@ -140,7 +158,7 @@ fn scaled_rows_give_the_vector_loops_bits() {
         }),
         ("lf_row_affine_", |x| x.softmax(1).unwrap()),
     ];
-    for cols in [16, 17, 40, 1000, 4099] {
+    for cols in [16, 17, 40, 256, 257, 296, 1000, 4099] {
         for dt in [lazyfuse::DType::F32, lazyfuse::DType::F64] {
             let x = Tensor::from_vec(rows(8, cols), &[8, cols]).unwrap();
             let x = x.to_dtype(dt).unwrap().realize().unwrap();
@@ -153,7 +171,7 @@ fn scaled_rows_give_the_vector_loops_bits() {
                 let fused = run.schedule_text().unwrap().matches("kernel ").count() == 1;
                 assert_eq!(
                     run.clif_text().unwrap().contains(routine),
-                    fused,
+                    fused && cols >= MIN_ROUTINE_ROW,
                     "case {i} [8,{cols}] {dt:?}: {routine}"
                 );
                 assert!(fused || i != 2, "softmax [8,{cols}] {dt:?} is one kernel");
@@ -262,7 +280,14 @@ fn affine_rows_give_the_vector_loops_bits() {
         },
     ];
     // (the last rows' output is past 16 MiB: streamed out past the caches)
-    for (nrows, cols) in [(8, 16), (8, 40), (8, 1000), (8, 4099), (1024, 4099)] {
+    for (nrows, cols) in [
+        (8, 16),
+        (8, 40),
+        (8, 296),
+        (8, 1000),
+        (8, 4099),
+        (1024, 4099),
+    ] {
         for dt in [lazyfuse::DType::F32, lazyfuse::DType::F64] {
             let x = Tensor::from_vec(rows(nrows, cols), &[nrows, cols]).unwrap();
             let x = x.to_dtype(dt).unwrap().realize().unwrap();
@@ -290,7 +315,7 @@ fn affine_rows_give_the_vector_loops_bits() {
                 let clif = run.clif_text().unwrap();
                 assert_eq!(
                     clif.contains("lf_row_affine_"),
-                    fused,
+                    fused && cols >= MIN_ROUTINE_ROW,
                     "case {i} [{nrows},{cols}] {dt:?}"
                 );
                 if i == 0 && nrows > 8 {

@@ -10,6 +10,10 @@
 //! in `nn`'s form) and softmax's last phase (its exps times `1 / sum`, read
 //! back from the output: in place) are the two it exists for.
 //!
+//! A row shorter than `vreduce_run`'s [`MIN_ROUTINE_ROW`] keeps the loop,
+//! unless its store rounds to float16 (which the loop does in a dozen integer
+//! steps per vector).
+//!
 //! An output row apart from its source, of an output far larger than the
 //! caches ([`STREAM_BYTES`]), is streamed out past them (`AFFINE_STREAM`).
 //!
@@ -19,7 +23,7 @@
 //! `d · scale + b` is). Forms the routine does not have (a bias subtracted, a
 //! scale on the left of a divide) keep the loop.
 
-use super::vreduce_run::routine_phase;
+use super::vreduce_run::{routine_phase, short_row, MIN_ROUTINE_ROW};
 use super::vrun::{phase_computes_only, row_load, widened_row};
 use super::{Lower, R};
 use cranelift_codegen::ir::types::I64;
@@ -113,6 +117,10 @@ pub(super) fn affine_run(
     };
     // (a narrow store of narrow rows widened, and no row kept: the codes'
     // own routine)
+    // (a short row keeps the loop, unless the loop would round to float16)
+    if short_row(k, MIN_ROUTINE_ROW) && narrow != Some(DType::F16) {
+        return None;
+    }
     let codes = narrow.is_some() && here.is_empty();
     let symbol = match (dt, narrow) {
         (DType::F32, Some(DType::F16)) if codes => "lf_row_affine_f16",

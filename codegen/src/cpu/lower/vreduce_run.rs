@@ -9,6 +9,10 @@
 //! log-softmax's sum of
 //! `exp(x - max)` (which nothing stores).
 //!
+//! Rows shorter than [`MIN_ROUTINE_ROW`] keep the loop (a sum of exps takes
+//! its routine from one step of the loop, a float16 row's reduction from
+//! 128): the call and the handover cost them more than the wide vectors save.
+//!
 //! The routine steps the sixteen accumulators of the vector loop (four
 //! unrolled copies of four lanes), position `i` into accumulator `i % 16`,
 //! with the loop's own arithmetic, so the result has its bits; the kernel
@@ -49,6 +53,30 @@ const PREFETCH_ROW_BYTES: usize = 16 << 10;
 /// rows of 32 KiB gain; float32 rows of 64 KiB lose (their exps are too short
 /// to hide the fetch of as many lines).
 const RUN_PREFETCH_ROW_BYTES: usize = 32 << 10;
+
+/// Shortest row a reduction run (but a sum of exps), or an affine run that
+/// stores no float16, takes a routine for (see [`short_row`]). A shorter row
+/// runs faster in the kernel's own loop: the call, the handover of the sixteen
+/// accumulators through the stack slot and the routine's setup cost more than
+/// its wider vectors save. Measured on rows of 16 to 1024 points: the loop is
+/// faster below 256 for every reduction and scaling (by half and more at 64,
+/// an attention block's width), the routines from 256 on for a layer norm's
+/// float64 sums and from 512 for the rest.
+/// Softmax's exps keep their phase run at every length, as do a log-softmax's
+/// sum of exps (the loop's exp is the slower) and an affine run that rounds to
+/// float16, which the loop does in a dozen integer steps per vector.
+pub(super) const MIN_ROUTINE_ROW: i64 = 256;
+
+/// [`MIN_ROUTINE_ROW`] for a reduction of a float16 row, which the routine
+/// widens with the processor's conversions and the loop in integer steps:
+/// measured even at 128 and in the routine's favour above.
+const MIN_F16_ROUTINE_ROW: i64 = 128;
+
+/// Whether kernel `k`'s rows are shorter than `min` points (a reduction or
+/// affine run's [`MIN_ROUTINE_ROW`]), which the kernel's own loop runs faster.
+pub(super) fn short_row(k: &LoopKernel, min: i64) -> bool {
+    k.dims.last().is_some_and(|&n| (n as i64) < min)
+}
 
 /// Whether phase `ph` may hand its row to a routine: fast math, one reduction
 /// dim after the parallel ones, rows of at least one step of the vector loop,
@@ -246,6 +274,22 @@ pub(super) fn reduce_run(
         }
         _ => return None,
     };
+    // (a short row keeps the loop, but for a sum of exps, the loop's exp being
+    // the slower, and float16 rows of 128 or more, which the loop widens in a
+    // dozen integer steps per vector)
+    let f16_row = expr(load).dtype == DType::F16;
+    if kind != "sumexp"
+        && short_row(
+            k,
+            if f16_row {
+                MIN_F16_ROUTINE_ROW
+            } else {
+                MIN_ROUTINE_ROW
+            },
+        )
+    {
+        return None;
+    }
     let chain: Vec<usize> = chain.iter().map(|c| c.0 as usize).collect();
     if !phase_computes_only(k, needed, ph, &chain) {
         return None;
