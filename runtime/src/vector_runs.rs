@@ -707,6 +707,47 @@ pub(crate) mod tests {
         });
     }
 
+    /// Runs of every length up to forty, in place and from a source, give
+    /// their op's bits at every level: the tails (exp's masked vector at the
+    /// widest level, the others' elements one by one) and the specials in
+    /// them.
+    #[test]
+    fn tails_of_every_length_give_the_ops_bits() {
+        let specials = [f32::NAN, -0.0, f32::INFINITY, 1e-40, -3.5, 88.8, 0.5];
+        let xs: Vec<f32> = (0..40)
+            .map(|i| {
+                specials
+                    .get(i % 11)
+                    .copied()
+                    .unwrap_or(i as f32 * 0.37 - 4.0)
+            })
+            .collect();
+        let xs64: Vec<f64> = xs.iter().map(|&x| f64::from(x) * 1.7).collect();
+        each_level(|| {
+            for n in 1..=xs.len() {
+                type Run = unsafe extern "C" fn(*mut f32, *const f32, i64);
+                for (run, f) in [
+                    (run_exp as Run, exp as fn(f32) -> f32),
+                    (run_tanh, tanh),
+                    (run_sigmoid, sigmoid),
+                    (run_log, log),
+                    (run_log10, log10),
+                    (run_expm1, activations::expm1),
+                ] {
+                    run_gives_its_ops_bits(run, f, &xs[..n]);
+                }
+                type Run64 = unsafe extern "C" fn(*mut f64, *const f64, i64);
+                for (run, f) in [
+                    (run_exp64 as Run64, float64::exp as fn(f64) -> f64),
+                    (run_tanh64, float64::tanh),
+                    (run_log64, float64::log),
+                ] {
+                    run_gives_its_ops_bits(run, f, &xs64[..n]);
+                }
+            }
+        });
+    }
+
     /// `log_normal` gives `log`'s bits (and `log2_normal`, `log10_normal`
     /// those of `log2`, `log10`) on every normal positive float32 it is
     /// given (a stride through all their bit patterns, both ends included),

@@ -14,6 +14,12 @@
 //! float steps of the vector become two; every lane keeps the portable
 //! function's bits (the tests run each level against it), so a run taking
 //! this path gives the inline code's values.
+//!
+//! A run's last few elements (fewer than a vector) go as one masked vector,
+//! the same lanes' bits: a masked load reads, and faults on, no lane past the
+//! run. One at a time, the portable `exp` made runs of a slice's short rows
+//! (8 to 40 points) two to four times slower than the vectors. (A row's or a
+//! sum's tail stays in the kernel, which hands the routines whole vectors.)
 
 #[cfg(target_arch = "x86_64")]
 pub(super) use wide::{row_f32, row_f64, run_f32, run_f64, sum_f32, sum_f64};
@@ -79,7 +85,7 @@ mod wide {
     }
 
     /// `dst[i] = exp(src[i])` (in place where `src` is `None`), sixteen
-    /// lanes at a time, the last few by the portable `exp`.
+    /// lanes at a time, the last few as one masked vector.
     ///
     /// # Safety
     /// The processor has AVX-512F, AVX2 and FMA.
@@ -95,8 +101,15 @@ mod wide {
                 _mm512_storeu_ps(out.add(c), y);
             }
         }
-        for i in full..n {
-            dst[i] = exp(src.map_or(dst[i], |s| s[i]));
+        if full < n {
+            // The tail as one masked vector: the lanes past `n` are neither
+            // read (a masked load does not fault on them) nor written.
+            let m: __mmask16 = (1u16 << (n - full)) - 1;
+            // SAFETY: the mask keeps the `n - full` lanes inside both runs.
+            unsafe {
+                let y = exp16(_mm512_maskz_loadu_ps(m, from.add(full)));
+                _mm512_mask_storeu_ps(out.add(full), m, y);
+            }
         }
     }
 
@@ -115,8 +128,14 @@ mod wide {
                 _mm512_storeu_pd(out.add(c), y);
             }
         }
-        for i in full..n {
-            dst[i] = float64::exp(src.map_or(dst[i], |s| s[i]));
+        if full < n {
+            // (as in `run_f32`)
+            let m: __mmask8 = (1u8 << (n - full)) - 1;
+            // SAFETY: the mask keeps the `n - full` lanes inside both runs.
+            unsafe {
+                let y = exp8(_mm512_maskz_loadu_pd(m, from.add(full)));
+                _mm512_mask_storeu_pd(out.add(full), m, y);
+            }
         }
     }
 
