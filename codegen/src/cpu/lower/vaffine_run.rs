@@ -115,12 +115,12 @@ pub(super) fn affine_run(
         }
         _ => (st.value, stored, None),
     };
-    // (a narrow store of narrow rows widened, and no row kept: the codes'
-    // own routine)
     // (a short row keeps the loop, unless the loop would round to float16)
     if short_row(k, MIN_ROUTINE_ROW) && narrow != Some(DType::F16) {
         return None;
     }
+    // (a narrow store of narrow rows widened, and no row kept: the codes'
+    // own routine)
     let codes = narrow.is_some() && here.is_empty();
     let symbol = match (dt, narrow) {
         (DType::F32, Some(DType::F16)) if codes => "lf_row_affine_f16",

@@ -277,17 +277,12 @@ pub(super) fn reduce_run(
     // (a short row keeps the loop, but for a sum of exps, the loop's exp being
     // the slower, and float16 rows of 128 or more, which the loop widens in a
     // dozen integer steps per vector)
-    let f16_row = expr(load).dtype == DType::F16;
-    if kind != "sumexp"
-        && short_row(
-            k,
-            if f16_row {
-                MIN_F16_ROUTINE_ROW
-            } else {
-                MIN_ROUTINE_ROW
-            },
-        )
-    {
+    let min_row = if expr(load).dtype == DType::F16 {
+        MIN_F16_ROUTINE_ROW
+    } else {
+        MIN_ROUTINE_ROW
+    };
+    if kind != "sumexp" && short_row(k, min_row) {
         return None;
     }
     let chain: Vec<usize> = chain.iter().map(|c| c.0 as usize).collect();
