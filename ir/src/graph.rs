@@ -196,7 +196,7 @@ impl Graph {
         let id = self.graph.add_node(Node {
             op,
             dtype,
-            shape: Dims::from_slice(shape.as_ref()),
+            shape: crate::layout::dims_of(shape.as_ref()),
             pins: 0,
             inputs: Producers::of(inputs),
             consumers: 0,
@@ -301,17 +301,20 @@ impl Graph {
             if node.pins > 0 || node.consumers > 0 {
                 continue;
             }
-            if let Some(removed) = self.graph.remove_node(n.0) {
-                if let Some(log) = &mut self.removed {
-                    log.push(n);
-                }
-                for p in removed.inputs.iter() {
-                    self.graph[p.0].consumers -= 1;
-                }
-                if let Op::Input(buf) = removed.op {
-                    freed.push(buf);
-                }
-                stack.extend_from_slice(&removed.inputs);
+            // (the producers go onto the work list read in place, and the node
+            // is not written before its removal, which copies it out with
+            // wide loads that would wait for such a write to land)
+            let pushed = stack.len();
+            stack.extend_from_slice(&node.inputs);
+            if let Op::Input(buf) = node.op {
+                freed.push(buf);
+            }
+            self.graph.remove_node(n.0);
+            if let Some(log) = &mut self.removed {
+                log.push(n);
+            }
+            for p in &stack[pushed..] {
+                self.graph[p.0].consumers -= 1;
             }
         }
         self.stack = stack;

@@ -15,6 +15,30 @@ pub type Dims = smallvec::SmallVec<[usize; 4]>;
 /// A layout's strides, inline as [`Dims`].
 pub type Steps = smallvec::SmallVec<[isize; 4]>;
 
+/// `shape` as [`Dims`], as `Dims::from_slice` makes it. Up to four dims are
+/// loaded as values and stored as one array: copied in pieces, they are read
+/// back by the move of the value they end up in, whose 16-byte loads cannot
+/// take data from two narrower stores in flight and wait for them to land.
+///
+/// ```
+/// use lazyfuse_ir::layout::dims_of;
+/// assert_eq!(dims_of(&[2, 3])[..], [2, 3]);
+/// assert_eq!(dims_of(&[])[..], [0usize; 0]);
+/// assert_eq!(dims_of(&[1, 2, 3, 4, 5])[..], [1, 2, 3, 4, 5]);
+/// ```
+#[inline]
+pub fn dims_of(shape: &[usize]) -> Dims {
+    let inline = match *shape {
+        [] => [0; 4],
+        [a] => [a, 0, 0, 0],
+        [a, b] => [a, b, 0, 0],
+        [a, b, c] => [a, b, c, 0],
+        [a, b, c, d] => [a, b, c, d],
+        _ => return Dims::from_slice(shape),
+    };
+    Dims::from_buf_and_len(inline, shape.len())
+}
+
 /// Shape, strides and storage offset of a tensor over its storage.
 ///
 /// ```
@@ -38,7 +62,7 @@ impl Layout {
     /// The row-major layout of `shape` at offset 0.
     pub fn contiguous(shape: &[usize]) -> Layout {
         Layout {
-            shape: Dims::from_slice(shape),
+            shape: dims_of(shape),
             strides: crate::shape::contiguous_steps(shape),
             offset: 0,
         }

@@ -117,10 +117,33 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
 }
 
 /// [`contiguous_strides`] as a layout's inline strides.
+#[inline]
 pub fn contiguous_steps(shape: &[usize]) -> crate::layout::Steps {
-    let mut strides = crate::layout::Steps::from_elem(0, shape.len());
-    write_contiguous(shape, &mut strides);
-    strides
+    // Up to four dims, the strides are computed as values and stored as one
+    // array: written one by one into the vector, they are read back by the
+    // move of the finished layout, whose 16-byte loads wait for pairs of
+    // 8-byte stores to land (`layout::dims_of`).
+    let dim = |d: usize| isize::try_from(d.max(1)).unwrap_or(isize::MAX);
+    let inline = match *shape {
+        [] => [0; 4],
+        [_] => [1, 0, 0, 0],
+        [_, b] => [dim(b), 1, 0, 0],
+        [_, b, c] => {
+            let s1 = dim(c);
+            [s1.saturating_mul(dim(b)), s1, 1, 0]
+        }
+        [_, b, c, d] => {
+            let s2 = dim(d);
+            let s1 = s2.saturating_mul(dim(c));
+            [s1.saturating_mul(dim(b)), s1, s2, 1]
+        }
+        _ => {
+            let mut strides = crate::layout::Steps::from_elem(0, shape.len());
+            write_contiguous(shape, &mut strides);
+            return strides;
+        }
+    };
+    crate::layout::Steps::from_buf_and_len(inline, shape.len())
 }
 
 /// Writes `shape`'s row-major strides into `strides` (as long as `shape`).
@@ -155,4 +178,29 @@ pub fn wrap_dim(dim: isize, ndim: usize) -> Result<usize> {
     } else {
         dim as usize
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inline strides of up to four dims are the loop's, dims of 0 and 1
+    /// and overflowing products (saturated) included, and five dims take the
+    /// loop.
+    #[test]
+    fn contiguous_steps_match_the_loop() {
+        let sizes = [0usize, 1, 2, 3, 7, 1 << 40, usize::MAX];
+        for ndim in 0..=5u32 {
+            for code in 0..sizes.len().pow(ndim) {
+                let shape: Vec<usize> = (0..ndim)
+                    .map(|k| sizes[code / sizes.len().pow(k) % sizes.len()])
+                    .collect();
+                let mut want = vec![0isize; shape.len()];
+                write_contiguous(&shape, &mut want);
+                let got = contiguous_steps(&shape);
+                assert_eq!(got[..], want[..], "{shape:?}");
+                assert_eq!(contiguous_strides(&shape), want, "{shape:?}");
+            }
+        }
+    }
 }

@@ -21,7 +21,11 @@ pub use default::{
 pub use parse::IntoDevice;
 
 /// A device type, as PyTorch's `torch.device(...).type`, in PyTorch's order.
+// (a word wide, so that a [`Device`] has no padding: copies of one, such as a
+// new storage's, move padding bytes with loads and stores of mismatched
+// widths, and the loads wait for the stores to land)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u64)]
 pub enum DeviceType {
     /// the host CPU
     Cpu,

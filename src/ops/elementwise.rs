@@ -72,6 +72,10 @@ pub(crate) fn to_isize(shape: &[usize]) -> Vec<isize> {
 /// in: an operand of another dtype is converted first, as PyTorch copies it. `None` is
 /// row-major, the answer whenever every operand is row-major (checked first: it is
 /// the common case).
+// (inline, so that its common answer is a constant: returned from a call,
+// the `None` is one word stored and read back by a wider load of the whole
+// option, which waits for the store to land)
+#[inline]
 pub(crate) fn result_strides(
     shape: &[usize],
     operands: &[(&Operand, DType)],
@@ -83,6 +87,12 @@ pub(crate) fn result_strides(
     {
         return None;
     }
+    strides_of_mixed(shape, operands)
+}
+
+/// [`result_strides`] where some operand is not row-major.
+#[inline(never)]
+fn strides_of_mixed(shape: &[usize], operands: &[(&Operand, DType)]) -> Option<Vec<isize>> {
     let geometry: Vec<memory_format::Operand> = operands
         .iter()
         .map(|(o, dtype)| match o.tensor() {

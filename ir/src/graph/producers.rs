@@ -20,18 +20,21 @@ pub(super) enum Producers {
 
 impl Producers {
     /// The producers `ids`, in slot order.
+    #[inline]
     pub(super) fn of(ids: &[NodeId]) -> Producers {
-        match ids {
-            [] => Producers::default(),
-            [first, ..] if ids.len() <= INLINE => {
-                let mut inline = [*first; INLINE];
-                inline[..ids.len()].copy_from_slice(ids);
-                Producers::Inline {
-                    len: ids.len() as u8,
-                    ids: inline,
-                }
-            }
-            _ => Producers::Heap(ids.to_vec()),
+        // (the ids loaded as values: copied into the array as a slice, they
+        // are read back by a load as wide as two of the copy's stores, which
+        // waits for both to land)
+        let inline = match *ids {
+            [] => return Producers::default(),
+            [a] => [a; INLINE],
+            [a, b] => [a, b, a],
+            [a, b, c] => [a, b, c],
+            _ => return Producers::Heap(ids.to_vec()),
+        };
+        Producers::Inline {
+            len: ids.len() as u8,
+            ids: inline,
         }
     }
 }
