@@ -7,7 +7,9 @@
 //! copies of four lanes; see `rows.rs`): stepping each in that order gives the
 //! kernel's bits, and the kernel reads them back and combines them as before.
 //! Each step is the vector loop's, operation for operation: the max and min of
-//! `vbinary` (`a < b ? b : a`, NaN if either is NaN), adds, lane-exact float32
+//! `vbinary` (`a < b ? b : a`, NaN if either is NaN; the uncached routines
+//! step by the select alone and note each lane's NaNs apart, the same bits
+//! with a shorter chain, see [`picks`]), adds, lane-exact float32
 //! → float64 widening, and the squared deviation `d * d + acc` as the one fused
 //! multiply-add the loop contracts it to (or, squared in float32 and widened,
 //! as a product and an add), and `exp(x - shift)` as the row routines compute
@@ -56,6 +58,59 @@ fn min64(a: f64, b: f64) -> f64 {
         f64::NAN
     } else {
         m
+    }
+}
+
+/// The max and min steps without their NaN test: `a < x ? x : a` and `x < a ?
+/// x : a`. A routine that steps with one of these and notes separately
+/// whether its lane met a NaN gives [`max32`]'s and [`min32`]'s bits (their
+/// result is the canonical NaN from the first NaN on, else exactly this
+/// select's), with the select alone on the chain from one step to the next:
+/// one instruction (`vmaxps`, `vminps`) where the NaN test and its blend
+/// made three.
+macro_rules! picks {
+    ($($max:ident, $min:ident: $t:ty;)*) => {$(
+        #[inline(always)]
+        fn $max(a: $t, x: $t) -> $t {
+            if a < x {
+                x
+            } else {
+                a
+            }
+        }
+
+        #[inline(always)]
+        fn $min(a: $t, x: $t) -> $t {
+            if x < a {
+                x
+            } else {
+                a
+            }
+        }
+    )*};
+}
+
+picks! {
+    pick_max32, pick_min32: f32;
+    pick_max64, pick_min64: f64;
+}
+
+/// Steps each of `accs` with the lanes of `xs` by `pick` (a [`picks`] step),
+/// keeping in `nan` the lanes' last NaN (the note of [`picks`]: a lane of
+/// `nan` is NaN once its lane met one; a select, off the accumulators' chain).
+#[inline(always)]
+fn pick_lanes<T: Copy + PartialEq>(
+    accs: &mut [T; 16],
+    nan: &mut [T; 16],
+    xs: &[T],
+    pick: fn(T, T) -> T,
+) {
+    for ((a, n), &x) in accs.iter_mut().zip(nan.iter_mut()).zip(xs) {
+        *a = pick(*a, x);
+        // (`x != x`: NaN, without a float trait)
+        #[allow(clippy::eq_op)]
+        let is_nan = x != x;
+        *n = if is_nan { x } else { *n };
     }
 }
 
@@ -116,6 +171,68 @@ macro_rules! reduce_fn {
                 },
                 (src, shift, accs, next)
                 $(, avx512 super::$($w)::+)?
+            )
+        }
+    };
+}
+
+/// A max or min routine (`lf_reduce_<max|min>_<f32|f64>`, `reduce_fn`'s
+/// contract, no shift): the row stepped in order by `$pick` (a [`picks`]
+/// step), each lane's NaNs noted apart (see [`picks`]) and made the result
+/// (`$nan`, the canonical NaN) at the end.
+macro_rules! extremum_run_fn {
+    ($name:ident, $t:ty, $pick:expr, $nan:expr) => {
+        /// Steps `accs[i % 16]` with each of the `n` elements at `src` in
+        /// order (`n ≤ 0`: nothing); `shift` is unused; `next` (null: none)
+        /// is a row to prefetch meanwhile.
+        ///
+        /// # Safety
+        /// `src` must be valid and aligned for reads of `n` elements and `accs`
+        /// for reads and writes of 16 accumulators apart from it, which no one
+        /// else writes during the call (the JIT kernel passes a row of an input
+        /// and a stack slot). `next` may be any address: it is only a hint.
+        pub(crate) unsafe extern "C" fn $name(
+            src: *const $t,
+            n: i64,
+            _shift: $t,
+            accs: *mut $t,
+            next: *const $t,
+        ) {
+            if n <= 0 {
+                return;
+            }
+            // SAFETY: the caller's contract above.
+            let (src, accs) = unsafe {
+                (
+                    std::slice::from_raw_parts(src, n as usize),
+                    &mut *accs.cast::<[$t; 16]>(),
+                )
+            };
+            by_level!(
+                fn apply(src: &[$t], accs: &mut [$t; 16], next: *const $t) {
+                    // (the steps name this module's picks)
+                    #[allow(unused_imports)]
+                    use super::*;
+                    let pick: fn($t, $t) -> $t = $pick;
+                    // (a NaN start is noted as one met)
+                    let mut nan = *accs;
+                    let mut acc = *accs;
+                    for r in super::super::prefetch::blocks(src.len(), next) {
+                        // (blocks are whole multiples of 16 but the last)
+                        let mut chunks = src[r].chunks_exact(16);
+                        for c in &mut chunks {
+                            pick_lanes(&mut acc, &mut nan, c, pick);
+                        }
+                        pick_lanes(&mut acc, &mut nan, chunks.remainder(), pick);
+                    }
+                    for (a, n) in acc.iter_mut().zip(nan) {
+                        if n.is_nan() {
+                            *a = $nan;
+                        }
+                    }
+                    *accs = acc;
+                },
+                (src, accs, next)
             )
         }
     };
@@ -221,11 +338,11 @@ macro_rules! extremum_fn {
     };
 }
 
-reduce_fn!(reduce_max_f32, f32, f32, |a, x, _| max32(a, x));
-reduce_fn!(reduce_min_f32, f32, f32, |a, x, _| min32(a, x));
+extremum_run_fn!(reduce_max_f32, f32, pick_max32, f32::NAN);
+extremum_run_fn!(reduce_min_f32, f32, pick_min32, f32::NAN);
 reduce_fn!(reduce_sum_f32, f32, f32, |a, x, _| a + x);
-reduce_fn!(reduce_max_f64, f64, f64, |a, x, _| max64(a, x));
-reduce_fn!(reduce_min_f64, f64, f64, |a, x, _| min64(a, x));
+extremum_run_fn!(reduce_max_f64, f64, pick_max64, f64::NAN);
+extremum_run_fn!(reduce_min_f64, f64, pick_min64, f64::NAN);
 reduce_fn!(reduce_sum_f64, f64, f64, |a, x, _| a + x);
 extremum_fn!(reduce_max_cached_f32, f32, max32, f32::NEG_INFINITY);
 extremum_fn!(reduce_min_cached_f32, f32, min32, f32::INFINITY);
@@ -486,6 +603,60 @@ mod tests {
                         )
                     };
                     assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
+                }
+            }
+            // A NaN accumulator (with a payload, or negative) stays NaN, the
+            // canonical one as the step gives it, over rows with and without
+            // a NaN of their own.
+            let odd_nan = f32::from_bits(0xFFC0_1234);
+            for row in [&xs, &with_nan] {
+                for n in [5usize, 16, 1000] {
+                    let row = &row[..n];
+                    let mut start: [f32; 16] = std::array::from_fn(|j| j as f32 - 3.0);
+                    start[3] = odd_nan;
+                    start[7] = f32::NAN;
+                    type E32 = (R32, fn(f32, f32) -> f32);
+                    let cases: [E32; 2] = [(reduce_max_f32, max32), (reduce_min_f32, min32)];
+                    for (f, step) in cases {
+                        let mut want = start;
+                        for (i, &x) in row.iter().enumerate() {
+                            want[i % 16] = step(want[i % 16], x);
+                        }
+                        let mut got = start;
+                        // SAFETY: a live row of `n` and an array of 16.
+                        unsafe {
+                            f(
+                                row.as_ptr(),
+                                n as i64,
+                                0.0,
+                                got.as_mut_ptr(),
+                                std::ptr::null(),
+                            )
+                        };
+                        assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "n {n}");
+                    }
+                    let row64: Vec<f64> = row.iter().map(|&x| f64::from(x)).collect();
+                    let start64 = start.map(f64::from);
+                    type E64 = (R64, fn(f64, f64) -> f64);
+                    let cases: [E64; 2] = [(reduce_max_f64, max64), (reduce_min_f64, min64)];
+                    for (f, step) in cases {
+                        let mut want = start64;
+                        for (i, &x) in row64.iter().enumerate() {
+                            want[i % 16] = step(want[i % 16], x);
+                        }
+                        let mut got = start64;
+                        // SAFETY: as above.
+                        unsafe {
+                            f(
+                                row64.as_ptr(),
+                                n as i64,
+                                0.0,
+                                got.as_mut_ptr(),
+                                std::ptr::null(),
+                            )
+                        };
+                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
+                    }
                 }
             }
             // The max and min: NaN wins, and -0 / +0 keep the earlier one.
