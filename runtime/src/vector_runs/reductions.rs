@@ -114,6 +114,31 @@ fn pick_lanes<T: Copy + PartialEq>(
     }
 }
 
+/// The row of `n` elements at `src` and the sixteen accumulators at `accs`
+/// that every routine here steps (`None` for `n ≤ 0`: nothing to step).
+///
+/// # Safety
+/// For `n > 0`, `src` must be valid and aligned for reads of `n` elements and
+/// `accs` for reads and writes of 16 accumulators apart from it, which no one
+/// else writes while the references live.
+#[inline(always)]
+unsafe fn row_and_accs<'a, S, A>(
+    src: *const S,
+    n: i64,
+    accs: *mut A,
+) -> Option<(&'a [S], &'a mut [A; 16])> {
+    if n <= 0 {
+        return None;
+    }
+    // SAFETY: the caller's contract above.
+    Some(unsafe {
+        (
+            std::slice::from_raw_parts(src, n as usize),
+            &mut *accs.cast::<[A; 16]>(),
+        )
+    })
+}
+
 /// One reduction function per step: `$s` the row's element type, `$a` the
 /// accumulators', `$c` the shift's (the accumulators' unless given), `$step`
 /// the step `(acc, x, shift) -> acc`.
@@ -138,15 +163,9 @@ macro_rules! reduce_fn {
             accs: *mut $a,
             next: *const $s,
         ) {
-            if n <= 0 {
+            // SAFETY: the caller's contract above is `row_and_accs`'.
+            let Some((src, accs)) = (unsafe { row_and_accs(src, n, accs) }) else {
                 return;
-            }
-            // SAFETY: the caller's contract above.
-            let (src, accs) = unsafe {
-                (
-                    std::slice::from_raw_parts(src, n as usize),
-                    &mut *accs.cast::<[$a; 16]>(),
-                )
             };
             by_level!(
                 fn apply(src: &[$s], shift: $c, accs: &mut [$a; 16], next: *const $s) {
@@ -198,15 +217,9 @@ macro_rules! extremum_run_fn {
             accs: *mut $t,
             next: *const $t,
         ) {
-            if n <= 0 {
+            // SAFETY: the caller's contract above is `row_and_accs`'.
+            let Some((src, accs)) = (unsafe { row_and_accs(src, n, accs) }) else {
                 return;
-            }
-            // SAFETY: the caller's contract above.
-            let (src, accs) = unsafe {
-                (
-                    std::slice::from_raw_parts(src, n as usize),
-                    &mut *accs.cast::<[$t; 16]>(),
-                )
             };
             by_level!(
                 fn apply(src: &[$t], accs: &mut [$t; 16], next: *const $t) {
@@ -279,15 +292,9 @@ macro_rules! extremum_fn {
             accs: *mut $t,
             _next: *const $t,
         ) {
-            if n <= 0 {
+            // SAFETY: the caller's contract above is `row_and_accs`'.
+            let Some((src, accs)) = (unsafe { row_and_accs(src, n, accs) }) else {
                 return;
-            }
-            // SAFETY: the caller's contract above.
-            let (src, accs) = unsafe {
-                (
-                    std::slice::from_raw_parts(src, n as usize),
-                    &mut *accs.cast::<[$t; 16]>(),
-                )
             };
             by_level!(
                 fn apply(src: &[$t], accs: &mut [$t; 16]) {
@@ -615,47 +622,19 @@ mod tests {
                     let mut start: [f32; 16] = std::array::from_fn(|j| j as f32 - 3.0);
                     start[3] = odd_nan;
                     start[7] = f32::NAN;
-                    type E32 = (R32, fn(f32, f32) -> f32);
-                    let cases: [E32; 2] = [(reduce_max_f32, max32), (reduce_min_f32, min32)];
-                    for (f, step) in cases {
-                        let mut want = start;
-                        for (i, &x) in row.iter().enumerate() {
-                            want[i % 16] = step(want[i % 16], x);
-                        }
-                        let mut got = start;
-                        // SAFETY: a live row of `n` and an array of 16.
-                        unsafe {
-                            f(
-                                row.as_ptr(),
-                                n as i64,
-                                0.0,
-                                got.as_mut_ptr(),
-                                std::ptr::null(),
-                            )
-                        };
-                        assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "n {n}");
-                    }
                     let row64: Vec<f64> = row.iter().map(|&x| f64::from(x)).collect();
                     let start64 = start.map(f64::from);
-                    type E64 = (R64, fn(f64, f64) -> f64);
-                    let cases: [E64; 2] = [(reduce_max_f64, max64), (reduce_min_f64, min64)];
-                    for (f, step) in cases {
-                        let mut want = start64;
-                        for (i, &x) in row64.iter().enumerate() {
-                            want[i % 16] = step(want[i % 16], x);
-                        }
-                        let mut got = start64;
-                        // SAFETY: as above.
-                        unsafe {
-                            f(
-                                row64.as_ptr(),
-                                n as i64,
-                                0.0,
-                                got.as_mut_ptr(),
-                                std::ptr::null(),
-                            )
-                        };
-                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n {n}");
+                    for (f, step) in [
+                        (reduce_max_f32 as R32, max32 as fn(_, _) -> _),
+                        (reduce_min_f32, min32),
+                    ] {
+                        assert_steps(f, step, row, start, f32::to_bits);
+                    }
+                    for (f, step) in [
+                        (reduce_max_f64 as R64, max64 as fn(_, _) -> _),
+                        (reduce_min_f64, min64),
+                    ] {
+                        assert_steps(f, step, &row64, start64, f64::to_bits);
                     }
                 }
             }
@@ -664,5 +643,33 @@ mod tests {
             assert_eq!(max32(-0.0, 0.0).to_bits(), (-0.0f32).to_bits());
             assert_eq!(min32(0.0, -0.0).to_bits(), 0.0f32.to_bits());
         });
+    }
+
+    /// `f` over `row` from `start` against `step` applied one element at a
+    /// time, bit for bit (`bits`).
+    fn assert_steps<T: Copy, B: PartialEq + std::fmt::Debug>(
+        f: unsafe extern "C" fn(*const T, i64, T, *mut T, *const T),
+        step: fn(T, T) -> T,
+        row: &[T],
+        start: [T; 16],
+        bits: fn(T) -> B,
+    ) {
+        let mut want = start;
+        for (i, &x) in row.iter().enumerate() {
+            want[i % 16] = step(want[i % 16], x);
+        }
+        let mut got = start;
+        // SAFETY: a live row of its length and an array of 16; the shift is
+        // unused by the extrema.
+        unsafe {
+            f(
+                row.as_ptr(),
+                row.len() as i64,
+                start[0],
+                got.as_mut_ptr(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(got.map(bits), want.map(bits), "n {}", row.len());
     }
 }
