@@ -342,3 +342,52 @@ fn interleaved_chains_run_side_by_side() {
         interleaved[0]
     );
 }
+
+/// Kernels of cheap ops over 64K points or more, in rows of 64 or more, take
+/// the interleaved tier too (a block that stores four vectors), and smaller
+/// ones or shorter rows keep the one-vector loop; on the tier, every dtype's
+/// ops (arithmetic, compares, `where`, integers) give the interpreter's bits
+/// on rows with every kind of remainder.
+#[test]
+fn long_loops_of_cheap_ops_interleave() {
+    let four_stores = |t: &Tensor| {
+        let asm = t.asm_text().unwrap();
+        asm.split("\nblock").any(|b| {
+            b.lines()
+                .filter(|l| l.contains("movups %xmm") && l.contains("(%r") && !l.contains("rsp"))
+                .count()
+                == 4
+        })
+    };
+    let w2 = |rows: usize, cols: usize| {
+        let x = Tensor::from_vec(data(rows * cols, 0.1), &[rows, cols]).unwrap();
+        let row = Tensor::from_vec(data(cols, 0.2), &[1, cols]).unwrap();
+        let col = Tensor::from_vec(data(rows, 0.3), &[rows, 1]).unwrap();
+        x.add(&row).unwrap().mul(&col).unwrap()
+    };
+    {
+        let _g = BACKEND.lock().unwrap_or_else(|p| p.into_inner());
+        lazyfuse::set_cpu_backend(CpuBackend::Jit);
+        assert!(four_stores(&w2(300, 256)), "76800 points in rows of 256");
+        assert!(!four_stores(&w2(255, 256)), "65280 points");
+        assert!(!four_stores(&w2(2000, 63)), "rows of 63");
+    }
+    for (rows, cols) in [(1100usize, 67usize), (17, 4099), (1, 70001)] {
+        let n = rows * cols;
+        for dt in [DType::F32, DType::F64, DType::I32, DType::I64] {
+            let x = realized_as(data(n, 0.1), &[rows, cols], dt);
+            let row = realized_as(data(cols, 0.2), &[1, cols], dt);
+            let col = realized_as(data(rows, 0.3), &[rows, 1], dt);
+            same(&format!("(x + row) * col [{rows},{cols}] {dt}"), &|| {
+                x.add(&row).unwrap().mul(&col).unwrap()
+            });
+            same(
+                &format!("where(x > row, x, col) [{rows},{cols}] {dt}"),
+                &|| Tensor::where_cond(&x.gt(&row).unwrap(), &x, &col).unwrap(),
+            );
+            same(&format!("x >= row [{rows},{cols}] {dt}"), &|| {
+                x.ge(&row).unwrap()
+            });
+        }
+    }
+}

@@ -34,7 +34,9 @@ pub(super) enum Tier {
     /// one vector of a single dtype per expression
     Single(Type),
     /// `INTERLEAVED` vectors of a single dtype per expression, computed
-    /// expression by expression (`vector_points`)
+    /// expression by expression (`vector_points`): chains of expensive ops,
+    /// routine chains' passes over long rows, long loops of cheap ops
+    /// (`Lower::tiers`)
     Interleaved(Type),
     /// blocks (this many) of 4 lanes of several dtypes
     Mixed(usize),
