@@ -9,7 +9,7 @@
 //! Each step is the vector loop's, operation for operation: the max and min of
 //! `vbinary` (`a < b ? b : a`, NaN if either is NaN; the uncached routines
 //! step by the select alone and note each lane's NaNs apart, the same bits
-//! with a shorter chain, see [`picks`]), adds, lane-exact float32
+//! with a shorter chain, see [`pick_max`]), adds, lane-exact float32
 //! → float64 widening, and the squared deviation `d * d + acc` as the one fused
 //! multiply-add the loop contracts it to (or, squared in float32 and widened,
 //! as a product and an add), and `exp(x - shift)` as the row routines compute
@@ -68,35 +68,27 @@ fn min64(a: f64, b: f64) -> f64 {
 /// select's), with the select alone on the chain from one step to the next:
 /// one instruction (`vmaxps`, `vminps`) where the NaN test and its blend
 /// made three.
-macro_rules! picks {
-    ($($max:ident, $min:ident: $t:ty;)*) => {$(
-        #[inline(always)]
-        fn $max(a: $t, x: $t) -> $t {
-            if a < x {
-                x
-            } else {
-                a
-            }
-        }
-
-        #[inline(always)]
-        fn $min(a: $t, x: $t) -> $t {
-            if x < a {
-                x
-            } else {
-                a
-            }
-        }
-    )*};
+#[inline(always)]
+fn pick_max<T: PartialOrd>(a: T, x: T) -> T {
+    if a < x {
+        x
+    } else {
+        a
+    }
 }
 
-picks! {
-    pick_max32, pick_min32: f32;
-    pick_max64, pick_min64: f64;
+/// The min of [`pick_max`]: `x < a ? x : a`.
+#[inline(always)]
+fn pick_min<T: PartialOrd>(a: T, x: T) -> T {
+    if x < a {
+        x
+    } else {
+        a
+    }
 }
 
-/// Steps each of `accs` with the lanes of `xs` by `pick` (a [`picks`] step),
-/// keeping in `nan` the lanes' last NaN (the note of [`picks`]: a lane of
+/// Steps each of `accs` with the lanes of `xs` by `pick` (a [`pick_max`] or [`pick_min`] step),
+/// keeping in `nan` the lanes' last NaN (the note of [`pick_max`]: a lane of
 /// `nan` is NaN once its lane met one; a select, off the accumulators' chain).
 #[inline(always)]
 fn pick_lanes<T: Copy + PartialEq>(
@@ -196,11 +188,11 @@ macro_rules! reduce_fn {
 }
 
 /// A max or min routine (`lf_reduce_<max|min>_<f32|f64>`, `reduce_fn`'s
-/// contract, no shift): the row stepped in order by `$pick` (a [`picks`]
-/// step), each lane's NaNs noted apart (see [`picks`]) and made the result
-/// (`$nan`, the canonical NaN) at the end.
+/// contract, no shift): the row stepped in order by `$pick` ([`pick_max`] or
+/// [`pick_min`]), each lane's NaNs noted apart and made the result (the
+/// canonical NaN) at the end.
 macro_rules! extremum_run_fn {
-    ($name:ident, $t:ty, $pick:expr, $nan:expr) => {
+    ($name:ident, $t:ty, $pick:expr) => {
         /// Steps `accs[i % 16]` with each of the `n` elements at `src` in
         /// order (`n ≤ 0`: nothing); `shift` is unused; `next` (null: none)
         /// is a row to prefetch meanwhile.
@@ -240,7 +232,7 @@ macro_rules! extremum_run_fn {
                     }
                     for (a, n) in acc.iter_mut().zip(nan) {
                         if n.is_nan() {
-                            *a = $nan;
+                            *a = <$t>::NAN;
                         }
                     }
                     *accs = acc;
@@ -345,11 +337,11 @@ macro_rules! extremum_fn {
     };
 }
 
-extremum_run_fn!(reduce_max_f32, f32, pick_max32, f32::NAN);
-extremum_run_fn!(reduce_min_f32, f32, pick_min32, f32::NAN);
+extremum_run_fn!(reduce_max_f32, f32, pick_max);
+extremum_run_fn!(reduce_min_f32, f32, pick_min);
 reduce_fn!(reduce_sum_f32, f32, f32, |a, x, _| a + x);
-extremum_run_fn!(reduce_max_f64, f64, pick_max64, f64::NAN);
-extremum_run_fn!(reduce_min_f64, f64, pick_min64, f64::NAN);
+extremum_run_fn!(reduce_max_f64, f64, pick_max);
+extremum_run_fn!(reduce_min_f64, f64, pick_min);
 reduce_fn!(reduce_sum_f64, f64, f64, |a, x, _| a + x);
 extremum_fn!(reduce_max_cached_f32, f32, max32, f32::NEG_INFINITY);
 extremum_fn!(reduce_min_cached_f32, f32, min32, f32::INFINITY);

@@ -42,12 +42,11 @@ impl Lower<'_, '_> {
             // loop's own index and branch instructions are most of its work
             // otherwise; a short row would run the tier a few times at most,
             // for half again the kernel's compile time)
-            let np = self.k.n_parallel;
-            let long_pass =
-                self.run_target.is_some() && np > 0 && self.k.dims[np - 1] >= INTERLEAVED_PASS_ROW;
-            let long_loop = np > 0
-                && self.k.dims[np - 1] >= INTERLEAVED_ROW
-                && self.k.parallel_points() >= INTERLEAVED_POINTS;
+            // (the row: the last parallel dim's points, none without one)
+            let row = self.k.parallel_dims().last().copied().unwrap_or(0);
+            let long_pass = self.run_target.is_some() && row >= INTERLEAVED_PASS_ROW;
+            let long_loop =
+                row >= INTERLEAVED_ROW && self.k.parallel_points() >= INTERLEAVED_POINTS;
             if interleaves(self.k, &self.needed, &self.hoisted) || long_pass || long_loop {
                 let lanes = i64::from(vt.lane_count()) * INTERLEAVED as i64;
                 tiers.push((lanes, Tier::Interleaved(vt)));
