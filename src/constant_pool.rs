@@ -93,21 +93,20 @@ mod tests {
     use crate::Tensor;
     use lazyfuse_ir::{DType, Op, Scalar};
 
+    /// The checks run under one lock of the store: between two locks, a
+    /// test beside this one may take `nz`'s slot, and `nz`, unpinned and read
+    /// by nothing, is collected and its index reused.
     #[test]
     fn a_repeated_constant_is_one_node() {
-        let (a, b, c, z, nz) = with_store(|s| {
-            (
-                s.constant(Scalar::Float(1.5), DType::F32, &[7, 3]),
-                s.constant(Scalar::Float(1.5), DType::F32, &[7, 3]),
-                s.constant(Scalar::Float(1.5), DType::F64, &[7, 3]),
-                s.constant(Scalar::Float(0.0), DType::F32, &[5]),
-                s.constant(Scalar::Float(-0.0), DType::F32, &[5]),
-            )
-        });
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-        assert_ne!(z, nz);
         with_store(|s| {
+            let a = s.constant(Scalar::Float(1.5), DType::F32, &[7, 3]);
+            let b = s.constant(Scalar::Float(1.5), DType::F32, &[7, 3]);
+            let c = s.constant(Scalar::Float(1.5), DType::F64, &[7, 3]);
+            let z = s.constant(Scalar::Float(0.0), DType::F32, &[5]);
+            let nz = s.constant(Scalar::Float(-0.0), DType::F32, &[5]);
+            assert_eq!(a, b);
+            assert_ne!(a, c);
+            assert_ne!(z, nz);
             let n = s.graph.node(nz);
             assert!(
                 matches!(n.op, Op::Full(Scalar::Float(v)) if v.to_bits() == (-0.0f64).to_bits())
