@@ -1,4 +1,5 @@
-//! The lazy graph: a `petgraph::StableGraph` of typed nodes.
+//! The lazy graph: typed nodes at stable indices, which a `petgraph::StableGraph`
+//! gives out (the nodes themselves in a vector beside it, see [`Graph`]'s fields).
 //!
 //! Every node carries its op, dtype and shape, fixed when the node is created, its
 //! inputs in slot order and the number of its consumers (the graph's edges, kept in
@@ -93,9 +94,17 @@ impl Node {
 /// ```
 #[derive(Default)]
 pub struct Graph {
-    /// The nodes (petgraph keeps indices stable across removals); edges are kept in
-    /// the nodes themselves, see the module doc.
-    graph: StableGraph<Node, ()>,
+    /// The node indices: petgraph keeps them stable across removals and
+    /// reuses a removed node's index for the next node added. Its weights are
+    /// empty, and the edges are kept in the nodes themselves (see the module
+    /// doc).
+    graph: StableGraph<(), ()>,
+    /// The nodes, by index (`None`: removed, or an index never used). Here
+    /// rather than as petgraph's weights, because its `remove_node` moves the
+    /// removed weight out through its return value, every node's 128 bytes
+    /// copied twice with loads that wait for the narrow stores before them.
+    /// Here a collected node is taken out once and dropped.
+    nodes: Vec<Option<Node>>,
     /// Nodes visited by collection and replacement since the graph was made: a
     /// measure of bookkeeping work that tests bound (see [`Graph::work`]).
     work: u64,
@@ -190,41 +199,58 @@ impl Graph {
         shape: impl AsRef<[usize]>,
         inputs: &[NodeId],
     ) -> NodeId {
-        for input in inputs {
-            self.graph[input.0].consumers += 1;
+        for &input in inputs {
+            self.at_mut(input).consumers += 1;
         }
-        let id = self.graph.add_node(Node {
+        let id = self.graph.add_node(());
+        let node = Node {
             op,
             dtype,
             shape: crate::layout::dims_of(shape.as_ref()),
             pins: 0,
             inputs: Producers::of(inputs),
             consumers: 0,
-        });
+        };
+        match self.nodes.get_mut(id.index()) {
+            Some(slot) => *slot = Some(node),
+            None => self.nodes.push(Some(node)),
+        }
         NodeId(id)
     }
 
     /// The node behind a handle. Panics on a removed node, which only a bug in the
     /// pinning discipline can produce (handles keep their nodes alive).
     pub fn node(&self, id: NodeId) -> &Node {
-        &self.graph[id.0]
+        match self.nodes.get(id.index()) {
+            Some(Some(node)) => node,
+            _ => panic!("{id} is not a node of the graph"),
+        }
+    }
+
+    /// The node behind a handle, to update its counts (panics as
+    /// [`Graph::node`]).
+    fn at_mut(&mut self, id: NodeId) -> &mut Node {
+        match self.nodes.get_mut(id.index()) {
+            Some(Some(node)) => node,
+            _ => panic!("{id} is not a node of the graph"),
+        }
     }
 
     /// True when the handle names a live node.
     pub fn contains(&self, id: NodeId) -> bool {
-        self.graph.contains_node(id.0)
+        matches!(self.nodes.get(id.index()), Some(Some(_)))
     }
 
     /// Inputs of a node in slot order (borrowed: the realize path reads them for
     /// every node of a graph, and a copy each time was a heap allocation).
     pub fn inputs(&self, id: NodeId) -> &[NodeId] {
-        &self.graph[id.0].inputs
+        &self.node(id).inputs
     }
 
     /// Number of consumers of a node (input slots of live nodes that read it), in
     /// constant time.
     pub fn consumer_count(&self, id: NodeId) -> usize {
-        self.graph[id.0].consumers
+        self.node(id).consumers
     }
 
     /// Nodes visited by collection and input replacement so far: releasing or
@@ -247,19 +273,19 @@ impl Graph {
 
     /// Records one more storage referring to the node.
     pub fn pin(&mut self, id: NodeId) {
-        self.graph[id.0].pins += 1;
+        self.at_mut(id).pins += 1;
     }
 
     /// True when some storage refers to the node.
     pub fn is_pinned(&self, id: NodeId) -> bool {
-        self.graph[id.0].pins > 0
+        self.node(id).pins > 0
     }
 
     /// Drops one reference to the node and removes every node that is no longer
     /// reachable from a pinned node. Returns the input buffers those nodes held, so the
     /// owner can free them.
     pub fn unpin(&mut self, id: NodeId) -> Vec<InputId> {
-        let node = &mut self.graph[id.0];
+        let node = self.at_mut(id);
         debug_assert!(node.pins > 0, "unpin of an unpinned node {id}");
         node.pins = node.pins.saturating_sub(1);
         if node.pins > 0 || node.consumers > 0 {
@@ -273,13 +299,13 @@ impl Graph {
     /// read the buffer, and its producers are released (and collected when nothing
     /// else reaches them). Returns the input buffers collected nodes held.
     pub fn replace_with_input(&mut self, id: NodeId, input: InputId) -> Vec<InputId> {
-        let node = &mut self.graph[id.0];
+        let node = self.at_mut(id);
         let producers = std::mem::take(&mut node.inputs);
         node.op = Op::Input(input);
         self.work += 1;
         crate::work::add(1);
-        for p in producers.iter() {
-            self.graph[p.0].consumers -= 1;
+        for &p in producers.iter() {
+            self.at_mut(p).consumers -= 1;
         }
         self.collect(&producers)
     }
@@ -294,27 +320,28 @@ impl Graph {
         while let Some(n) = stack.pop() {
             self.work += 1;
             crate::work::add(1);
-            if !self.graph.contains_node(n.0) {
+            if !self.contains(n) {
                 continue;
             }
-            let node = &self.graph[n.0];
+            let node = self.node(n);
             if node.pins > 0 || node.consumers > 0 {
                 continue;
             }
             // (the producers go onto the work list read in place, and the node
-            // is not written before its removal, which copies it out with
-            // wide loads that would wait for such a write to land)
+            // is not written before it is taken out, with wide loads that
+            // would wait for such a write to land)
             let pushed = stack.len();
             stack.extend_from_slice(&node.inputs);
             if let Op::Input(buf) = node.op {
                 freed.push(buf);
             }
             self.graph.remove_node(n.0);
+            drop(self.nodes[n.index()].take());
             if let Some(log) = &mut self.removed {
                 log.push(n);
             }
-            for p in &stack[pushed..] {
-                self.graph[p.0].consumers -= 1;
+            for &p in &stack[pushed..] {
+                self.at_mut(p).consumers -= 1;
             }
         }
         self.stack = stack;
@@ -698,5 +725,53 @@ mod work_tests {
             let work = g.work() - before;
             assert!(work <= 4 * n as u64 + 4, "{n} consumers: {work} visits");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scalar;
+
+    fn full(g: &mut Graph, v: i64) -> NodeId {
+        let id = g.add(Op::Full(Scalar::Int(v)), DType::I64, [2], &[]);
+        g.pin(id);
+        id
+    }
+
+    /// A collected node leaves its slot, and its index is the next one given
+    /// out (the last removed first, petgraph's free list), holding the new
+    /// node; the live nodes keep theirs.
+    #[test]
+    fn removed_indices_are_reused_last_first() {
+        let mut g = Graph::new();
+        let (a, b, c) = (full(&mut g, 1), full(&mut g, 2), full(&mut g, 3));
+        let cast = g.add(Op::Cast, DType::F32, [2], &[a]);
+        g.pin(cast);
+        g.unpin(a);
+        assert!(g.contains(a), "a consumer keeps its producer");
+        g.unpin(b);
+        g.unpin(c);
+        assert!(!g.contains(b) && !g.contains(c));
+        assert_eq!(g.len(), 2);
+        let (d, e, f) = (full(&mut g, 4), full(&mut g, 5), full(&mut g, 6));
+        assert_eq!((d.index(), e.index()), (c.index(), b.index()));
+        assert_eq!(f.index(), 4);
+        assert_eq!(g.node(d).op, Op::Full(Scalar::Int(4)));
+        assert_eq!(g.node(e).op, Op::Full(Scalar::Int(5)));
+        assert_eq!(g.node(a).op, Op::Full(Scalar::Int(1)));
+        g.unpin(cast);
+        assert!(!g.contains(a) && !g.contains(cast));
+        assert_eq!(g.len(), 3);
+        g.verify().unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "is not a node of the graph")]
+    fn a_removed_node_is_not_read() {
+        let mut g = Graph::new();
+        let a = full(&mut g, 1);
+        g.unpin(a);
+        g.node(a);
     }
 }
