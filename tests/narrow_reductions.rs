@@ -4,8 +4,9 @@
 //! reference interpreter's bits over every code of the dtype (subnormals,
 //! infinities, signed zeros, NaNs with payloads in a few rows and columns), in
 //! either math mode. A float16 or bfloat16 softmax over rows runs its phases
-//! through routines with the bits of the vector loops. One test: the backend
-//! is a process-wide setting.
+//! through routines with the bits of the vector loops, and over an output
+//! larger than the caches streams its codes with the same bits. One test: the
+//! backend is a process-wide setting.
 
 use lazyfuse::half::{bf16, f16};
 use lazyfuse::{CpuBackend, DType, MathMode, Tensor};
@@ -177,6 +178,7 @@ fn narrow_reductions_match_the_interpreter_bit_for_bit() {
     }
     lazyfuse::set_math_mode(MathMode::Fast);
     narrow_softmax_rows_run_as_routines_with_the_loops_bits();
+    large_narrow_softmax_streams_its_codes();
 }
 
 /// Whether a row of `cols` points of `dt` takes `routine`: the reductions
@@ -353,6 +355,60 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
                     .map(|(i, (a, b))| format!("#{i}: loop {a:#010x}, routines {b:#010x}"))
                     .collect();
                 assert!(bad.is_empty(), "{dt} {name} {cols}:\n{}", bad.join("\n"));
+            }
+        }
+    }
+}
+
+/// A float16 or bfloat16 softmax whose output is one that passes the caches
+/// (`lazyfuse_codegen`'s `STREAM_BYTES`: 16 MiB) narrows rows of 2 KiB of
+/// codes and more with `lf_narrow_<dtype>_stream` and rows of 1 KiB with the
+/// plain `lf_narrow_<dtype>`; either way its first and last rows have the
+/// codes that the same rows give alone in a small tensor, whose kernel
+/// narrows plainly: the sweep's codes (NaN payloads, infinities, signed
+/// zeros) cycled through the rows. (Called by the one test.)
+fn large_narrow_softmax_streams_its_codes() {
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
+    lazyfuse::set_math_mode(MathMode::Fast);
+    for dt in [DType::F16, DType::BF16] {
+        let codes = codes(dt);
+        let tensor = |c: &[u16], rows: usize, cols: usize| {
+            let c = c.to_vec();
+            match dt {
+                DType::F16 => {
+                    Tensor::from_vec(c.into_iter().map(f16::from_bits).collect(), &[rows, cols])
+                }
+                _ => Tensor::from_vec(c.into_iter().map(bf16::from_bits).collect(), &[rows, cols]),
+            }
+            .unwrap()
+            .realize()
+            .unwrap()
+        };
+        for (cols, streams) in [(4096, true), (1024, true), (512, false)] {
+            let rows = (16 << 20) / 2 / cols;
+            let all: Vec<u16> = codes.iter().cycle().take(rows * cols).copied().collect();
+            let y = tensor(&all, rows, cols).softmax(1).unwrap();
+            let text = y.clif_text().unwrap();
+            let stream = format!("lf_narrow_{}_stream", suffix(dt));
+            assert_eq!(
+                text.contains(&stream),
+                streams,
+                "{dt} rows of {cols}:\n{text}"
+            );
+            let got = bits(&y.realize().unwrap());
+            for first in [0, rows - 16] {
+                let part = &all[first * cols..(first + 16) * cols];
+                let want = bits(
+                    &tensor(part, 16, cols)
+                        .softmax(1)
+                        .unwrap()
+                        .realize()
+                        .unwrap(),
+                );
+                assert!(
+                    got[first * cols..(first + 16) * cols] == want[..],
+                    "{dt} rows of {cols}, from row {first}"
+                );
             }
         }
     }

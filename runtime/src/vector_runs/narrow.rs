@@ -49,11 +49,16 @@ fn bf16_code(x: f32) -> u16 {
     code as u16
 }
 
-/// One narrowing function per code (see the module doc).
+/// One narrowing function per code (see the module doc); `$stream` is the
+/// streamed entries' code (`Some(true)` bfloat16, `Some(false)` float16;
+/// `None`: plain stores only).
 macro_rules! narrow_fn {
-    ($name:ident, $code:ident, $hw:literal) => {
+    ($name:ident, $code:ident, $hw:literal, $stream:expr) => {
         /// Writes the code of each of the `n` float32 values at `src` to `dst`
-        /// (`n ≤ 0`: nothing).
+        /// (`n ≤ 0`: nothing). A `_stream` entry writes the same codes, the
+        /// whole cache lines of `dst` with stores past the caches where the
+        /// processor has AVX-512 (`stream.rs`), for an output far larger than
+        /// them.
         ///
         /// # Safety
         /// `src` must be valid for reads of `n` aligned float32 values and
@@ -73,29 +78,44 @@ macro_rules! narrow_fn {
                     std::slice::from_raw_parts(src, n),
                 )
             };
-            // (float16 with the processor's conversion where it has one)
-            if $hw && super::half_hw::hw_f16() {
-                return super::half_hw::narrow_f16_hw(dst, src);
+            let stream: Option<bool> = $stream;
+            let (from, to) = match stream {
+                Some(true) => super::stream::narrow_codes::<true>(dst, src),
+                Some(false) => super::stream::narrow_codes::<false>(dst, src),
+                None => (0, 0),
+            };
+            fn plain(dst: &mut [u16], src: &[f32]) {
+                // (float16 with the processor's conversion where it has one)
+                if $hw && super::half_hw::hw_f16() {
+                    return super::half_hw::narrow_f16_hw(dst, src);
+                }
+                by_level!(
+                    fn apply(dst: &mut [u16], src: &[f32]) {
+                        use super::$code as code;
+                        dst.iter_mut().zip(src).for_each(|(d, &x)| *d = code(x));
+                    },
+                    (dst, src)
+                )
             }
-            by_level!(
-                fn apply(dst: &mut [u16], src: &[f32]) {
-                    use super::$code as code;
-                    dst.iter_mut().zip(src).for_each(|(d, &x)| *d = code(x));
-                },
-                (dst, src)
-            )
+            // (what the streamed lines leave: all of it where none were)
+            plain(&mut dst[..from], &src[..from]);
+            plain(&mut dst[to..], &src[to..]);
         }
     };
 }
 
-narrow_fn!(narrow_f16, f16_code, true);
-narrow_fn!(narrow_bf16, bf16_code, false);
+narrow_fn!(narrow_f16, f16_code, true, None);
+narrow_fn!(narrow_bf16, bf16_code, false, None);
+narrow_fn!(narrow_f16_stream, f16_code, true, Some(false));
+narrow_fn!(narrow_bf16_stream, bf16_code, false, Some(true));
 
 /// The narrowing functions: symbol and address.
-pub(super) fn symbols() -> [(&'static str, *const u8); 2] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 4] {
     [
         ("lf_narrow_f16", narrow_f16 as *const u8),
         ("lf_narrow_bf16", narrow_bf16 as *const u8),
+        ("lf_narrow_f16_stream", narrow_f16_stream as *const u8),
+        ("lf_narrow_bf16_stream", narrow_bf16_stream as *const u8),
     ]
 }
 
@@ -153,4 +173,50 @@ pub(super) mod tests {
             }
         });
     }
+
+    /// The streamed entries write the plain entries' codes, at every level,
+    /// for outputs starting anywhere in a line and rows with and without
+    /// whole lines: the rows sample [`patterns`] across all of it, every
+    /// seventh value one of its edge cases, from three starts (so that each
+    /// lands in a streamed line and in a plain head or tail).
+    #[test]
+    fn streamed_codes_are_the_plain_codes() {
+        let xs = patterns();
+        // (the 18 edge cases `patterns` ends with)
+        let edges = &xs[xs.len() - 18..];
+        crate::vector_runs::each_level(|| {
+            for (offset, len) in [(0, 4096), (1, 4096), (13, 31), (31, 97), (7, 2000), (0, 5)] {
+                for start in [0, 1000, 4099] {
+                    let src: Vec<f32> = (start..start + len)
+                        .map(|i| match i % 7 {
+                            0 => edges[i / 7 % edges.len()],
+                            _ => xs[i * 4099 % xs.len()],
+                        })
+                        .collect();
+                    let entries: [(Entry, Entry); 2] = [
+                        (narrow_f16, narrow_f16_stream),
+                        (narrow_bf16, narrow_bf16_stream),
+                    ];
+                    for (plain, streamed) in entries {
+                        let mut want = vec![0u16; len + 40];
+                        let mut got = vec![7u16; len + 40];
+                        // SAFETY: both rows hold `offset + len` codes and `src`
+                        // `len` values, disjoint.
+                        unsafe {
+                            plain(want.as_mut_ptr().add(offset), src.as_ptr(), len as i64);
+                            streamed(got.as_mut_ptr().add(offset), src.as_ptr(), len as i64);
+                        }
+                        assert_eq!(
+                            want[offset..offset + len],
+                            got[offset..offset + len],
+                            "offset {offset}, len {len}, start {start}"
+                        );
+                        assert!(got[offset + len..].iter().all(|&c| c == 7));
+                    }
+                }
+            }
+        });
+    }
+
+    type Entry = unsafe extern "C" fn(*mut u16, *const f32, i64);
 }

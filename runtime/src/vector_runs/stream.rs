@@ -1,9 +1,10 @@
-//! Streamed affine rows: the affine routine's forms (`super::affine`) with
+//! Streamed rows: the affine routine's forms (`super::affine`) and the
+//! float16/bfloat16 narrowing (`super::narrow`'s `_stream` entries) with
 //! stores that bypass the caches (AVX-512 or AVX2 non-temporal stores). A
 //! plain store of a line not in the cache first reads the line from memory;
 //! for an output far larger than the caches, which nothing reads back soon,
 //! that read is a third of the traffic of a one-read, one-write row (layer
-//! norm's output phase), and streaming saves it.
+//! norm's output phase, a float16 softmax's codes), and streaming saves it.
 //!
 //! The stores must be in the computing loop itself: measured, a chunk
 //! computed into a buffer and then streamed out (or streamed in bursts of a
@@ -185,3 +186,61 @@ macro_rules! streamed_row {
 
 streamed_row!(affine_f32, f32, f32_512, f32_256);
 streamed_row!(affine_f64, f64, f64_512, f64_256);
+
+/// The codes of `src` into `dst` over `from..to` (whole lines of `dst`, a
+/// multiple of 16 codes), with streamed stores: float16 by the processor's
+/// conversion (`half_hw.rs`), bfloat16 rounded to nearest even on the bits
+/// with a NaN quieted (`narrow.rs`' `bf16_code`), both `narrow.rs`' codes
+/// bit for bit.
+///
+/// # Safety
+/// The processor has AVX-512F; `dst` and `src` hold at least `to` elements.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn codes_512<const BF16: bool>(dst: &mut [u16], src: &[f32], (from, to): (usize, usize)) {
+    use std::arch::x86_64::*;
+    assert!(to <= dst.len() && to <= src.len() && (to - from) % 16 == 0);
+    let (d_ptr, s_ptr) = (dst.as_mut_ptr(), src.as_ptr());
+    let (one, half, quiet) = (
+        _mm512_set1_epi32(1),
+        _mm512_set1_epi32(0x7FFF),
+        _mm512_set1_epi32(0x0040_0000),
+    );
+    let mut i = from;
+    while i < to {
+        // SAFETY: `i + 16 ≤ to`, within both rows (the assert); `dst + i` is
+        // on a line boundary or half a line past one, aligned as the 32-byte
+        // streamed store needs.
+        unsafe {
+            let x = _mm512_loadu_ps(s_ptr.add(i));
+            let codes = if BF16 {
+                let bits = _mm512_castps_si512(x);
+                let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), one);
+                let rounded = _mm512_add_epi32(bits, _mm512_add_epi32(half, odd));
+                let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+                let r = _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(bits, quiet));
+                _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(r))
+            } else {
+                _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x)
+            };
+            _mm256_stream_si256(d_ptr.add(i).cast(), codes);
+        }
+        i += 16;
+    }
+    _mm_sfence();
+}
+
+/// Streams the codes (bfloat16 where `BF16`, else float16) of the whole
+/// lines of `dst` where the processor has AVX-512 and returns their range
+/// (empty: nothing streamed); the caller narrows the rest.
+pub(super) fn narrow_codes<const BF16: bool>(dst: &mut [u16], src: &[f32]) -> (usize, usize) {
+    let lines = lines_of(dst.as_ptr(), dst.len().min(src.len()));
+    match super::level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: level 3 means AVX-512F; the rows' lengths are checked
+        // inside.
+        3 => unsafe { codes_512::<BF16>(dst, src, lines) },
+        _ => return (0, 0),
+    }
+    lines
+}

@@ -12,7 +12,6 @@ use cranelift_codegen::ir::types::{I64, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, StackSlotData, StackSlotKind, Type, Value};
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Expr, ExprId, LoopKernel};
-use lazyfuse_ir::DType;
 
 /// Shortest row (points along the last parallel dim) whose routine chain passes
 /// take the interleaved tier.
@@ -291,10 +290,9 @@ impl Lower<'_, '_> {
                             self.chain_passes(base, iv, ce)?;
                             self.tile = None;
                             let n = self.b.ins().isub(ce, iv);
-                            let symbol = match dt {
-                                DType::F16 => "lf_narrow_f16",
-                                _ => "lf_narrow_bf16",
-                            };
+                            let param = self.k.stores[r.store].param.index();
+                            let points = super::vrun::run_points(self.k) as usize;
+                            let symbol = self.narrow_routine(param, dt, points);
                             self.call_void(symbol, &[start, base, n])?;
                         }
                         _ => self.chain_passes(start, iv, ce)?,

@@ -35,7 +35,7 @@ use lazyfuse_ir::{BinaryOp, DType};
 /// caches (`AFFINE_STREAM`): well past the last-level cache's share of a
 /// core, so that nothing reads it back from there anyway (W5's output is 64
 /// MiB).
-const STREAM_BYTES: usize = 16 << 20;
+pub(super) const STREAM_BYTES: usize = 16 << 20;
 
 /// A phase's affine run (see the module doc).
 #[derive(Clone, Copy)]
@@ -61,7 +61,8 @@ pub(super) struct AffineRun {
     /// routine reads the slot (`None`: `load` is a load)
     pub(super) slot: Option<usize>,
     /// a float16 or bfloat16 store of the float32 value: the routine rewrites
-    /// the slot in place and `lf_narrow_<dtype>` rounds it into the output
+    /// the slot in place and `lf_narrow_<dtype>` (or its streamed form,
+    /// `Lower::narrow_routine`) rounds it into the output
     pub(super) narrow: Option<DType>,
     /// the rows (`x`, the weight and bias) are float16 or bfloat16 codes
     /// widened to float32, and so is the store: the routine of that dtype
@@ -369,8 +370,11 @@ impl Lower<'_, '_> {
         let form = self.iconst(I64, ar.form);
         self.call_void(ar.symbol, &[dst, src, count, shift, scale, w, b, form])?;
         match ar.narrow {
-            Some(DType::F16) => self.call_void("lf_narrow_f16", &[out, dst, count]),
-            Some(_) => self.call_void("lf_narrow_bf16", &[out, dst, count]),
+            Some(dt) => {
+                let param = self.k.stores[ar.store].param.index();
+                let symbol = self.narrow_routine(param, dt, m as usize);
+                self.call_void(symbol, &[out, dst, count])
+            }
             None => Ok(()),
         }
     }

@@ -18,6 +18,7 @@
 //! code), and a bfloat16 store rounds before it packs, so each such value is
 //! rounded once instead of rounded and then re-encoded.
 
+use super::vaffine_run::STREAM_BYTES;
 use super::Lower;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::{F32X4, I16, I32, I32X4, I64X2};
@@ -25,7 +26,32 @@ use cranelift_codegen::ir::{InstBuilder, Value};
 use lazyfuse_ir::kernel::{Expr, LoopKernel};
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 
+/// Fewest bytes of codes a streamed narrowing writes per call: measured on
+/// float16 softmax rows of a 32 MiB output, rows of 1 KiB streamed were slower
+/// than plain stores and rows of 2 KiB and more faster (a short burst of
+/// streamed lines waits for them to leave before the kernel goes on).
+const STREAM_BURST_BYTES: usize = 2048;
+
 impl Lower<'_, '_> {
+    /// The routine that rounds float32 values into the float16 or bfloat16
+    /// (`dt`) codes of the kernel's parameter `param`, `burst` of them per
+    /// call at most: `lf_narrow_<dt>_stream` (the same codes, whole lines
+    /// stored past the caches) for an output far larger than the caches
+    /// (`vaffine_run::STREAM_BYTES`), which nothing reads back soon, written
+    /// in bursts of at least [`STREAM_BURST_BYTES`]; else `lf_narrow_<dt>`.
+    pub(super) fn narrow_routine(&self, param: usize, dt: DType, burst: usize) -> &'static str {
+        let out = &self.k.params[param];
+        let size = dt.size_in_bytes();
+        let stream = out.len.saturating_mul(size) >= STREAM_BYTES
+            && burst.saturating_mul(size) >= STREAM_BURST_BYTES;
+        match (dt, stream) {
+            (DType::F16, false) => "lf_narrow_f16",
+            (DType::F16, true) => "lf_narrow_f16_stream",
+            (_, false) => "lf_narrow_bf16",
+            (_, true) => "lf_narrow_bf16_stream",
+        }
+    }
+
     /// A splat of the 32-bit pattern `v`.
     fn bits32(&mut self, v: u32) -> Value {
         let s = self.iconst(I32, i64::from(v as i32));

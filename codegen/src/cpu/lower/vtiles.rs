@@ -242,11 +242,12 @@ impl Lower<'_, '_> {
                 }
             }
         }
-        let narrow = format!("lf_narrow_{sfx}");
         for s in self.k.stores.clone() {
             let addr = self.address(s.param.index(), &s.index.offset, &s.index.strides, None)?;
             let src = tile_at(self, s.value.0 as usize);
-            self.call_void(&narrow, &[addr, src, n])?;
+            let dt = self.k.params[s.param.index()].dtype;
+            let symbol = self.narrow_routine(s.param.index(), dt, TILE_POINTS as usize);
+            self.call_void(symbol, &[addr, src, n])?;
         }
         self.b.def_var(last, ce);
         self.b.ins().jump(head, &[]);
