@@ -320,10 +320,10 @@ impl Graph {
         while let Some(n) = stack.pop() {
             self.work += 1;
             crate::work::add(1);
-            if !self.contains(n) {
+            // (a node reached twice is gone the second time)
+            let Some(Some(node)) = self.nodes.get(n.index()) else {
                 continue;
-            }
-            let node = self.node(n);
+            };
             if node.pins > 0 || node.consumers > 0 {
                 continue;
             }

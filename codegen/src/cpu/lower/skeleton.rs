@@ -19,10 +19,9 @@ const INTERLEAVED_PASS_ROW: usize = 256;
 
 /// Fewest points, and shortest row, of an elementwise kernel of cheap ops that
 /// takes the interleaved tier: its single-vector loop spends most of its
-/// instructions on indices and the branch, which caps it near the memory
-/// system's fastest (W2's form from the caches: 0.127 ns per point single,
-/// 0.073 interleaved), while the tier's compile time is paid once for a
-/// kernel that runs tens of microseconds or more.
+/// instructions on indices and the branch, which caps it below the memory
+/// system's fastest, while the tier's compile time is paid once for a kernel
+/// that runs tens of microseconds or more.
 const INTERLEAVED_POINTS: usize = 1 << 16;
 const INTERLEAVED_ROW: usize = 64;
 
