@@ -162,13 +162,17 @@ fn register_transposes_cover_widths_ranges_and_flips() {
 
 /// A transposed copy whose output is larger than the caches (32 MiB and up)
 /// runs its tiles as calls of the runtime's streamed transpose (streaming
-/// stores): 4-byte and 8-byte elements, and a batch of transposes, each
-/// realized in its own dtype and compared element by element.
+/// stores), each call the tiles of a thread's range along one row of tiles:
+/// 4-byte and 8-byte elements, a batch of transposes, and a shape whose
+/// threads' ranges start and end inside rows of tiles (3 × 704 tiles cut into
+/// the pool's chunks), each realized in its own dtype and compared element by
+/// element.
 #[test]
 fn transposes_larger_than_the_caches_stream() {
     use lazyfuse::DType;
-    let cases: [(&[usize], &[isize], DType, &str); 3] = [
+    let cases: [(&[usize], &[isize], DType, &str); 4] = [
         (&[2048, 4096], &[1, 0], DType::F32, "lf_transpose_stream_4"),
+        (&[11264, 768], &[1, 0], DType::F32, "lf_transpose_stream_4"),
         (&[2048, 2048], &[1, 0], DType::I64, "lf_transpose_stream_8"),
         (
             &[2, 2048, 2048],

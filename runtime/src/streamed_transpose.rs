@@ -171,8 +171,9 @@ mod wide {
     //! 64-byte aligned, four 16-byte streaming stores where it is 16-byte
     //! aligned (large buffers from the system allocator are: 16 past a
     //! boundary) and the processor gains from them (`PARTIAL_LINES`), a
-    //! plain store elsewhere. The scalar tile reads one element
-    //! per load; a block reads sixteen (or eight).
+    //! plain store elsewhere. A tile two or more blocks wide shifts its
+    //! blocks onto the lines instead (see `tile_fn!`). The scalar tile reads
+    //! one element per load; a block reads sixteen (or eight).
     use std::arch::x86_64::*;
 
     /// Writes the 64-byte `v` at `o`, streamed as its alignment allows (in
@@ -277,8 +278,16 @@ mod wide {
 
     /// One tile function per element size: the tile in blocks, column
     /// blocks outside (each block reads its columns' next 64 bytes).
+    ///
+    /// Where the output rows start inside a line (large buffers from the
+    /// system allocator start 16 bytes past one) and the tile is at least two
+    /// blocks wide, the column blocks are shifted onto the lines: the first
+    /// `head` columns and the last `SIDE - head` are each one narrow block
+    /// (its missing columns zero, its stores masked to the tile's own
+    /// lanes), and every block between writes whole 64-byte aligned lines,
+    /// each streamed.
     macro_rules! tile_fn {
-        ($name:ident, $side:expr, $load:ident, $block:ident) => {
+        ($name:ident, $side:expr, $load:ident, $zero:ident, $block:ident, $masked:ident, $mask:ty) => {
             /// The tile of the module doc of `rows × cols` elements, both
             /// multiples of the block side.
             ///
@@ -296,28 +305,80 @@ mod wide {
             ) {
                 const SIDE: usize = $side;
                 const SIZE: usize = 64 / SIDE;
-                for c in (0..cols).step_by(SIDE) {
+                let into_line = to as usize % 64;
+                let shifted = into_line != 0
+                    && into_line % SIZE == 0
+                    && store_row % 64 == 0
+                    && cols >= 2 * SIDE;
+                // The tile's columns `c..c + n` as lanes `lane..lane + n` of
+                // blocks (the other lanes zero), stored masked to those lanes
+                // where `n < SIDE`, as whole lines otherwise.
+                let blocks = |c: usize, n: usize, lane: usize| {
                     for r in (0..rows).step_by(SIDE) {
-                        // SAFETY: elements (r..r + SIDE, c + k) of the tile's
-                        // input, 64 contiguous bytes per column.
-                        let v = std::array::from_fn(|k| unsafe {
-                            let at = (c + k) as isize * load_col as isize + (r * SIZE) as isize;
-                            $load(from.offset(at).cast())
+                        let v = std::array::from_fn(|k| {
+                            if k < lane || k >= lane + n {
+                                return $zero();
+                            }
+                            let at =
+                                (c + k - lane) as isize * load_col as isize + (r * SIZE) as isize;
+                            // SAFETY: element (r, c + k - lane) of the tile's
+                            // input and the 64 contiguous bytes from it.
+                            unsafe { $load(from.offset(at).cast()) }
                         });
                         for (m, line) in $block(v).into_iter().enumerate() {
-                            let at = (r + m) as isize * store_row as isize + (c * SIZE) as isize;
-                            // SAFETY: elements (r + m, c..c + SIDE) of the
-                            // tile's output, 64 contiguous bytes.
-                            unsafe { store_line(to.offset(at), line, partial) };
+                            let at = (r + m) as isize * store_row as isize
+                                + c as isize * SIZE as isize
+                                - (lane * SIZE) as isize;
+                            let o = to.wrapping_offset(at);
+                            if n == SIDE {
+                                // SAFETY: elements (r + m, c..c + SIDE) of the
+                                // tile's output, 64 contiguous bytes.
+                                unsafe { store_line(o, line, partial) };
+                            } else {
+                                let mask = ((1 << n) - 1) << lane;
+                                // SAFETY: the mask's lanes are elements (r + m,
+                                // c..c + n) of the tile's output; a masked
+                                // store neither writes nor faults on the
+                                // others (which may lie before the buffer).
+                                unsafe { $masked(o.cast(), mask as $mask, line) };
+                            }
                         }
+                    }
+                };
+                if shifted {
+                    let head = (64 - into_line) / SIZE;
+                    blocks(0, head, SIDE - head);
+                    for c in (head..cols - SIDE).step_by(SIDE) {
+                        blocks(c, SIDE, 0);
+                    }
+                    blocks(cols - SIDE + head, SIDE - head, 0);
+                } else {
+                    for c in (0..cols).step_by(SIDE) {
+                        blocks(c, SIDE, 0);
                     }
                 }
             }
         };
     }
 
-    tile_fn!(tile16, 16, _mm512_loadu_ps, block16);
-    tile_fn!(tile8, 8, _mm512_loadu_pd, block8);
+    tile_fn!(
+        tile16,
+        16,
+        _mm512_loadu_ps,
+        _mm512_setzero_ps,
+        block16,
+        _mm512_mask_storeu_epi32,
+        u16
+    );
+    tile_fn!(
+        tile8,
+        8,
+        _mm512_loadu_pd,
+        _mm512_setzero_pd,
+        block8,
+        _mm512_mask_storeu_epi64,
+        u8
+    );
 }
 
 stream_fn!(transpose_stream_4, u32, 16, tile16);
@@ -340,7 +401,9 @@ mod tests {
     /// element, at every level this processor has, with lines only 16-byte
     /// aligned streamed in pieces and not: shapes that the register blocks
     /// tile and shapes they do not, outputs 64-byte aligned, 16-byte aligned
-    /// and unaligned; nothing outside the tile is written.
+    /// and unaligned (tiles two or more blocks wide shifted onto the lines,
+    /// their first and last columns masked); nothing outside the tile is
+    /// written.
     #[test]
     fn tiles_are_transposed() {
         for partial in [1, 2] {
@@ -355,7 +418,14 @@ mod tests {
         let n = 64usize;
         let src32: Vec<u32> = (0..n * n).map(|i| i as u32 * 7 + 1).collect();
         let src64: Vec<u64> = (0..n * n).map(|i| i as u64 * 0x1_0000_0001).collect();
-        for (rows, cols) in [(16usize, 8usize), (32, 16), (48, 32), (8, 24)] {
+        for (rows, cols) in [
+            (16usize, 8usize),
+            (32, 16),
+            (48, 32),
+            (8, 24),
+            (16, 64),
+            (32, 48),
+        ] {
             for shift in [0usize, 1, 2, 4] {
                 let mut dst32 = vec![0u32; n * n + 32];
                 let mut dst64 = vec![0u64; n * n + 16];

@@ -13,9 +13,11 @@
 //! a block touches is a point of the tile (both dims are multiples of `L`), so the
 //! verifier's bounds proof over the kernel's whole space covers these accesses.
 //! Points of a thread's range outside whole tiles (a range starting or ending
-//! mid-tile) take the ordinary scalar point. A tile of an output larger than the
-//! caches is one call of the runtime's streamed transpose instead
-//! ([`STREAM_MIN_BYTES`]).
+//! mid-tile) take the ordinary scalar point. The tiles of an output larger than the
+//! caches are calls of the runtime's streamed transpose instead
+//! ([`STREAM_MIN_BYTES`]): one call per run of whole tiles along a row of tiles,
+//! as one tile as wide as the run, so that its output rows are long runs of whole
+//! lines (which it streams).
 
 use super::{Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -84,6 +86,18 @@ pub(super) fn transpose_block(k: &LoopKernel, needed: &[bool]) -> Option<i64> {
     (transposed && fits).then_some(lanes as i64)
 }
 
+/// A tile's load and store (see `Lower::tile_access`).
+struct TileAccess {
+    from: Value,
+    to: Value,
+    size: i64,
+    load_row: i64,
+    load_col: i64,
+    store_row: i64,
+    store_col: i64,
+    adjacent: bool,
+}
+
 /// Byte masks of `shuffle` (operands `a`, `b`: bytes 0–15 of `a`, 16–31 of `b`).
 fn mask(bytes: impl Iterator<Item = u8>) -> ConstantData {
     ConstantData::from(bytes.collect::<Vec<u8>>())
@@ -116,14 +130,27 @@ impl Lower<'_, '_> {
         self.b.ins().brif(whole, tileb, &[], pointb, &[]);
 
         self.b.switch_to_block(tileb);
-        self.transpose_tile(lanes)?;
+        let tiles = if self.streams() {
+            self.stream_tiles(p, end)?
+        } else {
+            self.transpose_tile(lanes)?;
+            self.iconst(I64, 1)
+        };
         let z = self.iconst(I64, 0);
         self.b.def_var(self.idx[nd - 2], z);
         self.b.def_var(self.idx[nd - 1], z);
+        if nd > 2 {
+            // the last of the tiles done is the one the carry moves past
+            let at = self.b.use_var(self.idx[nd - 3]);
+            let last = self.b.ins().iadd(at, tiles);
+            let last = self.b.ins().iadd_imm_s(last, -1);
+            self.b.def_var(self.idx[nd - 3], last);
+        }
         let one = self.iconst(I8, 1);
         self.carry(0..nd - 2, one);
         let pv = self.b.use_var(p);
-        let pn = self.b.ins().iadd_imm_s(pv, tile);
+        let points = self.b.ins().imul_imm_s(tiles, tile);
+        let pn = self.b.ins().iadd(pv, points);
         self.b.def_var(p, pn);
         self.b.ins().jump(head, &[]);
 
@@ -137,6 +164,79 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
+    /// Whether the kernel's tiles are calls of the runtime's streamed transpose
+    /// (an output of [`STREAM_MIN_BYTES`] or more).
+    fn streams(&self) -> bool {
+        let store = &self.k.stores[0];
+        let p = &self.k.params[store.param.index()];
+        (p.len * p.dtype.size_in_bytes()) as i64 >= STREAM_MIN_BYTES
+    }
+
+    /// The tile's load and store: the first element's addresses at the current
+    /// indices (in-tile indices 0), the element size in bytes, the strides in bytes
+    /// along the tile's rows and columns, load (`load_row`, `load_col`) and store
+    /// (`store_row`, `store_col`), and whether the next tile along dim `nd - 3`
+    /// continues this one's columns on both sides (`adjacent`).
+    fn tile_access(&mut self) -> R<TileAccess> {
+        let nd = self.k.dims.len();
+        let store = self.k.stores[0].clone();
+        let Expr::Load { param, index, .. } = self.k.exprs[store.value.0 as usize].expr.clone()
+        else {
+            unreachable!("transpose_block admits one load")
+        };
+        let size = self.k.params[param.index()].dtype.size_in_bytes() as i64;
+        let from = self.address(param.index(), &index.offset, &index.strides, None)?;
+        let to = self.address(
+            store.param.index(),
+            &store.index.offset,
+            &store.index.strides,
+            None,
+        )?;
+        Ok(TileAccess {
+            from,
+            to,
+            size,
+            load_row: index.strides[nd - 2] * size,
+            load_col: index.strides[nd - 1] * size,
+            store_row: store.index.strides[nd - 2] * size,
+            store_col: store.index.strides[nd - 1] * size,
+            // the next tile along dim nd - 3 continues this one's columns
+            adjacent: nd > 2 && {
+                let cols = self.k.dims[nd - 1] as i64;
+                store.index.strides[nd - 3] == cols * store.index.strides[nd - 1]
+                    && index.strides[nd - 3] == cols * index.strides[nd - 1]
+            },
+        })
+    }
+
+    /// The tiles from the current one (at its first point `p`) as one call of
+    /// the runtime's streamed transpose: where the next tiles along dim `nd - 3`
+    /// continue its columns, as many of them as that dim and the range (up to
+    /// `end`) hold whole, one tile `cols × tiles` wide (its output rows longer
+    /// runs of whole lines); returns how many tiles it wrote.
+    fn stream_tiles(&mut self, p: Variable, end: Value) -> R<Value> {
+        let nd = self.k.dims.len();
+        let (rows, cols) = (self.k.dims[nd - 2] as i64, self.k.dims[nd - 1] as i64);
+        let a = self.tile_access()?;
+        let tiles = if a.adjacent {
+            let tile = rows * cols;
+            let pv = self.b.use_var(p);
+            let left = self.b.ins().isub(end, pv);
+            let in_range = self.b.ins().udiv_imm_s(left, tile);
+            let at = self.b.use_var(self.idx[nd - 3]);
+            let n = self.iconst(I64, self.k.dims[nd - 3] as i64);
+            let in_dim = self.b.ins().isub(n, at);
+            self.b.ins().umin(in_range, in_dim)
+        } else {
+            self.iconst(I64, 1)
+        };
+        let width = self.b.ins().imul_imm_s(tiles, cols);
+        let symbol = format!("lf_transpose_stream_{}", a.size);
+        let args = [a.store_row, a.load_col, rows].map(|v| self.iconst(I64, v));
+        self.call_void(&symbol, &[a.to, args[0], a.from, args[1], args[2], width])?;
+        Ok(tiles)
+    }
+
     /// The tile at the current outer indices (its in-tile indices at 0), in
     /// `lanes × lanes` blocks: the tile's first load and store addresses once,
     /// each block's at constant steps from them (a row of blocks unrolled when
@@ -144,31 +244,15 @@ impl Lower<'_, '_> {
     fn transpose_tile(&mut self, lanes: i64) -> R<()> {
         let nd = self.k.dims.len();
         let (rows, cols) = (self.k.dims[nd - 2] as i64, self.k.dims[nd - 1] as i64);
-        let store = self.k.stores[0].clone();
-        let Expr::Load { param, index, .. } = self.k.exprs[store.value.0 as usize].expr.clone()
-        else {
-            unreachable!("transpose_block admits one load")
-        };
-        let size = self.k.params[param.index()].dtype.size_in_bytes() as i64;
-        let from0 = self.address(param.index(), &index.offset, &index.strides, None)?;
-        let to0 = self.address(
-            store.param.index(),
-            &store.index.offset,
-            &store.index.strides,
-            None,
-        )?;
-        // bytes between the block's loads (one per column) and its stores (one
-        // per row); a block row / column further moves both by `lanes` of those
-        let (load_row, load_col) = (index.strides[nd - 2] * size, index.strides[nd - 1] * size);
-        let (store_row, store_col) = (
-            store.index.strides[nd - 2] * size,
-            store.index.strides[nd - 1] * size,
-        );
-        if self.k.params[store.param.index()].len as i64 * size >= STREAM_MIN_BYTES {
-            let symbol = format!("lf_transpose_stream_{size}");
-            let args = [store_row, load_col, rows, cols].map(|v| self.iconst(I64, v));
-            return self.call_void(&symbol, &[to0, args[0], from0, args[1], args[2], args[3]]);
-        }
+        let TileAccess {
+            from: from0,
+            to: to0,
+            load_row,
+            load_col,
+            store_row,
+            store_col,
+            ..
+        } = self.tile_access()?;
         let blocks = cols / lanes;
         self.counted_loop(rows / lanes, &mut |s, ib| {
             let from = s.b.ins().imul_imm_s(ib, lanes * load_row);
