@@ -440,9 +440,17 @@ fn silu(x: f32) -> f32 {
 /// 0`: `e^(+inf)` is inf).
 #[inline(always)]
 fn gelu_tanh(x: f32) -> f32 {
-    let beta = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
-    let inner = beta * (x + 0.044715f64 as f32 * (x * x * x));
+    let (beta, cubic) = gelu_tanh_coefficients();
+    let inner = beta * (x + cubic * (x * x * x));
     x / one_plus_exp_neg(inner + inner)
+}
+
+/// The tanh-form GELU's `β = √(2/π)` and cubic coefficient `0.044715` in
+/// float32 (shared with its explicit AVX-512 run, `exp_scalef.rs`).
+#[inline(always)]
+fn gelu_tanh_coefficients() -> (f32, f32) {
+    let beta = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
+    (beta, 0.044715f64 as f32)
 }
 
 /// The widest vector code this processor runs: 0 not yet probed, then 1
@@ -588,9 +596,9 @@ macro_rules! run_log_fn {
 
 run_fn!(run_exp, exp, f32, wide exp_scalef::run_f32);
 run_fn!(run_tanh, tanh, f32);
-run_fn!(run_sigmoid, sigmoid, f32);
-run_fn!(run_silu, silu, f32);
-run_fn!(run_gelu_tanh, gelu_tanh, f32);
+run_fn!(run_sigmoid, sigmoid, f32, wide exp_scalef::run_sigmoid_f32);
+run_fn!(run_silu, silu, f32, wide exp_scalef::run_silu_f32);
+run_fn!(run_gelu_tanh, gelu_tanh, f32, wide exp_scalef::run_gelu_tanh_f32);
 run_log_fn!(run_log, log, log_normal);
 run_log_fn!(run_log2, log2, log2_normal);
 run_log_fn!(run_log10, log10, log10_normal);
@@ -708,9 +716,9 @@ pub(crate) mod tests {
     }
 
     /// Runs of every length up to forty, in place and from a source, give
-    /// their op's bits at every level: the tails (exp's masked vector at the
-    /// widest level, the others' elements one by one) and the specials in
-    /// them.
+    /// their op's bits at every level: the tails (the masked vector of exp,
+    /// sigmoid, SiLU and the tanh-form GELU at the widest level, the others'
+    /// elements one by one) and the specials in them.
     #[test]
     fn tails_of_every_length_give_the_ops_bits() {
         let specials = [f32::NAN, -0.0, f32::INFINITY, 1e-40, -3.5, 88.8, 0.5];
@@ -730,6 +738,8 @@ pub(crate) mod tests {
                     (run_exp as Run, exp as fn(f32) -> f32),
                     (run_tanh, tanh),
                     (run_sigmoid, sigmoid),
+                    (run_silu, silu),
+                    (run_gelu_tanh, gelu_tanh),
                     (run_log, log),
                     (run_log10, log10),
                     (run_expm1, activations::expm1),

@@ -1,6 +1,8 @@
 //! The exponential's AVX-512 runs (float32 and float64: the runs of `exp`,
-//! softmax's rows of `exp(x - max)` and log-softmax's sums of them) with
-//! `exp`'s last step, the scaling by `2^n`, as one `vscalefps`/`vscalefpd`.
+//! softmax's rows of `exp(x - max)` and log-softmax's sums of them; float32:
+//! the runs of the ops of the form `x / (1 + e^-y)`, sigmoid, SiLU and the
+//! tanh-form GELU) with `exp`'s last step, the scaling by `2^n`, as one
+//! `vscalefps`/`vscalefpd`.
 //!
 //! The portable `exp` scales `1 + p` by `2^n` in two normal factors
 //! (`scale2`, so that neither factor overflows): `fma(p, 2^n1, 2^n1) * 2^n2`.
@@ -22,7 +24,10 @@
 //! sum's tail stays in the kernel, which hands the routines whole vectors.)
 
 #[cfg(target_arch = "x86_64")]
-pub(super) use wide::{row_f32, row_f64, run_f32, run_f64, sum_f32, sum_f64};
+pub(super) use wide::{
+    row_f32, row_f64, run_f32, run_f64, run_gelu_tanh_f32, run_sigmoid_f32, run_silu_f32, sum_f32,
+    sum_f64,
+};
 
 #[cfg(target_arch = "x86_64")]
 mod wide {
@@ -84,20 +89,21 @@ mod wide {
         }
     }
 
-    /// `dst[i] = exp(src[i])` (in place where `src` is `None`), sixteen
-    /// lanes at a time, the last few as one masked vector.
+    /// `dst[i] = op(src[i])` (in place where `src` is `None`) for an op of
+    /// sixteen lanes, sixteen at a time, the last few as one masked vector.
     ///
     /// # Safety
     /// The processor has AVX-512F, AVX2 and FMA.
+    #[inline]
     #[target_feature(enable = "avx512f,fma,avx2")]
-    pub(crate) unsafe fn run_f32(dst: &mut [f32], src: Option<&[f32]>) {
+    unsafe fn run16(dst: &mut [f32], src: Option<&[f32]>, op: impl Fn(__m512) -> __m512) {
         let (out, from, n) = ends(dst, src);
         let full = n - n % 16;
         for c in (0..full).step_by(16) {
             // SAFETY: `c + 16 <= n`, within both runs; a source that is the
             // destination is read before its lanes are written.
             unsafe {
-                let y = exp16(_mm512_loadu_ps(from.add(c)));
+                let y = op(_mm512_loadu_ps(from.add(c)));
                 _mm512_storeu_ps(out.add(c), y);
             }
         }
@@ -107,9 +113,76 @@ mod wide {
             let m: __mmask16 = (1u16 << (n - full)) - 1;
             // SAFETY: the mask keeps the `n - full` lanes inside both runs.
             unsafe {
-                let y = exp16(_mm512_maskz_loadu_ps(m, from.add(full)));
+                let y = op(_mm512_maskz_loadu_ps(m, from.add(full)));
                 _mm512_mask_storeu_ps(out.add(full), m, y);
             }
+        }
+    }
+
+    /// `-x` of sixteen lanes: the sign bit flipped, as Rust's negation.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn neg16(x: __m512) -> __m512 {
+        let sign = _mm512_set1_epi32(i32::MIN);
+        _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), sign))
+    }
+
+    /// `x / (1 + e^-y)` of sixteen lanes (`super::one_plus_exp_neg`'s
+    /// steps): `num` 1 for the sigmoid, `x` for SiLU and the tanh-form GELU.
+    #[inline]
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    fn over_one_plus_exp_neg(num: __m512, y: __m512) -> __m512 {
+        let one = _mm512_set1_ps(1.0);
+        _mm512_div_ps(num, _mm512_add_ps(one, exp16(neg16(y))))
+    }
+
+    /// `dst[i] = exp(src[i])` (in place where `src` is `None`), sixteen
+    /// lanes at a time, the last few as one masked vector.
+    ///
+    /// # Safety
+    /// The processor has AVX-512F, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn run_f32(dst: &mut [f32], src: Option<&[f32]>) {
+        // SAFETY: the caller's contract.
+        unsafe { run16(dst, src, |x| exp16(x)) }
+    }
+
+    /// `super::sigmoid` of each element, [`run_f32`]'s way.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn run_sigmoid_f32(dst: &mut [f32], src: Option<&[f32]>) {
+        // SAFETY: the caller's contract.
+        unsafe { run16(dst, src, |x| over_one_plus_exp_neg(_mm512_set1_ps(1.0), x)) }
+    }
+
+    /// `super::silu` of each element, [`run_f32`]'s way.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn run_silu_f32(dst: &mut [f32], src: Option<&[f32]>) {
+        // SAFETY: the caller's contract.
+        unsafe { run16(dst, src, |x| over_one_plus_exp_neg(x, x)) }
+    }
+
+    /// `super::gelu_tanh` of each element, [`run_f32`]'s way: the inner
+    /// polynomial's products and sums in its order (none fused).
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn run_gelu_tanh_f32(dst: &mut [f32], src: Option<&[f32]>) {
+        let (beta, cubic) = super::super::gelu_tanh_coefficients();
+        // SAFETY: the caller's contract.
+        unsafe {
+            run16(dst, src, |x| {
+                let cube = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+                let sum = _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(cubic), cube));
+                let inner = _mm512_mul_ps(_mm512_set1_ps(beta), sum);
+                over_one_plus_exp_neg(x, _mm512_add_ps(inner, inner))
+            })
         }
     }
 
