@@ -109,6 +109,9 @@ fn on_device(t: Tensor) -> Tensor {
 #[path = "nn_workloads.rs"]
 mod nn;
 
+#[path = "half_by_hand.rs"]
+mod half_by_hand;
+
 /// Sizes: full (PERF.md's) or `quick` (a smoke test: each side divided by ~4–16).
 pub struct Sizes {
     /// elementwise length (W1, W8)
@@ -168,14 +171,19 @@ pub fn groups(filter: &str) -> Vec<&'static str> {
 /// memory bounded).
 pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
     match group {
-        "W1" => {
-            [DType::F64, DType::F16, DType::BF16]
-                .into_iter()
-                .fold(vec![w1(s.n)], |mut v, dt| {
-                    v.push(w1_typed(s.n, dt));
-                    v
-                })
-        }
+        "W1" => [DType::F64, DType::F16, DType::BF16]
+            .into_iter()
+            .fold(vec![w1(s.n)], |mut v, dt| {
+                v.push(w1_typed(s.n, dt));
+                v
+            })
+            .into_iter()
+            .chain(
+                [DType::F16, DType::BF16]
+                    .into_iter()
+                    .filter_map(|dt| half_by_hand::hand_w1(s.n, dt)),
+            )
+            .collect(),
         "W2" => vec![w2(s.side)],
         "W3" => vec![w3(s.sum_n)],
         "W3b" => w3b(s.side * 2),

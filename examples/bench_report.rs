@@ -113,13 +113,13 @@ fn main() {
         lazyfuse::math_mode().unwrap()
     );
     println!(
-        "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7}  target",
+        "{:<12} {:<40} {:>10} {:>14} {:>10} {:>7}  target",
         "id", "workload", "median", "rate", "baseline", "ratio"
     );
     for g in groups(&filter) {
         if gpu && (g == "W9" || g.starts_with('T') || g.starts_with('C')) {
             // W9 is the CPU's latency target.
-            println!("{g:<11} (not measured on the device)");
+            println!("{g:<12} (not measured on the device)");
             continue;
         }
         for mut w in build(g, &sizes) {
@@ -177,7 +177,7 @@ fn main() {
                 (None, None) => "",
             };
             println!(
-                "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7.2}  {}{}",
+                "{:<12} {:<40} {:>10} {:>14} {:>10} {:>7.2}  {}{}",
                 w.id,
                 w.what,
                 ms(t),
@@ -206,7 +206,7 @@ fn main() {
 /// kernel.
 fn direct_cublas(id: &str, sizes: &Sizes) -> Option<Box<dyn FnMut()>> {
     if let Err(why) = lazyfuse_runtime::cuda::blas::cublas_version() {
-        println!("{id:<11} no cuBLAS ({why}): a generated kernel, no baseline");
+        println!("{id:<12} no cuBLAS ({why}): a generated kernel, no baseline");
         return None;
     }
     let (_, n, batch, _) = workloads::w6_cases(sizes).into_iter().find(|c| c.0 == id)?;
@@ -295,7 +295,7 @@ fn compile_times(sizes: &Sizes, samples: usize) {
         ),
     ] {
         println!(
-            "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7}  {target}",
+            "{:<12} {:<40} {:>10} {:>14} {:>10} {:>7}  {target}",
             id,
             what,
             ms(median(times)),
@@ -311,7 +311,7 @@ fn compile_times(sizes: &Sizes, samples: usize) {
     let first = t.elapsed().as_secs_f64();
     let cached = time(&mut || drop(long(&big, 1).realize().unwrap()), samples, 1);
     println!(
-        "{:<11} {:<40} {:>10} {:>14} {:>10} {:>7}  < 20 ms",
+        "{:<12} {:<40} {:>10} {:>14} {:>10} {:>7}  < 20 ms",
         "first_W1",
         format!("first realize of new W1(+a) [{n}]"),
         ms(first),
