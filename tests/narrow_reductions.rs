@@ -206,8 +206,9 @@ fn suffix(dt: DType) -> &'static str {
 }
 
 /// A float16 or bfloat16 softmax over rows (fast math) runs its phases as
-/// routines: the max through `lf_reduce_max_<dtype>`, the row widened into its
-/// float32 slot once (`lf_tile_widen_<dtype>`) for the exp routine; a
+/// routines: the max through `lf_reduce_max_<dtype>`, the exps through
+/// `lf_row_exp_<dtype>` (the codes widened in the routine, its float32 exps in
+/// the kept row's slot or the float32 output); a
 /// log-softmax's sum of exps through `lf_reduce_sumexp_<dtype>`; a layer
 /// norm's mean and variance through `lf_reduce_sum_<dtype>_f64` and
 /// `lf_reduce_sumsq_<dtype>_widened`, its output (weighted and biased or not)
@@ -228,7 +229,7 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
         (
             "softmax",
             |x| x.softmax(1).unwrap(),
-            &["reduce_max_{}", "tile_widen_{}"],
+            &["reduce_max_{}", "row_exp_{}"],
         ),
         (
             "log_softmax",
@@ -238,7 +239,7 @@ fn narrow_softmax_rows_run_as_routines_with_the_loops_bits() {
         (
             "softmax as float32",
             |x| x.to_dtype(DType::F32).unwrap().softmax(1).unwrap(),
-            &["reduce_max_{}", "tile_widen_{}"],
+            &["reduce_max_{}", "row_exp_{}"],
         ),
         ("amin", |x| x.amin(&[1], true).unwrap(), &["reduce_min_{}"]),
         (

@@ -382,8 +382,8 @@ fn one_routine_fetches_the_next_row() {
 }
 
 /// Float16 and bfloat16 softmax rows keep their float32 `exp(x - max)` in a
-/// row slot for the last phase; the exp-sum phase stores the argument there
-/// and the row routine rewrites it (a kept row's run), and the last phase
+/// row slot for the last phase; the exp-sum phase's row routine reads the
+/// codes and writes the exps there (a kept row's run), and the last phase
 /// scales the slot in place with the affine routine and narrows it into the
 /// output: against the same steps realized one by one in float32 and rounded
 /// once, bit for bit.
@@ -401,17 +401,17 @@ fn narrow_softmax_rows_take_a_run_over_the_kept_row() {
             let x = x.to_dtype(dt).unwrap().realize().unwrap();
             let y = x.softmax(1).unwrap();
             let clif = y.clif_text().unwrap();
-            let narrow = if dt == DType::F16 {
-                "lf_narrow_f16"
+            let (exp, narrow) = if dt == DType::F16 {
+                ("lf_row_exp_f16", "lf_narrow_f16")
             } else {
-                "lf_narrow_bf16"
+                ("lf_row_exp_bf16", "lf_narrow_bf16")
             };
-            for routine in ["lf_row_exp_f32", "lf_row_affine_f32", narrow] {
+            for routine in [exp, "lf_row_affine_f32", narrow] {
                 let runs = clif.contains(routine);
                 // (the scaling of a bfloat16 row shorter than 256 points
                 // keeps the kernel's loop, whose rounding to bfloat16 is
                 // cheap; float16's keeps the routine and its conversions)
-                let short = routine != "lf_row_exp_f32" && dt == DType::BF16 && cols < 256;
+                let short = routine != exp && dt == DType::BF16 && cols < 256;
                 assert_eq!(
                     runs,
                     (16..=16384).contains(&cols) && !short,

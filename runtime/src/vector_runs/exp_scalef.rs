@@ -25,8 +25,8 @@
 
 #[cfg(target_arch = "x86_64")]
 pub(super) use wide::{
-    row_f32, row_f64, run_f32, run_f64, run_gelu_tanh_f32, run_sigmoid_f32, run_silu_f32, sum_f32,
-    sum_f64,
+    row_f32, row_f32_of_codes, row_f64, run_f32, run_f64, run_gelu_tanh_f32, run_sigmoid_f32,
+    run_silu_f32, sum_f32, sum_f64,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -228,24 +228,102 @@ mod wide {
         next: *const f32,
     ) {
         let (out, from, n) = ends(dst, src);
+        // SAFETY: `out` and `from` hold `n` float32 (`ends`); a source that is
+        // the destination is read before its lanes are written.
+        unsafe {
+            row16(
+                out,
+                n,
+                shift,
+                sums,
+                next,
+                |c| _mm512_loadu_ps(from.add(c)),
+                |i| *from.add(i),
+            )
+        }
+    }
+
+    /// [`row_f32`] over a float16 or bfloat16 row (`bf`), its codes widened
+    /// in registers (exactly, so the same bits as the widened row's); `dst`
+    /// as long as `src`.
+    ///
+    /// # Safety
+    /// As [`run_f32`].
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(crate) unsafe fn row_f32_of_codes(
+        dst: &mut [f32],
+        src: &[u16],
+        bf: bool,
+        shift: f32,
+        sums: &mut [f32; 16],
+        next: *const u16,
+    ) {
+        let n = dst.len().min(src.len());
+        let from = src.as_ptr();
+        let widen = |c: u16| {
+            if bf {
+                half::bf16::from_bits(c).to_f32()
+            } else {
+                half::f16::from_bits(c).to_f32()
+            }
+        };
+        // SAFETY: `src` and `dst` hold `n` elements each.
+        unsafe {
+            row16(
+                dst.as_mut_ptr(),
+                n,
+                shift,
+                sums,
+                next,
+                |c| {
+                    let h = _mm256_loadu_si256(from.add(c).cast());
+                    if bf {
+                        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+                    } else {
+                        _mm512_cvtph_ps(h)
+                    }
+                },
+                |i| widen(*from.add(i)),
+            )
+        }
+    }
+
+    /// The loop of [`row_f32`]: `n` values, sixteen by `load(c)` (`c` a
+    /// multiple of 16 with `c + 16 <= n`) and the rest by `at(i)`, `exp(x -
+    /// shift)` of each stored at `out` and summed.
+    ///
+    /// # Safety
+    /// `out` valid for writes of `n` float32; `load` and `at` read only the
+    /// source's elements at the positions they are given, each before its
+    /// lanes of `out` are written.
+    #[inline]
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    unsafe fn row16<T>(
+        out: *mut f32,
+        n: usize,
+        shift: f32,
+        sums: &mut [f32; 16],
+        next: *const T,
+        load: impl Fn(usize) -> __m512,
+        at: impl Fn(usize) -> f32,
+    ) {
         let full = n - n % 16;
         let by = _mm512_set1_ps(shift);
         // SAFETY: `sums` holds sixteen float32.
         let mut acc = unsafe { _mm512_loadu_ps(sums.as_ptr()) };
         for c in (0..full).step_by(16) {
             prefetch::lines::<false, _>(next, c, 16);
-            // SAFETY: as in `run_f32`.
-            unsafe {
-                let y = exp16(_mm512_sub_ps(_mm512_loadu_ps(from.add(c)), by));
-                _mm512_storeu_ps(out.add(c), y);
-                acc = _mm512_add_ps(acc, y);
-            }
+            let y = exp16(_mm512_sub_ps(load(c), by));
+            // SAFETY: `c + 16 <= n` lanes of `out`.
+            unsafe { _mm512_storeu_ps(out.add(c), y) };
+            acc = _mm512_add_ps(acc, y);
         }
         // SAFETY: as above.
         unsafe { _mm512_storeu_ps(sums.as_mut_ptr(), acc) };
         for i in full..n {
-            let y = exp(src.map_or(dst[i], |s| s[i]) - shift);
-            dst[i] = y;
+            let y = exp(at(i) - shift);
+            // SAFETY: `i < n`.
+            unsafe { *out.add(i) = y };
             sums[i % 16] += y;
         }
     }

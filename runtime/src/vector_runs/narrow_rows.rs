@@ -19,7 +19,14 @@
 //! `lf_reduce_sumsq_<f16|bf16>_widened`, `reductions.rs`' `sum_f32_f64` and
 //! `sumsq_f32_widened` over the widened codes (float64 accumulators). `shift`
 //! is the sums' (the extrema ignore it), `next` (null: none) is a row to
-//! prefetch meanwhile, a block's matching bytes before the block.
+//! prefetch meanwhile, a block's matching bytes before the block. With
+//! AVX-512 the max and min widen sixteen codes at a time in registers
+//! instead, four chains at once (`wide`), the same bits.
+//!
+//! `lf_row_exp_<f16|bf16>(dst: *mut f32, src: *const u16, n, shift, sums,
+//! next)`: the row routine `lf_row_exp_f32` over the widened codes (a float16
+//! softmax's exp phase, writing its float32 exps), with AVX-512 the codes
+//! widened in its loop.
 
 use super::prefetch::{blocks, BLOCK};
 use super::reductions::{reduce_max_f32, reduce_min_f32, reduce_sumexp_f32};
@@ -95,12 +102,241 @@ macro_rules! narrow_row_fn {
     };
 }
 
-narrow_row_fn!(reduce_max_f16, widen_f16_run, reduce_max_f32);
-narrow_row_fn!(reduce_min_f16, widen_f16_run, reduce_min_f32);
+/// One max or min function per dtype: with AVX-512, [`wide::extremum`] over
+/// the codes; elsewhere the widened blocks and the float32 routine.
+macro_rules! narrow_extremum_fn {
+    ($name:ident, $widen:ident, $step:ident, $max:expr, $bf:expr) => {
+        /// Steps `accs[i % 16]` with the float32 value of each of the `n`
+        /// codes at `src` in order (`n ≤ 0`: nothing); `shift` is unused,
+        /// `next` (null: none) is a row to prefetch meanwhile (the AVX-512
+        /// path, whose row the softmax's exp routine fetched, asks for none).
+        ///
+        /// # Safety
+        /// As the other narrow row functions': `src` valid and aligned for
+        /// reads of `n` codes, `accs` for reads and writes of 16 accumulators
+        /// apart from it, which no one else writes during the call; `next`
+        /// only a hint.
+        pub(crate) unsafe extern "C" fn $name(
+            src: *const u16,
+            n: i64,
+            shift: f32,
+            accs: *mut f32,
+            next: *const u16,
+        ) {
+            #[cfg(target_arch = "x86_64")]
+            if n > 0 && super::level() == 3 {
+                // SAFETY: level 3 is AVX-512F; the caller's contract above
+                // covers the row and the accumulators.
+                unsafe {
+                    let row = std::slice::from_raw_parts(src, n as usize);
+                    wide::extremum(row, &mut *accs.cast::<[f32; 16]>(), $max, $bf)
+                };
+                return;
+            }
+            // SAFETY: the caller's contract above is `widened_blocks`'.
+            unsafe { widened_blocks(src, n, shift, accs, next, ($widen, $step)) }
+        }
+    };
+}
+
+narrow_extremum_fn!(reduce_max_f16, widen_f16_run, reduce_max_f32, true, false);
+narrow_extremum_fn!(reduce_min_f16, widen_f16_run, reduce_min_f32, false, false);
 narrow_row_fn!(reduce_sumexp_f16, widen_f16_run, reduce_sumexp_f32);
-narrow_row_fn!(reduce_max_bf16, widen_bf16_run, reduce_max_f32);
-narrow_row_fn!(reduce_min_bf16, widen_bf16_run, reduce_min_f32);
+narrow_extremum_fn!(reduce_max_bf16, widen_bf16_run, reduce_max_f32, true, true);
+narrow_extremum_fn!(reduce_min_bf16, widen_bf16_run, reduce_min_f32, false, true);
 narrow_row_fn!(reduce_sumexp_bf16, widen_bf16_run, reduce_sumexp_f32);
+
+/// One exp row function per dtype (see [`exp_row_of_codes`]).
+macro_rules! narrow_exp_row_fn {
+    ($name:ident, $widen:ident, $bf:expr) => {
+        /// Writes `exp(x - shift)` of the float32 value `x` of each of the `n`
+        /// codes at `src` to `dst[i]` (float32) and adds it to `sums[i % 16]`
+        /// (`n ≤ 0`: nothing; `sums` null: no sums), asking for the lines of
+        /// the codes at `next` as it goes (null: none).
+        ///
+        /// # Safety
+        /// `src` valid and aligned for reads of `n` codes, `dst` for writes of
+        /// `n` float32, apart; `sums` null or valid for 16 float32 apart from
+        /// both; no one else writes them during the call (the JIT kernel
+        /// passes an input row, its own row of float32 and a stack slot).
+        /// `next` may be any address: it is only a hint.
+        pub(crate) unsafe extern "C" fn $name(
+            dst: *mut f32,
+            src: *const u16,
+            n: i64,
+            shift: f32,
+            sums: *mut f32,
+            next: *const u16,
+        ) {
+            // SAFETY: the caller's contract above is `exp_row_of_codes`'.
+            unsafe { exp_row_of_codes(dst, src, n, shift, sums, next, $widen, $bf) }
+        }
+    };
+}
+
+narrow_exp_row_fn!(row_exp_f16, widen_f16_run, false);
+narrow_exp_row_fn!(row_exp_bf16, widen_bf16_run, true);
+
+/// A float16 or bfloat16 row's `exp(x - shift)` into float32 with its sums (a
+/// float16 softmax's exp phase, which keeps the float32 exps for its last
+/// phase): with AVX-512 the exp routine over the codes widened in registers,
+/// elsewhere the codes widened into `dst` and the float32 row routine over it
+/// in place; the same bits (the widening is exact).
+///
+/// # Safety
+/// As the functions of [`narrow_exp_row_fn`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn exp_row_of_codes(
+    dst: *mut f32,
+    src: *const u16,
+    n: i64,
+    shift: f32,
+    sums: *mut f32,
+    next: *const u16,
+    widen: Widen,
+    bf: bool,
+) {
+    if n <= 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::level() == 3 {
+        let mut none = [0.0; 16];
+        // SAFETY: level 3 is AVX-512F with FMA; the caller's contract covers
+        // the runs and the sums.
+        unsafe {
+            let (dst, src) = (
+                std::slice::from_raw_parts_mut(dst, n as usize),
+                std::slice::from_raw_parts(src, n as usize),
+            );
+            let sums = if sums.is_null() {
+                &mut none
+            } else {
+                &mut *sums.cast::<[f32; 16]>()
+            };
+            super::exp_scalef::row_f32_of_codes(dst, src, bf, shift, sums, next);
+        }
+        return;
+    }
+    // SAFETY: the caller's contract: `dst` holds `n` float32 apart from the
+    // codes, and the row routine runs over it in place.
+    unsafe {
+        widen(dst, src, n);
+        super::rows::row_exp(dst, dst, n, shift, sums, next.cast());
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    //! A float16 or bfloat16 row's max or min with AVX-512, the codes widened
+    //! in registers: no tile stored and read back, and four chains of
+    //! sixteen lanes at once where the float32 routine steps one.
+    use std::arch::x86_64::*;
+
+    /// Sixteen codes at `p` widened to float32 (float16 by `vcvtph2ps`,
+    /// bfloat16 shifted into the top half), exactly.
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of 16 codes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn widen16(p: *const u16, bf: bool) -> __m512 {
+        // SAFETY: the caller's contract.
+        let h = unsafe { _mm256_loadu_si256(p.cast()) };
+        if bf {
+            _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+        } else {
+            _mm512_cvtph_ps(h)
+        }
+    }
+
+    /// `reductions.rs`' `pick_max(a, x)` (`a < x ? x : a`) or `pick_min(a, x)`
+    /// (`x < a ? x : a`) of sixteen lanes: `vmaxps`/`vminps` with `x` first,
+    /// which return their second operand, `a`, where either is NaN or both
+    /// are zeros.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn pick(a: __m512, x: __m512, max: bool) -> __m512 {
+        if max {
+            _mm512_max_ps(x, a)
+        } else {
+            _mm512_min_ps(x, a)
+        }
+    }
+
+    /// Steps `accs[i % 16]` with each code of `row` in order by the pick,
+    /// each lane's NaNs noted apart and made its result (the canonical NaN)
+    /// at the end: the float32 routine's bits (`reduce_<max|min>_f32` over
+    /// the widened codes). The whole vectors are cut into four contiguous
+    /// blocks stepped side by side, each into sixteen accumulators of its own
+    /// (the first block's from `accs`, the others' from the infinity the
+    /// pick passes over), then picked together block after block: the pick
+    /// keeps the earlier of two equal values and a NaN never replaces a
+    /// number, so each block's result is the first of its extreme values and
+    /// the joined result the first of the row's, as in order.
+    ///
+    /// # Safety
+    /// The processor has AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn extremum(row: &[u16], accs: &mut [f32; 16], max: bool, bf: bool) {
+        let n = row.len();
+        let chunks = n / 16;
+        let per = chunks / 4;
+        let start = if max {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        };
+        // SAFETY: `accs` holds sixteen float32.
+        let first = unsafe { _mm512_loadu_ps(accs.as_ptr()) };
+        let mut nan: __mmask16 = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(first, first);
+        let mut acc = [
+            first,
+            _mm512_set1_ps(start),
+            _mm512_set1_ps(start),
+            _mm512_set1_ps(start),
+        ];
+        let at = |c: usize| row.as_ptr().wrapping_add(c * 16);
+        for j in 0..per {
+            for (b, a) in acc.iter_mut().enumerate() {
+                // SAFETY: chunk `b * per + j` < `chunks` lies in the row.
+                let x = unsafe { widen16(at(b * per + j), bf) };
+                nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+                *a = pick(*a, x, max);
+            }
+        }
+        // (the last block goes on over the chunks the split left)
+        for c in 4 * per..chunks {
+            // SAFETY: chunk `c` < `chunks` lies in the row.
+            let x = unsafe { widen16(at(c), bf) };
+            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+            acc[3] = pick(acc[3], x, max);
+        }
+        let joined = acc[1..].iter().fold(acc[0], |o, &a| pick(o, a, max));
+        let mut out = [0f32; 16];
+        // SAFETY: `out` holds sixteen float32.
+        unsafe { _mm512_storeu_ps(out.as_mut_ptr(), joined) };
+        // (the codes short of a chunk, one lane each, in order)
+        for (i, &c) in row[chunks * 16..].iter().enumerate() {
+            let x = if bf {
+                half::bf16::from_bits(c).to_f32()
+            } else {
+                half::f16::from_bits(c).to_f32()
+            };
+            if x.is_nan() {
+                nan |= 1 << i;
+            }
+            // (the picks: `a < x ? x : a`, `x < a ? x : a`)
+            let replaces = if max { out[i] < x } else { x < out[i] };
+            if replaces {
+                out[i] = x;
+            }
+        }
+        for (i, (a, o)) in accs.iter_mut().zip(out).enumerate() {
+            *a = if nan >> i & 1 == 1 { f32::NAN } else { o };
+        }
+    }
+}
 narrow_row_fn!(
     reduce_sum_f16_f64,
     widen_f16_run,
@@ -131,8 +367,10 @@ narrow_row_fn!(
 );
 
 /// The narrow row functions: symbol and address.
-pub(super) fn symbols() -> [(&'static str, *const u8); 10] {
+pub(super) fn symbols() -> [(&'static str, *const u8); 12] {
     [
+        ("lf_row_exp_f16", row_exp_f16 as *const u8),
+        ("lf_row_exp_bf16", row_exp_bf16 as *const u8),
         ("lf_reduce_sum_f16_f64", reduce_sum_f16_f64 as *const u8),
         ("lf_reduce_sum_bf16_f64", reduce_sum_bf16_f64 as *const u8),
         (
@@ -163,9 +401,11 @@ mod tests {
     /// Each function at every level against the codes widened by `half` and
     /// stepped one at a time with the vector loop's max, min or sum of
     /// `exp(x - shift)`, bit for bit: every 16-bit code in hashed orders (NaN
-    /// payloads, infinities, subnormals, signed zeros), rows of every length
-    /// around the block and the accumulators' cycle, with and without a row
-    /// to prefetch.
+    /// payloads, infinities, subnormals, signed zeros), rows whose extrema are
+    /// ties of signed zeros, rows of every length
+    /// around the block, the accumulators' cycle and the extrema's four
+    /// blocks, accumulators that start with a NaN, with and without a row to
+    /// prefetch.
     #[test]
     fn narrow_rows_step_the_widened_codes_in_order() {
         let f16: fn(u16) -> f32 = |c| half::f16::from_bits(c).to_f32();
@@ -213,8 +453,17 @@ mod tests {
                 (reduce_min_bf16, bf16, min),
                 (reduce_sumexp_bf16, bf16, sumexp),
             ];
-            for codes in [&all, &finite, &small] {
-                for n in [0usize, 1, 15, 16, 17, 511, 512, 513, 1040, 4099] {
+            // signed zeros beside values below (above) them: a lane's max (min)
+            // is the first of its zeros, which the picks keep
+            let cycle = |c: [u16; 3]| (0..8192).map(|i| c[i % 3]).collect::<Vec<u16>>();
+            let (zeros_up, zeros_down) = (
+                cycle([0x8000, 0x0000, 0x8001]),
+                cycle([0x0000, 0x8000, 0x0001]),
+            );
+            for codes in [&all, &finite, &small, &zeros_up, &zeros_down] {
+                for n in [
+                    0usize, 1, 15, 16, 17, 63, 64, 65, 511, 512, 513, 1040, 4096, 4099, 8192,
+                ] {
                     let n = n.min(codes.len());
                     let row = &codes[..n];
                     let next = if n % 2 == 0 {
@@ -223,7 +472,14 @@ mod tests {
                         std::ptr::null()
                     };
                     for (f, widen, step) in cases {
-                        let start: [f32; 16] = std::array::from_fn(|j| j as f32 * 0.5 - 4.0);
+                        // (a NaN accumulator too: lane 5 met one in an earlier call)
+                        let start: [f32; 16] = std::array::from_fn(|j| {
+                            if j == 5 && n % 3 == 0 {
+                                f32::NAN
+                            } else {
+                                j as f32 * 0.5 - 4.0
+                            }
+                        });
                         let mut want = start;
                         for (i, &c) in row.iter().enumerate() {
                             want[i % 16] = step(want[i % 16], widen(c), 1.5);
@@ -237,6 +493,70 @@ mod tests {
                             |v: [f32; 16]| v.map(|x| if x.is_nan() { 1 } else { x.to_bits() });
                         assert_eq!(bits(got), bits(want), "n {n}");
                     }
+                }
+            }
+        });
+    }
+
+    /// The exp rows over codes (`lf_row_exp_<f16|bf16>`) at every level give
+    /// the float32 row routine's values and sums over the widened codes, bit
+    /// for bit: codes of every kind but NaN (whose sums are any NaN),
+    /// lengths around the vector, with sums and without.
+    #[test]
+    fn exp_rows_of_codes_are_the_widened_rows() {
+        type Row = unsafe extern "C" fn(*mut f32, *const u16, i64, f32, *mut f32, *const u16);
+        /// A function and its codes' widening.
+        type Case = (Row, fn(u16) -> f32);
+        let f16: fn(u16) -> f32 = |c| half::f16::from_bits(c).to_f32();
+        let bf16: fn(u16) -> f32 = |c| half::bf16::from_bits(c).to_f32();
+        let cases: [Case; 2] = [(row_exp_f16, f16), (row_exp_bf16, bf16)];
+        super::super::each_level(|| {
+            for (f, widen) in cases {
+                let codes: Vec<u16> = (0..=u16::MAX as u32)
+                    .map(|i| (i.wrapping_mul(40503) & 0xFFFF) as u16)
+                    .filter(|&c| !widen(c).is_nan())
+                    .collect();
+                for n in [0usize, 1, 15, 16, 17, 100, 4096, 4099] {
+                    let row = &codes[..n];
+                    let widened: Vec<f32> = row.iter().map(|&c| widen(c)).collect();
+                    let start: [f32; 16] = std::array::from_fn(|j| j as f32 * 0.25);
+                    let (mut want, mut want_sums) = (vec![0f32; n], start);
+                    // SAFETY: live runs of `n` and an array of 16.
+                    unsafe {
+                        super::super::rows::row_exp(
+                            want.as_mut_ptr(),
+                            widened.as_ptr(),
+                            n as i64,
+                            1.25,
+                            want_sums.as_mut_ptr(),
+                            std::ptr::null(),
+                        )
+                    };
+                    let (mut got, mut got_sums) = (vec![0f32; n], start);
+                    let mut no_sums = vec![0f32; n];
+                    // SAFETY: as above; the second call without sums.
+                    unsafe {
+                        f(
+                            got.as_mut_ptr(),
+                            row.as_ptr(),
+                            n as i64,
+                            1.25,
+                            got_sums.as_mut_ptr(),
+                            codes.as_ptr(),
+                        );
+                        f(
+                            no_sums.as_mut_ptr(),
+                            row.as_ptr(),
+                            n as i64,
+                            1.25,
+                            std::ptr::null_mut(),
+                            std::ptr::null(),
+                        );
+                    }
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&want), "n {n}");
+                    assert_eq!(bits(&no_sums), bits(&want), "n {n}, no sums");
+                    assert_eq!(bits(&got_sums), bits(&want_sums), "n {n}, sums");
                 }
             }
         });

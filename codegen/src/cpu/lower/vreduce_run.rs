@@ -478,14 +478,20 @@ impl Lower<'_, '_> {
             _ => None,
         };
         let count = self.iconst(I64, m);
+        let mut symbol = format!("lf_row_{}", r.routine);
         if let Some(load) = super::vrun::direct_load(self.k, r) {
             let narrow = self.k.exprs[load.0 as usize].dtype;
             if matches!(narrow, DType::F16 | DType::BF16) {
-                // (a float16 or bfloat16 row, widened into the run's own row
-                // first: the routine then runs in place)
-                let widen = format!("lf_tile_widen_{}", super::vtiles::suffix(narrow));
-                self.call_void(&widen, &[start, src, count])?;
-                src = start;
+                let sfx = super::vtiles::suffix(narrow);
+                if r.routine == "exp_f32" {
+                    // (exp reads the codes itself: `lf_row_exp_<dtype>`)
+                    symbol = format!("lf_row_exp_{sfx}");
+                } else {
+                    // (a float16 or bfloat16 row, widened into the run's own
+                    // row first: the routine then runs in place)
+                    self.call_void(&format!("lf_tile_widen_{sfx}"), &[start, src, count])?;
+                    src = start;
+                }
             }
         }
         let next = match self.prefetching_run() {
@@ -494,7 +500,6 @@ impl Lower<'_, '_> {
             }
             _ => zero,
         };
-        let symbol = format!("lf_row_{}", r.routine);
         if let Some(va) = summed {
             return self.through_sixteen(va, &mut |l, sums| {
                 l.call_void(&symbol, &[start, src, count, shift, sums, next])

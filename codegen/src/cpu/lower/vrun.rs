@@ -105,8 +105,9 @@ pub(super) struct OutputRun {
     /// a phase, also a float16 or bfloat16 one widened to float32:
     /// [`widened_row`]), or (a phase run's) such a value minus
     /// [`OutputRun::shift`], and the kernel (the phase) computes nothing else:
-    /// the routine reads the input itself (a narrow row widened into its own
-    /// row first), and the vector code does not run
+    /// the routine reads the input itself (a narrow row's codes by
+    /// `lf_row_exp_<dtype>`, or widened into its own row first), and the
+    /// vector code does not run
     pub(super) direct: bool,
     /// a direct phase run's outer value the routine subtracts from the load
     /// (softmax's row max)
