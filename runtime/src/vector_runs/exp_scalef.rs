@@ -275,14 +275,7 @@ mod wide {
                 shift,
                 sums,
                 next,
-                |c| {
-                    let h = _mm256_loadu_si256(from.add(c).cast());
-                    if bf {
-                        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
-                    } else {
-                        _mm512_cvtph_ps(h)
-                    }
-                },
+                |c| super::super::half_hw::widen16(from.add(c), bf),
                 |i| widen(*from.add(i)),
             )
         }

@@ -23,8 +23,29 @@ pub(super) fn hw_f16() -> bool {
 /// float16 in place, the codes `src` widened into `dst`, or the values `src`
 /// as codes in `dst`; the points past the last whole vector by the arithmetic.
 #[cfg(target_arch = "x86_64")]
+pub(super) use hw::widen16;
+
+#[cfg(target_arch = "x86_64")]
 mod hw {
     use std::arch::x86_64::*;
+
+    /// Sixteen float16 or bfloat16 (`bf`) codes at `p` widened to float32 in a
+    /// register, exactly: float16 by `vcvtph2ps`, bfloat16 shifted into the
+    /// top half (the routines that widen in their own loops).
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of 16 codes; the processor has AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(in crate::vector_runs) unsafe fn widen16(p: *const u16, bf: bool) -> __m512 {
+        // SAFETY: the caller's contract.
+        let h = unsafe { _mm256_loadu_si256(p.cast()) };
+        if bf {
+            _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+        } else {
+            _mm512_cvtph_ps(h)
+        }
+    }
 
     /// Round to nearest even (AVX-512: exceptions suppressed too; they are
     /// masked either way).

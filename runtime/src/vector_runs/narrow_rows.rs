@@ -231,24 +231,8 @@ mod wide {
     //! A float16 or bfloat16 row's max or min with AVX-512, the codes widened
     //! in registers: no tile stored and read back, and four chains of
     //! sixteen lanes at once where the float32 routine steps one.
+    use super::super::half_hw::widen16;
     use std::arch::x86_64::*;
-
-    /// Sixteen codes at `p` widened to float32 (float16 by `vcvtph2ps`,
-    /// bfloat16 shifted into the top half), exactly.
-    ///
-    /// # Safety
-    /// `p` must be valid for reads of 16 codes.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn widen16(p: *const u16, bf: bool) -> __m512 {
-        // SAFETY: the caller's contract.
-        let h = unsafe { _mm256_loadu_si256(p.cast()) };
-        if bf {
-            _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
-        } else {
-            _mm512_cvtph_ps(h)
-        }
-    }
 
     /// `reductions.rs`' `pick_max(a, x)` (`a < x ? x : a`) or `pick_min(a, x)`
     /// (`x < a ? x : a`) of sixteen lanes: `vmaxps`/`vminps` with `x` first,
