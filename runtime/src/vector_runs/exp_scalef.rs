@@ -260,13 +260,6 @@ mod wide {
     ) {
         let n = dst.len().min(src.len());
         let from = src.as_ptr();
-        let widen = |c: u16| {
-            if bf {
-                half::bf16::from_bits(c).to_f32()
-            } else {
-                half::f16::from_bits(c).to_f32()
-            }
-        };
         // SAFETY: `src` and `dst` hold `n` elements each.
         unsafe {
             row16(
@@ -276,7 +269,7 @@ mod wide {
                 sums,
                 next,
                 |c| super::super::half_hw::widen16(from.add(c), bf),
-                |i| widen(*from.add(i)),
+                |i| super::super::tiles::widen_code(*from.add(i), bf),
             )
         }
     }

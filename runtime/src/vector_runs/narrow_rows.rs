@@ -302,11 +302,7 @@ mod wide {
         unsafe { _mm512_storeu_ps(out.as_mut_ptr(), joined) };
         // (the codes short of a chunk, one lane each, in order)
         for (i, &c) in row[chunks * 16..].iter().enumerate() {
-            let x = if bf {
-                half::bf16::from_bits(c).to_f32()
-            } else {
-                half::f16::from_bits(c).to_f32()
-            };
+            let x = super::super::tiles::widen_code(c, bf);
             if x.is_nan() {
                 nan |= 1 << i;
             }
