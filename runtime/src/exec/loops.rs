@@ -6,6 +6,7 @@ use super::{allocate, fully_overwrites, Code, Slots};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::pool;
+use crate::vector_runs;
 use lazyfuse_ir::kernel::STATUS_SLOTS;
 use lazyfuse_ir::kernel::{BufId, Expr, KernelCode, KernelFn, LoopKernel, Schedule, Status};
 use smallvec::SmallVec;
@@ -111,6 +112,7 @@ pub(super) fn run_loop(
     };
     let work_per_point = k.reduce_dims().iter().product::<usize>().max(1);
     let threads = pool::threads();
+    let total_work = points.saturating_mul(work_per_point);
     let mut chunks = chunk_count(points, work_per_point, threads);
     if chunks > threads && k.reads_columns() {
         // One range of the last parallel dim per thread: each input row is read
@@ -125,20 +127,24 @@ pub(super) fn run_loop(
     let body = |c: usize| {
         let begin = points * c / chunks;
         let end = points * (c + 1) / chunks;
-        // SAFETY: see the module doc: the code stays inside params of exactly these
-        // dtypes and lengths (its signature admits `k`; the buffers were checked
-        // against `k` above) for points up to `points`, the pointers stay valid
-        // for the whole call (the buffers live in `slots`, which this function borrows
-        // mutably, so nothing else touches them), chunks write disjoint parallel
-        // points, and each chunk has its own status block.
-        unsafe {
-            entry(
-                params.get() as *const *mut u8,
-                status_ptr.get().add(c) as *mut u64,
-                begin as u64,
-                end as u64,
-            )
-        };
+        // The routines the kernel calls run at the vector width its whole work
+        // repays, whichever thread runs this chunk.
+        vector_runs::for_work(total_work, || {
+            // SAFETY: see the module doc: the code stays inside params of exactly
+            // these dtypes and lengths (its signature admits `k`; the buffers were
+            // checked against `k` above) for points up to `points`, the pointers stay
+            // valid for the whole call (the buffers live in `slots`, which this
+            // function borrows mutably, so nothing else touches them), chunks write
+            // disjoint parallel points, and each chunk has its own status block.
+            unsafe {
+                entry(
+                    params.get() as *const *mut u8,
+                    status_ptr.get().add(c) as *mut u64,
+                    begin as u64,
+                    end as u64,
+                )
+            }
+        });
     };
     pool::parallel_for(chunks, &body);
     for s in &statuses {
