@@ -468,9 +468,10 @@ static LEVEL: AtomicU8 = AtomicU8::new(0);
 const LICENSED: u8 = 4;
 
 /// Kernels with less work than this many elements run the routines' 256-bit
-/// code on a processor whose 512-bit code is [`LICENSED`] ([`for_work`]): a
-/// short kernel gains less from the wide vectors than the licence costs, and
-/// one this long runs long enough to repay it.
+/// code on a processor whose 512-bit code runs under a frequency licence
+/// (Intel's, see [`for_work`]): a short kernel gains less from the wide
+/// vectors than the licence costs, and one this long runs long enough to
+/// repay it.
 pub const WIDE_MIN_WORK: usize = 1 << 17;
 
 thread_local! {
