@@ -381,6 +381,50 @@ fn one_routine_fetches_the_next_row() {
     assert_eq!(first, vec![false], "layer norm's mean:\n{clif}");
 }
 
+/// How many calls of `routine` `clif` makes (none where it imports none).
+fn calls_of(clif: &str, routine: &str) -> usize {
+    let Some(import) = clif.lines().find_map(|l| {
+        let (i, name) = l.strip_prefix("; import ")?.split_once(": ")?;
+        (name == routine).then(|| i.to_string())
+    }) else {
+        return 0;
+    };
+    let call = format!("call fn{import}(");
+    clif.lines().filter(|l| l.contains(&call)).count()
+}
+
+/// A streaming elementwise kernel with an output run asks for the lines of
+/// each input it loads along the row a few runs ahead, once per run: W1's
+/// shape reads `a` twice, `b` and `c` once (three inputs, three calls), a
+/// broadcast row (the same element along the row) is not a stream, and a
+/// kernel whose buffers fit in L1 asks for none.
+#[test]
+fn streaming_runs_fetch_their_inputs_ahead() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    let w1 = |n: usize| {
+        let t = |s: f32| {
+            let v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37 + s).sin()).collect();
+            Tensor::from_vec(v, &[n]).unwrap()
+        };
+        let (a, b, c) = (t(0.1), t(0.2), t(0.3));
+        let y = a.mul(&b).unwrap().add(&c).unwrap().relu().unwrap();
+        y.mul(0.5).unwrap().add(&a).unwrap().tanh().unwrap()
+    };
+    let clif = w1(1 << 14).clif_text().unwrap();
+    assert!(clif.contains("lf_run_tanh_f32"), "{clif}");
+    assert_eq!(calls_of(&clif, "lf_prefetch_lines"), 3, "{clif}");
+    assert_eq!(
+        calls_of(&w1(1000).clif_text().unwrap(), "lf_prefetch_lines"),
+        0
+    );
+    let x = Tensor::from_vec(values(1 << 14), &[16, 1024]).unwrap();
+    let col = Tensor::from_vec(values(16), &[16, 1]).unwrap();
+    let clif = x.mul(&col).unwrap().exp().unwrap().clif_text().unwrap();
+    assert!(clif.contains("lf_run_exp_f32"), "{clif}");
+    assert_eq!(calls_of(&clif, "lf_prefetch_lines"), 1, "{clif}");
+}
+
 /// Float16 and bfloat16 softmax rows keep their float32 `exp(x - max)` in a
 /// row slot for the last phase; the exp-sum phase's row routine reads the
 /// codes and writes the exps there (a kept row's run), and the last phase

@@ -134,6 +134,10 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
         .chain(narrow_rows::symbols())
         .chain(tiles::symbols())
         .chain([
+            (
+                "lf_prefetch_lines",
+                prefetch::lf_prefetch_lines as *const u8,
+            ),
             ("lf_run_exp_f64", run_exp64 as *const u8),
             ("lf_run_log_f64", run_log64 as *const u8),
             ("lf_run_tanh_f64", run_tanh64 as *const u8),

@@ -19,6 +19,11 @@
 //! and only spend its hints. (Measured: softmax's max routine asking for the
 //! whole next row at once stalled on the fetch it started; its exp routine
 //! asking line by line overlaps it.)
+//!
+//! An elementwise kernel with output runs asks for its inputs' lines a few
+//! runs ahead itself, once per run and input ([`lf_prefetch_lines`]): while
+//! a run's routine computes, no load of the kernel's goes to memory, and the
+//! hardware's prefetchers, which follow the loads, idle with it.
 
 /// Bytes of a row a reduction routine works through between two requests of
 /// the next row's matching bytes: sixteen lines at a time, so the hints spread
@@ -75,6 +80,26 @@ pub(super) fn lines<const L1: bool, T>(next: *const T, start: usize, len: usize)
     let from = next.wrapping_add(start).cast::<u8>();
     for line in (0..len * std::mem::size_of::<T>()).step_by(64) {
         line_hint::<L1>(from.wrapping_add(line));
+    }
+}
+
+/// Asks for the cache lines of the `bytes` bytes at `p` (`bytes ≤ 0`:
+/// nothing) to be brought into the level-1 cache: `lf_prefetch_lines`, which
+/// an elementwise kernel with output runs calls once per input and run for a
+/// run a few ahead (`lazyfuse_codegen`'s output runs).
+///
+/// A hint only: it reads nothing architecturally, at any address, so it is
+/// a safe function (the kernels pass parts of their own rows).
+pub(super) extern "C" fn lf_prefetch_lines(p: *const u8, bytes: i64) {
+    if bytes <= 0 {
+        return;
+    }
+    // Every line that holds one of the bytes, the first one's start down to
+    // its line.
+    let first = p.wrapping_sub(p as usize % 64);
+    let span = (p as usize % 64).saturating_add(bytes as usize);
+    for line in (0..span).step_by(64) {
+        line_hint::<true>(first.wrapping_add(line));
     }
 }
 

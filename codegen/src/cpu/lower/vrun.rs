@@ -70,17 +70,33 @@ const RESIDENT_BYTES: usize = 32 << 10;
 /// The points per run of kernel `k`: [`RESIDENT_RUN_POINTS`] where its buffers
 /// fit in L1 together, [`RUN_POINTS`] where it streams.
 pub(super) fn run_points(k: &LoopKernel) -> i64 {
+    if streams(k) {
+        RUN_POINTS
+    } else {
+        RESIDENT_RUN_POINTS
+    }
+}
+
+/// Whether kernel `k`'s buffers together pass [`RESIDENT_BYTES`]: it streams
+/// them from beyond L1.
+pub(super) fn streams(k: &LoopKernel) -> bool {
     let bytes: usize = k
         .params
         .iter()
         .map(|p| p.len.saturating_mul(p.dtype.size_in_bytes()))
         .fold(0, usize::saturating_add);
-    if bytes <= RESIDENT_BYTES {
-        RESIDENT_RUN_POINTS
-    } else {
-        RUN_POINTS
-    }
+    bytes > RESIDENT_BYTES
 }
+
+/// How far ahead of a streaming run (in bytes of each input) the kernel asks
+/// for its inputs' lines, one run's worth per input, before it computes the
+/// run ([`Lower::prefetch_inputs`]): while the run's routine works in L1 no
+/// load goes to memory and the hardware prefetchers, which follow the loads,
+/// stop with it; the hint keeps the memory busy through the routine.
+pub(super) const PREFETCH_AHEAD_BYTES: i64 = 2048;
+
+/// Most inputs a run asks ahead for (one call each per run).
+const PREFETCH_MAX_INPUTS: usize = 4;
 
 /// Shortest row (points along the last dim) an elementwise kernel takes a run
 /// for: each row calls the routines at least once, which costs more than the
@@ -532,6 +548,49 @@ impl Lower<'_, '_> {
         };
         let pos = self.b.use_var(self.idx[self.k.dims.len() - 1]);
         Ok(self.row_slot_address(e, pos))
+    }
+
+    /// Before a run of `points` from the current point (the row ends at
+    /// `re`) in a kernel that [`streams`]: asks for the lines of the run
+    /// [`PREFETCH_AHEAD_BYTES`] ahead in each input that the kernel loads
+    /// contiguously along the row (`lf_prefetch_lines`), up to the row's end.
+    pub(super) fn prefetch_inputs(&mut self, re: Value, points: i64) -> R<()> {
+        if !streams(self.k) {
+            return Ok(());
+        }
+        let np = self.k.n_parallel;
+        let mut streams: Vec<(usize, i64, Vec<i64>)> = Vec::new();
+        for e in &self.k.exprs {
+            let Expr::Load {
+                param,
+                ref index,
+                dynamic: None,
+            } = e.expr
+            else {
+                continue;
+            };
+            let p = param.index();
+            let contiguous = np > 0 && index.strides.get(np - 1) == Some(&1);
+            let key = (p, index.offset, index.strides.clone());
+            if contiguous && !self.k.params[p].writes && !streams.contains(&key) {
+                streams.push(key);
+            }
+        }
+        for (p, offset, strides) in streams.into_iter().take(PREFETCH_MAX_INPUTS) {
+            let size = self.k.params[p].dtype.size_in_bytes() as i64;
+            let ahead = PREFETCH_AHEAD_BYTES / size;
+            // (a count of zero or less, near the row's end, asks for nothing)
+            let iv = self.b.use_var(self.idx[np - 1]);
+            let left = self.b.ins().isub(re, iv);
+            let left = self.b.ins().iadd_imm_s(left, -ahead);
+            let run = self.iconst(I64, points);
+            let count = self.b.ins().smin(left, run);
+            let bytes = self.b.ins().imul_imm_s(count, size);
+            let here = self.address(p, &offset, &strides, None)?;
+            let at = self.b.ins().iadd_imm_s(here, ahead * size);
+            self.call_void("lf_prefetch_lines", &[at, bytes])?;
+        }
+        Ok(())
     }
 
     /// The address of store `store` (an index into the kernel's stores) at the
