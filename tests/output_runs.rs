@@ -351,8 +351,9 @@ fn fetches_none(clif: &str, routine: &str) -> Vec<bool> {
 /// line by line, over rows of at most 32 KiB (float32 and float64), while the
 /// max routine fetches none and, its row in the cache, is the one that steps
 /// blocks of it side by side; over longer rows neither fetches, and the max
-/// routine steps the row in order. A layer norm, with no phase run, keeps its
-/// first reduction routine fetching.
+/// routine steps the row in order. Float16 and bfloat16 rows alike, their exp
+/// routine reading the codes. A layer norm, with no phase run, keeps its first
+/// reduction routine fetching.
 #[test]
 fn one_routine_fetches_the_next_row() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
@@ -373,6 +374,19 @@ fn one_routine_fetches_the_next_row() {
         let exp = fetches_none(&clif, &format!("lf_row_exp_{name}"));
         assert_eq!(max, vec![true], "{what}: max");
         assert_eq!(exp, vec![!exp_fetches], "{what}: exp");
+    }
+    // Float16 and bfloat16 rows: the exp routine over the codes (a kept
+    // row's run) fetches, the max routine none.
+    for (dt, name) in [(DType::F16, "f16"), (DType::BF16, "bf16")] {
+        for cols in [1024, 4096] {
+            let x = Tensor::ones(&[4, cols], dt).realize().unwrap();
+            let clif = x.softmax(1).unwrap().clif_text().unwrap();
+            let what = format!("softmax {dt:?} [4, {cols}]");
+            let max = fetches_none(&clif, &format!("lf_reduce_max_{name}"));
+            let exp = fetches_none(&clif, &format!("lf_row_exp_{name}"));
+            assert_eq!(max, vec![true], "{what}: max");
+            assert_eq!(exp, vec![false], "{what}: exp\n{clif}");
+        }
     }
     let x = Tensor::ones(&[4, 1024], DType::F32).realize().unwrap();
     let y = lazyfuse::nn::functional::layer_norm(&x, &[1024], None, None, 1e-5).unwrap();

@@ -239,12 +239,7 @@ impl Lower<'_, '_> {
         // computes and writes to their row slot) and read back from an earlier
         // one (`reuse`: the expressions this phase loads instead of computing).
         let stage = Stage::Inner(ph);
-        let keep: Vec<usize> = self
-            .reuses
-            .iter()
-            .map(|r| r.0)
-            .filter(|&e| self.k.exprs[e].stage == stage)
-            .collect();
+        let keep = self.kept_rows(ph);
         // A phase run (`vrun::phase_run`, or over a kept row, `vrun::kept_run`):
         // the reductions of the run's op read the row back after the routine,
         // the others accumulate in the loop.
@@ -366,6 +361,16 @@ impl Lower<'_, '_> {
             }
         }
         parts
+    }
+
+    /// The expressions phase `ph` computes and keeps in their row slots for a
+    /// later phase (`phase_reuses`).
+    pub(super) fn kept_rows(&self, ph: u32) -> Vec<usize> {
+        self.reuses
+            .iter()
+            .map(|r| r.0)
+            .filter(|&e| self.k.exprs[e].stage == Stage::Inner(ph))
+            .collect()
     }
 
     /// The address of row position `pos` in the row slot that keeps

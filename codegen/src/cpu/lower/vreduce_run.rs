@@ -28,7 +28,8 @@
 //! phases after the first reread the row from the cache, and the fetch overlaps
 //! them (a kernel of one phase streams its rows, and a prefetch a row ahead
 //! only competes with the hardware's). A direct phase run after the first
-//! phase does (its transcendental is the row's longest work: softmax's exps),
+//! phase does (its transcendental is the row's longest work: softmax's exps,
+//! of the output or of a kept row: a float16 softmax's exps over its codes),
 //! else the reduction routine (`lazyfuse_runtime`'s `vector_runs/prefetch.rs`).
 //! Where the run fetches, the next row's max or min finds its row in the cache
 //! and takes the routine that steps blocks of it side by side
@@ -376,14 +377,25 @@ impl Lower<'_, '_> {
         })
     }
 
-    /// The load of the kernel's phase run that fetches the next row while
-    /// its routine computes (see the module doc): a direct run's, in a phase
-    /// after the first, over rows of at most [`RUN_PREFETCH_ROW_BYTES`].
-    fn prefetching_run(&self) -> Option<ExprId> {
-        let r = self.run.filter(|r| r.phase.is_some_and(|ph| ph > 0))?;
+    /// The kernel's phase run that fetches the next row while its routine
+    /// computes (see the module doc), as its op's expression and the load it
+    /// reads: a direct run's, of the output or of a kept row (a float16
+    /// softmax's exps), in a phase after the first, over rows of at most
+    /// [`RUN_PREFETCH_ROW_BYTES`].
+    fn prefetching_run(&self) -> Option<(usize, ExprId)> {
+        let r = match self.run {
+            Some(r) => r,
+            None => (1..self.k.phases()).find_map(|ph| {
+                let keep = self.kept_rows(ph);
+                super::vrun::kept_run(self.k, ph, &self.needed, &keep, self.math, self.fma)
+            })?,
+        };
+        if r.phase.is_none_or(|ph| ph == 0) {
+            return None;
+        }
         let load = super::vrun::direct_load(self.k, r)?;
         let row_bytes = *self.k.dims.last()? * self.k.exprs[load.0 as usize].dtype.size_in_bytes();
-        (row_bytes <= RUN_PREFETCH_ROW_BYTES).then_some(load)
+        (row_bytes <= RUN_PREFETCH_ROW_BYTES).then_some((r.op, load))
     }
 
     /// The phase whose sum of exps (a reduction run, `lf_reduce_sumexp`)
@@ -495,9 +507,7 @@ impl Lower<'_, '_> {
             }
         }
         let next = match self.prefetching_run() {
-            Some(load) if self.run.is_some_and(|own| own.store == r.store) => {
-                self.next_row_address(load)?
-            }
+            Some((op, load)) if op == r.op => self.next_row_address(load)?,
             _ => zero,
         };
         if let Some(va) = summed {
