@@ -113,6 +113,7 @@ mod erf_table;
 mod exp_scalef;
 mod float64;
 mod half_hw;
+mod handover;
 mod narrow;
 mod narrow_rows;
 mod prefetch;

@@ -72,11 +72,14 @@ fn map(
     dst: &mut [f32],
     src: Option<&[f32]>,
     shift: Option<f32>,
-    mut sums: Option<&mut [f32; 16]>,
+    sums: Option<&mut [f32; 16]>,
     next: *const f32,
     op: Op,
     block: impl Fn([f32; 16]) -> [f32; 16],
 ) {
+    // (summed in registers, from the kernel's accumulators read one by one:
+    // `handover.rs`)
+    let mut acc = sums.as_deref().map(super::handover::sixteen);
     let full = dst.len() - dst.len() % 16;
     for c in (0..full).step_by(16) {
         super::prefetch::lines::<false, _>(next, c, 16);
@@ -89,7 +92,7 @@ fn map(
         }
         let ys = block(xs);
         dst[c..c + 16].copy_from_slice(&ys);
-        if let Some(acc) = sums.as_deref_mut() {
+        if let Some(acc) = acc.as_mut() {
             acc.iter_mut().zip(ys).for_each(|(a, y)| *a += y);
         }
     }
@@ -97,9 +100,12 @@ fn map(
         let x = src.map_or(dst[i], |s| s[i]);
         let y = op.scalar(shift.map_or(x, |s| x - s));
         dst[i] = y;
-        if let Some(acc) = sums.as_deref_mut() {
+        if let Some(acc) = acc.as_mut() {
             acc[i % 16] += y;
         }
+    }
+    if let (Some(sums), Some(acc)) = (sums, acc) {
+        *sums = acc;
     }
 }
 

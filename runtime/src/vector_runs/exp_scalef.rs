@@ -295,8 +295,7 @@ mod wide {
     ) {
         let full = n - n % 16;
         let by = _mm512_set1_ps(shift);
-        // SAFETY: `sums` holds sixteen float32.
-        let mut acc = unsafe { _mm512_loadu_ps(sums.as_ptr()) };
+        let mut acc = super::super::handover::sixteen_ps(sums);
         for c in (0..full).step_by(16) {
             prefetch::lines::<false, _>(next, c, 16);
             let y = exp16(_mm512_sub_ps(load(c), by));
@@ -330,13 +329,7 @@ mod wide {
         let (out, from, n) = ends(dst, src);
         let full = n - n % 16;
         let by = _mm512_set1_pd(shift);
-        // SAFETY: `sums` holds sixteen float64.
-        let (mut lo, mut hi) = unsafe {
-            (
-                _mm512_loadu_pd(sums.as_ptr()),
-                _mm512_loadu_pd(sums.as_ptr().add(8)),
-            )
-        };
+        let (mut lo, mut hi) = super::super::handover::sixteen_pd(sums);
         for c in (0..full).step_by(16) {
             prefetch::lines::<false, _>(next, c, 16);
             // SAFETY: as in `run_f32`, sixteen lanes as two vectors.
@@ -372,8 +365,7 @@ mod wide {
     #[target_feature(enable = "avx512f,fma,avx2")]
     pub(crate) unsafe fn sum_f32(src: &[f32], shift: f32, sums: &mut [f32; 16], next: *const f32) {
         let by = _mm512_set1_ps(shift);
-        // SAFETY: `sums` holds sixteen float32.
-        let mut acc = unsafe { _mm512_loadu_ps(sums.as_ptr()) };
+        let mut acc = super::super::handover::sixteen_ps(sums);
         for r in prefetch::blocks(src.len(), next) {
             // (blocks start at multiples of 16: lane `i % 16` is position `i`'s)
             let block = &src[r];
@@ -406,7 +398,7 @@ mod wide {
     #[target_feature(enable = "avx512f,fma,avx2")]
     pub(crate) unsafe fn sum_f64(src: &[f64], shift: f64, sums: &mut [f64; 16], next: *const f64) {
         let by = _mm512_set1_pd(shift);
-        let mut lanes = *sums;
+        let mut lanes = super::super::handover::sixteen(sums);
         for r in prefetch::blocks(src.len(), next) {
             let block = &src[r];
             let full = block.len() - block.len() % 16;

@@ -271,8 +271,7 @@ mod wide {
         } else {
             f32::INFINITY
         };
-        // SAFETY: `accs` holds sixteen float32.
-        let first = unsafe { _mm512_loadu_ps(accs.as_ptr()) };
+        let first = super::super::handover::sixteen_ps(accs);
         let mut nan: __mmask16 = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(first, first);
         let mut acc = [
             first,

@@ -165,7 +165,7 @@ macro_rules! reduce_fn {
                     #[allow(unused_imports)]
                     use super::*;
                     let step: fn($a, $s, $c) -> $a = $step;
-                    let mut acc = *accs;
+                    let mut acc = super::super::handover::sixteen(accs);
                     for r in super::super::prefetch::blocks(src.len(), next) {
                         // (blocks are whole multiples of 16 but the last)
                         let mut chunks = src[r].chunks_exact(16);
@@ -220,8 +220,8 @@ macro_rules! extremum_run_fn {
                     use super::*;
                     let pick: fn($t, $t) -> $t = $pick;
                     // (a NaN start is noted as one met)
-                    let mut nan = *accs;
-                    let mut acc = *accs;
+                    let mut acc = super::super::handover::sixteen(accs);
+                    let mut nan = acc;
                     for r in super::super::prefetch::blocks(src.len(), next) {
                         // (blocks are whole multiples of 16 but the last)
                         let mut chunks = src[r].chunks_exact(16);
@@ -303,7 +303,7 @@ macro_rules! extremum_fn {
                         chunks / super::BLOCKS
                     };
                     let mut acc = [[$identity; 16]; super::BLOCKS];
-                    acc[0] = *accs;
+                    acc[0] = super::super::handover::sixteen(accs);
                     for j in 0..per {
                         for (b, a) in acc.iter_mut().enumerate() {
                             let c = (b * per + j) * 16;

@@ -59,7 +59,7 @@ macro_rules! row_fn {
                 next: *const $t,
             ) {
                 use super::super::$($f)::+ as f;
-                let mut acc = *sums;
+                let mut acc = super::super::handover::sixteen(sums);
                 let full = dst.len() - dst.len() % 16;
                 for c in (0..full).step_by(16) {
                     super::super::prefetch::lines::<false, _>(next, c, 16);
