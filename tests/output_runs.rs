@@ -439,6 +439,53 @@ fn streaming_runs_fetch_their_inputs_ahead() {
     assert_eq!(calls_of(&clif, "lf_prefetch_lines"), 1, "{clif}");
 }
 
+/// The stack slots the routines read and write 64 bytes at a time (a float16
+/// softmax's kept row, a float16 tile program's tiles, a float16 output
+/// run's tile) are rounded up to a cache line at run time: each slot's
+/// address, taken from `stack_addr`, goes through `+ 63` and `& -64` before
+/// any use (Cranelift keeps slot alignments of 16 bytes only).
+#[test]
+fn routine_slots_sit_on_cache_lines() {
+    let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
+    lazyfuse::set_math_mode(MathMode::Fast);
+    let x16 = Tensor::from_vec(values(1 << 14), &[16, 1024])
+        .unwrap()
+        .to_dtype(DType::F16)
+        .unwrap()
+        .realize()
+        .unwrap();
+    let softmax = x16.softmax(1).unwrap().clif_text().unwrap();
+    let tiles = x16.mul(&x16).unwrap().tanh().unwrap().clif_text().unwrap();
+    let run = x16.exp().unwrap().mul(&x16).unwrap().exp().unwrap();
+    let run = run.clif_text().unwrap();
+    for (what, clif) in [("kept row", softmax), ("tiles", tiles), ("run tile", run)] {
+        let lines: Vec<&str> = clif.lines().collect();
+        let big = |l: &str| {
+            l.split_once("= explicit_slot ")
+                .and_then(|(_, r)| r.split(',').next()?.trim().parse::<u32>().ok())
+                .is_some_and(|bytes| bytes > 64)
+        };
+        let slots: Vec<&str> = lines
+            .iter()
+            .filter(|l| big(l))
+            .filter_map(|l| l.trim().split(' ').next())
+            .collect();
+        assert!(!slots.is_empty(), "{what}: no slot\n{clif}");
+        for slot in slots {
+            let uses: Vec<usize> = (0..lines.len())
+                .filter(|&i| lines[i].ends_with(&format!("stack_addr.i64 {slot}")))
+                .collect();
+            assert!(!uses.is_empty(), "{what}: {slot} unused");
+            for i in uses {
+                let next = &lines[i + 1..(i + 5).min(lines.len())];
+                let rounded = next.iter().any(|l| l.contains("= 63"))
+                    && next.iter().any(|l| l.contains("band") && l.contains("= -64"));
+                assert!(rounded, "{what}: {slot} at line {i} is not rounded\n{clif}");
+            }
+        }
+    }
+}
+
 /// Float16 and bfloat16 softmax rows keep their float32 `exp(x - max)` in a
 /// row slot for the last phase; the exp-sum phase's row routine reads the
 /// codes and writes the exps there (a kept row's run), and the last phase

@@ -25,8 +25,7 @@ use crate::semantics::{self, Start};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I64, I8X16};
 use cranelift_codegen::ir::{
-    ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
-    Type, Value,
+    ConstantData, Endianness, Immediate, InstBuilder, MemFlagsData, Type, Value,
 };
 use cranelift_frontend::Variable;
 use lazyfuse_ir::kernel::{Accum, Expr, ExprId, LoopKernel, MathMode, Stage};
@@ -255,8 +254,7 @@ impl Lower<'_, '_> {
         for &e in &keep {
             if !self.row_slots.contains_key(&e) {
                 let bytes = n * self.k.exprs[e].dtype.size_in_bytes() as i64;
-                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes as u32, 4);
-                let slot = self.b.create_sized_stack_slot(data);
+                let slot = self.line_slot(bytes as u32);
                 self.row_slots.insert(e, slot);
             }
         }
@@ -377,7 +375,7 @@ impl Lower<'_, '_> {
     /// expression `e` ([`phase_reuses`]).
     pub(super) fn row_slot_address(&mut self, e: usize, pos: Value) -> Value {
         let size = self.k.exprs[e].dtype.size_in_bytes() as i64;
-        let base = self.b.ins().stack_addr(I64, self.row_slots[&e], 0);
+        let base = self.line_address(self.row_slots[&e]);
         let at = self.b.ins().imul_imm_s(pos, size);
         self.b.ins().iadd(base, at)
     }

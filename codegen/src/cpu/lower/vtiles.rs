@@ -21,8 +21,8 @@
 use super::vrun::run_symbol;
 use super::{Lower, R};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F32X4, I64};
-use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_codegen::ir::types::F32X4;
+use cranelift_codegen::ir::{InstBuilder, Value};
 use lazyfuse_ir::kernel::{Expr, LoopKernel, MathMode};
 use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 
@@ -151,14 +151,12 @@ pub(super) fn tile_program(
 
 impl Lower<'_, '_> {
     /// The program's tiles: one stack slot of [`TILE_POINTS`] float32 per
-    /// tile, 64-byte aligned, its constants' tiles filled (here, in the
-    /// function's entry block, which dominates every row). Returns the slot's
-    /// address.
+    /// tile, on a cache line ([`Lower::line_slot`]), its constants' tiles
+    /// filled (here, in the function's entry block, which dominates every
+    /// row). Returns the tiles' address.
     pub(super) fn tile_slot(&mut self, prog: &TileProgram) -> R<Value> {
-        let bytes = TILE_POINTS as u32 * 4 * prog.tiles;
-        let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 6);
-        let slot = self.b.create_sized_stack_slot(data);
-        let base = self.b.ins().stack_addr(I64, slot, 0);
+        let slot = self.line_slot(TILE_POINTS as u32 * 4 * prog.tiles);
+        let base = self.line_address(slot);
         for (i, e) in self.k.exprs.iter().enumerate() {
             let (Expr::Const(c), Some(t)) = (&e.expr, prog.tile[i]) else {
                 continue;
