@@ -19,12 +19,12 @@ pub(super) fn hw_f16() -> bool {
     }
 }
 
-/// The processor's float16 conversions over whole vectors: `dst` rounded to
-/// float16 in place, the codes `src` widened into `dst`, or the values `src`
-/// as codes in `dst`; the points past the last whole vector by the arithmetic.
 #[cfg(target_arch = "x86_64")]
 pub(super) use hw::widen16;
 
+/// The processor's float16 conversions over whole vectors: `dst` rounded to
+/// float16 in place, the codes `src` widened into `dst`, or the values `src`
+/// as codes in `dst`; the points past the last whole vector by the arithmetic.
 #[cfg(target_arch = "x86_64")]
 mod hw {
     use std::arch::x86_64::*;

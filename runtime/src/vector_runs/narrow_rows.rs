@@ -146,7 +146,12 @@ narrow_extremum_fn!(reduce_max_bf16, widen_bf16_run, reduce_max_f32, true, true)
 narrow_extremum_fn!(reduce_min_bf16, widen_bf16_run, reduce_min_f32, false, true);
 narrow_row_fn!(reduce_sumexp_bf16, widen_bf16_run, reduce_sumexp_f32);
 
-/// One exp row function per dtype (see [`exp_row_of_codes`]).
+/// One exp row function per dtype: a float16 or bfloat16 row's `exp(x -
+/// shift)` into float32 with its sums (a float16 softmax's exp phase, which
+/// keeps the float32 exps for its last phase). With AVX-512 the exp routine
+/// over the codes widened in registers; elsewhere the codes widened into
+/// `dst` and the float32 row routine over it in place; the same bits (the
+/// widening is exact).
 macro_rules! narrow_exp_row_fn {
     ($name:ident, $widen:ident, $bf:expr) => {
         /// Writes `exp(x - shift)` of the float32 value `x` of each of the `n`
@@ -168,8 +173,34 @@ macro_rules! narrow_exp_row_fn {
             sums: *mut f32,
             next: *const u16,
         ) {
-            // SAFETY: the caller's contract above is `exp_row_of_codes`'.
-            unsafe { exp_row_of_codes(dst, src, n, shift, sums, next, $widen, $bf) }
+            if n <= 0 {
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if super::level() == 3 {
+                let mut none = [0.0; 16];
+                // SAFETY: level 3 is AVX-512F with FMA; the caller's contract
+                // covers the runs and the sums.
+                unsafe {
+                    let (dst, src) = (
+                        std::slice::from_raw_parts_mut(dst, n as usize),
+                        std::slice::from_raw_parts(src, n as usize),
+                    );
+                    let sums = if sums.is_null() {
+                        &mut none
+                    } else {
+                        &mut *sums.cast::<[f32; 16]>()
+                    };
+                    super::exp_scalef::row_f32_of_codes(dst, src, $bf, shift, sums, next);
+                }
+                return;
+            }
+            // SAFETY: the caller's contract: `dst` holds `n` float32 apart from
+            // the codes, and the row routine runs over it in place.
+            unsafe {
+                $widen(dst, src, n);
+                super::rows::row_exp(dst, dst, n, shift, sums, next.cast());
+            }
         }
     };
 }
@@ -177,61 +208,13 @@ macro_rules! narrow_exp_row_fn {
 narrow_exp_row_fn!(row_exp_f16, widen_f16_run, false);
 narrow_exp_row_fn!(row_exp_bf16, widen_bf16_run, true);
 
-/// A float16 or bfloat16 row's `exp(x - shift)` into float32 with its sums (a
-/// float16 softmax's exp phase, which keeps the float32 exps for its last
-/// phase): with AVX-512 the exp routine over the codes widened in registers,
-/// elsewhere the codes widened into `dst` and the float32 row routine over it
-/// in place; the same bits (the widening is exact).
-///
-/// # Safety
-/// As the functions of [`narrow_exp_row_fn`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn exp_row_of_codes(
-    dst: *mut f32,
-    src: *const u16,
-    n: i64,
-    shift: f32,
-    sums: *mut f32,
-    next: *const u16,
-    widen: Widen,
-    bf: bool,
-) {
-    if n <= 0 {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if super::level() == 3 {
-        let mut none = [0.0; 16];
-        // SAFETY: level 3 is AVX-512F with FMA; the caller's contract covers
-        // the runs and the sums.
-        unsafe {
-            let (dst, src) = (
-                std::slice::from_raw_parts_mut(dst, n as usize),
-                std::slice::from_raw_parts(src, n as usize),
-            );
-            let sums = if sums.is_null() {
-                &mut none
-            } else {
-                &mut *sums.cast::<[f32; 16]>()
-            };
-            super::exp_scalef::row_f32_of_codes(dst, src, bf, shift, sums, next);
-        }
-        return;
-    }
-    // SAFETY: the caller's contract: `dst` holds `n` float32 apart from the
-    // codes, and the row routine runs over it in place.
-    unsafe {
-        widen(dst, src, n);
-        super::rows::row_exp(dst, dst, n, shift, sums, next.cast());
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 mod wide {
     //! A float16 or bfloat16 row's max or min with AVX-512, the codes widened
     //! in registers: no tile stored and read back, and four chains of
     //! sixteen lanes at once where the float32 routine steps one.
     use super::super::half_hw::widen16;
+    use super::super::reductions::{pick_max, pick_min};
     use std::arch::x86_64::*;
 
     /// `reductions.rs`' `pick_max(a, x)` (`a < x ? x : a`) or `pick_min(a, x)`
@@ -305,11 +288,11 @@ mod wide {
             if x.is_nan() {
                 nan |= 1 << i;
             }
-            // (the picks: `a < x ? x : a`, `x < a ? x : a`)
-            let replaces = if max { out[i] < x } else { x < out[i] };
-            if replaces {
-                out[i] = x;
-            }
+            out[i] = if max {
+                pick_max(out[i], x)
+            } else {
+                pick_min(out[i], x)
+            };
         }
         for (i, (a, o)) in accs.iter_mut().zip(out).enumerate() {
             *a = if nan >> i & 1 == 1 { f32::NAN } else { o };

@@ -94,13 +94,10 @@ pub(super) extern "C" fn lf_prefetch_lines(p: *const u8, bytes: i64) {
     if bytes <= 0 {
         return;
     }
-    // Every line that holds one of the bytes, the first one's start down to
-    // its line.
+    // Every line that holds one of the bytes: from the first one's line start.
     let first = p.wrapping_sub(p as usize % 64);
     let span = (p as usize % 64).saturating_add(bytes as usize);
-    for line in (0..span).step_by(64) {
-        line_hint::<true>(first.wrapping_add(line));
-    }
+    lines::<true, u8>(first, 0, span);
 }
 
 /// A hint to load the cache line at `p` into the level-1 cache (`L1`) or

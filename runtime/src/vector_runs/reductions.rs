@@ -69,7 +69,7 @@ fn min64(a: f64, b: f64) -> f64 {
 /// one instruction (`vmaxps`, `vminps`) where the NaN test and its blend
 /// made three.
 #[inline(always)]
-fn pick_max<T: PartialOrd>(a: T, x: T) -> T {
+pub(super) fn pick_max<T: PartialOrd>(a: T, x: T) -> T {
     if a < x {
         x
     } else {
@@ -79,7 +79,7 @@ fn pick_max<T: PartialOrd>(a: T, x: T) -> T {
 
 /// The min of [`pick_max`]: `x < a ? x : a`.
 #[inline(always)]
-fn pick_min<T: PartialOrd>(a: T, x: T) -> T {
+pub(super) fn pick_min<T: PartialOrd>(a: T, x: T) -> T {
     if x < a {
         x
     } else {

@@ -279,7 +279,6 @@ impl Lower<'_, '_> {
                     self.b.def_var(last, re);
                 } else {
                     self.prefetch_inputs(re, super::vrun::run_points(self.k))?;
-                    let iv = self.b.use_var(last);
                     let full = self.b.ins().iadd_imm_s(iv, super::vrun::run_points(self.k));
                     let ce = self.b.ins().smin(full, re);
                     match (tile, r.tile) {

@@ -559,7 +559,7 @@ impl Lower<'_, '_> {
             return Ok(());
         }
         let np = self.k.n_parallel;
-        let mut streams: Vec<(usize, i64, Vec<i64>)> = Vec::new();
+        let mut inputs: Vec<(usize, i64, Vec<i64>)> = Vec::new();
         for e in &self.k.exprs {
             let Expr::Load {
                 param,
@@ -572,22 +572,26 @@ impl Lower<'_, '_> {
             let p = param.index();
             let contiguous = np > 0 && index.strides.get(np - 1) == Some(&1);
             let key = (p, index.offset, index.strides.clone());
-            if contiguous && !self.k.params[p].writes && !streams.contains(&key) {
-                streams.push(key);
+            if contiguous && !self.k.params[p].writes && !inputs.contains(&key) {
+                inputs.push(key);
             }
         }
-        for (p, offset, strides) in streams.into_iter().take(PREFETCH_MAX_INPUTS) {
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        // The points asked for, the same in every input: the run's, but none
+        // past the row's end (zero or less near it asks for nothing).
+        let ahead = |size: i64| PREFETCH_AHEAD_BYTES / size;
+        let iv = self.b.use_var(self.idx[np - 1]);
+        let left = self.b.ins().isub(re, iv);
+        let run = self.iconst(I64, points);
+        for (p, offset, strides) in inputs.into_iter().take(PREFETCH_MAX_INPUTS) {
             let size = self.k.params[p].dtype.size_in_bytes() as i64;
-            let ahead = PREFETCH_AHEAD_BYTES / size;
-            // (a count of zero or less, near the row's end, asks for nothing)
-            let iv = self.b.use_var(self.idx[np - 1]);
-            let left = self.b.ins().isub(re, iv);
-            let left = self.b.ins().iadd_imm_s(left, -ahead);
-            let run = self.iconst(I64, points);
-            let count = self.b.ins().smin(left, run);
+            let rest = self.b.ins().iadd_imm_s(left, -ahead(size));
+            let count = self.b.ins().smin(rest, run);
             let bytes = self.b.ins().imul_imm_s(count, size);
             let here = self.address(p, &offset, &strides, None)?;
-            let at = self.b.ins().iadd_imm_s(here, ahead * size);
+            let at = self.b.ins().iadd_imm_s(here, ahead(size) * size);
             self.call_void("lf_prefetch_lines", &[at, bytes])?;
         }
         Ok(())
