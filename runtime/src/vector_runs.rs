@@ -495,7 +495,22 @@ macro_rules! run_fn {
                         }
                     }
                     Some(src) => {
-                        for i in 0..dst.len().min(src.len()) {
+                        // a line of the source at a time, each after asking
+                        // for the line `prefetch::AHEAD` bytes on
+                        const LINE: usize = 64 / std::mem::size_of::<$t>();
+                        let n = dst.len().min(src.len());
+                        let full = n - n % LINE;
+                        for c in (0..full).step_by(LINE) {
+                            super::prefetch::ahead(Some(src), c);
+                            let xs: &[$t; LINE] =
+                                src[c..c + LINE].try_into().expect("a line");
+                            let ys: &mut [$t; LINE] =
+                                (&mut dst[c..c + LINE]).try_into().expect("a line");
+                            for (y, &x) in ys.iter_mut().zip(xs) {
+                                *y = f(x);
+                            }
+                        }
+                        for i in full..n {
                             dst[i] = f(src[i]);
                         }
                     }
@@ -531,6 +546,7 @@ macro_rules! run_log_fn {
                     let n = dst.len();
                     let full = n - n % 16;
                     for c in (0..full).step_by(16) {
+                        super::prefetch::ahead(src, c);
                         let xs: [f32; 16] = match src {
                             Some(s) => s[c..c + 16].try_into().expect("16 elements"),
                             None => dst[c..c + 16].try_into().expect("16 elements"),

@@ -66,7 +66,7 @@ impl Op {
 /// `dst[i] = op(src[i] - shift)` (no shift: `op(src[i])`), each also added
 /// to `sums[i % 16]` where there are sums; `block` computes sixteen at a time,
 /// each sixteen after asking for their lines of the row at `next` (null:
-/// none, `prefetch.rs`).
+/// for the lines of `src` ahead, `prefetch.rs`).
 #[inline(always)]
 fn map(
     dst: &mut [f32],
@@ -82,7 +82,11 @@ fn map(
     let mut acc = sums.as_deref().map(super::handover::sixteen);
     let full = dst.len() - dst.len() % 16;
     for c in (0..full).step_by(16) {
-        super::prefetch::lines::<false, _>(next, c, 16);
+        if next.is_null() {
+            super::prefetch::ahead(src, c);
+        } else {
+            super::prefetch::lines::<false, _>(next, c, 16);
+        }
         let mut xs: [f32; 16] = match src {
             Some(s) => s[c..c + 16].try_into().expect("16 elements"),
             None => dst[c..c + 16].try_into().expect("16 elements"),

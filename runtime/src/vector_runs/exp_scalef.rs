@@ -100,6 +100,7 @@ mod wide {
         let (out, from, n) = ends(dst, src);
         let full = n - n % 16;
         for c in (0..full).step_by(16) {
+            prefetch::ahead(src, c);
             // SAFETY: `c + 16 <= n`, within both runs; a source that is the
             // destination is read before its lanes are written.
             unsafe {
@@ -195,6 +196,7 @@ mod wide {
         let (out, from, n) = ends(dst, src);
         let full = n - n % 8;
         for c in (0..full).step_by(8) {
+            prefetch::ahead(src, c);
             // SAFETY: as in `run_f32`, eight lanes.
             unsafe {
                 let y = exp8(_mm512_loadu_pd(from.add(c)));

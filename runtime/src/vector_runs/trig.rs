@@ -135,6 +135,7 @@ macro_rules! trig_run_fn {
                     let kind: Trig = $kind;
                     let full = dst.len() - dst.len() % 16;
                     for c in (0..full).step_by(16) {
+                        crate::vector_runs::prefetch::ahead(src, c);
                         let xs: [f32; 16] = match src {
                             Some(s) => s[c..c + 16].try_into().expect("16 elements"),
                             None => dst[c..c + 16].try_into().expect("16 elements"),
