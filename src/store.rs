@@ -4,9 +4,11 @@
 //! Every tensor handle points at a [`Storage`]; a storage names the graph node whose
 //! output is its current contents (its newest *version*: an in-place write makes a new
 //! node and moves the storage to it). A storage pins its node; dropping the last
-//! handle releases the pin. Releases are queued and applied the next time the store is
-//! locked, so a `Drop` never has to take the store's lock (no re-entrancy, no
-//! deadlock), and the graph stays bounded in a build-and-realize loop.
+//! handle releases the pin: at once where the store's lock is free (a `try_lock`, which
+//! never waits), else queued and applied the next time the store is locked. So a `Drop`
+//! never waits for the store's lock (a handle dropped inside `with_store` cannot
+//! deadlock, nor one dropped while another thread plans), and the graph stays bounded
+//! in a build-and-realize loop.
 
 use crate::autograd::record::{differentiable, Custom, GradRecord, LeafCell, Records, Rule};
 use crate::constant_pool::ConstantPool;
@@ -18,7 +20,7 @@ use lazyfuse_runtime::resident::DeviceArray;
 use lazyfuse_runtime::Buffer;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, TryLockError, Weak};
 
 /// The graph and the buffers of its input nodes.
 ///
@@ -543,9 +545,43 @@ impl Storage {
 }
 
 impl Drop for Storage {
+    /// Unpins the node, queueing the release where the store's lock is taken
+    /// (by this thread, inside `with_store`, or by another): a queued release
+    /// costs two more lock round trips, each an atomic operation, and every
+    /// temporary of a built chain ends here.
     fn drop(&mut self) {
         let node = word_node(*self.node.get_mut());
-        lock(&RELEASED).push(node);
-        RELEASES_QUEUED.store(true, Ordering::Release);
+        match STORE.try_lock() {
+            Ok(mut store) => store.unpin(node),
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner().unpin(node),
+            Err(TryLockError::WouldBlock) => {
+                lock(&RELEASED).push(node);
+                RELEASES_QUEUED.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lock, with_store, RELEASED};
+    use crate::Tensor;
+
+    /// A handle dropped while the store is locked (here by this thread) does not
+    /// wait for the lock: its release is queued, and the next lock applies it.
+    #[test]
+    fn a_drop_under_the_lock_queues_its_release() {
+        let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2])
+            .unwrap()
+            .exp()
+            .unwrap();
+        let node = t.0.storage.node();
+        with_store(|s| {
+            drop(t);
+            assert!(lock(&RELEASED).contains(&node));
+            assert!(s.graph.contains(node), "the node waits for the queue");
+        });
+        with_store(|_| ());
+        assert!(!lock(&RELEASED).contains(&node), "the next lock applied it");
     }
 }
