@@ -12,6 +12,15 @@
 //! are lazyfuse's bit for bit ([`hand_w1`] checks that before timing), so its
 //! time is the compute floor of the same semantics: where it stays well short
 //! of the memory floor, no code generator reaches that floor either.
+//!
+//! Row `W1_f16_native` ([`native_w1`]) is the way past that floor where the
+//! processor computes in float16 itself (AVX512-FP16): the five ops in
+//! float16 lanes, thirty-two at a time (`vmulph`, `vaddph`, `vmaxph`: an
+//! operation on two float16 values rounded once is the float32 operation
+//! rounded to float16, since float32 holds twice float16's precision and two
+//! bits more), only `tanh` in float32, and each input's line 2 KiB ahead asked
+//! for. Its codes are lazyfuse's too. Rust 1.95 has no stable float16
+//! intrinsics, so the ops are single instructions in `asm!`.
 
 use super::{inputs, two_threads, typed, typed_floor, w1_graph, Unit, Workload};
 use lazyfuse::half::{bf16, f16};
@@ -51,34 +60,7 @@ pub fn hand_w1(n: usize, dtype: DType) -> Option<Workload> {
         // each, a multiple of the tile.
         unsafe { wide::w1(o, a, b, c, bf, tanh) }
     };
-    // the loop's codes against lazyfuse's W1 on the same inputs
-    let want = {
-        let t = |v: &[u16]| {
-            let x: Vec<f32> = v
-                .iter()
-                .map(|&h| match dtype {
-                    DType::F16 => f16::from_bits(h).to_f32(),
-                    _ => bf16::from_bits(h).to_f32(),
-                })
-                .collect();
-            typed(x, &[n], dtype)
-        };
-        let y = w1_graph(&t(&a), &t(&b), &t(&c)).realize().ok()?;
-        match dtype {
-            DType::F16 => y
-                .to_vec::<f16>()
-                .ok()?
-                .iter()
-                .map(|v| v.to_bits())
-                .collect(),
-            _ => y
-                .to_vec::<bf16>()
-                .ok()?
-                .iter()
-                .map(|v| v.to_bits())
-                .collect::<Vec<u16>>(),
-        }
-    };
+    let want = lazyfuse_w1(&a, &b, &c, dtype)?;
     two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
     assert!(
         out == want,
@@ -97,6 +79,92 @@ pub fn hand_w1(n: usize, dtype: DType) -> Option<Workload> {
         min_ratio: None,
         max_secs: None,
     })
+}
+
+/// lazyfuse's W1 codes on the inputs' codes `a`, `b`, `c` at `dtype`: what
+/// a hand loop must give before it is timed (`None`: the realize failed).
+fn lazyfuse_w1(a: &[u16], b: &[u16], c: &[u16], dtype: DType) -> Option<Vec<u16>> {
+    let n = a.len();
+    let t = |v: &[u16]| {
+        let x: Vec<f32> = v
+            .iter()
+            .map(|&h| match dtype {
+                DType::F16 => f16::from_bits(h).to_f32(),
+                _ => bf16::from_bits(h).to_f32(),
+            })
+            .collect();
+        typed(x, &[n], dtype)
+    };
+    let y = w1_graph(&t(a), &t(b), &t(c)).realize().ok()?;
+    Some(match dtype {
+        DType::F16 => y
+            .to_vec::<f16>()
+            .ok()?
+            .iter()
+            .map(|v| v.to_bits())
+            .collect(),
+        _ => y
+            .to_vec::<bf16>()
+            .ok()?
+            .iter()
+            .map(|v| v.to_bits())
+            .collect(),
+    })
+}
+
+/// Row `W1_f16_native`: W1 in float16 by hand with the processor's float16
+/// arithmetic (see the module doc), beside W1_f16's floor: `None` where the
+/// processor lacks AVX512-FP16.
+///
+/// # Panics
+/// Where the loop's codes differ from lazyfuse's W1 on the same inputs.
+pub fn native_w1(n: usize) -> Option<Workload> {
+    assert!(n.is_multiple_of(64), "whole vectors per thread");
+    if !float16_arithmetic() {
+        return None;
+    }
+    let codes = |seed: f32| -> Vec<u16> {
+        inputs(n, seed)
+            .into_iter()
+            .map(|x| f16::from_f32(x).to_bits())
+            .collect()
+    };
+    let (a, b, c) = (codes(0.1), codes(0.2), codes(0.3));
+    let mut out = vec![0u16; n];
+    let pass = move |o: &mut [u16], s: usize, a: &[u16], b: &[u16], c: &[u16]| {
+        let m = o.len();
+        let (a, b, c) = (&a[s..s + m], &b[s..s + m], &c[s..s + m]);
+        // SAFETY: the processor has AVX512-FP16 (and with it AVX-512F, BW and
+        // DQ); the slices hold `m` codes each, a multiple of 32.
+        unsafe { wide::w1_native(o, a, b, c) }
+    };
+    let want = lazyfuse_w1(&a, &b, &c, DType::F16)?;
+    two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
+    assert!(
+        out == want,
+        "W1 with float16 arithmetic gives other codes than lazyfuse's W1"
+    );
+    Some(Workload {
+        id: "W1_f16_native",
+        what: "W1 float16 by hand (AVX512-FP16)".into(),
+        unit: Unit::Bytes(4.0 * 2.0 * n as f64),
+        run: Box::new(move || {
+            two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
+            black_box(&out);
+        }),
+        baseline: Some(typed_floor(n, DType::F16, 3)),
+        target: "(none): W1_f16 with float16 arithmetic",
+        min_ratio: None,
+        max_secs: None,
+    })
+}
+
+/// Whether the processor computes in float16 (AVX512-FP16).
+fn float16_arithmetic() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx512fp16");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// lazyfuse's fast-math float32 `tanh` run, where the processor has AVX-512F.
@@ -204,6 +272,98 @@ mod wide {
             }
         }
     }
+
+    /// One AVX512-FP16 instruction `$op` on the 32 float16 lanes of `$a` and
+    /// `$b`: `$a op $b` (where either is NaN, `vmaxph` gives `$b`).
+    macro_rules! ph {
+        ($op:literal, $a:expr, $b:expr) => {{
+            let r: __m512i;
+            // SAFETY: one register-to-register float16 operation; the
+            // caller's function runs only where the processor has
+            // AVX512-FP16 (`w1_native`'s contract).
+            unsafe {
+                std::arch::asm!(
+                    concat!($op, " {r}, {a}, {b}"),
+                    r = lateout(zmm_reg) r,
+                    a = in(zmm_reg) $a,
+                    b = in(zmm_reg) $b,
+                    options(pure, nomem, nostack),
+                )
+            };
+            r
+        }};
+    }
+
+    /// lazyfuse's fast-math float32 `tanh` (`vector_runs`' `tanh`, `vmath`'s
+    /// form) of sixteen lanes: the argument clamped, `x·P(x²) / Q(x²)` with
+    /// one FMA per Horner step, `x` itself below `TANH_TINY`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn tanh16(x: __m512) -> __m512 {
+        use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
+        let bound = TANH_CLAMP_FMA as f32;
+        let xc = _mm512_max_ps(x, _mm512_set1_ps(-bound));
+        let xc = _mm512_min_ps(_mm512_set1_ps(bound), xc);
+        let x2 = _mm512_mul_ps(xc, xc);
+        let horner = |cs: &[f64]| {
+            let (last, rest) = cs.split_last().expect("coefficients");
+            rest.iter()
+                .rev()
+                .fold(_mm512_set1_ps(*last as f32), |acc, &c| {
+                    _mm512_fmadd_ps(acc, x2, _mm512_set1_ps(c as f32))
+                })
+        };
+        let p = _mm512_mul_ps(horner(&TANH_P), xc);
+        let t = _mm512_div_ps(p, horner(&TANH_Q));
+        let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(
+            _mm512_andnot_ps(_mm512_set1_ps(-0.0), x),
+            _mm512_set1_ps(TANH_TINY as f32),
+        );
+        _mm512_mask_blend_ps(tiny, t, x)
+    }
+
+    /// W1 over `o.len()` points with float16 arithmetic, all in registers:
+    /// per 32 lanes `((a*b + c).relu() * 0.5 + a)` in float16 (each op
+    /// rounded once, as the float32 op rounded to float16), then widened, the
+    /// float32 `tanh` ([`tanh16`]) and the rounding to float16; each input's
+    /// line 2 KiB ahead asked for once per line read.
+    ///
+    /// # Safety
+    /// The processor has AVX512-FP16 (with AVX-512F, BW and DQ); `a`, `b`,
+    /// `c` hold at least `o.len()` codes, a multiple of 32.
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,fma")]
+    pub(super) unsafe fn w1_native(o: &mut [u16], a: &[u16], b: &[u16], c: &[u16]) {
+        let zero = _mm512_setzero_si512();
+        let half = _mm512_set1_epi16(0x3800); // 0.5 in float16
+        for i in (0..o.len()).step_by(32) {
+            for x in [a, b, c] {
+                // (a hint: no read happens, at any address)
+                _mm_prefetch::<_MM_HINT_T0>(x.as_ptr().wrapping_add(i + 1024).cast());
+            }
+            // SAFETY: `i + 32 <= o.len()` codes of each input.
+            let (va, vb, vc) = unsafe {
+                (
+                    _mm512_loadu_si512(a.as_ptr().add(i).cast()),
+                    _mm512_loadu_si512(b.as_ptr().add(i).cast()),
+                    _mm512_loadu_si512(c.as_ptr().add(i).cast()),
+                )
+            };
+            let m = ph!("vmulph", va, vb);
+            let m = ph!("vaddph", m, vc);
+            // `x < 0 ? 0 : x` (a NaN stays): the NaN is the second operand
+            let m = ph!("vmaxph", zero, m);
+            let m = ph!("vmulph", m, half);
+            let m = ph!("vaddph", m, va);
+            let lo = tanh16(_mm512_cvtph_ps(_mm512_castsi512_si256(m)));
+            let hi = tanh16(_mm512_cvtph_ps(_mm512_extracti64x4_epi64::<1>(m)));
+            // SAFETY: 32 codes of the output from `i`.
+            unsafe {
+                let out = o.as_mut_ptr().add(i);
+                _mm256_storeu_si256(out.cast(), _mm512_cvtps_ph::<NEAREST>(lo));
+                _mm256_storeu_si256(out.add(16).cast(), _mm512_cvtps_ph::<NEAREST>(hi));
+            }
+        }
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -212,6 +372,11 @@ mod wide {
 
     /// Not reached: [`super::tanh_routine`] gives `None` off x86-64.
     pub(super) unsafe fn w1(_: &mut [u16], _: &[u16], _: &[u16], _: &[u16], _: bool, _: RunFn) {
+        unreachable!("no AVX-512 off x86-64")
+    }
+
+    /// Not reached, as [`w1`].
+    pub(super) unsafe fn w1_native(_: &mut [u16], _: &[u16], _: &[u16], _: &[u16]) {
         unreachable!("no AVX-512 off x86-64")
     }
 }

@@ -181,7 +181,8 @@ pub fn build(group: &str, s: &Sizes) -> Vec<Workload> {
             .chain(
                 [DType::F16, DType::BF16]
                     .into_iter()
-                    .filter_map(|dt| half_by_hand::hand_w1(s.n, dt)),
+                    .filter_map(|dt| half_by_hand::hand_w1(s.n, dt))
+                    .chain(half_by_hand::native_w1(s.n)),
             )
             .collect(),
         "W2" => vec![w2(s.side)],
