@@ -302,7 +302,9 @@ mod wide {
     fn tanh16(x: __m512) -> __m512 {
         use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
         let bound = TANH_CLAMP_FMA as f32;
-        let xc = _mm512_max_ps(x, _mm512_set1_ps(-bound));
+        // (`x < lo ? lo : x`, then `hi < x ? hi : x`: vmaxps/vminps give
+        // their second operand where either is NaN, so a NaN stays)
+        let xc = _mm512_max_ps(_mm512_set1_ps(-bound), x);
         let xc = _mm512_min_ps(_mm512_set1_ps(bound), xc);
         let x2 = _mm512_mul_ps(xc, xc);
         let horner = |cs: &[f64]| {
