@@ -43,6 +43,34 @@ type RunFn = unsafe extern "C" fn(*mut f32, *const f32, i64);
 pub fn hand_w1(n: usize, dtype: DType) -> Option<Workload> {
     assert!(n.is_multiple_of(2 * TILE), "whole tiles per thread");
     let tanh = tanh_routine()?;
+    let bf = dtype == DType::BF16;
+    checked_row(
+        n,
+        dtype,
+        if bf { "W1_bf16_hand" } else { "W1_f16_hand" },
+        format!("W1 {dtype} by hand (AVX-512)"),
+        "(none): the compute floor of W1's rounding",
+        // SAFETY: `tanh_routine` found AVX-512F; each thread's slices hold
+        // the same number of codes, a multiple of the tile.
+        move |o, a, b, c| unsafe { wide::w1(o, a, b, c, bf, tanh) },
+    )
+}
+
+/// A row of W1 by hand at `dtype` over `n` elements: the inputs' codes,
+/// `w1` run over each thread's part of them (the output's part and the
+/// inputs' matching parts), beside W1's floor at `dtype`.
+///
+/// # Panics
+/// Where `w1`'s codes differ from lazyfuse's W1 on the same inputs: the row
+/// would then time other work than W1's.
+fn checked_row(
+    n: usize,
+    dtype: DType,
+    id: &'static str,
+    what: String,
+    target: &'static str,
+    w1: impl Fn(&mut [u16], &[u16], &[u16], &[u16]) + Sync + 'static,
+) -> Option<Workload> {
     let codes = |seed: f32| -> Vec<u16> {
         let v = inputs(n, seed);
         match dtype {
@@ -52,30 +80,23 @@ pub fn hand_w1(n: usize, dtype: DType) -> Option<Workload> {
     };
     let (a, b, c) = (codes(0.1), codes(0.2), codes(0.3));
     let mut out = vec![0u16; n];
-    let bf = dtype == DType::BF16;
     let pass = move |o: &mut [u16], s: usize, a: &[u16], b: &[u16], c: &[u16]| {
         let m = o.len();
-        let (a, b, c) = (&a[s..s + m], &b[s..s + m], &c[s..s + m]);
-        // SAFETY: `tanh_routine` found AVX-512F; the slices hold `m` codes
-        // each, a multiple of the tile.
-        unsafe { wide::w1(o, a, b, c, bf, tanh) }
+        w1(o, &a[s..s + m], &b[s..s + m], &c[s..s + m]);
     };
     let want = lazyfuse_w1(&a, &b, &c, dtype)?;
     two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
-    assert!(
-        out == want,
-        "W1 by hand in {dtype} gives other codes than lazyfuse's W1"
-    );
+    assert!(out == want, "{id} gives other codes than lazyfuse's W1");
     Some(Workload {
-        id: if bf { "W1_bf16_hand" } else { "W1_f16_hand" },
-        what: format!("W1 {dtype} by hand (AVX-512)"),
+        id,
+        what,
         unit: Unit::Bytes(4.0 * 2.0 * n as f64),
         run: Box::new(move || {
             two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
             black_box(&out);
         }),
         baseline: Some(typed_floor(n, dtype, 3)),
-        target: "(none): the compute floor of W1's rounding",
+        target,
         min_ratio: None,
         max_secs: None,
     })
@@ -123,40 +144,17 @@ pub fn native_w1(n: usize) -> Option<Workload> {
     if !float16_arithmetic() {
         return None;
     }
-    let codes = |seed: f32| -> Vec<u16> {
-        inputs(n, seed)
-            .into_iter()
-            .map(|x| f16::from_f32(x).to_bits())
-            .collect()
-    };
-    let (a, b, c) = (codes(0.1), codes(0.2), codes(0.3));
-    let mut out = vec![0u16; n];
-    let pass = move |o: &mut [u16], s: usize, a: &[u16], b: &[u16], c: &[u16]| {
-        let m = o.len();
-        let (a, b, c) = (&a[s..s + m], &b[s..s + m], &c[s..s + m]);
+    checked_row(
+        n,
+        DType::F16,
+        "W1_f16_native",
+        "W1 float16 by hand (AVX512-FP16)".into(),
+        "(none): W1_f16 with float16 arithmetic",
         // SAFETY: the processor has AVX512-FP16 (and with it AVX-512F, BW and
-        // DQ); the slices hold `m` codes each, a multiple of 32.
-        unsafe { wide::w1_native(o, a, b, c) }
-    };
-    let want = lazyfuse_w1(&a, &b, &c, DType::F16)?;
-    two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
-    assert!(
-        out == want,
-        "W1 with float16 arithmetic gives other codes than lazyfuse's W1"
-    );
-    Some(Workload {
-        id: "W1_f16_native",
-        what: "W1 float16 by hand (AVX512-FP16)".into(),
-        unit: Unit::Bytes(4.0 * 2.0 * n as f64),
-        run: Box::new(move || {
-            two_threads(&mut out, |s, o| pass(o, s, &a, &b, &c));
-            black_box(&out);
-        }),
-        baseline: Some(typed_floor(n, DType::F16, 3)),
-        target: "(none): W1_f16 with float16 arithmetic",
-        min_ratio: None,
-        max_secs: None,
-    })
+        // DQ); each thread's slices hold the same number of codes, a
+        // multiple of 32.
+        |o, a, b, c| unsafe { wide::w1_native(o, a, b, c) },
+    )
 }
 
 /// Whether the processor computes in float16 (AVX512-FP16).
