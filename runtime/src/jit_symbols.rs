@@ -230,8 +230,8 @@ fn table() -> &'static HashMap<String, usize> {
             ("lf_unary_param_f32", unary_param_f32 as *const u8),
             ("lf_unary_param_f64", unary_param_f64 as *const u8),
         ]);
-        add(&crate::vector_runs::symbols().collect::<Vec<_>>());
         add(&crate::streamed_transpose::symbols());
+        t.extend(crate::vector_runs::symbols());
         let codecs: [(*const u8, *const u8); 5] = [
             (decode::<0> as *const u8, encode::<0> as *const u8),
             (decode::<1> as *const u8, encode::<1> as *const u8),

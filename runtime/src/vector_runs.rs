@@ -29,9 +29,12 @@
 //! a float16 or bfloat16 row, its max or min, `vector_runs/narrow_rows.rs`);
 //! `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
 //! (`vector_runs/affine.rs`); `lf_narrow_f16`/`_bf16`, a float32 run's
-//! 16-bit codes (`vector_runs/narrow.rs`); and `lf_tile_<op>_<f16|bf16>`, the
+//! 16-bit codes (`vector_runs/narrow.rs`); `lf_tile_<op>_<f16|bf16>`, the
 //! steps of a float16 or bfloat16 kernel over float32 tiles
-//! (`vector_runs/tiles.rs`).
+//! (`vector_runs/tiles.rs`); and `lf_ctile_<op>_<f16|bf16>`, its steps over
+//! tiles of its own codes (`vector_runs/code_tiles.rs`, float16's arithmetic
+//! by the processor's float16 instructions where it has them,
+//! `vector_runs/half_arith.rs`).
 
 use lazyfuse_ir::fast_math::{TANH_CLAMP_FMA, TANH_P, TANH_Q, TANH_TINY};
 
@@ -106,10 +109,12 @@ unsafe fn run_slices<'a, T>(
 
 mod activations;
 mod affine;
+mod code_tiles;
 mod column_sums;
 mod erf_table;
 mod exp_scalef;
 mod float64;
+mod half_arith;
 mod half_hw;
 mod handover;
 mod level;
@@ -128,8 +133,8 @@ pub(crate) use level::level;
 pub use level::{for_work, WIDE_MIN_WORK};
 
 /// The run functions: symbol and address, for [`crate::jit_symbols`].
-pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
-    rows::symbols()
+pub(crate) fn symbols() -> impl Iterator<Item = (String, *const u8)> {
+    let fixed = rows::symbols()
         .into_iter()
         .chain(affine::symbols())
         .chain(reductions::symbols())
@@ -168,7 +173,10 @@ pub(crate) fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
             ("lf_run_atan_f32", run_atan as *const u8),
             ("lf_run_sinh_f32", run_sinh as *const u8),
             ("lf_run_cosh_f32", run_cosh as *const u8),
-        ])
+        ]);
+    fixed
+        .map(|(name, f)| (name.to_string(), f))
+        .chain(code_tiles::symbols())
 }
 
 /// `x < bound ? bound : x`, then `hi < x ? hi : x` (`vmath`'s clamp: NaN stays).

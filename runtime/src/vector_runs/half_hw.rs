@@ -217,6 +217,92 @@ mod hw {
             .zip(s)
             .for_each(|(c, &x)| *c = crate::vector_runs::narrow::f16_code(x));
     }
+
+    /// `dst[i]` the float16 code of `f(a[i], b[i])` over the codes' values,
+    /// 16 lanes at a time: both operands widened in registers, the op, and the
+    /// rounding before the store.
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(super) fn code_binary512(
+        dst: &mut [u16],
+        a: &[u16],
+        b: &[u16],
+        hints: &[*const u16],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        use crate::vector_runs::prefetch::ahead_all;
+        let whole = dst.len() / 16 * 16;
+        let (head, tail) = dst.split_at_mut(whole);
+        for (i, ((dc, ac), bc)) in head
+            .chunks_exact_mut(16)
+            .zip(a.chunks_exact(16))
+            .zip(b.chunks_exact(16))
+            .enumerate()
+        {
+            // (a line holds 32 codes: the hints every other vector)
+            if i % 2 == 0 {
+                ahead_all(hints, i * 16);
+            }
+            let (mut x, mut y, mut t) = ([0f32; 16], [0f32; 16], [0f32; 16]);
+            // SAFETY: `ac`, `bc` and `dc` hold 16 codes, the arrays 16 float32
+            // (unaligned loads and stores).
+            unsafe {
+                _mm512_storeu_ps(x.as_mut_ptr(), widen16(ac.as_ptr(), false));
+                _mm512_storeu_ps(y.as_mut_ptr(), widen16(bc.as_ptr(), false));
+            }
+            t.iter_mut()
+                .zip(x.iter().zip(&y))
+                .for_each(|(t, (&x, &y))| *t = f(x, y));
+            // SAFETY: as above.
+            unsafe {
+                let h = _mm512_cvtps_ph::<NEAREST>(_mm512_loadu_ps(t.as_ptr()));
+                _mm256_storeu_si256(dc.as_mut_ptr().cast(), h);
+            }
+        }
+        super::code_binary_rest(tail, &a[whole..], &b[whole..], f);
+    }
+
+    /// [`code_binary512`], 8 lanes at a time.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn code_binary256(
+        dst: &mut [u16],
+        a: &[u16],
+        b: &[u16],
+        hints: &[*const u16],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        use crate::vector_runs::prefetch::ahead_all;
+        let whole = dst.len() / 8 * 8;
+        let (head, tail) = dst.split_at_mut(whole);
+        for (i, ((dc, ac), bc)) in head
+            .chunks_exact_mut(8)
+            .zip(a.chunks_exact(8))
+            .zip(b.chunks_exact(8))
+            .enumerate()
+        {
+            // (a line holds 32 codes: the hints every fourth vector)
+            if i % 4 == 0 {
+                ahead_all(hints, i * 8);
+            }
+            let (mut x, mut y, mut t) = ([0f32; 8], [0f32; 8], [0f32; 8]);
+            // SAFETY: `ac`, `bc` and `dc` hold 8 codes (16 bytes), the arrays 8
+            // float32 (unaligned loads and stores).
+            unsafe {
+                let wa = _mm256_cvtph_ps(_mm_loadu_si128(ac.as_ptr().cast()));
+                let wb = _mm256_cvtph_ps(_mm_loadu_si128(bc.as_ptr().cast()));
+                _mm256_storeu_ps(x.as_mut_ptr(), wa);
+                _mm256_storeu_ps(y.as_mut_ptr(), wb);
+            }
+            t.iter_mut()
+                .zip(x.iter().zip(&y))
+                .for_each(|(t, (&x, &y))| *t = f(x, y));
+            // SAFETY: as above.
+            unsafe {
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(t.as_ptr()));
+                _mm_storeu_si128(dc.as_mut_ptr().cast(), h);
+            }
+        }
+        super::code_binary_rest(tail, &a[whole..], &b[whole..], f);
+    }
 }
 
 /// `dst` rounded to float16 in place by the processor's conversions (only
@@ -290,4 +376,38 @@ pub(super) fn narrow_f16_hw(dst: &mut [u16], src: &[f32]) {
     dst.iter_mut()
         .zip(src)
         .for_each(|(c, &x)| *c = super::narrow::f16_code(x));
+}
+
+/// `dst[i]` the float16 code of `f(a[i], b[i])` over the codes' values, by
+/// the processor's conversions (only where [`hw_f16`]), asking for the lines
+/// ahead of the runs `hints`; a unary op passes its run as both operands.
+pub(super) fn code_binary_f16_hw(
+    dst: &mut [u16],
+    a: &[u16],
+    b: &[u16],
+    hints: &[*const u16],
+    f: impl Fn(f32, f32) -> f32 + Copy,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match super::level() {
+        // SAFETY: level 3 means AVX-512F, AVX2 and FMA; level 2 with `hw_f16`
+        // AVX2, FMA and F16C.
+        3 => return unsafe { hw::code_binary512(dst, a, b, hints, f) },
+        2 => return unsafe { hw::code_binary256(dst, a, b, hints, f) },
+        _ => {}
+    }
+    let _ = hints;
+    code_binary_rest(dst, a, b, f);
+}
+
+/// `dst[i]` the float16 code of `f(a[i], b[i])` by the arithmetic: the
+/// points past the last whole vector.
+#[inline(always)]
+fn code_binary_rest(dst: &mut [u16], a: &[u16], b: &[u16], f: impl Fn(f32, f32) -> f32) {
+    use super::tiles::widen_f16;
+    dst.iter_mut()
+        .zip(a.iter().zip(b))
+        .for_each(|(d, (&x, &y))| {
+            *d = super::narrow::f16_code(f(widen_f16(x), widen_f16(y)));
+        });
 }

@@ -35,6 +35,7 @@ thread_local! {
 /// The level this thread's routines run at now: the processor's widest,
 /// except AVX2 for a short kernel where 512-bit code is [`LICENSED`] (every
 /// level gives the same bits).
+#[inline]
 pub(crate) fn level() -> u8 {
     let probed = match LEVEL.load(Ordering::Relaxed) {
         0 => {

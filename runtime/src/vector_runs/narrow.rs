@@ -39,7 +39,7 @@ pub(super) fn f16_code(x: f32) -> u16 {
 /// The bfloat16 code of `x`: rounded to nearest even on its bits (a carry
 /// moving into the exponent), a NaN quieted.
 #[inline(always)]
-fn bf16_code(x: f32) -> u16 {
+pub(super) fn bf16_code(x: f32) -> u16 {
     let bits = x.to_bits();
     let code = if x.is_nan() {
         (bits | 0x0040_0000) >> 16

@@ -108,6 +108,18 @@ pub(super) fn ahead<T>(src: Option<&[T]>, at: usize) {
     }
 }
 
+/// Asks for the line [`AHEAD`] bytes past element `at` of each of the runs
+/// `hints` to be brought into the level-1 cache: a code tile op asks so for
+/// its kernel's input runs, once per 64 bytes it computes (each input
+/// continues past the run; the hint reads nothing, so one past an input's
+/// end costs only the hint).
+#[inline(always)]
+pub(super) fn ahead_all<T>(hints: &[*const T], at: usize) {
+    for &p in hints {
+        line_hint::<true>(p.wrapping_add(at).cast::<u8>().wrapping_add(AHEAD));
+    }
+}
+
 /// The element [`ahead`] asks for in a source of `len` elements of `T` read
 /// at `at` (`None`: past the source's end).
 #[inline(always)]

@@ -98,7 +98,7 @@ fn keep(x: f32) -> f32 {
 
 /// The bfloat16 code `c`'s value: the upper half of a float32, a NaN quieted.
 #[inline(always)]
-fn widen_bf16(c: u16) -> f32 {
+pub(super) fn widen_bf16(c: u16) -> f32 {
     let x = f32::from_bits(u32::from(c) << 16);
     if x.is_nan() {
         f32::from_bits(x.to_bits() | 0x0040_0000)
@@ -122,7 +122,7 @@ pub(super) fn widen_code(c: u16, bf: bool) -> f32 {
 /// `a < b ? b : a`, float32's default NaN where either is NaN (`vector`'s
 /// `Maximum`).
 #[inline(always)]
-fn maximum(a: f32, b: f32) -> f32 {
+pub(super) fn maximum(a: f32, b: f32) -> f32 {
     if a.is_nan() || b.is_nan() {
         f32::from_bits(0x7FC0_0000)
     } else if a < b {
@@ -134,7 +134,7 @@ fn maximum(a: f32, b: f32) -> f32 {
 
 /// `b < a ? b : a`, float32's default NaN where either is NaN.
 #[inline(always)]
-fn minimum(a: f32, b: f32) -> f32 {
+pub(super) fn minimum(a: f32, b: f32) -> f32 {
     if a.is_nan() || b.is_nan() {
         f32::from_bits(0x7FC0_0000)
     } else if b < a {
