@@ -226,15 +226,14 @@ fn which_kernels_take_runs() {
         !exact.contains("lf_run_"),
         "exact math keeps the interpreter's bits"
     );
-    // float16 (the mixed tier): the float32 routine over a tile, narrowed into
-    // the output; float64 erf: no float64 routine.
+    // float16: a tile program over the codes (`vtiles`), each routine's op
+    // on codes; float64 erf: no float64 routine.
     let x16 = x.to_dtype(DType::F16).unwrap().realize().unwrap();
     let clif16 = x16.exp().unwrap().clif_text().unwrap();
-    assert!(clif16.contains("lf_run_exp_f32") && clif16.contains("lf_narrow_f16"));
-    // (a float16 chain's cuts are read back from the tile, rounded)
+    assert!(clif16.contains("lf_ctile_exp_f16") && !clif16.contains("lf_narrow_f16"));
     let chain16 = x16.exp().unwrap().mul(0.5).unwrap().tanh().unwrap();
     let clif16 = chain16.clif_text().unwrap();
-    assert!(clif16.contains("lf_run_exp_f32") && clif16.contains("lf_run_tanh_f32"));
+    assert!(clif16.contains("lf_ctile_exp_f16") && clif16.contains("lf_ctile_tanh_f16"));
     let x64 = x.to_dtype(DType::F64).unwrap().realize().unwrap();
     assert!(!x64.erf().unwrap().clif_text().unwrap().contains("lf_run_"));
     // exp read again after it is computed: the scheduler stores it apart (two
@@ -581,12 +580,14 @@ fn same_bits64(what: &str, want: &[u64], got: &[u64]) {
     }
 }
 
-/// float16 and bfloat16 runs: the op's float32 routine over a float32 tile on
-/// the kernel's stack, then the tile narrowed into the output
-/// (`lf_narrow_<dtype>`), against the kernel's inline code (the op of `x ·
-/// ones`) and its scalar code (rows of 3), bit for bit: over a length with
-/// several runs, thread ranges that end inside one and a tail, and over rows
-/// of every length up to 40 and around a run's, with a fused argument.
+/// float16 and bfloat16 ops with a float32 routine, against the kernel's
+/// inline code (the op of `x · ones`) and its scalar code (rows of 3), bit
+/// for bit: alone, a tile program's op on codes (`lf_ctile_<op>_<dtype>`),
+/// over a length with several runs, thread ranges that end inside one and a
+/// tail; with a row and a column broadcast into the argument, the routine
+/// over a float32 tile on the kernel's stack, then the tile narrowed into the
+/// output (`lf_narrow_<dtype>`), over rows of every length up to 40 and
+/// around a run's.
 #[test]
 fn narrow_runs_give_the_inline_codes_bits() {
     let _g = MODE.lock().unwrap_or_else(|p| p.into_inner());
@@ -598,8 +599,7 @@ fn narrow_runs_give_the_inline_codes_bits() {
             let y = op(&x);
             let clif = y.clif_text().unwrap();
             assert!(
-                clif.contains(&format!("lf_run_{name}_f32"))
-                    && clif.contains(&format!("lf_narrow_{suffix}")),
+                clif.contains(&format!("lf_ctile_{name}_{suffix}")),
                 "{dt} {name}: {clif}"
             );
             let got = bits64(&y.realize().unwrap());
@@ -627,7 +627,16 @@ fn narrow_runs_give_the_inline_codes_bits() {
                 .unwrap();
             for (name, op) in OPS {
                 let arg = x.add(&row).unwrap().mul(&col).unwrap();
-                let y = op(&arg).realize().unwrap();
+                let y = op(&arg);
+                if cols >= 4 {
+                    let clif = y.clif_text().unwrap();
+                    assert!(
+                        clif.contains(&format!("lf_run_{name}_f32"))
+                            && clif.contains(&format!("lf_narrow_{suffix}")),
+                        "{dt} {name} [{rows},{cols}]: {clif}"
+                    );
+                }
+                let y = y.realize().unwrap();
                 // (the argument realized on its own rounds as the kernel does)
                 let alone = arg.realize().unwrap();
                 let short = op(&rows_of_three(&alone)).realize().unwrap();
@@ -710,19 +719,37 @@ fn routine_chains_give_the_inline_codes_bits() {
             &["exp", "tanh"],
         ),
     ];
-    // (float16 and bfloat16 chains run the float32 routines over a tile)
+    // (float16 and bfloat16 chains run tile programs, each routine's op on
+    // codes)
     for dt in [DType::F32, DType::F64, DType::F16, DType::BF16] {
-        let suffix = if dt == DType::F64 { "f64" } else { "f32" };
         for n in [4, 7, 1023, 1024, 1025, 4099, 70_001] {
             let x = values_of(n, dt);
             let rows = rows_of_three(&x);
             for (name, f, routines) in chains {
                 let y = f(&x);
                 let clif = y.clif_text().unwrap();
+                // A float16 or bfloat16 chain of rows of 32 points or more
+                // without `sqrt` is a tile program (`vtiles`): every
+                // transcendental calls its op on codes, in the expression's
+                // order.
+                let tiles = matches!(dt, DType::F16 | DType::BF16) && n >= 32 && name != "w9";
+                let (prefix, suffix) = match dt {
+                    _ if !tiles => (": lf_run_", if dt == DType::F64 { "f64" } else { "f32" }),
+                    DType::F16 => (": lf_ctile_", "f16"),
+                    _ => (": lf_ctile_", "bf16"),
+                };
+                let arithmetic = [
+                    "add", "sub", "mul", "div", "max", "min", "relu", "neg", "abs",
+                ];
                 let calls: Vec<&str> = clif
                     .lines()
                     .filter_map(|l| l.split("import ").nth(1))
-                    .filter_map(|l| l.split(": lf_run_").nth(1))
+                    .filter_map(|l| l.split(prefix).nth(1))
+                    .filter(|c| {
+                        !arithmetic
+                            .iter()
+                            .any(|a| c.strip_prefix(a).is_some_and(|r| r.starts_with('_')))
+                    })
                     .collect();
                 // Rows shorter than 64 points take no cuts: only a stored op
                 // (the last of a chain that stores one) keeps its run.
@@ -730,10 +757,6 @@ fn routine_chains_give_the_inline_codes_bits() {
                     name,
                     "w9" | "softplus" | "two ops in a row" | "exp then tanh"
                 );
-                // A float16 or bfloat16 chain of rows of 32 points or more
-                // without `sqrt` is a tile program (`vtiles`): every
-                // transcendental calls its routine, in the expression's order.
-                let tiles = matches!(dt, DType::F16 | DType::BF16) && n >= 32 && name != "w9";
                 let routines = match (tiles, n < 64, stored) {
                     (true, _, _) => match name {
                         "branches" => &["tanh", "sigmoid", "exp"][..],

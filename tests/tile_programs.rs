@@ -1,11 +1,11 @@
 //! Tile programs (`vtiles`): float16 and bfloat16 elementwise kernels whose
-//! values are all of their one dtype run as routine calls over float32 tiles.
-//! Against the reference interpreter, bit for bit, in both math modes (the
-//! fast-math transcendentals, which are the JIT's own forms, against its
-//! inline code): rows
-//! shorter than, as long as and longer than a tile (256 points), ranges that
-//! the threads split inside a row, constants off the dtype's grid, values
-//! that overflow, underflow and NaNs; and which kernels take a program.
+//! values are all of their one dtype run as routine calls over tiles of the
+//! dtype's codes. Against the reference interpreter, bit for bit, in both
+//! math modes (the fast-math transcendentals, which are the JIT's own forms,
+//! against its inline code), every tile op and routine: rows shorter than, as
+//! long as and longer than a tile (512 points), ranges that the threads split
+//! inside a row, constants that the dtype rounds, values that overflow,
+//! underflow and NaNs; and which kernels take a program.
 //! One test: the backend is a process-wide setting.
 
 use lazyfuse::half::{bf16, f16};
@@ -51,7 +51,7 @@ type Chain = fn(&Tensor, &Tensor, &Tensor) -> Tensor;
 
 #[test]
 fn tile_programs_match_the_interpreter_bit_for_bit() {
-    let chains: [(&str, Chain, bool); 6] = [
+    let chains: [(&str, Chain, bool); 10] = [
         (
             "W1",
             |a, b, c| {
@@ -106,6 +106,69 @@ fn tile_programs_match_the_interpreter_bit_for_bit() {
             |a, _, _| a.add(0.1).unwrap().mul(3.3).unwrap(),
             false,
         ),
+        (
+            "arithmetic on the grid",
+            |a, b, c| {
+                let y = a.sub(b).unwrap().div(c).unwrap().mul(0.125).unwrap();
+                y.maximum(&a.neg().unwrap())
+                    .unwrap()
+                    .minimum(&b.abs().unwrap())
+                    .unwrap()
+                    .relu()
+                    .unwrap()
+            },
+            false,
+        ),
+        (
+            "transcendentals on the grid",
+            |a, b, c| {
+                let e = a.mul(0.0078125).unwrap().exp().unwrap();
+                let s = a.mul(b).unwrap().add(0.25).unwrap().sigmoid().unwrap();
+                let g = b.gelu(lazyfuse::GeluApproximate::None).unwrap();
+                let t = c.gelu(lazyfuse::GeluApproximate::Tanh).unwrap();
+                let y = e.add(&c.silu().unwrap()).unwrap().log().unwrap();
+                y.sub(&s)
+                    .unwrap()
+                    .add(&g)
+                    .unwrap()
+                    .mul(&t)
+                    .unwrap()
+                    .erf()
+                    .unwrap()
+            },
+            true,
+        ),
+        (
+            "every other routine",
+            |a, b, c| {
+                let x = a.sin().unwrap().add(&b.cos().unwrap()).unwrap();
+                let x = x.add(&c.mul(0.5).unwrap().tan().unwrap()).unwrap();
+                let x = x.mul(&a.atan().unwrap()).unwrap();
+                let x = x
+                    .add(&b.sinh().unwrap().sub(&c.cosh().unwrap()).unwrap())
+                    .unwrap();
+                let x = x.add(&a.expm1().unwrap()).unwrap();
+                x.sub(&b.abs().unwrap().log1p().unwrap())
+                    .unwrap()
+                    .tanh()
+                    .unwrap()
+            },
+            true,
+        ),
+        (
+            "activations and logarithms",
+            |a, b, c| {
+                let x = a
+                    .softplus(1.0, 20.0)
+                    .unwrap()
+                    .add(&b.elu(1.0).unwrap())
+                    .unwrap();
+                let x = x.sub(&c.mish().unwrap()).unwrap();
+                let x = x.add(&a.abs().unwrap().log2().unwrap()).unwrap();
+                x.mul(&b.abs().unwrap().log10().unwrap()).unwrap()
+            },
+            true,
+        ),
     ];
     for math in [MathMode::Fast, MathMode::Exact] {
         lazyfuse::set_math_mode(math);
@@ -113,7 +176,7 @@ fn tile_programs_match_the_interpreter_bit_for_bit() {
             for shape in [
                 vec![33],
                 vec![7, 255],
-                vec![3, 256],
+                vec![3, 512],
                 vec![2, 1025],
                 vec![3, 100_003],
             ] {
@@ -136,7 +199,7 @@ fn tile_programs_match_the_interpreter_bit_for_bit() {
                         let by_one = |t: Tensor| if via_one { t.mul(&one).unwrap() } else { t };
                         let (x, y, z) = (by_one(input(0)), by_one(input(5)), by_one(input(11)));
                         let out = f(&x, &y, &z);
-                        let program = out.clif_text().unwrap().contains("lf_tile_");
+                        let program = out.clif_text().unwrap().contains("lf_ctile_");
                         (codes(&out.realize().unwrap()), program)
                     };
                     let (want, reference_program) = if inline {
@@ -195,16 +258,26 @@ fn tile_programs_match_the_interpreter_bit_for_bit() {
     ];
     for (what, y) in others {
         let clif = y.clif_text().unwrap();
-        assert!(!clif.contains("lf_tile_"), "{what}:\n{clif}");
+        assert!(!clif.contains("lf_ctile_"), "{what}:\n{clif}");
     }
-    let clif = x.mul(&x).unwrap().add(1.0).unwrap().clif_text().unwrap();
-    // (the add's value only the store reads: its narrowing rounds it)
-    for call in [
-        "lf_tile_widen_f16",
-        "lf_tile_mul_f16",
-        "lf_tile_add_f32",
-        "lf_narrow_f16",
-    ] {
+    // The codes read where they lie, the stored op into the output: no
+    // widening, narrowing or copying.
+    let clif = x.mul(&x).unwrap().add(0.1).unwrap().clif_text().unwrap();
+    for call in ["lf_ctile_mul_f16", "lf_ctile_add_f16"] {
         assert!(clif.contains(call), "{call}:\n{clif}");
     }
+    for absent in ["lf_tile_", "lf_narrow_", "lf_ctile_copy", "lf_run_"] {
+        assert!(!clif.contains(absent), "{absent}:\n{clif}");
+    }
+    // Two outputs, one an operand of the other: the first op's codes go into
+    // its output's run, where the second reads them.
+    let pair = |b: CpuBackend| {
+        lazyfuse::set_cpu_backend(b);
+        let m = x.mul(&x).unwrap();
+        let y = m.add(1.0).unwrap();
+        lazyfuse::realize_all(&[&m, &y]).unwrap();
+        (codes(&m), codes(&y))
+    };
+    assert_eq!(pair(CpuBackend::Jit), pair(CpuBackend::Interp));
+    lazyfuse::set_cpu_backend(CpuBackend::Jit);
 }

@@ -29,9 +29,9 @@
 //! a float16 or bfloat16 row, its max or min, `vector_runs/narrow_rows.rs`);
 //! `lf_row_affine_<f32|f64>`, a row shifted, scaled, weighted and biased
 //! (`vector_runs/affine.rs`); `lf_narrow_f16`/`_bf16`, a float32 run's
-//! 16-bit codes (`vector_runs/narrow.rs`); `lf_tile_<op>_<f16|bf16>`, the
-//! steps of a float16 or bfloat16 kernel over float32 tiles
-//! (`vector_runs/tiles.rs`); and `lf_ctile_<op>_<f16|bf16>`, its steps over
+//! 16-bit codes, and `lf_widen_f16`/`_bf16`, codes as float32 values
+//! (`vector_runs/narrow.rs`, `vector_runs/widen.rs`); and
+//! `lf_ctile_<op>_<f16|bf16>`, the steps of a float16 or bfloat16 kernel over
 //! tiles of its own codes (`vector_runs/code_tiles.rs`, float16's arithmetic
 //! by the processor's float16 instructions where it has them,
 //! `vector_runs/half_arith.rs`).
@@ -124,8 +124,8 @@ mod prefetch;
 mod reductions;
 mod rows;
 mod stream;
-mod tiles;
 mod trig;
+mod widen;
 
 #[cfg(test)]
 pub(crate) use level::each_level;
@@ -142,7 +142,7 @@ pub(crate) fn symbols() -> impl Iterator<Item = (String, *const u8)> {
         .chain(column_sums::symbols())
         .chain(narrow::symbols())
         .chain(narrow_rows::symbols())
-        .chain(tiles::symbols())
+        .chain(widen::symbols())
         .chain([
             (
                 "lf_prefetch_lines",

@@ -218,12 +218,12 @@ macro_rules! narrow_affine_fn {
 
 narrow_affine_fn!(
     row_affine_f16,
-    super::tiles::widen_f16_run,
+    super::widen::widen_f16_run,
     super::narrow::narrow_f16
 );
 narrow_affine_fn!(
     row_affine_bf16,
-    super::tiles::widen_bf16_run,
+    super::widen::widen_bf16_run,
     super::narrow::narrow_bf16
 );
 

@@ -36,10 +36,10 @@
 //! inline code's and the interpreter's.
 
 use super::half_arith::{self, HalfOp};
-use super::half_hw::{code_binary_f16_hw, hw_f16};
+use super::half_hw::{code_binary_hw, code_hw};
 use super::narrow::{bf16_code, f16_code};
 use super::prefetch::ahead_all;
-use super::tiles::{maximum, minimum, widen_bf16, widen_f16};
+use super::widen::{widen_bf16, widen_f16};
 // (the ops' float32 forms, for the maps)
 use super::activations::{cosh, elu, expm1, log1p, mish, sinh, softplus};
 use super::trig::{atan, cos, sin, tan};
@@ -47,7 +47,7 @@ use super::{log, log10, log2, tanh};
 // (the ops through their run routines, and the conversions around them)
 use super::erf_table::{run_erf, run_gelu};
 use super::narrow::{narrow_bf16, narrow_f16};
-use super::tiles::{widen_bf16_run, widen_f16_run};
+use super::widen::{widen_bf16_run, widen_f16_run};
 use super::{run_exp, run_gelu_tanh, run_sigmoid, run_silu};
 
 /// float16's largest finite magnitude's code plus one (infinity), and its
@@ -161,16 +161,50 @@ fn by_lines(
     }
 }
 
+/// `a < b ? b : a`, float32's default NaN where either is NaN (`vector`'s
+/// `Maximum`).
+#[inline(always)]
+fn maximum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::from_bits(0x7FC0_0000)
+    } else if a < b {
+        b
+    } else {
+        a
+    }
+}
+
+/// `b < a ? b : a`, float32's default NaN where either is NaN.
+#[inline(always)]
+fn minimum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::from_bits(0x7FC0_0000)
+    } else if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The bfloat16 code `c`'s value as it is, a signaling NaN unquieted: the
+/// binary ops' operands, whose NaN the rounding to a code quiets anyway
+/// (`bf16_code`), which saves a compare and a blend per vector.
+#[inline(always)]
+fn bf16_value(c: u16) -> f32 {
+    f32::from_bits(u32::from(c) << 16)
+}
+
 /// `r`, the result of an arithmetic op on `a` and `b`, with the NaN the
 /// processor's instruction gives where an operand is a NaN: the first one's
 /// (which the kernels' inline code and float16's instructions give; a
 /// compiled `a * b` may have its operands swapped).
 #[inline(always)]
 fn first_nan(a: f32, b: f32, r: f32) -> f32 {
+    // (two selects, not an `else if` chain: the compiler keeps a chain as
+    // branches per lane in a 16-lane block, and vectorizes the selects)
+    let r = if b.is_nan() { b } else { r };
     if a.is_nan() {
         a
-    } else if b.is_nan() {
-        b
     } else {
         r
     }
@@ -211,19 +245,19 @@ macro_rules! code_binary {
                 _ => 0,
             };
             let (dst, a, b) = (&mut dst[done..], &a[done..], &b[done..]);
-            if !$bf && hw_f16() {
-                return code_binary_f16_hw(dst, a, b, ahead, |$a, $b| $body);
+            if code_hw($bf) {
+                return code_binary_hw::<$bf>(dst, a, b, ahead, |$a, $b| $body);
             }
             by_level!(
                 fn apply(dst: &mut [u16], a: &[u16], b: &[u16], ahead: &[*const u16]) {
                     #[allow(unused_imports)]
                     use super::{
-                        bf16_code, by_lines, f16_code, first_nan, maximum, minimum, widen_bf16,
+                        bf16_code, bf16_value, by_lines, f16_code, first_nan, maximum, minimum,
                         widen_f16,
                     };
                     by_lines(dst, a, b, ahead, |x, y| {
                         if $bf {
-                            let ($a, $b) = (widen_bf16(x), widen_bf16(y));
+                            let ($a, $b) = (bf16_value(x), bf16_value(y));
                             bf16_code($body)
                         } else {
                             let ($a, $b) = (widen_f16(x), widen_f16(y));
@@ -324,9 +358,9 @@ macro_rules! code_map {
             let (dst, src, _) = unsafe { code_slices(dst, src, src, n as usize) };
             // SAFETY: as above.
             let ahead = unsafe { hint_runs(hints, count) };
-            if !$bf && hw_f16() {
+            if code_hw($bf) {
                 // (the run as both operands: the same codes widened)
-                return code_binary_f16_hw(dst, src, src, ahead, |x, _| $f(x));
+                return code_binary_hw::<$bf>(dst, src, src, ahead, |x, _| $f(x));
             }
             by_level!(
                 fn apply(dst: &mut [u16], src: &[u16], ahead: &[*const u16]) {

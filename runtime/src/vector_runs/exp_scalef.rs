@@ -271,7 +271,7 @@ mod wide {
                 sums,
                 next,
                 |c| super::super::half_hw::widen16(from.add(c), bf),
-                |i| super::super::tiles::widen_code(*from.add(i), bf),
+                |i| super::super::widen::widen_code(*from.add(i), bf),
             )
         }
     }

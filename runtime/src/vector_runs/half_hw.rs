@@ -1,9 +1,11 @@
 //! The processor's float16 conversions (`vcvtps2ph`, `vcvtph2ps`), where it
-//! has them: float32 rounded to float16 and back, float16 codes widened, and
-//! float32 values as float16 codes, 16 or 8 at a time. Their results are
-//! `half`'s (and the arithmetic forms' of `narrow.rs` and `tiles.rs`) bit for
-//! bit: round to nearest even, overflow to ±inf, float16 subnormals, a NaN
-//! quieted with the top of its payload; the unit tests there run every level.
+//! has them: float16 codes widened, float32 values as float16 codes, and an
+//! op of two runs of codes as codes (widened, computed and rounded in
+//! registers), 16 or 8 at a time. Their results are `half`'s (and the
+//! arithmetic forms' of `narrow.rs` and `widen.rs`) bit for bit: round to
+//! nearest even, overflow to ±inf, float16 subnormals, a NaN quieted with the
+//! top of its payload; the unit tests there and in `code_tiles.rs` run every
+//! level.
 
 /// Whether the float16 steps take the processor's conversions
 /// (`vcvtps2ph`/`vcvtph2ps`: AVX-512F, or F16C beside AVX2), one instruction
@@ -51,101 +53,6 @@ mod hw {
     /// masked either way).
     const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
-    /// `dst` rounded to float16 and back, 16 lanes at a time.
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn round512(dst: &mut [f32]) {
-        let mut chunks = dst.chunks_exact_mut(16);
-        for c in &mut chunks {
-            // SAFETY: `c` holds 16 float32 (unaligned loads and stores).
-            unsafe {
-                let v = _mm512_loadu_ps(c.as_ptr());
-                let h = _mm512_cvtps_ph::<NEAREST>(v);
-                _mm512_storeu_ps(c.as_mut_ptr(), _mm512_cvtph_ps(h));
-            }
-        }
-        chunks
-            .into_remainder()
-            .iter_mut()
-            .for_each(|x| *x = crate::vector_runs::tiles::round_f16(*x));
-    }
-
-    /// `dst[i] = f(a[i], b[i])` rounded to float16 and back in the same pass,
-    /// 16 lanes at a time: the op's lanes stay in a register between the op
-    /// and the conversions, where an op pass and a rounding pass stored and
-    /// reloaded the tile in between.
-    #[target_feature(enable = "avx512f,fma,avx2")]
-    pub(super) fn binary512(
-        dst: &mut [f32],
-        a: &[f32],
-        b: &[f32],
-        f: impl Fn(f32, f32) -> f32 + Copy,
-    ) {
-        let whole = dst.len() / 16 * 16;
-        let (head, tail) = dst.split_at_mut(whole);
-        for ((dc, ac), bc) in head
-            .chunks_exact_mut(16)
-            .zip(a.chunks_exact(16))
-            .zip(b.chunks_exact(16))
-        {
-            let mut t = [0f32; 16];
-            t.iter_mut()
-                .zip(ac.iter().zip(bc))
-                .for_each(|(t, (&x, &y))| *t = f(x, y));
-            // SAFETY: `t` and `dc` hold 16 float32 (unaligned loads and stores).
-            unsafe {
-                let h = _mm512_cvtps_ph::<NEAREST>(_mm512_loadu_ps(t.as_ptr()));
-                _mm512_storeu_ps(dc.as_mut_ptr(), _mm512_cvtph_ps(h));
-            }
-        }
-        super::binary_rest(tail, &a[whole..], &b[whole..], f);
-    }
-
-    /// [`binary512`], 8 lanes at a time.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn binary256(
-        dst: &mut [f32],
-        a: &[f32],
-        b: &[f32],
-        f: impl Fn(f32, f32) -> f32 + Copy,
-    ) {
-        let whole = dst.len() / 8 * 8;
-        let (head, tail) = dst.split_at_mut(whole);
-        for ((dc, ac), bc) in head
-            .chunks_exact_mut(8)
-            .zip(a.chunks_exact(8))
-            .zip(b.chunks_exact(8))
-        {
-            let mut t = [0f32; 8];
-            t.iter_mut()
-                .zip(ac.iter().zip(bc))
-                .for_each(|(t, (&x, &y))| *t = f(x, y));
-            // SAFETY: `t` and `dc` hold 8 float32 (unaligned loads and stores).
-            unsafe {
-                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(t.as_ptr()));
-                _mm256_storeu_ps(dc.as_mut_ptr(), _mm256_cvtph_ps(h));
-            }
-        }
-        super::binary_rest(tail, &a[whole..], &b[whole..], f);
-    }
-
-    /// `dst` rounded to float16 and back, 8 lanes at a time.
-    #[target_feature(enable = "avx2,f16c")]
-    pub(super) fn round256(dst: &mut [f32]) {
-        let mut chunks = dst.chunks_exact_mut(8);
-        for c in &mut chunks {
-            // SAFETY: `c` holds 8 float32 (unaligned loads and stores).
-            unsafe {
-                let v = _mm256_loadu_ps(c.as_ptr());
-                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
-                _mm256_storeu_ps(c.as_mut_ptr(), _mm256_cvtph_ps(h));
-            }
-        }
-        chunks
-            .into_remainder()
-            .iter_mut()
-            .for_each(|x| *x = crate::vector_runs::tiles::round_f16(*x));
-    }
-
     /// The float16 codes `src` widened into `dst` (as long), 16 at a time.
     #[target_feature(enable = "avx512f")]
     pub(super) fn widen512(dst: &mut [f32], src: &[u16]) {
@@ -161,7 +68,7 @@ mod hw {
         let (d, s) = (d.into_remainder(), s.remainder());
         d.iter_mut()
             .zip(s)
-            .for_each(|(x, &c)| *x = crate::vector_runs::tiles::widen_f16(c));
+            .for_each(|(x, &c)| *x = crate::vector_runs::widen::widen_f16(c));
     }
 
     /// The float16 codes `src` widened into `dst` (as long), 8 at a time.
@@ -179,7 +86,7 @@ mod hw {
         let (d, s) = (d.into_remainder(), s.remainder());
         d.iter_mut()
             .zip(s)
-            .for_each(|(x, &c)| *x = crate::vector_runs::tiles::widen_f16(c));
+            .for_each(|(x, &c)| *x = crate::vector_runs::widen::widen_f16(c));
     }
 
     /// The float16 codes of `src` into `dst` (as long), 16 at a time.
@@ -218,6 +125,76 @@ mod hw {
             .for_each(|(c, &x)| *c = crate::vector_runs::narrow::f16_code(x));
     }
 
+    /// Sixteen float32 lanes rounded to bfloat16 on their bits, each lane's
+    /// code in its upper half (`narrow::bf16_code`'s steps: to nearest even, a
+    /// carry moving into the exponent, a NaN quieted); the lower half is
+    /// left over.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn bf16_rounded(v: __m512) -> __m512i {
+        let bits = _mm512_castps_si512(v);
+        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+        let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
+        let rounded = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), lsb);
+        let quiet = _mm512_or_si512(bits, _mm512_set1_epi32(0x0040_0000));
+        _mm512_mask_blend_epi32(nan, rounded, quiet)
+    }
+
+    /// `f` of sixteen lane pairs through arrays (the compiler vectorizes the
+    /// lane loop with the closure inlined).
+    #[inline(always)]
+    fn lanes16(x: __m512, y: __m512, f: impl Fn(f32, f32) -> f32) -> __m512 {
+        let (mut xs, mut ys, mut ts) = ([0f32; 16], [0f32; 16], [0f32; 16]);
+        // SAFETY: the arrays hold 16 float32 (unaligned loads and stores).
+        unsafe {
+            _mm512_storeu_ps(xs.as_mut_ptr(), x);
+            _mm512_storeu_ps(ys.as_mut_ptr(), y);
+        }
+        ts.iter_mut()
+            .zip(xs.iter().zip(&ys))
+            .for_each(|(t, (&x, &y))| *t = f(x, y));
+        // SAFETY: as above.
+        unsafe { _mm512_loadu_ps(ts.as_ptr()) }
+    }
+
+    /// `dst[i]` the bfloat16 code of `f(a[i], b[i])` over the codes' values,
+    /// 32 lanes at a time without a shuffle: a 32-bit lane holds two codes,
+    /// the even one's value is the lane shifted up 16 bits and the odd one's
+    /// the lane's upper half, each half computed as 16 float32 lanes and
+    /// rounded on its bits, the two codes put back in their places (a NaN
+    /// operand as it is: the rounding quiets it).
+    #[target_feature(enable = "avx512f,fma,avx2")]
+    pub(super) fn code_binary512_bf(
+        dst: &mut [u16],
+        a: &[u16],
+        b: &[u16],
+        hints: &[*const u16],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        use crate::vector_runs::prefetch::ahead_all;
+        let whole = dst.len() / 32 * 32;
+        let high = _mm512_set1_epi32(0xFFFF_0000u32 as i32);
+        for i in (0..whole).step_by(32) {
+            ahead_all(hints, i);
+            // SAFETY: `i + 32 <= whole` codes of each slice (unaligned loads
+            // of 64 bytes).
+            let (x, y) = unsafe {
+                (
+                    _mm512_loadu_si512(a.as_ptr().add(i).cast()),
+                    _mm512_loadu_si512(b.as_ptr().add(i).cast()),
+                )
+            };
+            let even = |v: __m512i| _mm512_castsi512_ps(_mm512_slli_epi32::<16>(v));
+            let odd = |v: __m512i| _mm512_castsi512_ps(_mm512_and_si512(v, high));
+            let re = bf16_rounded(lanes16(even(x), even(y), f));
+            let ro = bf16_rounded(lanes16(odd(x), odd(y), f));
+            let codes = _mm512_or_si512(_mm512_srli_epi32::<16>(re), _mm512_and_si512(ro, high));
+            // SAFETY: as for the loads; an unaligned store of 64 bytes.
+            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(i).cast(), codes) };
+        }
+        super::code_binary_rest::<true>(&mut dst[whole..], &a[whole..], &b[whole..], f);
+    }
+
     /// `dst[i]` the float16 code of `f(a[i], b[i])` over the codes' values,
     /// 16 lanes at a time: both operands widened in registers, the op, and the
     /// rounding before the store.
@@ -242,23 +219,15 @@ mod hw {
             if i % 2 == 0 {
                 ahead_all(hints, i * 16);
             }
-            let (mut x, mut y, mut t) = ([0f32; 16], [0f32; 16], [0f32; 16]);
-            // SAFETY: `ac`, `bc` and `dc` hold 16 codes, the arrays 16 float32
-            // (unaligned loads and stores).
+            // SAFETY: `ac`, `bc` and `dc` hold 16 codes (loads and a store of
+            // 32 bytes).
             unsafe {
-                _mm512_storeu_ps(x.as_mut_ptr(), widen16(ac.as_ptr(), false));
-                _mm512_storeu_ps(y.as_mut_ptr(), widen16(bc.as_ptr(), false));
-            }
-            t.iter_mut()
-                .zip(x.iter().zip(&y))
-                .for_each(|(t, (&x, &y))| *t = f(x, y));
-            // SAFETY: as above.
-            unsafe {
-                let h = _mm512_cvtps_ph::<NEAREST>(_mm512_loadu_ps(t.as_ptr()));
+                let (x, y) = (widen16(ac.as_ptr(), false), widen16(bc.as_ptr(), false));
+                let h = _mm512_cvtps_ph::<NEAREST>(lanes16(x, y, f));
                 _mm256_storeu_si256(dc.as_mut_ptr().cast(), h);
             }
         }
-        super::code_binary_rest(tail, &a[whole..], &b[whole..], f);
+        super::code_binary_rest::<false>(tail, &a[whole..], &b[whole..], f);
     }
 
     /// [`code_binary512`], 8 lanes at a time.
@@ -301,51 +270,8 @@ mod hw {
                 _mm_storeu_si128(dc.as_mut_ptr().cast(), h);
             }
         }
-        super::code_binary_rest(tail, &a[whole..], &b[whole..], f);
+        super::code_binary_rest::<false>(tail, &a[whole..], &b[whole..], f);
     }
-}
-
-/// `dst` rounded to float16 in place by the processor's conversions (only
-/// where [`hw_f16`]).
-pub(super) fn round_f16_hw(dst: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    match super::level() {
-        // SAFETY: level 3 means AVX-512F; level 2 with `hw_f16` AVX2 and F16C.
-        3 => return unsafe { hw::round512(dst) },
-        2 => return unsafe { hw::round256(dst) },
-        _ => {}
-    }
-    dst.iter_mut()
-        .for_each(|x| *x = super::tiles::round_f16(*x));
-}
-
-/// `dst[i] = f(a[i], b[i])` rounded to float16 and back, op and rounding in
-/// one pass by the processor's conversions (only where [`hw_f16`]); a unary op
-/// passes its run as both operands.
-pub(super) fn binary_f16_hw(
-    dst: &mut [f32],
-    a: &[f32],
-    b: &[f32],
-    f: impl Fn(f32, f32) -> f32 + Copy,
-) {
-    #[cfg(target_arch = "x86_64")]
-    match super::level() {
-        // SAFETY: level 3 means AVX-512F, AVX2 and FMA; level 2 with `hw_f16`
-        // AVX2, FMA and F16C.
-        3 => return unsafe { hw::binary512(dst, a, b, f) },
-        2 => return unsafe { hw::binary256(dst, a, b, f) },
-        _ => {}
-    }
-    binary_rest(dst, a, b, f);
-}
-
-/// `dst[i] = f(a[i], b[i])` rounded to float16 and back by the arithmetic: the
-/// points past the last whole vector.
-#[inline(always)]
-fn binary_rest(dst: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
-    dst.iter_mut()
-        .zip(a.iter().zip(b))
-        .for_each(|(d, (&x, &y))| *d = super::tiles::round_f16(f(x, y)));
 }
 
 /// The float16 codes `src` widened into `dst` by the processor's conversions
@@ -360,7 +286,7 @@ pub(super) fn widen_f16_hw(dst: &mut [f32], src: &[u16]) {
     }
     dst.iter_mut()
         .zip(src)
-        .for_each(|(x, &c)| *x = super::tiles::widen_f16(c));
+        .for_each(|(x, &c)| *x = super::widen::widen_f16(c));
 }
 
 /// The float16 codes of `src` into `dst` by the processor's conversions
@@ -378,10 +304,22 @@ pub(super) fn narrow_f16_hw(dst: &mut [u16], src: &[f32]) {
         .for_each(|(c, &x)| *c = super::narrow::f16_code(x));
 }
 
-/// `dst[i]` the float16 code of `f(a[i], b[i])` over the codes' values, by
-/// the processor's conversions (only where [`hw_f16`]), asking for the lines
-/// ahead of the runs `hints`; a unary op passes its run as both operands.
-pub(super) fn code_binary_f16_hw(
+/// Whether [`code_binary_hw`] runs explicit vector code for the codes of
+/// bfloat16 (`bf`) or float16: with AVX-512F for either, with AVX2 and F16C
+/// for float16 ([`hw_f16`]).
+pub(super) fn code_hw(bf: bool) -> bool {
+    match super::level() {
+        3 => true,
+        2 => !bf && hw_f16(),
+        _ => false,
+    }
+}
+
+/// `dst[i]` the code of `f(a[i], b[i])` over the codes' values (`BF`:
+/// bfloat16's, else float16's), widened, computed and rounded in registers
+/// (only where [`code_hw`]), asking for the lines ahead of the runs `hints`;
+/// a unary op passes its run as both operands.
+pub(super) fn code_binary_hw<const BF: bool>(
     dst: &mut [u16],
     a: &[u16],
     b: &[u16],
@@ -392,22 +330,30 @@ pub(super) fn code_binary_f16_hw(
     match super::level() {
         // SAFETY: level 3 means AVX-512F, AVX2 and FMA; level 2 with `hw_f16`
         // AVX2, FMA and F16C.
+        3 if BF => return unsafe { hw::code_binary512_bf(dst, a, b, hints, f) },
         3 => return unsafe { hw::code_binary512(dst, a, b, hints, f) },
-        2 => return unsafe { hw::code_binary256(dst, a, b, hints, f) },
+        2 if !BF => return unsafe { hw::code_binary256(dst, a, b, hints, f) },
         _ => {}
     }
     let _ = hints;
-    code_binary_rest(dst, a, b, f);
+    code_binary_rest::<BF>(dst, a, b, f);
 }
 
-/// `dst[i]` the float16 code of `f(a[i], b[i])` by the arithmetic: the
-/// points past the last whole vector.
+/// `dst[i]` the code of `f(a[i], b[i])` by the arithmetic: the points past
+/// the last whole vector.
 #[inline(always)]
-fn code_binary_rest(dst: &mut [u16], a: &[u16], b: &[u16], f: impl Fn(f32, f32) -> f32) {
-    use super::tiles::widen_f16;
+fn code_binary_rest<const BF: bool>(
+    dst: &mut [u16],
+    a: &[u16],
+    b: &[u16],
+    f: impl Fn(f32, f32) -> f32,
+) {
+    use super::narrow::{bf16_code, f16_code};
+    use super::widen::widen_code;
     dst.iter_mut()
         .zip(a.iter().zip(b))
         .for_each(|(d, (&x, &y))| {
-            *d = super::narrow::f16_code(f(widen_f16(x), widen_f16(y)));
+            let r = f(widen_code(x, BF), widen_code(y, BF));
+            *d = if BF { bf16_code(r) } else { f16_code(r) };
         });
 }

@@ -120,13 +120,13 @@ pub(super) fn symbols() -> [(&'static str, *const u8); 4] {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
     use half::{bf16, f16};
 
     /// Every 257th float32 pattern and the edge cases of float16 and
-    /// bfloat16 rounding (also `tiles.rs`' patterns).
-    pub(in crate::vector_runs) fn patterns() -> Vec<f32> {
+    /// bfloat16 rounding.
+    fn patterns() -> Vec<f32> {
         let mut xs: Vec<f32> = (0..u32::MAX / 257)
             .map(|i| f32::from_bits(i * 257))
             .collect();

@@ -7,7 +7,7 @@
 //! The kernel's own vector loop widens each code in Cranelift's four lanes (a
 //! dozen integer steps for float16) and steps sixteen accumulators with the
 //! widened values. Here the row is widened a block at a time into a float32
-//! tile on the stack (`tiles.rs`' widening: the processor's conversion where it
+//! tile on the stack (`widen.rs`' widening: the processor's conversion where it
 //! has one), and the float32 routine (`reductions.rs`) steps the same sixteen
 //! accumulators with the tile, position `i` into accumulator `i % 16`. The
 //! widening is exact and the steps are the loop's, in its order, so the
@@ -31,7 +31,7 @@
 use super::prefetch::{blocks, BLOCK};
 use super::reductions::{reduce_max_f32, reduce_min_f32, reduce_sumexp_f32};
 use super::reductions::{reduce_sum_f32_f64, reduce_sumsq_f32_widened};
-use super::tiles::{widen_bf16_run, widen_f16_run};
+use super::widen::{widen_bf16_run, widen_f16_run};
 
 /// Codes per block: the reduction routines' prefetch block (`prefetch.rs`,
 /// 1 KiB of the next row asked for at a time) of 16-bit codes, a multiple of
@@ -284,7 +284,7 @@ mod wide {
         unsafe { _mm512_storeu_ps(out.as_mut_ptr(), joined) };
         // (the codes short of a chunk, one lane each, in order)
         for (i, &c) in row[chunks * 16..].iter().enumerate() {
-            let x = super::super::tiles::widen_code(c, bf);
+            let x = super::super::widen::widen_code(c, bf);
             if x.is_nan() {
                 nan |= 1 << i;
             }

@@ -501,7 +501,7 @@ impl Lower<'_, '_> {
                 } else {
                     // (a float16 or bfloat16 row, widened into the run's own
                     // row first: the routine then runs in place)
-                    self.call_void(&format!("lf_tile_widen_{sfx}"), &[start, src, count])?;
+                    self.call_void(&format!("lf_widen_{sfx}"), &[start, src, count])?;
                     src = start;
                 }
             }
