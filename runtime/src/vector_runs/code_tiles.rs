@@ -2,38 +2,43 @@
 //! of the dtype's own 16-bit codes, each op widening its operands, computing
 //! in float32 and rounding to a code in one pass, 32, 16 or 8 lanes at a time.
 //!
-//! A kernel whose values are all of one narrow dtype and whose constants are
-//! on that dtype's grid (`lazyfuse_codegen`'s code tile programs) reads its
-//! inputs' codes where they lie, computes each op from its operands' codes
-//! into a tile of codes on its stack (or straight into its output's run, for
-//! the op it stores), and calls one of these per op. Every value of such a
-//! kernel is a code of its dtype, so nothing is lost by keeping codes: the
-//! tiles are half the bytes of float32 tiles, and no pass only widens or only
-//! rounds.
+//! A kernel whose values are all of one narrow dtype (`lazyfuse_codegen`'s
+//! tile programs) reads its inputs' codes where they lie, computes each op
+//! from its operands' codes into a tile of codes on its stack (or straight
+//! into its output's run, for the op it stores), and calls one of these per
+//! op. Every value of such a kernel is a code of its dtype, so nothing is
+//! lost by keeping codes: the tiles are half the bytes of float32 tiles, and
+//! no pass only widens or only rounds.
 //!
 //! Names, each `unsafe extern "C"`, `n` points (`n ≤ 0`: nothing), `dst`
-//! disjoint from the operands:
+//! disjoint from the operands, and last the `count` input runs at `hints`
+//! whose lines the op asks for [`prefetch::AHEAD`](super::prefetch::AHEAD)
+//! bytes ahead as it computes (`count ≤ 0` or null: none):
 //! - `lf_ctile_<add|sub|mul|div|max|min>_<f16|bf16>(dst: *mut u16, a: *const
-//!   u16, b: *const u16, n)`: the float32 op of the codes' values, rounded;
-//! - `lf_ctile_<relu|neg|abs>_<f16|bf16>(dst, x, n)`: the op, on the codes'
-//!   bits (the float32 op and its rounding give those bits: a NaN comes back
-//!   quieted);
-//! - `lf_ctile_<op>_<f16|bf16>(dst, x, n)` for each float32 run routine's op
-//!   (`exp`, `log`, `log2`, `log10`, `tanh`, `sigmoid`, `silu`, `erf`, `gelu`,
-//!   `gelu_tanh`, `expm1`, `log1p`, `softplus`, `elu`, `mish`, `sin`, `cos`,
-//!   `tan`, `atan`, `sinh`, `cosh`): the codes widened, the op's float32 form
-//!   and the rounding, in registers where the run routine is `vector_runs`'
-//!   compiled scalar function, through the routine over a float32 buffer
-//!   where it is vector code of its own; the routine's bits either way;
+//!   u16, b: *const u16, n, hints, count)`: the float32 op of the codes'
+//!   values, rounded, a NaN operand's payload the first NaN operand's (as the
+//!   processor's instruction gives it);
+//! - `lf_ctile_<relu|neg|abs>_<f16|bf16>(dst, x, n, hints, count)`: the op, on
+//!   the codes' bits (the float32 op and its rounding give those bits: a NaN
+//!   comes back quieted);
+//! - `lf_ctile_<op>_<f16|bf16>(dst, x, n, hints, count)` for each float32 run
+//!   routine's op (`exp`, `log`, `log2`, `log10`, `tanh`, `sigmoid`, `silu`,
+//!   `erf`, `gelu`, `gelu_tanh`, `expm1`, `log1p`, `softplus`, `elu`, `mish`,
+//!   `sin`, `cos`, `tan`, `atan`, `sinh`, `cosh`): the codes widened, the op's
+//!   float32 form and the rounding, in registers where the run routine is
+//!   `vector_runs`' compiled scalar function, through the routine over a
+//!   float32 buffer where it is vector code of its own; the routine's bits
+//!   either way;
 //! - `lf_ctile_copy(dst, src, n)`: the codes as they are (a store of a loaded
 //!   value or of a value stored twice).
 //!
-//! float16 widens and rounds with the processor's conversions where it has
-//! them (`half_hw.rs`), and its add, sub, mul and div take the processor's
-//! float16 arithmetic where it has that (`half_arith.rs`, the same bits);
-//! bfloat16's conversions are integer steps the compiler vectorizes. Every
-//! step gives the bits of `tiles.rs`' float32 tiles, which are the kernels'
-//! inline code's and the interpreter's.
+//! Widening and rounding take explicit vector code where the processor has
+//! it (`half_hw.rs`: float16's conversion instructions, bfloat16's codes as
+//! the halves of 32-bit lanes), and float16's add, sub, mul and div take the
+//! processor's float16 arithmetic where it has that (`half_arith.rs`, the
+//! same bits); elsewhere the compiler vectorizes the arithmetic forms. Every
+//! step gives the bits of the kernels' inline code and the interpreter: the
+//! float32 op of the codes' values, rounded to the dtype.
 
 use super::half_arith::{self, HalfOp};
 use super::half_hw::{code_binary_hw, code_hw};

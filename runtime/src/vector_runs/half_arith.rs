@@ -4,7 +4,7 @@
 //!
 //! A float16 operation rounded once gives the bits of the float32 operation
 //! rounded to float16, which is how lazyfuse (and PyTorch) computes a float16
-//! op: float32 carries more than `2p + 2` bits of float16's `p = 11`, so its
+//! op: float32's 24 bits are at least `2p + 2` for float16's `p = 11`, so its
 //! rounding of a sum, difference, product or quotient of two float16 values
 //! never moves the second rounding (the double rounding is innocuous). The
 //! rest agrees too: the rounding is to nearest even in both (the default
@@ -31,7 +31,7 @@ pub(super) enum HalfOp {
 
 /// Whether the float16 ops run as the processor's float16 instructions: at the
 /// AVX-512 level on a processor with AVX512-FP16.
-pub(super) fn float16_arithmetic() -> bool {
+fn float16_arithmetic() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         super::level() == 3 && std::arch::is_x86_feature_detected!("avx512fp16")

@@ -142,7 +142,8 @@ mod hw {
 
     /// `f` of sixteen lane pairs through arrays (the compiler vectorizes the
     /// lane loop with the closure inlined).
-    #[inline(always)]
+    #[inline]
+    #[target_feature(enable = "avx512f")]
     fn lanes16(x: __m512, y: __m512, f: impl Fn(f32, f32) -> f32) -> __m512 {
         let (mut xs, mut ys, mut ts) = ([0f32; 16], [0f32; 16], [0f32; 16]);
         // SAFETY: the arrays hold 16 float32 (unaligned loads and stores).

@@ -33,7 +33,7 @@ use lazyfuse_ir::{BinaryOp, DType, UnaryOp};
 
 /// Points per tile: 1 KiB of codes. A program of a dozen tiles stays in L1
 /// between its calls, and a call's fixed cost spreads over enough points.
-pub(super) const TILE_POINTS: i64 = 512;
+const TILE_POINTS: i64 = 512;
 
 /// Bytes per tile.
 const TILE_BYTES: i64 = TILE_POINTS * 2;
