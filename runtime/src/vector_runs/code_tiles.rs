@@ -167,27 +167,25 @@ fn by_lines(
 }
 
 /// `a < b ? b : a`, float32's default NaN where either is NaN (`vector`'s
-/// `Maximum`).
+/// `Maximum`). (Selects, not branches, as for [`first_nan`].)
 #[inline(always)]
 fn maximum(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
+    let m = if a < b { b } else { a };
+    if a.is_nan() | b.is_nan() {
         f32::from_bits(0x7FC0_0000)
-    } else if a < b {
-        b
     } else {
-        a
+        m
     }
 }
 
 /// `b < a ? b : a`, float32's default NaN where either is NaN.
 #[inline(always)]
 fn minimum(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
+    let m = if b < a { b } else { a };
+    if a.is_nan() | b.is_nan() {
         f32::from_bits(0x7FC0_0000)
-    } else if b < a {
-        b
     } else {
-        a
+        m
     }
 }
 
@@ -296,10 +294,11 @@ unsafe fn unary_bw(dst: &mut [u16], src: &[u16], hints: &[*const u16], op: impl 
     by_lines(dst, src, src, hints, |c, _| op(c));
 }
 
-/// One unary op of one dtype on the codes' bits (`$op`: [`relu_code`],
-/// [`neg_code`] or [`abs_code`]; `$inf`, `$quiet`: the dtype's).
-macro_rules! code_unary {
-    ($name:ident, $op:ident, $inf:ident, $quiet:ident) => {
+/// The entry of an op of one run of codes, `$name(dst, src, n, hints,
+/// count)`: `$body` runs with the run `src`, the run `dst` and the hinted
+/// runs `ahead` as slices (nothing where `n ≤ 0`).
+macro_rules! unary_entry {
+    ($name:ident, |$dst:ident, $src:ident, $ahead:ident| $body:block) => {
         /// Writes the op of each of the `n` codes at `src` to `dst`, asking
         /// for the lines ahead of the `count` runs at `hints`.
         ///
@@ -318,9 +317,19 @@ macro_rules! code_unary {
                 return;
             }
             // SAFETY: the caller's contract above.
-            let (dst, src, _) = unsafe { code_slices(dst, src, src, n as usize) };
+            let ($dst, $src, _) = unsafe { code_slices(dst, src, src, n as usize) };
             // SAFETY: as above.
-            let ahead = unsafe { hint_runs(hints, count) };
+            let $ahead = unsafe { hint_runs(hints, count) };
+            $body
+        }
+    };
+}
+
+/// One unary op of one dtype on the codes' bits (`$op`: [`relu_code`],
+/// [`neg_code`] or [`abs_code`]; `$inf`, `$quiet`: the dtype's).
+macro_rules! code_unary {
+    ($name:ident, $op:ident, $inf:ident, $quiet:ident) => {
+        unary_entry!($name, |dst, src, ahead| {
             #[cfg(target_arch = "x86_64")]
             if bits_512() {
                 // SAFETY: `bits_512` says the processor has AVX-512F and BW.
@@ -333,7 +342,7 @@ macro_rules! code_unary {
                 },
                 (dst, src, ahead)
             )
-        }
+        });
     };
 }
 
@@ -341,28 +350,7 @@ macro_rules! code_unary {
 /// one dtype's codes (`$bf` bfloat16).
 macro_rules! code_map {
     ($name:ident, $bf:literal, $f:ident) => {
-        /// Writes the code of the op of each of the `n` codes' values at `src`
-        /// to `dst`, asking for the lines ahead of the `count` runs at
-        /// `hints`.
-        ///
-        /// # Safety
-        /// `src` must be valid for reads and `dst` for writes of `n` codes,
-        /// disjoint, written by no one else during the call (as for the
-        /// binary ops); `hints` as for [`hint_runs`].
-        unsafe extern "C" fn $name(
-            dst: *mut u16,
-            src: *const u16,
-            n: i64,
-            hints: *const *const u16,
-            count: i64,
-        ) {
-            if n <= 0 {
-                return;
-            }
-            // SAFETY: the caller's contract above.
-            let (dst, src, _) = unsafe { code_slices(dst, src, src, n as usize) };
-            // SAFETY: as above.
-            let ahead = unsafe { hint_runs(hints, count) };
+        unary_entry!($name, |dst, src, ahead| {
             if code_hw($bf) {
                 // (the run as both operands: the same codes widened)
                 return code_binary_hw::<$bf>(dst, src, src, ahead, |x, _| $f(x));
@@ -380,7 +368,7 @@ macro_rules! code_map {
                 },
                 (dst, src, ahead)
             )
-        }
+        });
     };
 }
 
@@ -394,28 +382,7 @@ const VIA_POINTS: usize = 256;
 /// compiled scalar form gives only up to a NaN's sign.
 macro_rules! code_via {
     ($name:ident, $bf:literal, $run:path) => {
-        /// Writes the code of the op of each of the `n` codes' values at `src`
-        /// to `dst`, asking for the lines ahead of the `count` runs at
-        /// `hints`.
-        ///
-        /// # Safety
-        /// As for the maps: `src` valid for reads and `dst` for writes of `n`
-        /// codes, disjoint, written by no one else during the call; `hints`
-        /// as for [`hint_runs`].
-        unsafe extern "C" fn $name(
-            dst: *mut u16,
-            src: *const u16,
-            n: i64,
-            hints: *const *const u16,
-            count: i64,
-        ) {
-            if n <= 0 {
-                return;
-            }
-            // SAFETY: the caller's contract above.
-            let (dst, src, _) = unsafe { code_slices(dst, src, src, n as usize) };
-            // SAFETY: as above.
-            let ahead = unsafe { hint_runs(hints, count) };
+        unary_entry!($name, |dst, src, ahead| {
             let mut buf = [0f32; VIA_POINTS];
             let chunks = dst.chunks_mut(VIA_POINTS).zip(src.chunks(VIA_POINTS));
             for (c, (d, s)) in chunks.enumerate() {
@@ -438,7 +405,7 @@ macro_rules! code_via {
                     }
                 }
             }
-        }
+        });
     };
 }
 
