@@ -248,6 +248,9 @@ macro_rules! code_binary {
                 _ => 0,
             };
             let (dst, a, b) = (&mut dst[done..], &a[done..], &b[done..]);
+            // (the part of a vector the float16 instructions leave counts its
+            // positions from 0: it would ask again for the run's first lines)
+            let ahead = if done > 0 { &[][..] } else { ahead };
             if code_hw($bf) {
                 return code_binary_hw::<$bf>(dst, a, b, ahead, |$a, $b| $body);
             }

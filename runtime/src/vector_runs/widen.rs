@@ -43,7 +43,6 @@ pub(super) fn widen_bf16(c: u16) -> f32 {
 
 /// The float16 or bfloat16 (`bf`) code `c`'s value: the one-code form of
 /// `half_hw::widen16`, for the codes short of a vector.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 pub(super) fn widen_code(c: u16, bf: bool) -> f32 {
     if bf {

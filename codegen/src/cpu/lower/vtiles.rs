@@ -222,17 +222,6 @@ impl Lower<'_, '_> {
     /// at most [`TILE_POINTS`] at a time through the program (`base`: its
     /// tiles, [`Lower::tile_slot`]).
     pub(super) fn tile_runs(&mut self, prog: &TileProgram, base: Value, re: Value) -> R<()> {
-        self.tile_loop(TILE_POINTS, re, &mut |s, n| s.tile_run(prog, base, n))
-    }
-
-    /// The runs of a row from the last dim's index up to `re`, `points` at a
-    /// time: `run` emits one, given its length (`≤ points`), at the index.
-    fn tile_loop(
-        &mut self,
-        points: i64,
-        re: Value,
-        run: &mut dyn FnMut(&mut Self, Value) -> R<()>,
-    ) -> R<()> {
         let last = self.idx[self.k.n_parallel - 1];
         let head = self.b.create_block();
         let body = self.b.create_block();
@@ -244,10 +233,10 @@ impl Lower<'_, '_> {
         self.b.ins().brif(more, body, &[], after, &[]);
         self.b.switch_to_block(body);
         let iv = self.b.use_var(last);
-        let full = self.b.ins().iadd_imm_s(iv, points);
+        let full = self.b.ins().iadd_imm_s(iv, TILE_POINTS);
         let ce = self.b.ins().smin(full, re);
         let n = self.b.ins().isub(ce, iv);
-        run(self, n)?;
+        self.tile_run(prog, base, n)?;
         self.b.def_var(last, ce);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(after);
